@@ -1,0 +1,279 @@
+#include "api/quantity.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace kubesched::api {
+namespace {
+
+// Parsing rounds the magnitude up to a multiple of 10^-9, as upstream does ("3.001n" is 4n):
+// Value and MilliValue are ceilings, so rounding first never changes them, and it bounds how many
+// digits the mantissa needs.
+constexpr int64_t kNanoExponent = -9;
+
+// A __int128 holds every integer below 1.7e38; 38 decimal digits always fit.
+constexpr size_t kMaxMantissaDigits = 38;
+
+// Exponents past this magnitude saturate or round to the smallest unit anyway; clamping keeps
+// the stored exponent in an int whatever the input says.
+constexpr int64_t kExponentClamp = 1000;
+
+struct Suffix {
+  int64_t exponent10 = 0;
+  int exponent2 = 0;
+  bool binary = false;
+};
+
+std::optional<Suffix> LookupSuffix(std::string_view s) {
+  struct Entry {
+    std::string_view text;
+    Suffix suffix;
+  };
+  static constexpr std::array<Entry, 16> kTable = {{
+      {"", {0, 0, false}},    {"n", {-9, 0, false}},  {"u", {-6, 0, false}},
+      {"m", {-3, 0, false}},  {"k", {3, 0, false}},   {"M", {6, 0, false}},
+      {"G", {9, 0, false}},   {"T", {12, 0, false}},  {"P", {15, 0, false}},
+      {"E", {18, 0, false}},  {"Ki", {0, 10, true}},  {"Mi", {0, 20, true}},
+      {"Gi", {0, 30, true}},  {"Ti", {0, 40, true}},  {"Pi", {0, 50, true}},
+      {"Ei", {0, 60, true}},
+  }};
+  for (const auto& e : kTable) {
+    if (e.text == s) return e.suffix;
+  }
+  return std::nullopt;
+}
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+std::string Quote(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[(c >> 4) & 0xf];
+      out += kHex[c & 0xf];
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string Fail(std::string_view text, std::string_view why) {
+  return "invalid quantity " + Quote(text) + ": " + std::string(why);
+}
+
+__int128 Pow10(int k) {
+  __int128 r = 1;
+  for (int i = 0; i < k; ++i) r *= 10;
+  return r;
+}
+
+// Multiplies a little-endian decimal digit vector by 2^shift (shift <= 60). digit * 2^60 plus
+// the carry stays below 10 * 2^60 < 2^64, so 64-bit arithmetic is exact.
+void MultiplyByPowerOfTwo(std::vector<uint8_t>& digits, int shift) {
+  if (shift == 0) return;
+  const uint64_t factor = uint64_t{1} << shift;
+  uint64_t carry = 0;
+  for (auto& d : digits) {
+    const uint64_t v = uint64_t{d} * factor + carry;
+    d = static_cast<uint8_t>(v % 10);
+    carry = v / 10;
+  }
+  while (carry > 0) {
+    digits.push_back(static_cast<uint8_t>(carry % 10));
+    carry /= 10;
+  }
+}
+
+// ceil(|m| * 10^e) with the sign of m applied afterwards (so rounding is away from zero, as
+// upstream's Quantity.ScaledValue), or nullopt when the magnitude passes what __int128 holds.
+std::optional<__int128> ScaleAwayFromZero(__int128 m, int64_t e) {
+  if (m == 0) return 0;
+  const bool negative = m < 0;
+  __int128 mag = negative ? -m : m;
+  if (e >= 0) {
+    constexpr __int128 kLimit = static_cast<__int128>(~static_cast<unsigned __int128>(0) >> 1) / 10;
+    for (int64_t i = 0; i < e; ++i) {
+      if (mag > kLimit) return std::nullopt;
+      mag *= 10;
+    }
+  } else {
+    const int64_t k = -e;
+    if (k > static_cast<int64_t>(kMaxMantissaDigits)) {
+      mag = 1;  // |m| < 10^38 <= 10^k, so the quotient is 0 with a remainder
+    } else {
+      const __int128 div = Pow10(static_cast<int>(k));
+      const bool remainder = mag % div != 0;
+      mag = mag / div + (remainder ? 1 : 0);
+    }
+  }
+  return negative ? -mag : mag;
+}
+
+int64_t SaturateToInt64(std::optional<__int128> v, bool negative) {
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  if (!v) return negative ? kMin : kMax;
+  if (*v > kMax) return kMax;
+  if (*v < kMin) return kMin;
+  return static_cast<int64_t>(*v);
+}
+
+}  // namespace
+
+std::expected<Quantity, std::string> Quantity::Parse(std::string_view text) {
+  // Grammar (k8s.io/apimachinery resource.Quantity):
+  //   quantity ::= [+-] number suffix
+  //   number   ::= digits | digits "." | digits "." digits | "." digits
+  //   suffix   ::= "" | n u m k M G T P E | Ki Mi Gi Ti Pi Ei | (e|E) [+-] digits
+  // Upstream's parser also accepts a number with no digits at all ("", "." and "m" parse as
+  // zero), contrary to its documented grammar; we follow the grammar, because such a value in a
+  // manifest is almost certainly a typo.
+  if (text.empty()) return std::unexpected(Fail(text, "empty value; write a number such as 500m, 2, 1.5Gi or 1e3"));
+  size_t pos = 0;
+  bool negative = false;
+  if (text[pos] == '+' || text[pos] == '-') {
+    negative = text[pos] == '-';
+    ++pos;
+  }
+  const size_t int_begin = pos;
+  while (pos < text.size() && IsDigit(text[pos])) ++pos;
+  const std::string_view int_digits = text.substr(int_begin, pos - int_begin);
+  std::string_view frac_digits;
+  if (pos < text.size() && text[pos] == '.') {
+    ++pos;
+    const size_t frac_begin = pos;
+    while (pos < text.size() && IsDigit(text[pos])) ++pos;
+    frac_digits = text.substr(frac_begin, pos - frac_begin);
+  }
+  if (int_digits.empty() && frac_digits.empty()) {
+    return std::unexpected(Fail(text, "expected a number such as 500m, 2, 1.5Gi or 1e3"));
+  }
+
+  const std::string_view suffix_text = text.substr(pos);
+  Suffix suffix;
+  if (auto s = LookupSuffix(suffix_text)) {
+    suffix = *s;
+  } else if (suffix_text.size() > 1 && (suffix_text[0] == 'e' || suffix_text[0] == 'E')) {
+    std::string_view exp = suffix_text.substr(1);
+    bool exp_negative = false;
+    if (exp[0] == '+' || exp[0] == '-') {
+      exp_negative = exp[0] == '-';
+      exp.remove_prefix(1);
+    }
+    if (exp.empty() || !std::all_of(exp.begin(), exp.end(), IsDigit)) {
+      return std::unexpected(Fail(text, "the exponent \"" + std::string(suffix_text) +
+                                            "\" must be e or E followed by an integer, such as e3 or e-3"));
+    }
+    // Upstream rejects exponents outside int32 rather than truncating them.
+    int64_t value = 0;
+    auto [ptr, ec] = std::from_chars(exp.data(), exp.data() + exp.size(), value);
+    if (ec != std::errc() || value > std::numeric_limits<int32_t>::max()) {
+      return std::unexpected(Fail(text, "the exponent is out of range"));
+    }
+    suffix.exponent10 = exp_negative ? -value : value;
+  } else {
+    return std::unexpected(Fail(text, "unknown suffix \"" + std::string(suffix_text) +
+                                          "\"; use one of n, u, m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, "
+                                          "Pi, Ei or an exponent such as e3 (no space before it)"));
+  }
+
+  // value = digits * 10^exponent10 * 2^exponent2, digits kept little-endian without the leading
+  // and trailing zeros that carry no information.
+  std::vector<uint8_t> digits;
+  digits.reserve(int_digits.size() + frac_digits.size());
+  for (auto it = frac_digits.rbegin(); it != frac_digits.rend(); ++it) digits.push_back(*it - '0');
+  for (auto it = int_digits.rbegin(); it != int_digits.rend(); ++it) digits.push_back(*it - '0');
+  int64_t exponent10 = suffix.exponent10 - static_cast<int64_t>(frac_digits.size());
+  while (!digits.empty() && digits.back() == 0) digits.pop_back();
+
+  Quantity q;
+  q.text_ = std::string(text);
+  if (digits.empty()) return q;  // zero in any spelling
+
+  size_t trailing = 0;
+  while (digits[trailing] == 0) ++trailing;
+  digits.erase(digits.begin(), digits.begin() + static_cast<std::ptrdiff_t>(trailing));
+  exponent10 += static_cast<int64_t>(trailing);
+
+  MultiplyByPowerOfTwo(digits, suffix.exponent2);
+
+  // Round the magnitude up to whole nano units.
+  if (exponent10 < kNanoExponent) {
+    const uint64_t drop = static_cast<uint64_t>(kNanoExponent - exponent10);
+    if (drop >= digits.size()) {
+      digits.assign(1, 1);
+    } else {
+      const bool fraction = std::any_of(digits.begin(), digits.begin() + static_cast<std::ptrdiff_t>(drop),
+                                        [](uint8_t d) { return d != 0; });
+      digits.erase(digits.begin(), digits.begin() + static_cast<std::ptrdiff_t>(drop));
+      if (fraction) {
+        size_t i = 0;
+        while (i < digits.size() && digits[i] == 9) digits[i++] = 0;
+        if (i == digits.size()) digits.push_back(1);
+        else ++digits[i];
+      }
+    }
+    exponent10 = kNanoExponent;
+    trailing = 0;
+    while (trailing < digits.size() && digits[trailing] == 0) ++trailing;
+    digits.erase(digits.begin(), digits.begin() + static_cast<std::ptrdiff_t>(trailing));
+    exponent10 += static_cast<int64_t>(trailing);
+  }
+
+  if (digits.size() > kMaxMantissaDigits || exponent10 > kExponentClamp) {
+    // At least 10^38 nano units, far past int64: any such value saturates Value and MilliValue.
+    q.mantissa_ = 1;
+    q.exponent10_ = static_cast<int>(kExponentClamp);
+  } else {
+    __int128 mantissa = 0;
+    for (auto it = digits.rbegin(); it != digits.rend(); ++it) mantissa = mantissa * 10 + *it;
+    q.mantissa_ = mantissa;
+    q.exponent10_ = static_cast<int>(exponent10);
+  }
+
+  // Upstream caps binary quantities at the largest int64 ("9Ei" is 2^63-1), but not decimal ones.
+  if (suffix.binary) {
+    auto units = ScaleAwayFromZero(q.mantissa_, q.exponent10_);
+    if (!units || *units > std::numeric_limits<int64_t>::max()) {
+      q.mantissa_ = std::numeric_limits<int64_t>::max();
+      q.exponent10_ = 0;
+    }
+  }
+  if (negative) q.mantissa_ = -q.mantissa_;
+  return q;
+}
+
+int64_t Quantity::Value() const {
+  return SaturateToInt64(ScaleAwayFromZero(mantissa_, exponent10_), mantissa_ < 0);
+}
+
+int64_t Quantity::MilliValue() const {
+  return SaturateToInt64(ScaleAwayFromZero(mantissa_, static_cast<int64_t>(exponent10_) + 3), mantissa_ < 0);
+}
+
+Quantity Quantity::FromInt(int64_t value) {
+  Quantity q;
+  q.mantissa_ = value;
+  q.text_ = std::to_string(value);
+  return q;
+}
+
+Quantity Quantity::FromMilli(int64_t milli) {
+  Quantity q;
+  q.mantissa_ = milli;
+  q.exponent10_ = -3;
+  q.text_ = milli % 1000 == 0 ? std::to_string(milli / 1000) : std::to_string(milli) + "m";
+  return q;
+}
+
+}  // namespace kubesched::api

@@ -1,0 +1,45 @@
+#pragma once
+// Kubernetes resource.Quantity: parsed exactly (no floating point), read as upstream reads it.
+
+#include <cstdint>
+#include <expected>
+#include <string>
+#include <string_view>
+
+namespace kubesched::api {
+
+//! An exact decimal or binary quantity such as "100m", "0.18", "1.5Gi", "12e6".
+//! Stored as mantissa * 10^exponent10 * 2^exponent2 with a 128-bit mantissa, so every
+//! value a manifest can reasonably hold is represented without rounding.
+class Quantity {
+ public:
+  Quantity() = default;
+
+  //! Parses the Kubernetes quantity grammar: sign, digits, optional fraction, and a suffix
+  //! (binary Ki..Ei, decimal n u m "" k M G T P E, or a decimal exponent e/E<int>).
+  //! Returns a message that says what was wrong on failure.
+  static std::expected<Quantity, std::string> Parse(std::string_view text);
+
+  //! Integer value rounded up (ceiling), as resource.Quantity.Value(). Saturates at int64 limits.
+  int64_t Value() const;
+  //! Value * 1000 rounded up, as resource.Quantity.MilliValue(). Saturates at int64 limits.
+  int64_t MilliValue() const;
+
+  bool IsZero() const { return mantissa_ == 0; }
+  bool IsNegative() const { return mantissa_ < 0; }
+
+  //! The text the quantity was parsed from (for messages and round-trips).
+  const std::string& text() const { return text_; }
+
+  //! Builds a quantity from an integer count (used for defaults and tests).
+  static Quantity FromInt(int64_t value);
+  static Quantity FromMilli(int64_t milli);
+
+ private:
+  __int128 mantissa_ = 0;
+  int exponent10_ = 0;
+  int exponent2_ = 0;
+  std::string text_ = "0";
+};
+
+}  // namespace kubesched::api

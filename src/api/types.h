@@ -1,0 +1,274 @@
+#pragma once
+// The Kubernetes objects kubesched reads, holding the fields the scheduler and the simulated
+// cluster use. Names follow the Kubernetes API (core/v1, apps/v1, batch/v1, scheduling/v1,
+// policy/v1) so a reader can map each field to its manifest path.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/labels.h"
+#include "api/quantity.h"
+
+namespace kubesched::api {
+
+//! Resource name → quantity, as v1.ResourceList. Ordered for deterministic output.
+using ResourceList = std::map<std::string, Quantity, std::less<>>;
+
+inline constexpr std::string_view kResourceCPU = "cpu";
+inline constexpr std::string_view kResourceMemory = "memory";
+inline constexpr std::string_view kResourceEphemeralStorage = "ephemeral-storage";
+inline constexpr std::string_view kResourcePods = "pods";
+inline constexpr std::string_view kHugePagesPrefix = "hugepages-";
+
+inline constexpr std::string_view kLabelHostname = "kubernetes.io/hostname";
+inline constexpr std::string_view kLabelTopologyZone = "topology.kubernetes.io/zone";
+inline constexpr std::string_view kLabelTopologyRegion = "topology.kubernetes.io/region";
+inline constexpr std::string_view kDefaultSchedulerName = "default-scheduler";
+inline constexpr std::string_view kNamespaceDefault = "default";
+inline constexpr std::string_view kNamespaceSystem = "kube-system";
+
+struct OwnerReference {
+  std::string api_version;
+  std::string kind;
+  std::string name;
+  std::string uid;
+  bool controller = false;
+  bool operator==(const OwnerReference&) const = default;
+};
+
+struct ObjectMeta {
+  std::string name;
+  std::string generate_name;
+  std::string namespace_;  // empty for cluster-scoped objects
+  std::string uid;
+  Labels labels;
+  Labels annotations;
+  std::vector<OwnerReference> owner_references;
+  //! Creation time in nanoseconds on the scheduler's clock (virtual in simulate).
+  int64_t creation_timestamp_ns = 0;
+  std::optional<int64_t> deletion_timestamp_ns;
+  //! Position in creation order (the manifest loader numbers objects in document order), so
+  //! objects created at the same timestamp still have a stable, meaningful order.
+  int64_t creation_index = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Nodes
+
+enum class TaintEffect { kNoSchedule, kPreferNoSchedule, kNoExecute };
+
+struct Taint {
+  std::string key;
+  std::string value;
+  TaintEffect effect = TaintEffect::kNoSchedule;
+  bool operator==(const Taint&) const = default;
+};
+
+struct ContainerImage {
+  std::vector<std::string> names;
+  int64_t size_bytes = 0;
+};
+
+struct NodeCondition {
+  std::string type;    // Ready, MemoryPressure, ...
+  std::string status;  // True, False, Unknown
+};
+
+struct NodeSpec {
+  bool unschedulable = false;
+  std::vector<Taint> taints;
+};
+
+struct NodeStatus {
+  ResourceList capacity;
+  ResourceList allocatable;  // defaulted to capacity when absent
+  std::vector<ContainerImage> images;
+  std::vector<NodeCondition> conditions;
+};
+
+struct Node {
+  ObjectMeta metadata;
+  NodeSpec spec;
+  NodeStatus status;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Pods
+
+enum class TolerationOperator { kEqual, kExists };
+
+struct Toleration {
+  std::string key;  // empty with Exists matches every key
+  TolerationOperator op = TolerationOperator::kEqual;
+  std::string value;
+  std::optional<TaintEffect> effect;  // absent matches every effect
+  std::optional<int64_t> toleration_seconds;
+  bool operator==(const Toleration&) const = default;
+};
+
+struct ContainerPort {
+  std::string name;
+  int32_t container_port = 0;
+  int32_t host_port = 0;     // 0: not a host port
+  std::string protocol = "TCP";
+  std::string host_ip;       // empty means 0.0.0.0
+  bool operator==(const ContainerPort&) const = default;
+};
+
+struct ResourceRequirements {
+  ResourceList requests;  // defaulted from limits per resource when absent
+  ResourceList limits;
+};
+
+struct Container {
+  std::string name;
+  std::string image;
+  ResourceRequirements resources;
+  std::vector<ContainerPort> ports;
+  //! Only for init containers: "Always" makes it a restartable sidecar.
+  std::optional<std::string> restart_policy;
+};
+
+struct PreferredSchedulingTerm {
+  int32_t weight = 0;
+  NodeSelectorTerm preference;
+};
+
+struct NodeAffinity {
+  std::optional<NodeSelector> required;  // requiredDuringSchedulingIgnoredDuringExecution
+  std::vector<PreferredSchedulingTerm> preferred;
+};
+
+struct PodAffinityTerm {
+  std::optional<LabelSelector> label_selector;  // absent matches no pod
+  std::vector<std::string> namespaces;
+  std::optional<LabelSelector> namespace_selector;
+  std::string topology_key;
+  std::vector<std::string> match_label_keys;
+  std::vector<std::string> mismatch_label_keys;
+};
+
+struct WeightedPodAffinityTerm {
+  int32_t weight = 0;
+  PodAffinityTerm term;
+};
+
+struct PodAffinity {
+  std::vector<PodAffinityTerm> required;
+  std::vector<WeightedPodAffinityTerm> preferred;
+};
+
+struct Affinity {
+  std::optional<NodeAffinity> node_affinity;
+  std::optional<PodAffinity> pod_affinity;
+  std::optional<PodAffinity> pod_anti_affinity;
+};
+
+enum class UnsatisfiableConstraintAction { kDoNotSchedule, kScheduleAnyway };
+enum class NodeInclusionPolicy { kIgnore, kHonor };
+
+struct TopologySpreadConstraint {
+  int32_t max_skew = 1;
+  std::string topology_key;
+  UnsatisfiableConstraintAction when_unsatisfiable = UnsatisfiableConstraintAction::kDoNotSchedule;
+  std::optional<LabelSelector> label_selector;
+  std::optional<int32_t> min_domains;
+  std::optional<NodeInclusionPolicy> node_affinity_policy;  // default Honor
+  std::optional<NodeInclusionPolicy> node_taints_policy;    // default Ignore
+  std::vector<std::string> match_label_keys;
+};
+
+enum class PreemptionPolicy { kPreemptLowerPriority, kNever };
+
+struct PodSpec {
+  std::string node_name;
+  Labels node_selector;
+  std::optional<Affinity> affinity;
+  std::vector<Toleration> tolerations;
+  std::string scheduler_name = std::string(kDefaultSchedulerName);
+  std::optional<int32_t> priority;
+  std::string priority_class_name;
+  std::optional<PreemptionPolicy> preemption_policy;
+  std::vector<std::string> scheduling_gates;
+  std::vector<Container> containers;
+  std::vector<Container> init_containers;
+  ResourceList overhead;
+  std::vector<TopologySpreadConstraint> topology_spread_constraints;
+  bool host_network = false;
+};
+
+enum class PodPhase { kPending, kRunning, kSucceeded, kFailed, kUnknown };
+
+struct PodCondition {
+  std::string type;
+  std::string status;
+  std::string reason;
+  std::string message;
+};
+
+struct PodStatus {
+  PodPhase phase = PodPhase::kPending;
+  std::string nominated_node_name;
+  std::vector<PodCondition> conditions;
+  std::optional<int64_t> start_time_ns;
+};
+
+struct Pod {
+  ObjectMeta metadata;
+  PodSpec spec;
+  PodStatus status;
+
+  //! "namespace/name", the key upstream uses in messages and maps.
+  std::string Key() const { return metadata.namespace_ + "/" + metadata.name; }
+  //! The effective priority (spec.priority, 0 when unset).
+  int32_t Priority() const { return spec.priority.value_or(0); }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Other cluster objects
+
+struct Namespace {
+  ObjectMeta metadata;
+};
+
+struct PriorityClass {
+  ObjectMeta metadata;
+  int32_t value = 0;
+  bool global_default = false;
+  std::optional<PreemptionPolicy> preemption_policy;
+};
+
+struct PodDisruptionBudget {
+  ObjectMeta metadata;
+  std::optional<LabelSelector> selector;
+  //! minAvailable / maxUnavailable: an integer or a percentage ("50%").
+  std::optional<std::string> min_available;
+  std::optional<std::string> max_unavailable;
+};
+
+//! The pod template shared by the workload controllers.
+struct PodTemplateSpec {
+  ObjectMeta metadata;
+  PodSpec spec;
+};
+
+//! A workload controller (Deployment, ReplicaSet, StatefulSet, Job, DaemonSet) as read from a
+//! manifest; expanded into pods by the loader and re-expanded by the simulated cluster when one of
+//! its pods is evicted.
+struct Workload {
+  std::string kind;  // "Deployment", "ReplicaSet", "StatefulSet", "Job", "DaemonSet"
+  ObjectMeta metadata;
+  int32_t replicas = 1;     // Deployment, ReplicaSet, StatefulSet; Job: parallelism
+  int32_t completions = 1;  // Job only
+  std::optional<LabelSelector> selector;
+  PodTemplateSpec template_;
+};
+
+std::string_view ToString(TaintEffect effect);
+std::string_view ToString(PodPhase phase);
+
+}  // namespace kubesched::api

@@ -1,0 +1,103 @@
+#pragma once
+// Expands workload controllers (Deployment, ReplicaSet, StatefulSet, Job, DaemonSet) into the pods
+// their Kubernetes controllers would create: upstream's names, labels, owner references and, for
+// DaemonSets, the tolerations and per-node affinity the DaemonSet controller adds.
+
+#include <cstddef>
+#include <memory>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/types.h"
+
+namespace kubesched::api {
+
+//! The generator behind every "random" name. std::mt19937_64's output sequence is fixed by the
+//! standard, so a given seed gives the same names on every platform.
+using Rng = std::mt19937_64;
+
+//! Upstream's utilrand alphabet: no vowels (no accidental words) and no look-alike characters.
+inline constexpr std::string_view kNameSuffixAlphabet = "bcdfghjklmnpqrstvwxz2456789";
+inline constexpr size_t kNameSuffixLength = 5;
+inline constexpr size_t kPodTemplateHashLength = 10;
+
+inline constexpr std::string_view kLabelPodTemplateHash = "pod-template-hash";
+inline constexpr std::string_view kLabelStatefulSetPodName = "statefulset.kubernetes.io/pod-name";
+inline constexpr std::string_view kLabelPodIndex = "apps.kubernetes.io/pod-index";
+inline constexpr std::string_view kLabelControllerRevisionHash = "controller-revision-hash";
+inline constexpr std::string_view kLabelJobName = "job-name";
+inline constexpr std::string_view kLabelBatchJobName = "batch.kubernetes.io/job-name";
+inline constexpr std::string_view kLabelControllerUID = "controller-uid";
+inline constexpr std::string_view kLabelBatchControllerUID = "batch.kubernetes.io/controller-uid";
+//! The only field a node selector's matchFields may name.
+inline constexpr std::string_view kFieldNodeName = "metadata.name";
+
+// Taints the node lifecycle controller sets and DaemonSet pods tolerate.
+inline constexpr std::string_view kTaintNodeNotReady = "node.kubernetes.io/not-ready";
+inline constexpr std::string_view kTaintNodeUnreachable = "node.kubernetes.io/unreachable";
+inline constexpr std::string_view kTaintNodeDiskPressure = "node.kubernetes.io/disk-pressure";
+inline constexpr std::string_view kTaintNodeMemoryPressure = "node.kubernetes.io/memory-pressure";
+inline constexpr std::string_view kTaintNodePIDPressure = "node.kubernetes.io/pid-pressure";
+inline constexpr std::string_view kTaintNodeUnschedulable = "node.kubernetes.io/unschedulable";
+inline constexpr std::string_view kTaintNodeNetworkUnavailable = "node.kubernetes.io/network-unavailable";
+
+//! n characters drawn from kNameSuffixAlphabet.
+std::string RandomString(Rng& rng, size_t n);
+
+//! base + 5 random characters, as the API server's generateName (base cut to 58 characters so
+//! the result fits a 63-character name).
+std::string GenerateName(std::string_view base, Rng& rng);
+
+//! A UUID-shaped identifier derived from kind, namespace and name, for objects a manifest gives
+//! no uid: stable across runs, so owner references and messages are reproducible.
+std::string GenerateUID(std::string_view kind, std::string_view namespace_, std::string_view name);
+
+//! A deterministic 10-character hash of a pod template (FNV-1a over a canonical serialisation),
+//! used where upstream uses the pod-template-hash label.
+std::string ComputePodTemplateHash(const PodTemplateSpec& pod_template);
+
+//! `<deployment>-<pod-template-hash>`: the ReplicaSet a Deployment's pods belong to.
+std::string ReplicaSetNameForDeployment(const Workload& deployment);
+
+//! Whether a toleration tolerates a taint (v1.Toleration.ToleratesTaint).
+bool ToleratesTaint(const Toleration& toleration, const Taint& taint);
+
+//! The tolerations the DaemonSet controller adds to every daemon pod (not-ready and unreachable
+//! NoExecute; disk-, memory-, pid-pressure and unschedulable NoSchedule; network-unavailable
+//! NoSchedule for host-network pods).
+std::vector<Toleration> DaemonSetTolerations(bool host_network);
+
+//! Whether the DaemonSet controller would run a daemon pod on this node: the template's nodeName
+//! (if any), nodeSelector and required node affinity match, and every NoSchedule / NoExecute
+//! taint is tolerated by the template's tolerations plus DaemonSetTolerations.
+bool DaemonSetShouldRunOnNode(const Workload& daemon_set, const Node& node);
+
+//! The node a daemon pod is pinned to through its matchFields metadata.name affinity, or "".
+std::string DaemonPodTargetNode(const Pod& pod);
+
+//! What the API server does to matchLabelKeys / mismatchLabelKeys when a pod is created: each key
+//! the pod has as a label becomes an In (mismatch: NotIn) requirement on the term's label
+//! selector, for pod (anti-)affinity terms and topology spread constraints. Terms without a label
+//! selector are left alone (they match nothing anyway). The key lists themselves are kept.
+void ApplyMatchLabelKeys(Pod& pod);
+
+//! The pods a workload's controller creates: Deployment → pods of ReplicaSet
+//! `<name>-<hash>` named `<rs>-<5 chars>`; ReplicaSet → `<rs>-<5 chars>`; StatefulSet →
+//! `<name>-0` … `<name>-(N-1)`; Job → min(parallelism, completions) pods `<job>-<5 chars>`;
+//! DaemonSet → one pod `<ds>-<5 chars>` per node DaemonSetShouldRunOnNode accepts, pinned to it by
+//! a required node affinity on metadata.name (as the DaemonSet controller does, not nodeName).
+//! Pods carry the template's labels and annotations plus the controller's labels, the workload's
+//! namespace, a deterministic uid and a controller owner reference. Names are unique within one
+//! call; creation_index and timestamps are left for the caller.
+std::vector<std::shared_ptr<Pod>> ExpandWorkload(const Workload& workload,
+                                                 const std::vector<std::shared_ptr<const Node>>& nodes, Rng& rng);
+
+//! One new pod for a workload, as its controller creates when one of its pods goes away. When
+//! `replaced` is given it keeps that pod's identity where the controller would: a StatefulSet
+//! pod gets the same name and ordinal, a DaemonSet pod the same target node. Without it a
+//! StatefulSet pod gets ordinal 0 and a DaemonSet pod no node pinning.
+std::shared_ptr<Pod> NewPodForWorkload(const Workload& workload, Rng& rng, const Pod* replaced = nullptr);
+
+}  // namespace kubesched::api

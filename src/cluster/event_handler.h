@@ -1,0 +1,22 @@
+#pragma once
+// What a cluster (simulated or real) tells the scheduler, as informer callbacks. Called without
+// any cluster lock held; may be called from any thread.
+
+#include <memory>
+
+#include "api/types.h"
+
+namespace kubesched::cluster {
+
+class EventHandler {
+ public:
+  virtual ~EventHandler() = default;
+  virtual void OnNodeAdd(std::shared_ptr<const api::Node> node) = 0;
+  virtual void OnNodeUpdate(std::shared_ptr<const api::Node> old_node, std::shared_ptr<const api::Node> new_node) = 0;
+  virtual void OnNodeDelete(std::shared_ptr<const api::Node> node) = 0;
+  virtual void OnPodAdd(std::shared_ptr<const api::Pod> pod) = 0;
+  virtual void OnPodUpdate(std::shared_ptr<const api::Pod> old_pod, std::shared_ptr<const api::Pod> new_pod) = 0;
+  virtual void OnPodDelete(std::shared_ptr<const api::Pod> pod) = 0;
+};
+
+}  // namespace kubesched::cluster

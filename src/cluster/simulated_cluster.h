@@ -1,0 +1,73 @@
+#pragma once
+// SimulatedCluster: an in-memory API server for `kubesched simulate`. Holds the objects loaded
+// from manifests, answers the scheduler's writes (bind, evict, status updates) as the API server
+// would, and tells its event handler about every change, as informers do. Workload controllers
+// are simulated for evictions: a deleted pod owned by a ReplicaSet, StatefulSet, Job or DaemonSet
+// is recreated (new name, pending), as its controller would.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "api/manifest.h"
+#include "api/types.h"
+#include "cluster/event_handler.h"
+#include "framework/client.h"
+#include "util/clock.h"
+
+namespace kubesched::cluster {
+
+class SimulatedCluster final : public framework::ClusterClient {
+ public:
+  SimulatedCluster(api::ClusterObjects objects, const util::Clock& clock, uint64_t seed);
+
+  //! Registers the handler and replays the current objects to it as adds: nodes, then bound
+  //! pods, then pending pods, in manifest order (as an informer's initial list).
+  void Subscribe(EventHandler* handler);
+
+  // --- framework::ClusterClient ------------------------------------------------------------
+  framework::Status Bind(const api::Pod& pod, const std::string& node_name) override;
+  framework::Status DeletePod(const api::Pod& pod, std::string_view reason) override;
+  framework::Status SetNominatedNodeName(const api::Pod& pod, const std::string& node_name) override;
+  framework::Status SetPodScheduledCondition(const api::Pod& pod, const api::PodCondition& condition) override;
+  std::optional<api::Labels> NamespaceLabels(std::string_view name) const override;
+  std::vector<std::shared_ptr<const api::PodDisruptionBudget>> ListPodDisruptionBudgets() const override;
+  std::optional<api::LabelSelector> ControllerSelector(const api::Pod& pod) const override;
+
+  // --- Inspection ---------------------------------------------------------------------------
+  //! Pods in creation order (pods created by controllers after evictions come last).
+  std::vector<std::shared_ptr<const api::Pod>> Pods() const;
+  std::vector<std::shared_ptr<const api::Node>> Nodes() const;
+  //! Pods evicted (deleted by preemption), with the reason given.
+  std::vector<std::pair<std::shared_ptr<const api::Pod>, std::string>> Evictions() const;
+
+ private:
+  struct PodEntry {
+    std::shared_ptr<const api::Pod> pod;
+    uint64_t order;
+  };
+  std::shared_ptr<const api::Pod> ReplacePod(const std::string& uid, std::function<void(api::Pod&)> mutate,
+                                             std::shared_ptr<const api::Pod>* old_out);
+  const api::Workload* OwnerWorkload(const api::Pod& pod) const;
+
+  const util::Clock& clock_;
+  mutable std::mutex mu_;
+  std::mt19937_64 rng_;                                              // guarded by mu_
+  std::vector<std::shared_ptr<const api::Node>> nodes_;              // guarded by mu_
+  std::unordered_map<std::string, PodEntry> pods_;                   // by uid, guarded by mu_
+  uint64_t next_order_ = 0;                                          // guarded by mu_
+  std::map<std::string, api::Labels, std::less<>> namespaces_;       // guarded by mu_
+  std::vector<std::shared_ptr<const api::PodDisruptionBudget>> pdbs_;
+  std::vector<std::shared_ptr<const api::Workload>> workloads_;
+  std::vector<std::pair<std::shared_ptr<const api::Pod>, std::string>> evictions_;  // guarded by mu_
+  EventHandler* handler_ = nullptr;
+};
+
+}  // namespace kubesched::cluster

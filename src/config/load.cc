@@ -1,0 +1,754 @@
+#include "config/load.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cctype>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <initializer_list>
+#include <limits>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "config/default_plugins.h"
+
+namespace kubesched::config {
+namespace {
+
+using json = nlohmann::json;
+
+// ---------------------------------------------------------------------------------------------
+// Field paths and errors, formatted as upstream's field.Error.
+
+std::string Child(const std::string& path, std::string_view name) {
+  return path.empty() ? std::string(name) : fmt::format("{}.{}", path, name);
+}
+
+std::string Index(const std::string& path, size_t i) { return fmt::format("{}[{}]", path, i); }
+
+// Go's %q for the strings we print (enough for names and paths).
+std::string Quote(std::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          out += fmt::format("\\x{:02x}", c);
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  out += '"';
+  return out;
+}
+
+std::string QuoteList(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) {
+    if (!out.empty()) out += ", ";
+    out += Quote(n);
+  }
+  return out;
+}
+
+class ErrorList {
+ public:
+  void Add(const std::string& path, std::string_view message) {
+    errors_.push_back(path.empty() ? std::string(message) : fmt::format("{}: {}", path, message));
+  }
+  //! `Invalid value: <value>: <detail>`; `value` is already formatted (quoted when a string).
+  void Invalid(const std::string& path, std::string_view value, std::string_view detail) {
+    Add(path, detail.empty() ? fmt::format("Invalid value: {}", value)
+                             : fmt::format("Invalid value: {}: {}", value, detail));
+  }
+  void Required(const std::string& path, std::string_view detail = {}) {
+    Add(path, detail.empty() ? std::string("Required value") : fmt::format("Required value: {}", detail));
+  }
+  void Duplicate(const std::string& path, std::string_view value) {
+    Add(path, fmt::format("Duplicate value: {}", value));
+  }
+  void Unsupported(const std::string& path, std::string_view value, std::string_view supported) {
+    Add(path, fmt::format("Unsupported value: {}: supported values: {}", value, supported));
+  }
+  //! Strict decoding errors name the whole path inside the message, as sigs.k8s.io/json does.
+  void UnknownField(const std::string& path) { errors_.push_back(fmt::format("unknown field {}", Quote(path))); }
+  void DuplicateField(const std::string& path) {
+    errors_.push_back(fmt::format("duplicate field {}", Quote(path)));
+  }
+
+  bool empty() const { return errors_.empty(); }
+
+  std::string Join(const std::string& source) const {
+    std::string out;
+    for (const auto& e : errors_) {
+      if (!out.empty()) out += '\n';
+      out += source.empty() ? e : fmt::format("{}: {}", source, e);
+    }
+    return out;
+  }
+
+ private:
+  std::vector<std::string> errors_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// YAML (or JSON, which the YAML parser reads too) to JSON, as sigs.k8s.io/yaml converts the file
+// before decoding it. Plain scalars are resolved with the YAML 1.2 core schema; quoted ones are
+// strings.
+
+bool IsIntegerText(std::string_view s) {
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
+  return !s.empty() && std::ranges::all_of(s, [](char c) { return c >= '0' && c <= '9'; });
+}
+
+bool IsFloatText(std::string_view s) {
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
+  size_t i = 0;
+  size_t digits = 0;
+  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
+  }
+  if (digits == 0) return false;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
+    size_t exp_digits = 0;
+    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++exp_digits;
+    if (exp_digits == 0) return false;
+  }
+  return i == s.size();
+}
+
+json ResolvePlainScalar(const std::string& s) {
+  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  if (IsIntegerText(s)) {
+    std::string_view digits = s;
+    if (digits[0] == '+') digits.remove_prefix(1);
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    if (ec == std::errc() && p == digits.data() + digits.size()) return v;
+    uint64_t u = 0;
+    auto [pu, ecu] = std::from_chars(digits.data(), digits.data() + digits.size(), u);
+    if (ecu == std::errc() && pu == digits.data() + digits.size()) return u;
+    return std::strtod(s.c_str(), nullptr);  // too large for any integer: a float, as in Go
+  }
+  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'o')) {
+    int base = s[1] == 'x' ? 16 : 8;
+    int64_t v = 0;
+    auto [p, ec] = std::from_chars(s.data() + 2, s.data() + s.size(), v, base);
+    if (ec == std::errc() && p == s.data() + s.size()) return v;
+  }
+  if (IsFloatText(s)) return std::strtod(s.c_str(), nullptr);
+  if (s == ".inf" || s == ".Inf" || s == ".INF" || s == "+.inf") return std::numeric_limits<double>::infinity();
+  if (s == "-.inf" || s == "-.Inf" || s == "-.INF") return -std::numeric_limits<double>::infinity();
+  if (s == ".nan" || s == ".NaN" || s == ".NAN") return std::numeric_limits<double>::quiet_NaN();
+  return s;
+}
+
+json YamlToJson(const YAML::Node& node, const std::string& path, ErrorList& errors) {
+  switch (node.Type()) {
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      return nullptr;
+    case YAML::NodeType::Scalar: {
+      const std::string& tag = node.Tag();
+      if (tag == "!" || tag == "tag:yaml.org,2002:str") return node.Scalar();
+      return ResolvePlainScalar(node.Scalar());
+    }
+    case YAML::NodeType::Sequence: {
+      json out = json::array();
+      size_t i = 0;
+      for (const auto& item : node) out.push_back(YamlToJson(item, Index(path, i++), errors));
+      return out;
+    }
+    case YAML::NodeType::Map: {
+      json out = json::object();
+      for (auto it = node.begin(); it != node.end(); ++it) {
+        if (!it->first.IsScalar()) {
+          errors.Add(path, fmt::format("yaml: line {}: map keys must be strings", it->first.Mark().line + 1));
+          continue;
+        }
+        const std::string& key = it->first.Scalar();
+        std::string child = Child(path, key);
+        if (out.contains(key)) {
+          errors.DuplicateField(child);
+          continue;
+        }
+        out[key] = YamlToJson(it->second, child, errors);
+      }
+      return out;
+    }
+  }
+  return nullptr;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Strict decoding of the JSON document.
+
+std::string_view TypeName(const json& j) {
+  switch (j.type()) {
+    case json::value_t::null: return "null";
+    case json::value_t::object: return "object";
+    case json::value_t::array: return "array";
+    case json::value_t::string: return "string";
+    case json::value_t::boolean: return "bool";
+    case json::value_t::number_integer:
+    case json::value_t::number_unsigned: return "integer";
+    case json::value_t::number_float: return "number";
+    default: return "value";
+  }
+}
+
+class Decoder {
+ public:
+  explicit Decoder(ErrorList& errors) : errors_(errors) {}
+
+  //! True when `j` is an object; reports each field not in `fields` as unknown.
+  bool Object(const json& j, const std::string& path, std::initializer_list<std::string_view> fields) {
+    if (!j.is_object()) {
+      TypeError(j, path, "object");
+      return false;
+    }
+    for (const auto& [key, value] : j.items()) {
+      if (std::ranges::find(fields, std::string_view(key)) == fields.end()) errors_.UnknownField(Child(path, key));
+    }
+    return true;
+  }
+
+  //! True when `j` is an array (null counts as absent and gives false without error).
+  bool Array(const json& j, const std::string& path) {
+    if (j.is_null()) return false;
+    if (!j.is_array()) {
+      TypeError(j, path, "array");
+      return false;
+    }
+    return true;
+  }
+
+  template <class Int>
+  std::optional<Int> Integer(const json& j, const std::string& path, std::string_view type_name) {
+    if (j.is_null()) return std::nullopt;
+    if (j.is_number_integer()) {  // signed or unsigned
+      bool fits = j.is_number_unsigned()
+                      ? j.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<Int>::max())
+                      : j.get<int64_t>() >= std::numeric_limits<Int>::min() &&
+                            j.get<int64_t>() <= std::numeric_limits<Int>::max();
+      if (fits) return static_cast<Int>(j.get<int64_t>());
+      errors_.Invalid(path, j.dump(), fmt::format("out of range for {}", type_name));
+      return std::nullopt;
+    }
+    TypeError(j, path, type_name);
+    return std::nullopt;
+  }
+
+  std::optional<std::string> String(const json& j, const std::string& path) {
+    if (j.is_null()) return std::nullopt;
+    if (j.is_string()) return j.get<std::string>();
+    TypeError(j, path, "string");
+    return std::nullopt;
+  }
+
+  std::optional<bool> Bool(const json& j, const std::string& path) {
+    if (j.is_null()) return std::nullopt;
+    if (j.is_boolean()) return j.get<bool>();
+    TypeError(j, path, "bool");
+    return std::nullopt;
+  }
+
+ private:
+  void TypeError(const json& j, const std::string& path, std::string_view expected) {
+    errors_.Add(path, fmt::format("Invalid type: expected {}, got {}", expected, TypeName(j)));
+  }
+
+  ErrorList& errors_;
+};
+
+const json& Field(const json& object, std::string_view key) {
+  static const json kNull;
+  if (!object.is_object()) return kNull;
+  auto it = object.find(key);
+  return it != object.end() ? *it : kNull;
+}
+
+// What decoding knows beyond Configuration and defaulting/validation needs.
+struct DecodedProfile {
+  bool has_scheduler_name = false;
+  Plugins custom;  // the file's plugins, before merging with the defaults
+};
+
+void DecodePluginList(Decoder& d, const json& j, const std::string& path, std::vector<PluginRef>& out) {
+  if (!d.Array(j, path)) return;
+  for (size_t i = 0; i < j.size(); ++i) {
+    std::string item_path = Index(path, i);
+    if (!d.Object(j[i], item_path, {"name", "weight"})) continue;
+    PluginRef ref;
+    ref.name = d.String(Field(j[i], "name"), Child(item_path, "name")).value_or("");
+    ref.weight = d.Integer<int32_t>(Field(j[i], "weight"), Child(item_path, "weight"), "int32").value_or(0);
+    out.push_back(std::move(ref));
+  }
+}
+
+void DecodePlugins(Decoder& d, const json& j, const std::string& path, Plugins& plugins) {
+  if (j.is_null()) return;
+  if (!d.Object(j, path, {"multiPoint", "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore",
+                          "score", "reserve", "permit", "preBind", "bind", "postBind"})) {
+    return;
+  }
+  for (const auto& point : kExtensionPoints) {
+    const json& set = Field(j, point.name);
+    if (set.is_null()) continue;
+    std::string set_path = Child(path, point.name);
+    if (!d.Object(set, set_path, {"enabled", "disabled"})) continue;
+    DecodePluginList(d, Field(set, "enabled"), Child(set_path, "enabled"), (plugins.*point.member).enabled);
+    DecodePluginList(d, Field(set, "disabled"), Child(set_path, "disabled"), (plugins.*point.member).disabled);
+  }
+}
+
+void DecodePluginConfig(Decoder& d, ErrorList& errors, const json& j, const std::string& path,
+                        std::vector<PluginConfig>& out) {
+  if (!d.Array(j, path)) return;
+  for (size_t i = 0; i < j.size(); ++i) {
+    std::string item_path = Index(path, i);
+    if (!d.Object(j[i], item_path, {"name", "args"})) continue;
+    PluginConfig pc;
+    pc.name = d.String(Field(j[i], "name"), Child(item_path, "name")).value_or("");
+    pc.args = Field(j[i], "args");
+    std::string args_path = Child(item_path, "args");
+    if (!pc.args.is_null() && !pc.args.is_object()) {
+      errors.Add(args_path, fmt::format("Invalid type: expected object, got {}", TypeName(pc.args)));
+      pc.args = nullptr;
+    }
+    if (pc.args.is_object()) {
+      // Upstream decodes in-tree args as the typed object "<Name>Args" of the config group, so a
+      // TypeMeta in args must name that type. It is removed here: factories see only the fields.
+      if (auto it = pc.args.find("kind"); it != pc.args.end()) {
+        std::string want = pc.name + "Args";
+        if (!it->is_string() || it->get<std::string>() != want) {
+          errors.Invalid(Child(args_path, "kind"), it->is_string() ? Quote(it->get<std::string>()) : it->dump(),
+                         fmt::format("args for plugin {} must be of kind {}", pc.name, want));
+        }
+        pc.args.erase(it);
+      }
+      if (auto it = pc.args.find("apiVersion"); it != pc.args.end()) {
+        if (!it->is_string() || it->get<std::string>() != kApiVersion) {
+          errors.Unsupported(Child(args_path, "apiVersion"),
+                             it->is_string() ? Quote(it->get<std::string>()) : it->dump(), Quote(kApiVersion));
+        }
+        pc.args.erase(it);
+      }
+    }
+    out.push_back(std::move(pc));
+  }
+}
+
+void DecodeProfile(Decoder& d, ErrorList& errors, const json& j, const std::string& path, Profile& profile,
+                   DecodedProfile& decoded) {
+  if (!d.Object(j, path, {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"})) return;
+  if (auto name = d.String(Field(j, "schedulerName"), Child(path, "schedulerName"))) {
+    profile.scheduler_name = *name;
+    decoded.has_scheduler_name = true;
+  }
+  profile.percentage_of_nodes_to_score =
+      d.Integer<int32_t>(Field(j, "percentageOfNodesToScore"), Child(path, "percentageOfNodesToScore"), "int32");
+  DecodePlugins(d, Field(j, "plugins"), Child(path, "plugins"), decoded.custom);
+  DecodePluginConfig(d, errors, Field(j, "pluginConfig"), Child(path, "pluginConfig"), profile.plugin_config);
+}
+
+// Upstream's component-base configuration blocks: fields checked strictly, values ignored.
+void DecodeIgnoredBlocks(Decoder& d, const json& doc) {
+  if (const json& le = Field(doc, "leaderElection"); !le.is_null()) {
+    d.Object(le, "leaderElection",
+             {"leaderElect", "leaseDuration", "renewDeadline", "retryPeriod", "resourceLock", "resourceName",
+              "resourceNamespace"});
+  }
+  if (const json& cc = Field(doc, "clientConnection"); !cc.is_null()) {
+    d.Object(cc, "clientConnection", {"kubeconfig", "acceptContentTypes", "contentType", "qps", "burst"});
+  }
+  d.String(Field(doc, "healthzBindAddress"), "healthzBindAddress");
+  d.String(Field(doc, "metricsBindAddress"), "metricsBindAddress");
+  d.Bool(Field(doc, "enableProfiling"), "enableProfiling");
+  d.Bool(Field(doc, "enableContentionProfiling"), "enableContentionProfiling");
+  d.Bool(Field(doc, "delayCacheUntilActive"), "delayCacheUntilActive");
+}
+
+// Extenders are kept as JSON for the extender client; their fields are checked here.
+void DecodeExtenders(Decoder& d, const json& extenders) {
+  if (!d.Array(extenders, "extenders")) return;
+  for (size_t i = 0; i < extenders.size(); ++i) {
+    std::string path = Index("extenders", i);
+    const json& e = extenders[i];
+    if (!d.Object(e, path,
+                  {"urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "weight", "bindVerb", "enableHTTPS",
+                   "tlsConfig", "httpTimeout", "nodeCacheCapable", "managedResources", "ignorable"})) {
+      continue;
+    }
+    for (std::string_view verb : {"urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "bindVerb"}) {
+      d.String(Field(e, verb), Child(path, verb));
+    }
+    d.Integer<int64_t>(Field(e, "weight"), Child(path, "weight"), "int64");
+    d.Bool(Field(e, "enableHTTPS"), Child(path, "enableHTTPS"));
+    d.Bool(Field(e, "nodeCacheCapable"), Child(path, "nodeCacheCapable"));
+    d.Bool(Field(e, "ignorable"), Child(path, "ignorable"));
+    if (const json& tls = Field(e, "tlsConfig"); !tls.is_null()) {
+      d.Object(tls, Child(path, "tlsConfig"),
+               {"insecure", "serverName", "certFile", "keyFile", "caFile", "certData", "keyData", "caData"});
+    }
+    const json& resources = Field(e, "managedResources");
+    if (d.Array(resources, Child(path, "managedResources"))) {
+      for (size_t j = 0; j < resources.size(); ++j) {
+        std::string rpath = Index(Child(path, "managedResources"), j);
+        if (!d.Object(resources[j], rpath, {"name", "ignoredByScheduler"})) continue;
+        d.String(Field(resources[j], "name"), Child(rpath, "name"));
+        d.Bool(Field(resources[j], "ignoredByScheduler"), Child(rpath, "ignoredByScheduler"));
+      }
+    }
+  }
+}
+
+void Decode(const json& doc, ErrorList& errors, Configuration& cfg, std::vector<DecodedProfile>& decoded) {
+  Decoder d(errors);
+  if (!d.Object(doc, "",
+                {"apiVersion", "kind", "parallelism", "leaderElection", "clientConnection", "healthzBindAddress",
+                 "metricsBindAddress", "enableProfiling", "enableContentionProfiling", "percentageOfNodesToScore",
+                 "podInitialBackoffSeconds", "podMaxBackoffSeconds", "profiles", "extenders",
+                 "delayCacheUntilActive"})) {
+    return;
+  }
+  auto api_version = d.String(Field(doc, "apiVersion"), "apiVersion");
+  if (!api_version || api_version->empty()) {
+    errors.Required("apiVersion");
+  } else if (*api_version != kApiVersion) {
+    errors.Unsupported("apiVersion", Quote(*api_version), Quote(kApiVersion));
+  }
+  auto kind = d.String(Field(doc, "kind"), "kind");
+  if (!kind || kind->empty()) {
+    errors.Required("kind");
+  } else if (*kind != kKind) {
+    errors.Unsupported("kind", Quote(*kind), Quote(kKind));
+  }
+
+  if (auto v = d.Integer<int32_t>(Field(doc, "parallelism"), "parallelism", "int32")) cfg.parallelism = *v;
+  cfg.percentage_of_nodes_to_score =
+      d.Integer<int32_t>(Field(doc, "percentageOfNodesToScore"), "percentageOfNodesToScore", "int32");
+  if (auto v = d.Integer<int64_t>(Field(doc, "podInitialBackoffSeconds"), "podInitialBackoffSeconds", "int64")) {
+    cfg.pod_initial_backoff_seconds = *v;
+  }
+  if (auto v = d.Integer<int64_t>(Field(doc, "podMaxBackoffSeconds"), "podMaxBackoffSeconds", "int64")) {
+    cfg.pod_max_backoff_seconds = *v;
+  }
+  DecodeIgnoredBlocks(d, doc);
+
+  const json& profiles = Field(doc, "profiles");
+  if (d.Array(profiles, "profiles")) {
+    for (size_t i = 0; i < profiles.size(); ++i) {
+      Profile profile;
+      DecodedProfile extra;
+      DecodeProfile(d, errors, profiles[i], Index("profiles", i), profile, extra);
+      cfg.profiles.push_back(std::move(profile));
+      decoded.push_back(std::move(extra));
+    }
+  }
+
+  cfg.extenders = Field(doc, "extenders");
+  DecodeExtenders(d, cfg.extenders);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Defaulting (upstream's SetDefaults_KubeSchedulerConfiguration, scheduling part).
+
+void SetDefaults(Configuration& cfg, std::vector<DecodedProfile>& decoded, const framework::Registry& registry) {
+  if (cfg.profiles.empty()) {
+    cfg.profiles.emplace_back();
+    decoded.emplace_back();
+  }
+  // Only a single profile gets a default name; with several, validation requires each one.
+  if (cfg.profiles.size() == 1 && !decoded[0].has_scheduler_name) {
+    cfg.profiles[0].scheduler_name = std::string(kDefaultSchedulerName);
+  }
+  const Plugins defaults = DefaultPlugins(registry);
+  for (size_t i = 0; i < cfg.profiles.size(); ++i) {
+    cfg.profiles[i].plugins = MergePlugins(defaults, decoded[i].custom);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Validation (upstream's ValidateKubeSchedulerConfiguration plus the static part of the checks
+// its framework runtime makes).
+
+std::string InvalidInVersionDetail() {
+  return fmt::format("was invalid in version {} (KubeSchedulerConfiguration is version {})", Quote(kApiVersion),
+                     Quote(kApiVersion));
+}
+
+void ValidatePercentage(ErrorList& errors, const std::string& path, const std::optional<int32_t>& value) {
+  if (value && (*value < 0 || *value > 100)) errors.Invalid(path, std::to_string(*value), "not in valid range [0-100]");
+}
+
+// Checks a plugin name the file enables; false when it is not usable.
+void ValidateEnabledName(ErrorList& errors, const std::string& path, const std::string& name,
+                         const framework::Registry& registry) {
+  if (registry.Find(name) != nullptr) return;
+  switch (ClassifyUpstreamPlugin(name)) {
+    case UpstreamPlugin::kRemoved:
+      errors.Invalid(path, Quote(name), InvalidInVersionDetail());
+      break;
+    case UpstreamPlugin::kUnsupported:
+      errors.Invalid(path, Quote(name), fmt::format("plugin {} is not supported by kubesched", Quote(name)));
+      break;
+    case UpstreamPlugin::kInTree:
+      errors.Invalid(path, Quote(name), fmt::format("plugin {} is not available in this kubesched build", Quote(name)));
+      break;
+    case UpstreamPlugin::kUnknown:
+      errors.Invalid(path, Quote(name), fmt::format("plugin {} does not exist", Quote(name)));
+      break;
+  }
+}
+
+// The file's own enabled lists: names, weights and duplicates, with the file's paths.
+void ValidateCustomPlugins(ErrorList& errors, const std::string& path, const Plugins& custom,
+                           const framework::Registry& registry) {
+  for (const auto& point : kExtensionPoints) {
+    const PluginSet& set = custom.*point.member;
+    std::string enabled_path = Child(Child(path, point.name), "enabled");
+    std::set<std::string, std::less<>> seen;
+    for (size_t k = 0; k < set.enabled.size(); ++k) {
+      const PluginRef& p = set.enabled[k];
+      std::string item_path = Index(enabled_path, k);
+      if (p.name.empty()) {
+        errors.Required(Child(item_path, "name"));
+        continue;
+      }
+      ValidateEnabledName(errors, item_path, p.name, registry);
+      if (p.weight < 0) {
+        errors.Invalid(Child(item_path, "weight"), std::to_string(p.weight), "must be greater than or equal to 0");
+      }
+      // Upstream's runtime: `plugin "X" already registered as "FilterPlugin"`.
+      if (!seen.insert(p.name).second) errors.Duplicate(item_path, Quote(p.name));
+    }
+  }
+}
+
+void ValidatePluginConfig(ErrorList& errors, const std::string& path, const Profile& profile,
+                          const framework::Registry& registry) {
+  std::set<std::string, std::less<>> seen;
+  for (size_t j = 0; j < profile.plugin_config.size(); ++j) {
+    const std::string& name = profile.plugin_config[j].name;
+    std::string item_path = Index(Child(path, "pluginConfig"), j);
+    if (name.empty()) {
+      errors.Required(Child(item_path, "name"));
+      continue;
+    }
+    if (!seen.insert(name).second) errors.Duplicate(item_path, Quote(name));
+    if (registry.Find(name) != nullptr) continue;
+    // Args of a known upstream plugin that is not enabled (or not implemented) are unused, as
+    // upstream ignores args of plugins it does not build; an unknown name is most likely a typo.
+    switch (ClassifyUpstreamPlugin(name)) {
+      case UpstreamPlugin::kRemoved:
+        errors.Invalid(item_path, Quote(name), InvalidInVersionDetail());
+        break;
+      case UpstreamPlugin::kUnknown:
+        errors.Invalid(item_path, Quote(name), fmt::format("plugin {} does not exist", Quote(name)));
+        break;
+      default:
+        break;
+    }
+  }
+}
+
+// The plugins the runtime will run at one extension point as far as can be told without
+// building them: the point's enabled list plus the multiPoint plugins upstream knows to implement
+// it. `unknown_kind` is set when a multiPoint plugin whose extension points are unknown (not an
+// upstream plugin) could also land there.
+struct EffectivePlugins {
+  std::vector<std::string> names;
+  bool unknown_kind = false;
+};
+
+EffectivePlugins EffectiveAt(const Plugins& plugins, const PluginSet& point, bool (*implements)(std::string_view)) {
+  EffectivePlugins out;
+  for (const auto& p : point.enabled) out.names.push_back(p.name);
+  if (point.IsDisabled("*")) return out;  // upstream skips multiPoint expansion entirely
+  for (const auto& p : plugins.multi_point.enabled) {
+    if (point.IsDisabled(p.name) || std::ranges::find(out.names, p.name) != out.names.end()) continue;
+    if (implements(p.name)) {
+      out.names.push_back(p.name);
+    } else if (ClassifyUpstreamPlugin(p.name) == UpstreamPlugin::kUnknown) {
+      out.unknown_kind = true;
+    }
+  }
+  return out;
+}
+
+void ValidateProfileExtensionPoints(ErrorList& errors, const std::string& path, const Profile& profile) {
+  std::string plugins_path = Child(path, "plugins");
+  EffectivePlugins queue_sort = EffectiveAt(profile.plugins, profile.plugins.queue_sort, IsUpstreamQueueSortPlugin);
+  if (queue_sort.names.size() > 1 || (queue_sort.names.empty() && !queue_sort.unknown_kind)) {
+    errors.Add(Child(plugins_path, "queueSort"),
+               fmt::format("only one queue sort plugin required for profile with scheduler name {}, but got {}{}",
+                           Quote(profile.scheduler_name), queue_sort.names.size(),
+                           queue_sort.names.empty() ? "" : fmt::format(" ({})", QuoteList(queue_sort.names))));
+  }
+  EffectivePlugins bind = EffectiveAt(profile.plugins, profile.plugins.bind, IsUpstreamBindPlugin);
+  if (bind.names.empty() && !bind.unknown_kind) {
+    errors.Add(Child(plugins_path, "bind"), fmt::format("at least one bind plugin is needed for profile with "
+                                                        "scheduler name {}",
+                                                        Quote(profile.scheduler_name)));
+  }
+}
+
+std::string FirstQueueSort(const Profile& profile) {
+  auto names = EffectiveAt(profile.plugins, profile.plugins.queue_sort, IsUpstreamQueueSortPlugin).names;
+  return names.empty() ? std::string() : names.front();
+}
+
+// Upstream's validateCommonQueueSort: one queue is shared, so its sort must not depend on the
+// profile. Compares the merged queueSort sets (as upstream) and the resulting plugin and args.
+void ValidateCommonQueueSort(ErrorList& errors, const std::vector<Profile>& profiles) {
+  const Profile& first = profiles[0];
+  std::string sort = FirstQueueSort(first);
+  for (size_t i = 1; i < profiles.size(); ++i) {
+    const Profile& p = profiles[i];
+    std::string path = Index("profiles", i);
+    std::string p_sort = FirstQueueSort(p);
+    if (p.plugins.queue_sort != first.plugins.queue_sort || p_sort != sort) {
+      errors.Invalid(Child(Child(path, "plugins"), "queueSort"), Quote(p_sort), "must be the same for all profiles");
+      continue;
+    }
+    if (sort.empty() || p.ArgsFor(sort) == first.ArgsFor(sort)) continue;
+    auto index = PluginConfigIndex(p, sort);
+    std::string args_path = index ? Child(Index(Child(path, "pluginConfig"), *index), "args") : Child(path, "pluginConfig");
+    errors.Invalid(args_path, p.ArgsFor(sort).dump(), "queueSort must be the same for all profiles");
+  }
+}
+
+// Upstream's validateExtenders (the extended resource name syntax is not checked).
+void ValidateExtenders(ErrorList& errors, const json& extenders) {
+  if (!extenders.is_array()) return;
+  int binders = 0;
+  std::set<std::string, std::less<>> managed;
+  for (size_t i = 0; i < extenders.size(); ++i) {
+    const json& e = extenders[i];
+    std::string path = Index("extenders", i);
+    const json& prioritize = Field(e, "prioritizeVerb");
+    const json& weight = Field(e, "weight");
+    int64_t w = weight.is_number_integer() ? weight.get<int64_t>() : 0;
+    if (prioritize.is_string() && !prioritize.get<std::string>().empty() && w <= 0) {
+      errors.Invalid(Child(path, "weight"), std::to_string(w), "must have a positive weight applied to it");
+    }
+    const json& bind = Field(e, "bindVerb");
+    if (bind.is_string() && !bind.get<std::string>().empty()) ++binders;
+    const json& resources = Field(e, "managedResources");
+    if (!resources.is_array()) continue;
+    for (size_t j = 0; j < resources.size(); ++j) {
+      const json& name = Field(resources[j], "name");
+      if (!name.is_string()) continue;
+      if (!managed.insert(name.get<std::string>()).second) {
+        errors.Invalid(Child(Index(Child(path, "managedResources"), j), "name"), Quote(name.get<std::string>()),
+                       "duplicate extender managed resource name");
+      }
+    }
+  }
+  if (binders > 1) {
+    errors.Invalid("extenders", Quote(fmt::format("found {} extenders implementing bind", binders)),
+                   "only one extender can implement bind");
+  }
+}
+
+void Validate(ErrorList& errors, const Configuration& cfg, const std::vector<DecodedProfile>& decoded,
+              const framework::Registry& registry) {
+  if (cfg.parallelism <= 0) {
+    errors.Invalid("parallelism", std::to_string(cfg.parallelism), "should be an integer value greater than zero");
+  }
+  if (cfg.profiles.empty()) {
+    errors.Required("profiles");  // unreachable after defaulting, kept as upstream
+  } else {
+    std::map<std::string, size_t, std::less<>> names;
+    for (size_t i = 0; i < cfg.profiles.size(); ++i) {
+      const Profile& p = cfg.profiles[i];
+      std::string path = Index("profiles", i);
+      if (p.scheduler_name.empty()) errors.Required(Child(path, "schedulerName"));
+      ValidatePercentage(errors, Child(path, "percentageOfNodesToScore"), p.percentage_of_nodes_to_score);
+      ValidateCustomPlugins(errors, Child(path, "plugins"), decoded[i].custom, registry);
+      ValidatePluginConfig(errors, path, p, registry);
+      ValidateProfileExtensionPoints(errors, path, p);
+      if (!names.emplace(p.scheduler_name, i).second) {
+        errors.Duplicate(Child(path, "schedulerName"), Quote(p.scheduler_name));
+      }
+    }
+    ValidateCommonQueueSort(errors, cfg.profiles);
+  }
+  ValidatePercentage(errors, "percentageOfNodesToScore", cfg.percentage_of_nodes_to_score);
+  if (cfg.pod_initial_backoff_seconds <= 0) {
+    errors.Invalid("podInitialBackoffSeconds", std::to_string(cfg.pod_initial_backoff_seconds),
+                   "must be greater than 0");
+  }
+  if (cfg.pod_max_backoff_seconds < cfg.pod_initial_backoff_seconds) {
+    errors.Invalid("podMaxBackoffSeconds", std::to_string(cfg.pod_max_backoff_seconds),
+                   "must be greater than or equal to PodInitialBackoffSeconds");
+  }
+  ValidateExtenders(errors, cfg.extenders);
+}
+
+}  // namespace
+
+std::expected<Configuration, std::string> LoadConfigFromString(const std::string& text,
+                                                               const std::string& source_name,
+                                                               const framework::Registry& registry) {
+  ErrorList errors;
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    errors.Add("", fmt::format("yaml: line {}, column {}: {}", e.mark.line + 1, e.mark.column + 1, e.msg));
+    return std::unexpected(errors.Join(source_name));
+  }
+  json doc = YamlToJson(root, "", errors);
+  if (doc.is_null()) doc = json::object();  // an empty file: report the missing apiVersion/kind
+
+  Configuration cfg;
+  std::vector<DecodedProfile> decoded;
+  Decode(doc, errors, cfg, decoded);
+  if (!errors.empty()) return std::unexpected(errors.Join(source_name));  // as upstream: decode first
+
+  SetDefaults(cfg, decoded, registry);
+  Validate(errors, cfg, decoded, registry);
+  if (!errors.empty()) return std::unexpected(errors.Join(source_name));
+  return cfg;
+}
+
+std::expected<Configuration, std::string> LoadConfigFile(const std::string& path,
+                                                         const framework::Registry& registry) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::unexpected(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return std::unexpected(fmt::format("{}: cannot read: {}", path, std::strerror(errno)));
+  return LoadConfigFromString(text.str(), path, registry);
+}
+
+Configuration DefaultConfiguration(const framework::Registry& registry) {
+  Configuration cfg;
+  std::vector<DecodedProfile> decoded;
+  SetDefaults(cfg, decoded, registry);
+  return cfg;
+}
+
+}  // namespace kubesched::config

@@ -1,0 +1,737 @@
+#include "config/load.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "config/default_plugins.h"
+#include "plugins/registry.h"
+#include "testing/fake_handle.h"
+
+namespace kubesched::config {
+namespace {
+
+using json = nlohmann::json;
+
+const std::string kHeader = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n";
+
+// Names of the upstream in-tree plugins kubesched implements, plus test plugins of unknown kind.
+const std::vector<std::string> kInTree = {
+    "SchedulingGates",  "PrioritySort",      "NodeUnschedulable", "NodeName",
+    "TaintToleration",  "NodeAffinity",      "NodePorts",         "NodeResourcesFit",
+    "PodTopologySpread", "InterPodAffinity", "DefaultPreemption", "NodeResourcesBalancedAllocation",
+    "ImageLocality",    "DefaultBinder"};
+const std::vector<std::string> kCustom = {"CustomSort", "AnotherSort", "CustomBind", "CustomPlugin"};
+
+framework::Registry RegistryWith(const std::vector<std::string>& names) {
+  framework::Registry registry;
+  for (const auto& name : names) {
+    auto ok = registry.Register(name, [](const json&, framework::Handle&)
+                                          -> std::expected<std::unique_ptr<framework::Plugin>, std::string> {
+      return std::unexpected("fake");
+    });
+    EXPECT_TRUE(ok.has_value());
+  }
+  return registry;
+}
+
+framework::Registry FullRegistry() {
+  std::vector<std::string> names = kInTree;
+  names.insert(names.end(), kCustom.begin(), kCustom.end());
+  return RegistryWith(names);
+}
+
+// The defaults with the full registry: upstream's list without the volume and DRA plugins.
+std::vector<PluginRef> DefaultMultiPoint() {
+  return {{"SchedulingGates", 0},   {"PrioritySort", 0},     {"NodeUnschedulable", 0},
+          {"NodeName", 0},          {"TaintToleration", 3},  {"NodeAffinity", 2},
+          {"NodePorts", 0},         {"NodeResourcesFit", 1}, {"PodTopologySpread", 2},
+          {"InterPodAffinity", 2},  {"DefaultPreemption", 0}, {"NodeResourcesBalancedAllocation", 1},
+          {"ImageLocality", 1},     {"DefaultBinder", 0}};
+}
+
+std::vector<PluginRef> Without(std::vector<PluginRef> list, const std::string& name) {
+  std::erase_if(list, [&](const PluginRef& p) { return p.name == name; });
+  return list;
+}
+
+std::filesystem::path SourceDir() {
+  if (const char* dir = std::getenv("KUBESCHED_SOURCE_DIR")) return dir;
+  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
+}
+
+TEST(LoadTest, DefaultConfiguration) {
+  Configuration cfg = DefaultConfiguration(FullRegistry());
+  EXPECT_EQ(cfg.parallelism, 16);
+  EXPECT_FALSE(cfg.percentage_of_nodes_to_score.has_value());
+  EXPECT_EQ(cfg.pod_initial_backoff_seconds, 1);
+  EXPECT_EQ(cfg.pod_max_backoff_seconds, 10);
+  EXPECT_TRUE(cfg.extenders.is_null());
+  ASSERT_EQ(cfg.profiles.size(), 1u);
+  const Profile& p = cfg.profiles[0];
+  EXPECT_EQ(p.scheduler_name, "default-scheduler");
+  EXPECT_FALSE(p.percentage_of_nodes_to_score.has_value());
+  EXPECT_TRUE(p.plugin_config.empty());
+  Plugins want;
+  want.multi_point.enabled = DefaultMultiPoint();
+  EXPECT_EQ(p.plugins, want);
+}
+
+TEST(LoadTest, DefaultsSkipUnregisteredInTreePlugins) {
+  std::vector<std::string> names = kInTree;
+  for (const char* pending : {"InterPodAffinity", "PodTopologySpread", "ImageLocality", "DefaultPreemption"}) {
+    std::erase(names, pending);
+  }
+  auto cfg = LoadConfigFromString(kHeader, "cfg.yaml", RegistryWith(names));
+  ASSERT_TRUE(cfg.has_value()) << cfg.error();
+  std::vector<PluginRef> want = {{"SchedulingGates", 0}, {"PrioritySort", 0},     {"NodeUnschedulable", 0},
+                                 {"NodeName", 0},        {"TaintToleration", 3},  {"NodeAffinity", 2},
+                                 {"NodePorts", 0},       {"NodeResourcesFit", 1}, {"NodeResourcesBalancedAllocation", 1},
+                                 {"DefaultBinder", 0}};
+  EXPECT_EQ(cfg->profiles[0].plugins.multi_point.enabled, want);
+}
+
+TEST(LoadTest, DefaultsFromFiles) {
+  struct Case {
+    std::string name;
+    std::string text;
+  };
+  std::vector<Case> cases = {
+      {"no profiles", kHeader},
+      {"empty profiles", kHeader + "profiles: []\n"},
+      {"null profiles", kHeader + "profiles: null\n"},
+      {"profile without name", kHeader + "profiles:\n- {}\n"},
+      {"profile with empty plugins", kHeader + "profiles:\n- plugins: {}\n  pluginConfig: []\n"},
+      {"explicit defaults", kHeader + "parallelism: 16\npodInitialBackoffSeconds: 1\npodMaxBackoffSeconds: 10\n"
+                                      "profiles:\n- schedulerName: default-scheduler\n"},
+  };
+  framework::Registry registry = FullRegistry();
+  Configuration want = DefaultConfiguration(registry);
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto cfg = LoadConfigFromString(c.text, "cfg.yaml", registry);
+    ASSERT_TRUE(cfg.has_value()) << cfg.error();
+    EXPECT_EQ(cfg->parallelism, want.parallelism);
+    EXPECT_EQ(cfg->pod_initial_backoff_seconds, want.pod_initial_backoff_seconds);
+    EXPECT_EQ(cfg->pod_max_backoff_seconds, want.pod_max_backoff_seconds);
+    ASSERT_EQ(cfg->profiles.size(), 1u);
+    EXPECT_EQ(cfg->profiles[0].scheduler_name, "default-scheduler");
+    EXPECT_EQ(cfg->profiles[0].plugins, want.profiles[0].plugins);
+    EXPECT_TRUE(cfg->profiles[0].plugin_config.empty());
+  }
+}
+
+TEST(LoadTest, Merging) {
+  auto multi = [](std::vector<PluginRef> enabled, std::vector<PluginRef> disabled = {}) {
+    Plugins p;
+    p.multi_point = {std::move(enabled), std::move(disabled)};
+    return p;
+  };
+  struct Case {
+    std::string name;
+    std::string plugins_yaml;  // the profile's `plugins:` block
+    Plugins want;
+  };
+  std::vector<Case> cases;
+  cases.push_back({"disable one default",
+                   "    multiPoint:\n      disabled:\n      - name: NodePorts\n",
+                   multi(Without(DefaultMultiPoint(), "NodePorts"), {{"NodePorts", 0}})});
+  {
+    Plugins want = multi(DefaultMultiPoint());
+    want.score = {{{"NodeResourcesFit", 5}, {"ImageLocality", 3}}, {{"*", 0}}};
+    cases.push_back({"disable all scores and enable a subset with weights",
+                     "    score:\n      disabled:\n      - name: '*'\n      enabled:\n"
+                     "      - name: NodeResourcesFit\n        weight: 5\n      - name: ImageLocality\n        weight: 3\n",
+                     want});
+  }
+  {
+    std::vector<PluginRef> enabled = DefaultMultiPoint();
+    enabled.push_back({"CustomPlugin", 4});
+    cases.push_back({"multiPoint addition",
+                     "    multiPoint:\n      enabled:\n      - name: CustomPlugin\n        weight: 4\n",
+                     multi(enabled)});
+  }
+  {
+    std::vector<PluginRef> enabled = DefaultMultiPoint();
+    enabled[4] = {"TaintToleration", 10};
+    cases.push_back({"replace a default's weight in place",
+                     "    multiPoint:\n      enabled:\n      - name: TaintToleration\n        weight: 10\n",
+                     multi(enabled)});
+  }
+  cases.push_back({"disable all multiPoint defaults and enable a subset",
+                   "    multiPoint:\n      disabled: [{name: '*'}]\n"
+                   "      enabled: [{name: PrioritySort}, {name: NodeResourcesFit, weight: 2}, {name: DefaultBinder}]\n",
+                   multi({{"PrioritySort", 0}, {"NodeResourcesFit", 2}, {"DefaultBinder", 0}}, {{"*", 0}})});
+  {
+    Plugins want = multi(DefaultMultiPoint());
+    want.filter.enabled = {{"CustomPlugin", 0}};
+    want.pre_score.disabled = {{"PodTopologySpread", 0}};
+    cases.push_back({"extension point lists are merged with empty defaults",
+                     "    filter:\n      enabled:\n      - name: CustomPlugin\n"
+                     "    preScore:\n      disabled:\n      - name: PodTopologySpread\n",
+                     want});
+  }
+  {
+    Plugins want = multi(Without(DefaultMultiPoint(), "DefaultBinder"), {{"DefaultBinder", 0}});
+    want.bind = {{{"CustomBind", 0}}, {}};
+    cases.push_back({"replace the binder",
+                     "    multiPoint:\n      disabled: [{name: DefaultBinder}]\n"
+                     "    bind:\n      enabled: [{name: CustomBind}]\n",
+                     want});
+  }
+  cases.push_back({"disabling plugins kubesched does not implement is accepted",
+                   "    multiPoint:\n      disabled:\n      - name: VolumeBinding\n      - name: VolumeZone\n"
+                   "      - name: NodeVolumeLimits\n      - name: VolumeRestrictions\n      - name: DynamicResources\n",
+                   multi(DefaultMultiPoint(), {{"VolumeBinding", 0},
+                                               {"VolumeZone", 0},
+                                               {"NodeVolumeLimits", 0},
+                                               {"VolumeRestrictions", 0},
+                                               {"DynamicResources", 0}})});
+
+  framework::Registry registry = FullRegistry();
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto cfg = LoadConfigFromString(kHeader + "profiles:\n- plugins:\n" + c.plugins_yaml, "cfg.yaml", registry);
+    ASSERT_TRUE(cfg.has_value()) << cfg.error();
+    EXPECT_EQ(cfg->profiles[0].plugins, c.want);
+  }
+}
+
+struct ErrorCase {
+  std::string name;
+  std::string text;
+  std::string want;  // the whole error text
+};
+
+void RunErrorCases(const std::vector<ErrorCase>& cases, const framework::Registry& registry) {
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto cfg = LoadConfigFromString(c.text, "cfg.yaml", registry);
+    ASSERT_FALSE(cfg.has_value());
+    EXPECT_EQ(cfg.error(), c.want);
+  }
+}
+
+TEST(LoadTest, ValidationErrors) {
+  const std::string two_profiles = kHeader + "profiles:\n- schedulerName: a\n- schedulerName: b\n";
+  std::vector<ErrorCase> cases = {
+      {"parallelism zero", kHeader + "parallelism: 0\n",
+       "cfg.yaml: parallelism: Invalid value: 0: should be an integer value greater than zero"},
+      {"parallelism negative", kHeader + "parallelism: -2\n",
+       "cfg.yaml: parallelism: Invalid value: -2: should be an integer value greater than zero"},
+      {"global percentage above 100", kHeader + "percentageOfNodesToScore: 101\n",
+       "cfg.yaml: percentageOfNodesToScore: Invalid value: 101: not in valid range [0-100]"},
+      {"global percentage negative", kHeader + "percentageOfNodesToScore: -1\n",
+       "cfg.yaml: percentageOfNodesToScore: Invalid value: -1: not in valid range [0-100]"},
+      {"profile percentage", kHeader + "profiles:\n- percentageOfNodesToScore: 150\n",
+       "cfg.yaml: profiles[0].percentageOfNodesToScore: Invalid value: 150: not in valid range [0-100]"},
+      {"initial backoff zero", kHeader + "podInitialBackoffSeconds: 0\n",
+       "cfg.yaml: podInitialBackoffSeconds: Invalid value: 0: must be greater than 0"},
+      {"max backoff below initial", kHeader + "podInitialBackoffSeconds: 5\npodMaxBackoffSeconds: 4\n",
+       "cfg.yaml: podMaxBackoffSeconds: Invalid value: 4: must be greater than or equal to PodInitialBackoffSeconds"},
+      {"empty scheduler name", kHeader + "profiles:\n- schedulerName: ''\n",
+       "cfg.yaml: profiles[0].schedulerName: Required value"},
+      {"names are not defaulted with two profiles", kHeader + "profiles:\n- {}\n- schedulerName: b\n",
+       "cfg.yaml: profiles[0].schedulerName: Required value"},
+      {"duplicate scheduler name", kHeader + "profiles:\n- schedulerName: a\n- schedulerName: b\n- schedulerName: a\n",
+       "cfg.yaml: profiles[2].schedulerName: Duplicate value: \"a\""},
+      {"unknown plugin", kHeader + "profiles:\n- plugins:\n    score:\n      enabled:\n      - name: Foo\n",
+       "cfg.yaml: profiles[0].plugins.score.enabled[0]: Invalid value: \"Foo\": plugin \"Foo\" does not exist"},
+      {"unknown plugin at multiPoint",
+       kHeader + "profiles:\n- plugins:\n    multiPoint:\n      enabled: [{name: CustomPlugin}, {name: Bar}]\n",
+       "cfg.yaml: profiles[0].plugins.multiPoint.enabled[1]: Invalid value: \"Bar\": plugin \"Bar\" does not exist"},
+      {"unsupported volume plugin",
+       kHeader + "profiles:\n- plugins:\n    multiPoint:\n      enabled:\n      - name: VolumeBinding\n",
+       "cfg.yaml: profiles[0].plugins.multiPoint.enabled[0]: Invalid value: \"VolumeBinding\": plugin "
+       "\"VolumeBinding\" is not supported by kubesched"},
+      {"unsupported DRA plugin",
+       kHeader + "profiles:\n- plugins:\n    filter:\n      enabled:\n      - name: DynamicResources\n",
+       "cfg.yaml: profiles[0].plugins.filter.enabled[0]: Invalid value: \"DynamicResources\": plugin "
+       "\"DynamicResources\" is not supported by kubesched"},
+      {"plugin removed in v1", kHeader + "profiles:\n- plugins:\n    filter:\n      enabled:\n      - name: EBSLimits\n",
+       "cfg.yaml: profiles[0].plugins.filter.enabled[0]: Invalid value: \"EBSLimits\": was invalid in version "
+       "\"kubescheduler.config.k8s.io/v1\" (KubeSchedulerConfiguration is version \"kubescheduler.config.k8s.io/v1\")"},
+      {"plugin name missing", kHeader + "profiles:\n- plugins:\n    score:\n      enabled:\n      - weight: 2\n",
+       "cfg.yaml: profiles[0].plugins.score.enabled[0].name: Required value"},
+      {"negative weight",
+       kHeader + "profiles:\n- plugins:\n    score:\n      enabled:\n      - name: ImageLocality\n        weight: -1\n",
+       "cfg.yaml: profiles[0].plugins.score.enabled[0].weight: Invalid value: -1: must be greater than or equal to 0"},
+      {"plugin enabled twice at one point",
+       kHeader + "profiles:\n- plugins:\n    filter:\n      enabled: [{name: CustomPlugin}, {name: CustomPlugin}]\n",
+       "cfg.yaml: profiles[0].plugins.filter.enabled[1]: Duplicate value: \"CustomPlugin\""},
+      {"duplicate pluginConfig",
+       kHeader + "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n  - name: NodeResourcesFit\n",
+       "cfg.yaml: profiles[0].pluginConfig[1]: Duplicate value: \"NodeResourcesFit\""},
+      {"pluginConfig for an unknown plugin", kHeader + "profiles:\n- pluginConfig:\n  - name: Foo\n    args: {}\n",
+       "cfg.yaml: profiles[0].pluginConfig[0]: Invalid value: \"Foo\": plugin \"Foo\" does not exist"},
+      {"pluginConfig for a removed plugin", kHeader + "profiles:\n- pluginConfig:\n  - name: GCEPDLimits\n",
+       "cfg.yaml: profiles[0].pluginConfig[0]: Invalid value: \"GCEPDLimits\": was invalid in version "
+       "\"kubescheduler.config.k8s.io/v1\" (KubeSchedulerConfiguration is version \"kubescheduler.config.k8s.io/v1\")"},
+      {"pluginConfig without name", kHeader + "profiles:\n- pluginConfig:\n  - args: {}\n",
+       "cfg.yaml: profiles[0].pluginConfig[0].name: Required value"},
+      {"two queue sort plugins",
+       kHeader + "profiles:\n- plugins:\n    queueSort:\n      enabled: [{name: CustomSort}]\n",
+       "cfg.yaml: profiles[0].plugins.queueSort: only one queue sort plugin required for profile with scheduler "
+       "name \"default-scheduler\", but got 2 (\"CustomSort\", \"PrioritySort\")"},
+      {"no queue sort plugin",
+       kHeader + "profiles:\n- plugins:\n    multiPoint:\n      disabled: [{name: PrioritySort}]\n",
+       "cfg.yaml: profiles[0].plugins.queueSort: only one queue sort plugin required for profile with scheduler "
+       "name \"default-scheduler\", but got 0"},
+      {"queue sort disabled at its point",
+       kHeader + "profiles:\n- plugins:\n    queueSort:\n      disabled: [{name: '*'}]\n",
+       "cfg.yaml: profiles[0].plugins.queueSort: only one queue sort plugin required for profile with scheduler "
+       "name \"default-scheduler\", but got 0"},
+      {"no bind plugin",
+       kHeader + "profiles:\n- plugins:\n    multiPoint:\n      disabled: [{name: DefaultBinder}]\n",
+       "cfg.yaml: profiles[0].plugins.bind: at least one bind plugin is needed for profile with scheduler name "
+       "\"default-scheduler\""},
+      {"queue sort differs between profiles",
+       two_profiles + "  plugins:\n    queueSort:\n      enabled: [{name: CustomSort}]\n"
+                      "      disabled: [{name: PrioritySort}]\n",
+       "cfg.yaml: profiles[1].plugins.queueSort: Invalid value: \"CustomSort\": must be the same for all profiles"},
+      {"queue sort set differs between profiles (upstream compares the sets)",
+       two_profiles + "  plugins:\n    queueSort:\n      disabled: [{name: CustomSort}]\n",
+       "cfg.yaml: profiles[1].plugins.queueSort: Invalid value: \"PrioritySort\": must be the same for all profiles"},
+      {"queue sort args differ between profiles",
+       kHeader + "profiles:\n- schedulerName: a\n  pluginConfig:\n  - name: PrioritySort\n    args: {x: 1}\n"
+                 "- schedulerName: b\n  pluginConfig:\n  - name: NodeResourcesFit\n  - name: PrioritySort\n"
+                 "    args: {x: 2}\n",
+       "cfg.yaml: profiles[1].pluginConfig[1].args: Invalid value: {\"x\":2}: queueSort must be the same for all "
+       "profiles"},
+      {"queue sort args missing in one profile",
+       kHeader + "profiles:\n- schedulerName: a\n  pluginConfig:\n  - name: PrioritySort\n    args: {x: 1}\n"
+                 "- schedulerName: b\n",
+       "cfg.yaml: profiles[1].pluginConfig: Invalid value: null: queueSort must be the same for all profiles"},
+      {"args of the wrong kind",
+       kHeader + "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n      kind: NodeAffinityArgs\n",
+       "cfg.yaml: profiles[0].pluginConfig[0].args.kind: Invalid value: \"NodeAffinityArgs\": args for plugin "
+       "NodeResourcesFit must be of kind NodeResourcesFitArgs"},
+      {"args of another version",
+       kHeader + "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n"
+                 "      apiVersion: kubescheduler.config.k8s.io/v1beta3\n",
+       "cfg.yaml: profiles[0].pluginConfig[0].args.apiVersion: Unsupported value: \"kubescheduler.config.k8s.io/v1beta3\": "
+       "supported values: \"kubescheduler.config.k8s.io/v1\""},
+      {"args not an object", kHeader + "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args: [1]\n",
+       "cfg.yaml: profiles[0].pluginConfig[0].args: Invalid type: expected object, got array"},
+      {"extender without weight", kHeader + "extenders:\n- urlPrefix: http://x\n  prioritizeVerb: prioritize\n",
+       "cfg.yaml: extenders[0].weight: Invalid value: 0: must have a positive weight applied to it"},
+      {"two binding extenders",
+       kHeader + "extenders:\n- urlPrefix: http://x\n  bindVerb: bind\n- urlPrefix: http://y\n  bindVerb: bind\n",
+       "cfg.yaml: extenders: Invalid value: \"found 2 extenders implementing bind\": only one extender can implement "
+       "bind"},
+      {"duplicate extender managed resource",
+       kHeader + "extenders:\n- urlPrefix: http://x\n  managedResources: [{name: foo.com/bar}]\n"
+                 "- urlPrefix: http://y\n  managedResources: [{name: foo.com/bar}]\n",
+       "cfg.yaml: extenders[1].managedResources[0].name: Invalid value: \"foo.com/bar\": duplicate extender managed "
+       "resource name"},
+      {"all errors are reported at once",
+       kHeader + "parallelism: 0\npercentageOfNodesToScore: 200\npodInitialBackoffSeconds: 3\npodMaxBackoffSeconds: 2\n"
+                 "profiles:\n- schedulerName: a\n  percentageOfNodesToScore: -5\n  plugins:\n"
+                 "    score:\n      enabled: [{name: Foo}]\n- schedulerName: a\n",
+       "cfg.yaml: parallelism: Invalid value: 0: should be an integer value greater than zero\n"
+       "cfg.yaml: profiles[0].percentageOfNodesToScore: Invalid value: -5: not in valid range [0-100]\n"
+       "cfg.yaml: profiles[0].plugins.score.enabled[0]: Invalid value: \"Foo\": plugin \"Foo\" does not exist\n"
+       "cfg.yaml: profiles[1].schedulerName: Duplicate value: \"a\"\n"
+       "cfg.yaml: percentageOfNodesToScore: Invalid value: 200: not in valid range [0-100]\n"
+       "cfg.yaml: podMaxBackoffSeconds: Invalid value: 2: must be greater than or equal to PodInitialBackoffSeconds"},
+  };
+  RunErrorCases(cases, FullRegistry());
+}
+
+TEST(LoadTest, InTreePluginNotRegisteredYet) {
+  std::vector<std::string> names = kInTree;
+  std::erase(names, "InterPodAffinity");
+  RunErrorCases(
+      {{"enabling it", kHeader + "profiles:\n- plugins:\n    score:\n      enabled: [{name: InterPodAffinity}]\n",
+        "cfg.yaml: profiles[0].plugins.score.enabled[0]: Invalid value: \"InterPodAffinity\": plugin "
+        "\"InterPodAffinity\" is not available in this kubesched build"}},
+      RegistryWith(names));
+  // Its args are accepted (and unused), as upstream ignores args of plugins it does not build.
+  auto cfg = LoadConfigFromString(kHeader + "profiles:\n- pluginConfig:\n  - name: InterPodAffinity\n"
+                                            "    args: {hardPodAffinityWeight: 2}\n",
+                                  "cfg.yaml", RegistryWith(names));
+  ASSERT_TRUE(cfg.has_value()) << cfg.error();
+}
+
+TEST(LoadTest, DecodingErrors) {
+  std::vector<ErrorCase> cases = {
+      {"unknown field in plugins", kHeader + "profiles:\n- plugins:\n    scor:\n      enabled: []\n",
+       "cfg.yaml: unknown field \"profiles[0].plugins.scor\""},
+      {"unknown top-level field", kHeader + "paralelism: 4\n", "cfg.yaml: unknown field \"paralelism\""},
+      {"unknown field in a plugin entry",
+       kHeader + "profiles:\n- plugins:\n    score:\n      enabled:\n      - name: ImageLocality\n        wieght: 2\n",
+       "cfg.yaml: unknown field \"profiles[0].plugins.score.enabled[0].wieght\""},
+      {"unknown field in pluginConfig", kHeader + "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    arg: {}\n",
+       "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].arg\""},
+      {"unknown field in leaderElection", kHeader + "leaderElection:\n  leaderElect: false\n  leaseDurationn: 15s\n",
+       "cfg.yaml: unknown field \"leaderElection.leaseDurationn\""},
+      {"unknown field in an extender", kHeader + "extenders:\n- urlPrefix: http://x\n  filterverb: filter\n",
+       "cfg.yaml: unknown field \"extenders[0].filterverb\""},
+      {"several unknown fields", kHeader + "foo: 1\nprofiles:\n- schedulername: x\n",
+       "cfg.yaml: unknown field \"foo\"\ncfg.yaml: unknown field \"profiles[0].schedulername\""},
+      {"duplicate field", kHeader + "parallelism: 4\nparallelism: 8\n", "cfg.yaml: duplicate field \"parallelism\""},
+      {"quoted number", kHeader + "parallelism: \"16\"\n",
+       "cfg.yaml: parallelism: Invalid type: expected int32, got string"},
+      {"float for an integer", kHeader + "podMaxBackoffSeconds: 1.5\n",
+       "cfg.yaml: podMaxBackoffSeconds: Invalid type: expected int64, got number"},
+      {"int32 overflow", kHeader + "parallelism: 4294967296\n",
+       "cfg.yaml: parallelism: Invalid value: 4294967296: out of range for int32"},
+      {"profiles not a list", kHeader + "profiles:\n  schedulerName: x\n",
+       "cfg.yaml: profiles: Invalid type: expected array, got object"},
+      {"weight not an integer",
+       kHeader + "profiles:\n- plugins:\n    score:\n      enabled: [{name: ImageLocality, weight: high}]\n",
+       "cfg.yaml: profiles[0].plugins.score.enabled[0].weight: Invalid type: expected int32, got string"},
+      {"wrong apiVersion", "apiVersion: kubescheduler.config.k8s.io/v1beta3\nkind: KubeSchedulerConfiguration\n",
+       "cfg.yaml: apiVersion: Unsupported value: \"kubescheduler.config.k8s.io/v1beta3\": supported values: "
+       "\"kubescheduler.config.k8s.io/v1\""},
+      {"wrong kind", "apiVersion: kubescheduler.config.k8s.io/v1\nkind: Pod\n",
+       "cfg.yaml: kind: Unsupported value: \"Pod\": supported values: \"KubeSchedulerConfiguration\""},
+      {"missing kind", "apiVersion: kubescheduler.config.k8s.io/v1\n", "cfg.yaml: kind: Required value"},
+      {"empty file", "", "cfg.yaml: apiVersion: Required value\ncfg.yaml: kind: Required value"},
+      {"not a mapping", "- a\n- b\n", "cfg.yaml: Invalid type: expected object, got array"},
+      {"yaml syntax error", kHeader + "profiles: [\n",
+       "cfg.yaml: yaml: line 4, column 1: end of sequence flow not found"},
+      {"decoding errors stop before validation", kHeader + "parallelism: 0\nfoo: 1\n",
+       "cfg.yaml: unknown field \"foo\""},
+  };
+  RunErrorCases(cases, FullRegistry());
+}
+
+TEST(LoadTest, IgnoredUpstreamFields) {
+  const std::string text = kHeader + R"(clientConnection:
+  kubeconfig: /etc/kubernetes/scheduler.conf
+  qps: 50
+  burst: 100
+  contentType: application/vnd.kubernetes.protobuf
+  acceptContentTypes: ""
+leaderElection:
+  leaderElect: true
+  leaseDuration: 15s
+  renewDeadline: 10s
+  retryPeriod: 2s
+  resourceLock: leases
+  resourceName: kube-scheduler
+  resourceNamespace: kube-system
+healthzBindAddress: ""
+metricsBindAddress: ""
+enableProfiling: true
+enableContentionProfiling: true
+delayCacheUntilActive: false
+extenders:
+- urlPrefix: http://127.0.0.1:8888/
+  filterVerb: filter
+  prioritizeVerb: prioritize
+  weight: 2
+  enableHTTPS: false
+  nodeCacheCapable: true
+  ignorable: true
+  httpTimeout: 5s
+  managedResources:
+  - name: example.com/gpu
+    ignoredByScheduler: true
+)";
+  auto cfg = LoadConfigFromString(text, "cfg.yaml", FullRegistry());
+  ASSERT_TRUE(cfg.has_value()) << cfg.error();
+  ASSERT_TRUE(cfg->extenders.is_array());
+  ASSERT_EQ(cfg->extenders.size(), 1u);
+  EXPECT_EQ(cfg->extenders[0]["urlPrefix"], "http://127.0.0.1:8888/");
+  EXPECT_EQ(cfg->extenders[0]["weight"], 2);
+  EXPECT_EQ(cfg->extenders[0]["nodeCacheCapable"], true);
+  EXPECT_EQ(cfg->extenders[0]["managedResources"][0]["name"], "example.com/gpu");
+  EXPECT_EQ(cfg->profiles.size(), 1u);
+}
+
+// The same configuration as YAML and as JSON.
+TEST(LoadTest, JsonForm) {
+  const std::string yaml = kHeader + R"(parallelism: 8
+percentageOfNodesToScore: 30
+podInitialBackoffSeconds: 2
+podMaxBackoffSeconds: 20
+profiles:
+- schedulerName: packer
+  percentageOfNodesToScore: 70
+  plugins:
+    multiPoint:
+      enabled:
+      - name: NodeResourcesFit
+        weight: 4
+    score:
+      disabled:
+      - name: NodeResourcesBalancedAllocation
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: MostAllocated
+        resources: [{name: cpu, weight: 1}, {name: memory, weight: 1}]
+)";
+  const std::string js = R"({
+  "apiVersion": "kubescheduler.config.k8s.io/v1",
+  "kind": "KubeSchedulerConfiguration",
+  "parallelism": 8,
+  "percentageOfNodesToScore": 30,
+  "podInitialBackoffSeconds": 2,
+  "podMaxBackoffSeconds": 20,
+  "profiles": [{
+    "schedulerName": "packer",
+    "percentageOfNodesToScore": 70,
+    "plugins": {
+      "multiPoint": {"enabled": [{"name": "NodeResourcesFit", "weight": 4}]},
+      "score": {"disabled": [{"name": "NodeResourcesBalancedAllocation"}]}
+    },
+    "pluginConfig": [{
+      "name": "NodeResourcesFit",
+      "args": {"scoringStrategy": {"type": "MostAllocated",
+               "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}}
+    }]
+  }]
+})";
+  framework::Registry registry = FullRegistry();
+  auto from_yaml = LoadConfigFromString(yaml, "cfg.yaml", registry);
+  auto from_json = LoadConfigFromString(js, "cfg.json", registry);
+  ASSERT_TRUE(from_yaml.has_value()) << from_yaml.error();
+  ASSERT_TRUE(from_json.has_value()) << from_json.error();
+  for (const Configuration* cfg : {&*from_yaml, &*from_json}) {
+    EXPECT_EQ(cfg->parallelism, 8);
+    EXPECT_EQ(cfg->percentage_of_nodes_to_score, 30);
+    EXPECT_EQ(cfg->pod_initial_backoff_seconds, 2);
+    EXPECT_EQ(cfg->pod_max_backoff_seconds, 20);
+    ASSERT_EQ(cfg->profiles.size(), 1u);
+    const Profile& p = cfg->profiles[0];
+    EXPECT_EQ(p.scheduler_name, "packer");
+    EXPECT_EQ(p.percentage_of_nodes_to_score, 70);
+    std::vector<PluginRef> multi = DefaultMultiPoint();
+    multi[7] = {"NodeResourcesFit", 4};
+    EXPECT_EQ(p.plugins.multi_point.enabled, multi);
+    EXPECT_EQ(p.plugins.score.disabled, (std::vector<PluginRef>{{"NodeResourcesBalancedAllocation", 0}}));
+    EXPECT_EQ(p.ArgsFor("NodeResourcesFit")["scoringStrategy"]["type"], "MostAllocated");
+    EXPECT_EQ(p.ArgsFor("NodeResourcesFit")["scoringStrategy"]["resources"][1]["weight"], 1);
+  }
+  EXPECT_EQ(from_yaml->profiles[0].plugins, from_json->profiles[0].plugins);
+  EXPECT_EQ(from_yaml->profiles[0].plugin_config, from_json->profiles[0].plugin_config);
+
+  auto bad = LoadConfigFromString(R"({"apiVersion": "kubescheduler.config.k8s.io/v1",
+    "kind": "KubeSchedulerConfiguration", "profiles": [{"plugins": {"scor": {}}}]})",
+                                  "cfg.json", registry);
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error(), "cfg.json: unknown field \"profiles[0].plugins.scor\"");
+}
+
+TEST(LoadTest, PercentageOfNodesToScore) {
+  struct Case {
+    std::string name;
+    std::string text;
+    std::optional<int32_t> global;
+    std::vector<std::optional<int32_t>> per_profile;
+  };
+  std::vector<Case> cases = {
+      {"unset", kHeader, std::nullopt, {std::nullopt}},
+      {"global only", kHeader + "percentageOfNodesToScore: 40\n", 40, {std::nullopt}},
+      {"zero means adaptive and is valid", kHeader + "percentageOfNodesToScore: 0\n", 0, {std::nullopt}},
+      {"bounds are valid",
+       kHeader + "percentageOfNodesToScore: 100\nprofiles:\n- schedulerName: a\n  percentageOfNodesToScore: 0\n"
+                 "- schedulerName: b\n  percentageOfNodesToScore: 100\n",
+       100, {0, 100}},
+      {"per profile overrides",
+       kHeader + "percentageOfNodesToScore: 10\nprofiles:\n- schedulerName: a\n  percentageOfNodesToScore: 55\n"
+                 "- schedulerName: b\n",
+       10, {55, std::nullopt}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto cfg = LoadConfigFromString(c.text, "cfg.yaml", FullRegistry());
+    ASSERT_TRUE(cfg.has_value()) << cfg.error();
+    EXPECT_EQ(cfg->percentage_of_nodes_to_score, c.global);
+    ASSERT_EQ(cfg->profiles.size(), c.per_profile.size());
+    for (size_t i = 0; i < c.per_profile.size(); ++i) {
+      EXPECT_EQ(cfg->profiles[i].percentage_of_nodes_to_score, c.per_profile[i]);
+    }
+  }
+}
+
+TEST(LoadTest, BackoffSeconds) {
+  struct Case {
+    std::string name;
+    std::string text;
+    int64_t initial;
+    int64_t max;
+  };
+  std::vector<Case> cases = {
+      {"defaults", kHeader, 1, 10},
+      {"both set", kHeader + "podInitialBackoffSeconds: 3\npodMaxBackoffSeconds: 60\n", 3, 60},
+      {"equal is valid", kHeader + "podInitialBackoffSeconds: 7\npodMaxBackoffSeconds: 7\n", 7, 7},
+      {"initial only, below the default max", kHeader + "podInitialBackoffSeconds: 5\n", 5, 10},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto cfg = LoadConfigFromString(c.text, "cfg.yaml", FullRegistry());
+    ASSERT_TRUE(cfg.has_value()) << cfg.error();
+    EXPECT_EQ(cfg->pod_initial_backoff_seconds, c.initial);
+    EXPECT_EQ(cfg->pod_max_backoff_seconds, c.max);
+  }
+}
+
+TEST(LoadTest, TwoProfiles) {
+  const std::string text = kHeader + R"(profiles:
+- schedulerName: default-scheduler
+- schedulerName: no-scoring-scheduler
+  plugins:
+    preScore:
+      disabled:
+      - name: '*'
+    score:
+      disabled:
+      - name: '*'
+  pluginConfig:
+  - name: NodeAffinity
+    args:
+      addedAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms:
+          - matchExpressions:
+            - {key: pool, operator: In, values: [batch]}
+)";
+  auto cfg = LoadConfigFromString(text, "cfg.yaml", FullRegistry());
+  ASSERT_TRUE(cfg.has_value()) << cfg.error();
+  ASSERT_EQ(cfg->profiles.size(), 2u);
+  EXPECT_EQ(cfg->profiles[0].scheduler_name, "default-scheduler");
+  EXPECT_EQ(cfg->profiles[1].scheduler_name, "no-scoring-scheduler");
+  Plugins first;
+  first.multi_point.enabled = DefaultMultiPoint();
+  EXPECT_EQ(cfg->profiles[0].plugins, first);
+  Plugins second = first;
+  second.pre_score.disabled = {{"*", 0}};
+  second.score.disabled = {{"*", 0}};
+  EXPECT_EQ(cfg->profiles[1].plugins, second);
+  EXPECT_TRUE(cfg->profiles[0].ArgsFor("NodeAffinity").is_null());
+  EXPECT_EQ(cfg->profiles[1].ArgsFor("NodeAffinity")["addedAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+                                                   ["nodeSelectorTerms"][0]["matchExpressions"][0]["values"][0],
+            "batch");
+}
+
+TEST(LoadTest, PluginConfigLookupAndTypeMeta) {
+  const std::string text = kHeader + R"(profiles:
+- pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      apiVersion: kubescheduler.config.k8s.io/v1
+      kind: NodeResourcesFitArgs
+      ignoredResources: [example.com/foo]
+  - name: DefaultPreemption
+  - name: VolumeBinding
+    args:
+      bindTimeoutSeconds: 300
+)";
+  auto cfg = LoadConfigFromString(text, "cfg.yaml", FullRegistry());
+  ASSERT_TRUE(cfg.has_value()) << cfg.error();
+  const Profile& p = cfg->profiles[0];
+  EXPECT_EQ(PluginConfigIndex(p, "NodeResourcesFit"), 0u);
+  EXPECT_EQ(PluginConfigIndex(p, "DefaultPreemption"), 1u);
+  EXPECT_EQ(PluginConfigIndex(p, "VolumeBinding"), 2u);
+  EXPECT_EQ(PluginConfigIndex(p, "ImageLocality"), std::nullopt);
+  // TypeMeta is checked and removed: the factory sees only the args' own fields.
+  EXPECT_EQ(p.ArgsFor("NodeResourcesFit"), json::parse(R"({"ignoredResources": ["example.com/foo"]})"));
+  EXPECT_TRUE(p.ArgsFor("DefaultPreemption").is_null());
+  EXPECT_TRUE(p.ArgsFor("ImageLocality").is_null());
+}
+
+TEST(LoadTest, ScalarsKeepTheirYamlTypes) {
+  const std::string text = kHeader + R"(profiles:
+- pluginConfig:
+  - name: NodeAffinity
+    args:
+      quoted: "10"
+      number: 10
+      float: 0.5
+      flag: true
+      empty: null
+      tilde: ~
+      text: MostAllocated
+      big: 9223372036854775807
+)";
+  auto cfg = LoadConfigFromString(text, "cfg.yaml", FullRegistry());
+  ASSERT_TRUE(cfg.has_value()) << cfg.error();
+  const json& args = cfg->profiles[0].ArgsFor("NodeAffinity");
+  EXPECT_EQ(args["quoted"], json("10"));
+  EXPECT_EQ(args["number"], json(10));
+  EXPECT_TRUE(args["number"].is_number_integer());
+  EXPECT_EQ(args["float"], json(0.5));
+  EXPECT_EQ(args["flag"], json(true));
+  EXPECT_TRUE(args["empty"].is_null());
+  EXPECT_TRUE(args["tilde"].is_null());
+  EXPECT_EQ(args["text"], json("MostAllocated"));
+  EXPECT_EQ(args["big"].get<int64_t>(), INT64_MAX);
+}
+
+TEST(LoadTest, ConfigFiles) {
+  framework::Registry registry = FullRegistry();
+  auto missing = LoadConfigFile("/nonexistent/kubesched.yaml", registry);
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_EQ(missing.error(), "/nonexistent/kubesched.yaml: cannot open: No such file or directory");
+
+  std::filesystem::path dir = SourceDir() / "examples" / "configs";
+  {
+    SCOPED_TRACE("most-allocated.yaml");
+    auto cfg = LoadConfigFile((dir / "most-allocated.yaml").string(), registry);
+    ASSERT_TRUE(cfg.has_value()) << cfg.error();
+    ASSERT_EQ(cfg->profiles.size(), 1u);
+    const Profile& p = cfg->profiles[0];
+    EXPECT_EQ(p.scheduler_name, "default-scheduler");
+    EXPECT_EQ(p.plugins.multi_point.enabled, DefaultMultiPoint());
+    EXPECT_EQ(p.ArgsFor("NodeResourcesFit"), json::parse(R"({"scoringStrategy": {"type": "MostAllocated",
+        "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}})"));
+    EXPECT_TRUE(p.ArgsFor("PodTopologySpread").is_null());
+  }
+  {
+    SCOPED_TRACE("most-allocated-no-spread.yaml");
+    auto cfg = LoadConfigFile((dir / "most-allocated-no-spread.yaml").string(), registry);
+    ASSERT_TRUE(cfg.has_value()) << cfg.error();
+    ASSERT_EQ(cfg->profiles.size(), 1u);
+    const Profile& p = cfg->profiles[0];
+    EXPECT_EQ(p.plugins.multi_point.enabled, DefaultMultiPoint());
+    EXPECT_EQ(p.ArgsFor("NodeResourcesFit")["scoringStrategy"]["type"], "MostAllocated");
+    EXPECT_EQ(p.ArgsFor("PodTopologySpread"), json::parse(R"({"defaultingType": "List", "defaultConstraints": []})"));
+  }
+}
+
+// With the real in-tree registry: the defaults are upstream's order restricted to what is
+// implemented, the examples load, and every args block they carry is accepted by its factory.
+TEST(LoadTest, InTreeRegistry) {
+  framework::Registry registry;
+  plugins::RegisterInTreePlugins(registry);
+  Configuration defaults = DefaultConfiguration(registry);
+  const auto& enabled = defaults.profiles[0].plugins.multi_point.enabled;
+  for (const char* name : {"PrioritySort", "NodeResourcesFit", "DefaultBinder"}) {
+    EXPECT_TRUE(std::ranges::any_of(enabled, [&](const PluginRef& p) { return p.name == name; })) << name;
+  }
+  size_t next = 0;
+  auto upstream = UpstreamDefaultPlugins();
+  for (const PluginRef& p : enabled) {
+    EXPECT_NE(registry.Find(p.name), nullptr) << p.name;
+    EXPECT_EQ(ClassifyUpstreamPlugin(p.name), UpstreamPlugin::kInTree) << p.name;
+    auto it = std::find(upstream.begin() + next, upstream.end(), p);  // same weight, upstream order
+    ASSERT_NE(it, upstream.end()) << p.name;
+    next = it - upstream.begin() + 1;
+  }
+
+  std::filesystem::path dir = SourceDir() / "examples" / "configs";
+  for (const char* file : {"most-allocated.yaml", "most-allocated-no-spread.yaml"}) {
+    SCOPED_TRACE(file);
+    auto cfg = LoadConfigFile((dir / file).string(), registry);
+    ASSERT_TRUE(cfg.has_value()) << cfg.error();
+    for (const PluginConfig& pc : cfg->profiles[0].plugin_config) {
+      const framework::PluginFactory* factory = registry.Find(pc.name);
+      if (factory == nullptr) continue;  // an in-tree plugin not implemented yet
+      testing::FakeHandle handle;
+      auto plugin = (*factory)(pc.args, handle);
+      EXPECT_TRUE(plugin.has_value()) << pc.name << ": " << plugin.error();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kubesched::config

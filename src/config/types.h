@@ -1,0 +1,122 @@
+#pragma once
+// The decoded, defaulted and validated KubeSchedulerConfiguration
+// (kubescheduler.config.k8s.io/v1): plain data the framework runtime and the scheduler build
+// their profiles from. Produced by LoadConfigFile / DefaultConfiguration (config/load.h).
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kubesched::config {
+
+//! One entry of an `enabled` or `disabled` list.
+struct PluginRef {
+  std::string name;
+  //! Score weight; 0 means "not set" (the runtime then uses 1 for a score plugin, as upstream).
+  //! Ignored outside score/multiPoint.
+  int32_t weight = 0;
+
+  bool operator==(const PluginRef&) const = default;
+};
+
+//! The plugins of one extension point. After loading, `enabled` is the merge of upstream's
+//! defaults with the file (see MergePluginSet in config/default_plugins.h) and `disabled` keeps
+//! the names the file disabled ("*" = all defaults): the runtime needs it to know which
+//! multiPoint plugins must not be expanded into this point.
+struct PluginSet {
+  std::vector<PluginRef> enabled;
+  std::vector<PluginRef> disabled;
+
+  //! True when `disabled` holds this name or "*".
+  bool IsDisabled(std::string_view name) const;
+  bool operator==(const PluginSet&) const = default;
+};
+
+//! Per extension point plugin lists. multi_point plugins are expanded by the runtime into every
+//! extension point they implement (upstream's MultiPoint semantics).
+struct Plugins {
+  PluginSet pre_enqueue;
+  PluginSet queue_sort;
+  PluginSet pre_filter;
+  PluginSet filter;
+  PluginSet post_filter;
+  PluginSet pre_score;
+  PluginSet score;
+  PluginSet reserve;
+  PluginSet permit;
+  PluginSet pre_bind;
+  PluginSet bind;
+  PluginSet post_bind;
+  PluginSet multi_point;
+
+  bool operator==(const Plugins&) const = default;
+};
+
+//! An extension point field of Plugins with its name in the file.
+struct ExtensionPointField {
+  std::string_view name;
+  PluginSet Plugins::*member;
+};
+
+//! All fields of Plugins, multiPoint first, then in upstream's order.
+inline constexpr std::array<ExtensionPointField, 13> kExtensionPoints = {{
+    {"multiPoint", &Plugins::multi_point},
+    {"preEnqueue", &Plugins::pre_enqueue},
+    {"queueSort", &Plugins::queue_sort},
+    {"preFilter", &Plugins::pre_filter},
+    {"filter", &Plugins::filter},
+    {"postFilter", &Plugins::post_filter},
+    {"preScore", &Plugins::pre_score},
+    {"score", &Plugins::score},
+    {"reserve", &Plugins::reserve},
+    {"permit", &Plugins::permit},
+    {"preBind", &Plugins::pre_bind},
+    {"bind", &Plugins::bind},
+    {"postBind", &Plugins::post_bind},
+}};
+
+//! A pluginConfig entry. `args` is the JSON object given in the file with any `apiVersion` and
+//! `kind` removed (they are checked while loading), or null when the file gives none; the
+//! plugin's factory applies its defaults and validates it.
+struct PluginConfig {
+  std::string name;
+  nlohmann::json args;
+
+  bool operator==(const PluginConfig&) const = default;
+};
+
+struct Profile {
+  std::string scheduler_name;
+  //! Overrides Configuration::percentage_of_nodes_to_score for this profile when set.
+  std::optional<int32_t> percentage_of_nodes_to_score;
+  Plugins plugins;
+  std::vector<PluginConfig> plugin_config;
+
+  //! The args configured for plugin `name`, or a null json when there are none.
+  const nlohmann::json& ArgsFor(std::string_view name) const;
+};
+
+//! Index of plugin `name` in profile.plugin_config, so that the runtime can report an args error
+//! as `profiles[i].pluginConfig[j].args.<field>`; nullopt when the plugin has no entry.
+std::optional<size_t> PluginConfigIndex(const Profile& profile, std::string_view name);
+
+struct Configuration {
+  int32_t parallelism = 16;
+  //! Unset means adaptive (upstream's default 0: 50% on 100 nodes down to 5% on 5000+ nodes).
+  std::optional<int32_t> percentage_of_nodes_to_score;
+  int64_t pod_initial_backoff_seconds = 1;
+  int64_t pod_max_backoff_seconds = 10;
+  //! At least one after loading; scheduler names are unique and non-empty.
+  std::vector<Profile> profiles;
+  //! The `extenders` list as written in the file (null when absent); only the checks of
+  //! upstream's validateExtenders were applied.
+  nlohmann::json extenders;
+};
+
+}  // namespace kubesched::config

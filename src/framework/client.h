@@ -1,0 +1,40 @@
+#pragma once
+// ClusterClient: what plugins and the scheduler may ask of the cluster. Implemented by the
+// simulated cluster and by the real API client (cluster/).
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/types.h"
+#include "framework/status.h"
+
+namespace kubesched::framework {
+
+class ClusterClient {
+ public:
+  virtual ~ClusterClient() = default;
+  //! Binds the pod to the node (pods/binding). Error when the pod is gone or already bound.
+  virtual Status Bind(const api::Pod& pod, const std::string& node_name) = 0;
+  //! Evicts (deletes) a pod, as preemption does.
+  virtual Status DeletePod(const api::Pod& pod, std::string_view reason) = 0;
+  //! Sets (or, with "", clears) status.nominatedNodeName.
+  virtual Status SetNominatedNodeName(const api::Pod& pod, const std::string& node_name) = 0;
+  //! Records the PodScheduled condition (reason Unschedulable / SchedulerError and a message).
+  virtual Status SetPodScheduledCondition(const api::Pod& pod, const api::PodCondition& condition) = 0;
+  //! The labels of a namespace, or nullopt when it does not exist.
+  virtual std::optional<api::Labels> NamespaceLabels(std::string_view name) const = 0;
+  virtual std::vector<std::shared_ptr<const api::PodDisruptionBudget>> ListPodDisruptionBudgets() const = 0;
+  //! The label selector of the workload controlling `pod` (its controller owner reference of kind
+  //! ReplicaSet, StatefulSet or ReplicationController, looked up in the pod's namespace), or
+  //! nullopt when the pod has no such controller or it no longer exists. PodTopologySpread builds
+  //! its default constraints' selector from it (upstream's helper.DefaultSelector); other
+  //! controller kinds (Job, DaemonSet) yield nullopt as upstream.
+  virtual std::optional<api::LabelSelector> ControllerSelector(const api::Pod& pod) const {
+    return std::nullopt;
+  }
+};
+
+}  // namespace kubesched::framework

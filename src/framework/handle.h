@@ -1,0 +1,75 @@
+#pragma once
+// Handle: what the framework gives a plugin for its whole life: the cycle's snapshot, the
+// waiting pods, the nominated pods, the cluster client, the clock, the worker pool, and the
+// runners preemption needs to re-evaluate Filter plugins.
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "framework/client.h"
+#include "framework/cycle_state.h"
+#include "framework/interface.h"
+#include "framework/listers.h"
+#include "util/clock.h"
+#include "util/parallelizer.h"
+
+namespace kubesched::framework {
+
+//! A pod whose Permit returned Wait. Allow/Reject may be called from any thread.
+class WaitingPod {
+ public:
+  virtual ~WaitingPod() = default;
+  virtual const api::Pod& pod() const = 0;
+  //! Plugins that have not allowed the pod yet.
+  virtual std::vector<std::string> GetPendingPlugins() const = 0;
+  //! Marks `plugin` as allowing the pod; when no plugin is pending the pod proceeds to binding.
+  virtual void Allow(std::string_view plugin) = 0;
+  //! Rejects the pod: it is unreserved and requeued.
+  virtual void Reject(std::string_view plugin, std::string message) = 0;
+};
+
+//! Pods nominated to a node by preemption, which Filter accounts for (as upstream's PodNominator).
+class PodNominator {
+ public:
+  virtual ~PodNominator() = default;
+  virtual void AddNominatedPod(PodInfoPtr pod, const std::string& node_name) = 0;
+  virtual void DeleteNominatedPodIfExists(const api::Pod& pod) = 0;
+  virtual std::vector<PodInfoPtr> NominatedPodsForNode(const std::string& node_name) const = 0;
+};
+
+//! Runs the profile's plugins on demand (used by preemption's what-if evaluation).
+class PluginsRunner {
+ public:
+  virtual ~PluginsRunner() = default;
+  virtual std::pair<PreFilterResult, Status> RunPreFilterPlugins(CycleState& state, const PodInfo& pod) = 0;
+  virtual Status RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod_to_schedule,
+                                             const PodInfo& pod_to_add, const NodeInfo& node_info) = 0;
+  virtual Status RunPreFilterExtensionRemovePod(CycleState& state, const PodInfo& pod_to_schedule,
+                                                const PodInfo& pod_to_remove, const NodeInfo& node_info) = 0;
+  virtual Status RunFilterPlugins(const CycleState& state, const PodInfo& pod, const NodeInfo& node_info) = 0;
+  //! Filter with the node's nominated pods of equal or higher priority counted (upstream's
+  //! two-pass evaluation).
+  virtual Status RunFilterPluginsWithNominatedPods(CycleState& state, const PodInfo& pod,
+                                                   const NodeInfo& node_info) = 0;
+};
+
+class Handle : public PluginsRunner {
+ public:
+  //! The snapshot of the current cycle. Valid only during a scheduling cycle.
+  virtual const NodeInfoLister& SnapshotSharedLister() const = 0;
+  virtual void IterateOverWaitingPods(const std::function<void(WaitingPod&)>& fn) = 0;
+  //! The waiting pod with this uid, or nullptr.
+  virtual std::shared_ptr<WaitingPod> GetWaitingPod(std::string_view uid) = 0;
+  //! Rejects the waiting pod with this uid; false when there is none.
+  virtual bool RejectWaitingPod(std::string_view uid) = 0;
+  virtual ClusterClient& client() = 0;
+  virtual PodNominator& nominator() = 0;
+  virtual const util::Clock& clock() const = 0;
+  virtual util::Parallelizer& parallelizer() = 0;
+  virtual std::string_view profile_name() const = 0;
+};
+
+}  // namespace kubesched::framework

@@ -1,0 +1,196 @@
+#pragma once
+// The Scheduling Framework's plugin API: one abstract class per extension point, all deriving
+// from Plugin. A plugin derives from exactly the points it implements. Contracts follow
+// upstream's kube-scheduler framework interface.
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "framework/cycle_state.h"
+#include "framework/events.h"
+#include "framework/node_info.h"
+#include "framework/pod_info.h"
+#include "framework/status.h"
+
+namespace kubesched::framework {
+
+inline constexpr int64_t kMaxNodeScore = 100;
+inline constexpr int64_t kMinNodeScore = 0;
+inline constexpr int64_t kMaxTotalScore = INT64_MAX;
+
+class Plugin {
+ public:
+  virtual ~Plugin() = default;
+  //! The plugin's registered name, a string constant with static storage.
+  virtual std::string_view Name() const = 0;
+};
+
+//! Runs when a pod is added to the queue. Non-success keeps the pod out of activeQ (gated) until
+//! an event it registered for; must be cheap and must not depend on cluster state it does not
+//! register events for.
+class PreEnqueuePlugin : public virtual Plugin {
+ public:
+  virtual Status PreEnqueue(const api::Pod& pod) = 0;
+};
+
+//! Orders activeQ. Exactly one QueueSort plugin per profile; all profiles must use the same one.
+class QueueSortPlugin : public virtual Plugin {
+ public:
+  //! Strict weak ordering: true when a should be scheduled before b.
+  virtual bool Less(const QueuedPodInfo& a, const QueuedPodInfo& b) const = 0;
+};
+
+//! Plugins that can reject pods say which cluster events may make a rejected pod schedulable.
+//! A plugin that rejects but does not implement this is treated as registering every event.
+class EnqueueExtensions : public virtual Plugin {
+ public:
+  virtual std::vector<ClusterEventWithHint> EventsToRegister() const = 0;
+};
+
+//! Nodes a PreFilter plugin restricts the cycle to; nullopt means all nodes.
+struct PreFilterResult {
+  std::optional<std::set<std::string>> node_names;
+  bool AllNodes() const { return !node_names.has_value(); }
+  //! Intersection of two results.
+  PreFilterResult Merge(const PreFilterResult& other) const;
+};
+
+//! What-if hooks used by preemption and nominated-pod evaluation: update the plugin's
+//! PreFilter state as if pod_to_add were added to (or pod_to_remove removed from) node_info.
+class PreFilterExtensions {
+ public:
+  virtual ~PreFilterExtensions() = default;
+  virtual Status AddPod(CycleState& state, const PodInfo& pod_to_schedule, const PodInfo& pod_to_add,
+                        const NodeInfo& node_info) = 0;
+  virtual Status RemovePod(CycleState& state, const PodInfo& pod_to_schedule,
+                           const PodInfo& pod_to_remove, const NodeInfo& node_info) = 0;
+};
+
+//! Runs once per cycle before Filter. May compute state for Filter, restrict the nodes
+//! (PreFilterResult), return Skip (the plugin's Filter is then not run), or reject the pod
+//! (Unschedulable / UnschedulableAndUnresolvable: no node is filtered).
+class PreFilterPlugin : public virtual Plugin {
+ public:
+  virtual std::pair<PreFilterResult, Status> PreFilter(CycleState& state, const PodInfo& pod,
+                                                      std::span<const NodeInfo* const> nodes) = 0;
+  //! nullptr when the plugin's state does not depend on other pods.
+  virtual PreFilterExtensions* GetPreFilterExtensions() { return nullptr; }
+};
+
+//! Decides whether the pod can run on one node. Called concurrently for different nodes with the
+//! same (read-only) CycleState; must not mutate shared state. Returns Success, Unschedulable,
+//! UnschedulableAndUnresolvable or Error.
+class FilterPlugin : public virtual Plugin {
+ public:
+  virtual Status Filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node_info) = 0;
+};
+
+//! Why each node was rejected in a cycle. Nodes not listed share `absent_status` (set when a
+//! PreFilter restricted the nodes, so the others are UnschedulableAndUnresolvable).
+class NodeToStatus {
+ public:
+  void Set(std::string node_name, Status status) { statuses_[std::move(node_name)] = std::move(status); }
+  //! The node's status: its recorded one, else absent_status.
+  const Status& Get(const std::string& node_name) const;
+  const std::map<std::string, Status>& statuses() const { return statuses_; }
+  void set_absent_status(Status status) { absent_status_ = std::move(status); }
+  const Status& absent_status() const { return absent_status_; }
+  size_t size() const { return statuses_.size(); }
+
+ private:
+  std::map<std::string, Status> statuses_;
+  Status absent_status_{Code::kUnschedulableAndUnresolvable};
+};
+
+enum class NominatingMode { kNoop, kOverride };
+
+struct PostFilterResult {
+  NominatingMode mode = NominatingMode::kNoop;
+  std::string nominated_node_name;
+};
+
+//! Runs only when no node passed Filter (preemption lives here). Plugins run in order until one
+//! returns Success (the pod may become schedulable, nominated on a node) or
+//! UnschedulableAndUnresolvable (stop). Unschedulable means "not me, try the next".
+class PostFilterPlugin : public virtual Plugin {
+ public:
+  virtual std::pair<PostFilterResult, Status> PostFilter(CycleState& state, const PodInfo& pod,
+                                                         const NodeToStatus& filtered_statuses) = 0;
+};
+
+//! Runs once per cycle with the feasible nodes before Score. May return Skip (its Score is then not
+//! run). Any other non-success fails the cycle.
+class PreScorePlugin : public virtual Plugin {
+ public:
+  virtual Status PreScore(CycleState& state, const PodInfo& pod,
+                          std::span<const NodeInfo* const> nodes) = 0;
+};
+
+struct NodeScore {
+  std::string_view name;  //!< the node's name, valid for the cycle
+  int64_t score = 0;
+};
+using NodeScoreList = std::vector<NodeScore>;
+
+//! Rescales a score plugin's raw scores into [kMinNodeScore, kMaxNodeScore].
+class ScoreExtensions {
+ public:
+  virtual ~ScoreExtensions() = default;
+  virtual Status NormalizeScore(const CycleState& state, const PodInfo& pod, NodeScoreList& scores) = 0;
+};
+
+//! Ranks a feasible node. Called concurrently for different nodes. After NormalizeScore (if any)
+//! every score must lie in [0, 100]; the framework then multiplies by the plugin's weight.
+class ScorePlugin : public virtual Plugin {
+ public:
+  virtual std::pair<int64_t, Status> Score(const CycleState& state, const PodInfo& pod,
+                                           const NodeInfo& node_info) = 0;
+  virtual ScoreExtensions* GetScoreExtensions() { return nullptr; }
+};
+
+//! Reserve is called when the pod is assumed on a node, before the binding cycle; Unreserve when
+//! any later step fails. Unreserve runs in reverse order, must be idempotent, and must tolerate
+//! a Reserve that never ran or failed.
+class ReservePlugin : public virtual Plugin {
+ public:
+  virtual Status Reserve(CycleState& state, const PodInfo& pod, const std::string& node_name) = 0;
+  virtual void Unreserve(CycleState& state, const PodInfo& pod, const std::string& node_name) = 0;
+};
+
+//! Last step of the scheduling cycle: Success (allow), Unschedulable/Error (reject), or Wait with a
+//! timeout; a waiting pod is allowed or rejected later through the Handle's waiting pods, and a
+//! timeout rejects it.
+class PermitPlugin : public virtual Plugin {
+ public:
+  virtual std::pair<Status, std::chrono::nanoseconds> Permit(CycleState& state, const PodInfo& pod,
+                                                              const std::string& node_name) = 0;
+};
+
+//! Binding cycle, before Bind. Any non-success aborts binding (Unreserve runs, pod requeued).
+class PreBindPlugin : public virtual Plugin {
+ public:
+  virtual Status PreBind(CycleState& state, const PodInfo& pod, const std::string& node_name) = 0;
+};
+
+//! Binds the pod. Returns Skip when it does not handle this pod; the first plugin that does not
+//! skip decides.
+class BindPlugin : public virtual Plugin {
+ public:
+  virtual Status Bind(CycleState& state, const PodInfo& pod, const std::string& node_name) = 0;
+};
+
+//! Informational, after a successful bind.
+class PostBindPlugin : public virtual Plugin {
+ public:
+  virtual void PostBind(CycleState& state, const PodInfo& pod, const std::string& node_name) = 0;
+};
+
+}  // namespace kubesched::framework

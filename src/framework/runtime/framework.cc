@@ -1,0 +1,571 @@
+#include "framework/runtime/framework.h"
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace kubesched::framework::runtime {
+namespace {
+
+// Fewer nodes than this are filtered/scored on the calling thread: waking workers costs more
+// than it saves. The decision never changes a result, only where it is computed.
+constexpr size_t kMinNodesForParallelism = 128;
+
+const nlohmann::json kNullArgs;
+
+const nlohmann::json& ArgsFor(const config::Profile& profile, std::string_view name, std::optional<size_t>* index) {
+  for (size_t i = 0; i < profile.plugin_config.size(); ++i) {
+    if (profile.plugin_config[i].name == name) {
+      *index = i;
+      return profile.plugin_config[i].args;
+    }
+  }
+  return kNullArgs;
+}
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out = "[";
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i) out += " ";
+    out += names[i];
+  }
+  return out + "]";
+}
+
+// One extension point's configured list and how to test a plugin for it.
+struct PointSpec {
+  std::string_view name;  // as in the configuration file
+  const config::PluginSet* set;
+  bool (*implements)(Plugin*);
+};
+
+template <typename T>
+bool Implements(Plugin* p) {
+  return dynamic_cast<T*>(p) != nullptr;
+}
+
+}  // namespace
+
+Framework::~Framework() = default;
+
+std::expected<std::unique_ptr<Framework>, std::string> Framework::Create(const config::Profile& profile,
+                                                                           size_t profile_index,
+                                                                           const Registry& registry,
+                                                                           FrameworkDeps deps) {
+  std::unique_ptr<Framework> fw(new Framework());
+  fw->profile_name_ = profile.scheduler_name;
+  fw->percentage_of_nodes_to_score_ = profile.percentage_of_nodes_to_score;
+  fw->deps_ = deps;
+  const std::string path = fmt::format("profiles[{}]", profile_index);
+
+  // Instantiate each enabled plugin once, with its args.
+  std::map<std::string, Plugin*, std::less<>> instances;
+  auto instantiate = [&](const std::string& name, const std::string& where) -> std::expected<Plugin*, std::string> {
+    if (auto it = instances.find(name); it != instances.end()) return it->second;
+    const PluginFactory* factory = registry.Find(name);
+    if (!factory) return std::unexpected(fmt::format("{}: Invalid value: \"{}\": plugin does not exist", where, name));
+    std::optional<size_t> cfg_index;
+    const nlohmann::json& args = ArgsFor(profile, name, &cfg_index);
+    auto plugin = (*factory)(args, *fw);
+    if (!plugin) {
+      if (cfg_index) return std::unexpected(fmt::format("{}.pluginConfig[{}].args: {}", path, *cfg_index, plugin.error()));
+      return std::unexpected(fmt::format("{}: plugin {}: {}", path, name, plugin.error()));
+    }
+    Plugin* raw = plugin->get();
+    fw->owned_.push_back(std::move(*plugin));
+    instances.emplace(name, raw);
+    return raw;
+  };
+
+  const config::Plugins& plugins = profile.plugins;
+  const std::vector<PointSpec> points = {
+      {"preEnqueue", &plugins.pre_enqueue, &Implements<PreEnqueuePlugin>},
+      {"queueSort", &plugins.queue_sort, &Implements<QueueSortPlugin>},
+      {"preFilter", &plugins.pre_filter, &Implements<PreFilterPlugin>},
+      {"filter", &plugins.filter, &Implements<FilterPlugin>},
+      {"postFilter", &plugins.post_filter, &Implements<PostFilterPlugin>},
+      {"preScore", &plugins.pre_score, &Implements<PreScorePlugin>},
+      {"score", &plugins.score, &Implements<ScorePlugin>},
+      {"reserve", &plugins.reserve, &Implements<ReservePlugin>},
+      {"permit", &plugins.permit, &Implements<PermitPlugin>},
+      {"preBind", &plugins.pre_bind, &Implements<PreBindPlugin>},
+      {"bind", &plugins.bind, &Implements<BindPlugin>},
+      {"postBind", &plugins.post_bind, &Implements<PostBindPlugin>},
+  };
+
+  for (size_t i = 0; i < plugins.multi_point.enabled.size(); ++i) {
+    const auto& ref = plugins.multi_point.enabled[i];
+    auto p = instantiate(ref.name, fmt::format("{}.plugins.multiPoint.enabled[{}]", path, i));
+    if (!p) return std::unexpected(p.error());
+    if (ref.weight != 0 && !Implements<ScorePlugin>(*p)) {
+      return std::unexpected(fmt::format("{}.plugins.multiPoint.enabled[{}].weight: Invalid value: {}: plugin \"{}\" "
+                                         "does not extend score plugin, so it cannot have a weight",
+                                         path, i, ref.weight, ref.name));
+    }
+  }
+  for (const auto& point : points) {
+    for (size_t i = 0; i < point.set->enabled.size(); ++i) {
+      const auto& ref = point.set->enabled[i];
+      std::string where = fmt::format("{}.plugins.{}.enabled[{}]", path, point.name, i);
+      auto p = instantiate(ref.name, where);
+      if (!p) return std::unexpected(p.error());
+      if (!point.implements(*p)) {
+        return std::unexpected(fmt::format("{}: Invalid value: \"{}\": plugin does not extend {} plugin", where, ref.name,
+                                           point.name));
+      }
+    }
+  }
+
+  // Expand multiPoint into each extension point, in upstream's order: plugins also listed at the
+  // point (overrides, in that list's order), then multiPoint plugins, then the point's others.
+  for (const auto& point : points) {
+    const auto& specific = point.set->enabled;
+    bool disable_all = std::any_of(point.set->disabled.begin(), point.set->disabled.end(),
+                                   [](const auto& r) { return r.name == "*"; });
+    auto disabled = [&](const std::string& n) {
+      return std::any_of(point.set->disabled.begin(), point.set->disabled.end(),
+                         [&](const auto& r) { return r.name == n; });
+    };
+    auto in_specific = [&](const std::string& n) {
+      return std::any_of(specific.begin(), specific.end(), [&](const auto& r) { return r.name == n; });
+    };
+    std::vector<config::PluginRef> ordered;
+    std::vector<config::PluginRef> from_multi;
+    std::vector<std::string> overridden;
+    if (!disable_all) {
+      for (const auto& ref : plugins.multi_point.enabled) {
+        Plugin* p = instances.at(ref.name);
+        if (!point.implements(p) || disabled(ref.name)) continue;
+        if (in_specific(ref.name)) {
+          overridden.push_back(ref.name);
+          continue;
+        }
+        if (std::any_of(from_multi.begin(), from_multi.end(), [&](const auto& r) { return r.name == ref.name; })) {
+          return std::unexpected(fmt::format("{}.plugins.multiPoint: plugin \"{}\" already registered as \"{}\"", path,
+                                             ref.name, point.name));
+        }
+        from_multi.push_back(ref);
+      }
+    }
+    for (const auto& ref : specific) {
+      if (std::find(overridden.begin(), overridden.end(), ref.name) != overridden.end()) ordered.push_back(ref);
+    }
+    ordered.insert(ordered.end(), from_multi.begin(), from_multi.end());
+    for (const auto& ref : specific) {
+      if (std::find(overridden.begin(), overridden.end(), ref.name) == overridden.end()) {
+        if (std::any_of(ordered.begin(), ordered.end(), [&](const auto& r) { return r.name == ref.name; })) {
+          return std::unexpected(fmt::format("{}.plugins.{}: plugin \"{}\" already registered", path, point.name,
+                                             ref.name));
+        }
+        ordered.push_back(ref);
+      }
+    }
+
+    for (const auto& ref : ordered) {
+      Plugin* p = instances.at(ref.name);
+      if (point.name == "preEnqueue") fw->pre_enqueue_.push_back(dynamic_cast<PreEnqueuePlugin*>(p));
+      else if (point.name == "queueSort") {
+        if (fw->queue_sort_) {
+          return std::unexpected(fmt::format("{}.plugins.queueSort: Invalid value: only one queue sort plugin can be "
+                                             "enabled, found \"{}\" and \"{}\"",
+                                             path, fw->queue_sort_->Name(), ref.name));
+        }
+        fw->queue_sort_ = dynamic_cast<QueueSortPlugin*>(p);
+      } else if (point.name == "preFilter") fw->pre_filter_.push_back(dynamic_cast<PreFilterPlugin*>(p));
+      else if (point.name == "filter") fw->filter_.push_back(dynamic_cast<FilterPlugin*>(p));
+      else if (point.name == "postFilter") fw->post_filter_.push_back(dynamic_cast<PostFilterPlugin*>(p));
+      else if (point.name == "preScore") fw->pre_score_.push_back(dynamic_cast<PreScorePlugin*>(p));
+      else if (point.name == "score") {
+        fw->score_.push_back(dynamic_cast<ScorePlugin*>(p));
+        fw->score_weights_.push_back(ref.weight == 0 ? 1 : ref.weight);
+      } else if (point.name == "reserve") fw->reserve_.push_back(dynamic_cast<ReservePlugin*>(p));
+      else if (point.name == "permit") fw->permit_.push_back(dynamic_cast<PermitPlugin*>(p));
+      else if (point.name == "preBind") fw->pre_bind_.push_back(dynamic_cast<PreBindPlugin*>(p));
+      else if (point.name == "bind") fw->bind_.push_back(dynamic_cast<BindPlugin*>(p));
+      else if (point.name == "postBind") fw->post_bind_.push_back(dynamic_cast<PostBindPlugin*>(p));
+    }
+  }
+
+  if (!fw->queue_sort_) return std::unexpected(fmt::format("{}.plugins.queueSort: Required value: no queue sort plugin is enabled", path));
+  if (fw->bind_.empty()) return std::unexpected(fmt::format("{}.plugins.bind: Required value: at least one bind plugin is needed", path));
+
+  // Plugins that can reject a pod say which events may undo the rejection.
+  std::set<Plugin*> seen;
+  auto add_enqueue = [&](Plugin* p) {
+    if (!seen.insert(p).second) return;
+    fw->enqueue_extensions_.push_back(dynamic_cast<EnqueueExtensions*>(p));  // may be null: all events
+  };
+  for (auto* p : fw->pre_enqueue_) add_enqueue(p);
+  for (auto* p : fw->pre_filter_) add_enqueue(p);
+  for (auto* p : fw->filter_) add_enqueue(p);
+  for (auto* p : fw->reserve_) add_enqueue(p);
+  for (auto* p : fw->permit_) add_enqueue(p);
+  return fw;
+}
+
+std::vector<std::pair<std::string, std::vector<ClusterEventWithHint>>> Framework::EnqueueEvents() const {
+  std::vector<std::pair<std::string, std::vector<ClusterEventWithHint>>> out;
+  auto add = [&](Plugin* p) {
+    for (const auto& [n, e] : out) {
+      if (n == p->Name()) return;
+    }
+    if (auto* ext = dynamic_cast<EnqueueExtensions*>(p)) {
+      out.emplace_back(std::string(p->Name()), ext->EventsToRegister());
+    } else {
+      // A plugin that does not say is woken by every event.
+      out.emplace_back(std::string(p->Name()),
+                       std::vector<ClusterEventWithHint>{{ClusterEvent{EventResource::kWildCard, action::kAll, "*"}, nullptr}});
+    }
+  };
+  for (auto* p : pre_enqueue_) add(p);
+  for (auto* p : pre_filter_) add(p);
+  for (auto* p : filter_) add(p);
+  for (auto* p : reserve_) add(p);
+  for (auto* p : permit_) add(p);
+  return out;
+}
+
+// --- Handle ---------------------------------------------------------------------------------
+
+void Framework::IterateOverWaitingPods(const std::function<void(WaitingPod&)>& fn) { deps_.waiting_pods->Iterate(fn); }
+
+std::shared_ptr<WaitingPod> Framework::GetWaitingPod(std::string_view uid) { return deps_.waiting_pods->Get(uid); }
+
+bool Framework::RejectWaitingPod(std::string_view uid) {
+  auto wp = deps_.waiting_pods->Get(uid);
+  if (!wp) return false;
+  wp->Reject("", "removed");
+  return true;
+}
+
+// --- Extension points -----------------------------------------------------------------------
+
+Status Framework::RunPreEnqueuePlugins(const api::Pod& pod) {
+  for (auto* p : pre_enqueue_) {
+    Status s = p->PreEnqueue(pod);
+    if (!s.IsSuccess()) {
+      s.WithPlugin(p->Name());
+      if (!s.IsRejected()) return Status::Error(fmt::format("running PreEnqueue plugin {}: {}", p->Name(), s.Message())).WithPlugin(p->Name());
+      return s;
+    }
+  }
+  return {};
+}
+
+std::pair<PreFilterResult, Status> Framework::RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
+                                                                 std::vector<std::string>* narrowing) {
+  PreFilterResult result;
+  std::vector<std::string> plugins_with_nodes;
+  std::span<const NodeInfo* const> nodes = snapshot_ ? snapshot_->List() : std::span<const NodeInfo* const>{};
+  for (auto* p : pre_filter_) {
+    auto [r, s] = p->PreFilter(state, pod, nodes);
+    if (s.IsSkip()) {
+      state.skip_filter_plugins.push_back(p->Name());
+      continue;
+    }
+    if (!s.IsSuccess()) {
+      s.WithPlugin(p->Name());
+      if (s.IsRejected()) return {PreFilterResult{}, std::move(s)};
+      return {PreFilterResult{},
+              Status::Error(fmt::format("running PreFilter plugin \"{}\": {}", p->Name(), s.Message())).WithPlugin(p->Name())};
+    }
+    if (!r.AllNodes()) plugins_with_nodes.emplace_back(p->Name());
+    result = result.Merge(r);
+    if (!result.AllNodes() && result.node_names->empty()) {
+      std::string msg = plugins_with_nodes.size() == 1
+                            ? fmt::format("node(s) didn't satisfy plugin {}", plugins_with_nodes[0])
+                            : fmt::format("node(s) didn't satisfy plugin(s) {} simultaneously", JoinNames(plugins_with_nodes));
+      Status st(Code::kUnschedulable, msg);
+      st.WithPlugin(p->Name());
+      return {PreFilterResult{}, std::move(st)};
+    }
+  }
+  if (narrowing) *narrowing = std::move(plugins_with_nodes);
+  return {std::move(result), {}};
+}
+
+Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod_to_schedule,
+                                              const PodInfo& pod_to_add, const NodeInfo& node_info) {
+  for (auto* p : pre_filter_) {
+    if (state.SkipsFilter(p->Name())) continue;
+    PreFilterExtensions* ext = p->GetPreFilterExtensions();
+    if (!ext) continue;
+    Status s = ext->AddPod(state, pod_to_schedule, pod_to_add, node_info);
+    if (!s.IsSuccess()) {
+      return Status::Error(fmt::format("running AddPod on PreFilter plugin \"{}\": {}", p->Name(), s.Message())).WithPlugin(p->Name());
+    }
+  }
+  return {};
+}
+
+Status Framework::RunPreFilterExtensionRemovePod(CycleState& state, const PodInfo& pod_to_schedule,
+                                                 const PodInfo& pod_to_remove, const NodeInfo& node_info) {
+  for (auto* p : pre_filter_) {
+    if (state.SkipsFilter(p->Name())) continue;
+    PreFilterExtensions* ext = p->GetPreFilterExtensions();
+    if (!ext) continue;
+    Status s = ext->RemovePod(state, pod_to_schedule, pod_to_remove, node_info);
+    if (!s.IsSuccess()) {
+      return Status::Error(fmt::format("running RemovePod on PreFilter plugin \"{}\": {}", p->Name(), s.Message())).WithPlugin(p->Name());
+    }
+  }
+  return {};
+}
+
+Status Framework::RunFilterPlugins(const CycleState& state, const PodInfo& pod, const NodeInfo& node_info) {
+  for (auto* p : filter_) {
+    if (!state.skip_filter_plugins.empty() && state.SkipsFilter(p->Name())) continue;
+    Status s = p->Filter(state, pod, node_info);
+    if (!s.IsSuccess()) {
+      if (!s.IsRejected()) {
+        return Status::Error(fmt::format("running \"{}\" filter plugin: {}", p->Name(), s.Message())).WithPlugin(p->Name());
+      }
+      s.WithPlugin(p->Name());
+      return s;
+    }
+  }
+  return {};
+}
+
+std::vector<std::pair<std::string_view, Status>> Framework::ExplainFilter(const CycleState& state, const PodInfo& pod,
+                                                                          const NodeInfo& node_info) {
+  std::vector<std::pair<std::string_view, Status>> out;
+  for (auto* p : filter_) {
+    if (state.SkipsFilter(p->Name())) {
+      out.emplace_back(p->Name(), Status::Skip());
+      continue;
+    }
+    out.emplace_back(p->Name(), p->Filter(state, pod, node_info));
+  }
+  return out;
+}
+
+Status Framework::RunFilterPluginsWithNominatedPods(CycleState& state, const PodInfo& pod, const NodeInfo& node_info) {
+  // Upstream runs Filter twice when the node has nominated pods of equal or higher priority:
+  // once as if they were running there (they may need the resources) and once without them
+  // (inter-pod affinity must not depend on pods that may never run). Both must pass.
+  std::vector<PodInfoPtr> nominated;
+  if (deps_.nominator) {
+    for (auto& p : deps_.nominator->NominatedPodsForNode(node_info.name())) {
+      if (p->pod().metadata.uid != pod.pod().metadata.uid && p->pod().Priority() >= pod.pod().Priority()) {
+        nominated.push_back(std::move(p));
+      }
+    }
+  }
+  if (!nominated.empty()) {
+    NodeInfo with = node_info;
+    std::unique_ptr<CycleState> state_with = state.Clone();
+    for (const auto& p : nominated) {
+      with.AddPod(p);
+      Status s = RunPreFilterExtensionAddPod(*state_with, pod, *p, with);
+      if (!s.IsSuccess()) return s;
+    }
+    Status s = RunFilterPlugins(*state_with, pod, with);
+    if (!s.IsSuccess()) return s;
+  }
+  return RunFilterPlugins(state, pod, node_info);
+}
+
+std::pair<PostFilterResult, Status> Framework::RunPostFilterPlugins(CycleState& state, const PodInfo& pod,
+                                                                    const NodeToStatus& statuses) {
+  std::vector<std::string> reasons;
+  Status last_rejection;
+  for (auto* p : post_filter_) {
+    auto [r, s] = p->PostFilter(state, pod, statuses);
+    s.WithPlugin(p->Name());
+    if (s.IsSuccess()) return {std::move(r), std::move(s)};
+    if (s.code() == Code::kUnschedulableAndUnresolvable) return {std::move(r), std::move(s)};
+    if (!s.IsRejected()) {
+      return {std::move(r),
+              Status::Error(fmt::format("running PostFilter plugin \"{}\": {}", p->Name(), s.Message())).WithPlugin(p->Name())};
+    }
+    for (const auto& reason : s.reasons()) reasons.push_back(reason);
+    last_rejection = std::move(s);
+  }
+  Status out(Code::kUnschedulable, std::move(reasons));
+  out.WithPlugin(last_rejection.plugin());
+  return {PostFilterResult{}, std::move(out)};
+}
+
+Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const> nodes) {
+  for (auto* p : pre_score_) {
+    Status s = p->PreScore(state, pod, nodes);
+    if (s.IsSkip()) {
+      state.skip_score_plugins.push_back(p->Name());
+      continue;
+    }
+    if (!s.IsSuccess()) {
+      return Status::Error(fmt::format("running PreScore plugin \"{}\": {}", p->Name(), s.Message())).WithPlugin(p->Name());
+    }
+  }
+  return {};
+}
+
+std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
+                                                                            std::span<const NodeInfo* const> nodes) {
+  // Plugins that run this cycle.
+  std::vector<size_t> active;
+  for (size_t i = 0; i < score_.size(); ++i) {
+    if (!state.SkipsScore(score_[i]->Name())) active.push_back(i);
+  }
+  const size_t num_nodes = nodes.size();
+  std::vector<NodeScoreList> per_plugin(active.size(), NodeScoreList(num_nodes));
+  std::atomic<bool> failed{false};
+  Status first_error;
+  std::mutex error_mu;
+
+  auto score_node = [&](int idx) {
+    const NodeInfo& node = *nodes[static_cast<size_t>(idx)];
+    for (size_t k = 0; k < active.size(); ++k) {
+      auto [score, s] = score_[active[k]]->Score(state, pod, node);
+      if (!s.IsSuccess()) {
+        std::lock_guard lock(error_mu);
+        if (!failed.exchange(true)) {
+          first_error = Status::Error(fmt::format("running Score plugin \"{}\": {}", score_[active[k]]->Name(), s.Message()));
+          first_error.WithPlugin(score_[active[k]]->Name());
+        }
+        return;
+      }
+      per_plugin[k][static_cast<size_t>(idx)] = NodeScore{node.name(), score};
+    }
+  };
+  if (num_nodes >= kMinNodesForParallelism) {
+    deps_.parallelizer->Until(static_cast<int>(num_nodes), score_node);
+  } else {
+    for (size_t i = 0; i < num_nodes; ++i) score_node(static_cast<int>(i));
+  }
+  if (failed) return {{}, first_error};
+
+  for (size_t k = 0; k < active.size(); ++k) {
+    ScorePlugin* p = score_[active[k]];
+    if (ScoreExtensions* ext = p->GetScoreExtensions()) {
+      Status s = ext->NormalizeScore(state, pod, per_plugin[k]);
+      if (!s.IsSuccess()) {
+        return {{}, Status::Error(fmt::format("running Normalize on Score plugin \"{}\": {}", p->Name(), s.Message())).WithPlugin(p->Name())};
+      }
+    }
+  }
+
+  std::vector<NodePluginScores> out(num_nodes);
+  for (size_t i = 0; i < num_nodes; ++i) {
+    out[i].node = nodes[i];
+    out[i].scores.reserve(active.size());
+  }
+  for (size_t k = 0; k < active.size(); ++k) {
+    ScorePlugin* p = score_[active[k]];
+    int64_t weight = score_weights_[active[k]];
+    for (size_t i = 0; i < num_nodes; ++i) {
+      int64_t s = per_plugin[k][i].score;
+      if (s > kMaxNodeScore || s < kMinNodeScore) {
+        return {{}, Status::Error(fmt::format("plugin \"{}\" returns an invalid score {}, it should in the range of [{}, {}] "
+                                              "after normalizing",
+                                              p->Name(), s, kMinNodeScore, kMaxNodeScore))
+                        .WithPlugin(p->Name())};
+      }
+      out[i].scores.push_back(PluginScore{p->Name(), s * weight});
+      out[i].total += s * weight;
+    }
+  }
+  return {std::move(out), {}};
+}
+
+Status Framework::RunReservePluginsReserve(CycleState& state, const PodInfo& pod, const std::string& node_name) {
+  for (auto* p : reserve_) {
+    Status s = p->Reserve(state, pod, node_name);
+    if (!s.IsSuccess()) {
+      s.WithPlugin(p->Name());
+      if (s.IsRejected()) return s;
+      return Status::Error(fmt::format("running Reserve plugin \"{}\": {}", p->Name(), s.Message())).WithPlugin(p->Name());
+    }
+  }
+  return {};
+}
+
+void Framework::RunReservePluginsUnreserve(CycleState& state, const PodInfo& pod, const std::string& node_name) {
+  for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) (*it)->Unreserve(state, pod, node_name);
+}
+
+Status Framework::RunPermitPlugins(CycleState& state, const PodInfoPtr& pod, const std::string& node_name,
+                                   WaitingPodImpl::OnDone on_done) {
+  std::map<std::string_view, int64_t> deadlines;
+  const int64_t now = deps_.clock->NowNs();
+  // Upstream caps a Permit wait at 15 minutes.
+  constexpr int64_t kMaxWaitNs = 15LL * 60 * util::kNanosPerSecond;
+  for (auto* p : permit_) {
+    auto [s, timeout] = p->Permit(state, *pod, node_name);
+    if (s.IsSuccess()) continue;
+    if (s.IsWait()) {
+      int64_t t = std::min<int64_t>(timeout.count(), kMaxWaitNs);
+      deadlines[p->Name()] = now + t;
+      continue;
+    }
+    s.WithPlugin(p->Name());
+    if (s.IsRejected()) return s;
+    return Status::Error(fmt::format("running Permit plugin \"{}\": {}", p->Name(), s.Message())).WithPlugin(p->Name());
+  }
+  if (!deadlines.empty()) {
+    auto wp = std::make_shared<WaitingPodImpl>(pod, std::move(deadlines), std::move(on_done));
+    deps_.waiting_pods->Add(std::move(wp), now);
+    return Status::Wait();
+  }
+  return {};
+}
+
+Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node_name) {
+  for (auto* p : pre_bind_) {
+    Status s = p->PreBind(state, pod, node_name);
+    if (s.IsSkip()) continue;
+    if (!s.IsSuccess()) {
+      s.WithPlugin(p->Name());
+      if (s.IsRejected()) return s;
+      return Status::Error(fmt::format("running PreBind plugin \"{}\": {}", p->Name(), s.Message())).WithPlugin(p->Name());
+    }
+  }
+  return {};
+}
+
+Status Framework::RunBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node_name) {
+  Status last = Status::Skip();
+  for (auto* p : bind_) {
+    Status s = p->Bind(state, pod, node_name);
+    if (s.IsSkip()) continue;
+    s.WithPlugin(p->Name());
+    if (!s.IsSuccess()) {
+      if (s.IsRejected()) return s;
+      return Status::Error(fmt::format("running Bind plugin \"{}\": {}", p->Name(), s.Message())).WithPlugin(p->Name());
+    }
+    return s;
+  }
+  return last;
+}
+
+void Framework::RunPostBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node_name) {
+  for (auto* p : post_bind_) p->PostBind(state, pod, node_name);
+}
+
+std::vector<std::string> Framework::PluginNames(std::string_view point) const {
+  std::vector<std::string> out;
+  auto add = [&](const auto& list) {
+    for (auto* p : list) out.emplace_back(p->Name());
+  };
+  if (point == "preEnqueue") add(pre_enqueue_);
+  else if (point == "queueSort") { if (queue_sort_) out.emplace_back(queue_sort_->Name()); }
+  else if (point == "preFilter") add(pre_filter_);
+  else if (point == "filter") add(filter_);
+  else if (point == "postFilter") add(post_filter_);
+  else if (point == "preScore") add(pre_score_);
+  else if (point == "score") {
+    for (size_t i = 0; i < score_.size(); ++i) out.push_back(fmt::format("{}:{}", score_[i]->Name(), score_weights_[i]));
+  }
+  else if (point == "reserve") add(reserve_);
+  else if (point == "permit") add(permit_);
+  else if (point == "preBind") add(pre_bind_);
+  else if (point == "bind") add(bind_);
+  else if (point == "postBind") add(post_bind_);
+  return out;
+}
+
+}  // namespace kubesched::framework::runtime

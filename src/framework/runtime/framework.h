@@ -1,0 +1,149 @@
+#pragma once
+// The framework runtime: one instance per scheduler profile. Builds the profile's plugins from the
+// registry and runs each extension point in order with upstream's rules (first rejecting Filter
+// wins, PostFilter stops at the first success, scores normalised then weighted, Unreserve in
+// reverse, first non-skipping Bind wins, ...). Implements the Handle given to plugins.
+
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "config/types.h"
+#include "framework/handle.h"
+#include "framework/interface.h"
+#include "framework/registry.h"
+#include "framework/runtime/waiting_pods.h"
+
+namespace kubesched::framework::runtime {
+
+//! What a framework needs from the scheduler that owns it. All pointers must outlive it.
+struct FrameworkDeps {
+  ClusterClient* client = nullptr;
+  PodNominator* nominator = nullptr;
+  const util::Clock* clock = nullptr;
+  util::Parallelizer* parallelizer = nullptr;
+  WaitingPodsMap* waiting_pods = nullptr;
+};
+
+//! A plugin's scores on one node after normalisation and weighting.
+struct PluginScore {
+  std::string_view plugin;
+  int64_t score = 0;  //!< weighted
+};
+
+struct NodePluginScores {
+  const NodeInfo* node = nullptr;
+  std::vector<PluginScore> scores;
+  int64_t total = 0;
+};
+
+class Framework final : public Handle {
+ public:
+  //! Builds the profile. Errors name the field path, e.g.
+  //! "profiles[0].pluginConfig[1].args: scoringStrategy.type: Unsupported value: ...".
+  static std::expected<std::unique_ptr<Framework>, std::string> Create(const config::Profile& profile,
+                                                                         size_t profile_index,
+                                                                         const Registry& registry,
+                                                                         FrameworkDeps deps);
+  ~Framework() override;
+
+  // --- Handle -----------------------------------------------------------------------------
+  const NodeInfoLister& SnapshotSharedLister() const override { return *snapshot_; }
+  void IterateOverWaitingPods(const std::function<void(WaitingPod&)>& fn) override;
+  std::shared_ptr<WaitingPod> GetWaitingPod(std::string_view uid) override;
+  bool RejectWaitingPod(std::string_view uid) override;
+  ClusterClient& client() override { return *deps_.client; }
+  PodNominator& nominator() override { return *deps_.nominator; }
+  const util::Clock& clock() const override { return *deps_.clock; }
+  util::Parallelizer& parallelizer() override { return *deps_.parallelizer; }
+  std::string_view profile_name() const override { return profile_name_; }
+
+  //! The snapshot plugins see through the Handle; set by the scheduler before each cycle.
+  void set_snapshot(const NodeInfoLister* snapshot) { snapshot_ = snapshot; }
+
+  // --- Extension points -----------------------------------------------------------------
+  //! Returns the first rejection of a PreEnqueue plugin (with its plugin), or Success.
+  Status RunPreEnqueuePlugins(const api::Pod& pod);
+  const std::vector<PreEnqueuePlugin*>& pre_enqueue_plugins() const { return pre_enqueue_; }
+  const QueueSortPlugin* queue_sort() const { return queue_sort_; }
+  //! Plugin name → events it registered, for every plugin that can reject pods.
+  std::vector<std::pair<std::string, std::vector<ClusterEventWithHint>>> EnqueueEvents() const;
+
+  std::pair<PreFilterResult, Status> RunPreFilterPlugins(CycleState& state, const PodInfo& pod) override {
+    return RunPreFilterPlugins(state, pod, nullptr);
+  }
+  //! Also reports the plugins whose PreFilter narrowed the node set (for the diagnosis).
+  std::pair<PreFilterResult, Status> RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
+                                                         std::vector<std::string>* plugins_with_nodes);
+  Status RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod_to_schedule,
+                                     const PodInfo& pod_to_add, const NodeInfo& node_info) override;
+  Status RunPreFilterExtensionRemovePod(CycleState& state, const PodInfo& pod_to_schedule,
+                                        const PodInfo& pod_to_remove, const NodeInfo& node_info) override;
+  Status RunFilterPlugins(const CycleState& state, const PodInfo& pod, const NodeInfo& node_info) override;
+  Status RunFilterPluginsWithNominatedPods(CycleState& state, const PodInfo& pod,
+                                           const NodeInfo& node_info) override;
+  bool HasFilterPlugins() const { return !filter_.empty(); }
+
+  //! Runs PostFilter plugins: the first Success or UnschedulableAndUnresolvable stops.
+  std::pair<PostFilterResult, Status> RunPostFilterPlugins(CycleState& state, const PodInfo& pod,
+                                                           const NodeToStatus& statuses);
+  bool HasPostFilterPlugins() const { return !post_filter_.empty(); }
+
+  Status RunPreScorePlugins(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const> nodes);
+  //! Scores every node with every (non-skipped) score plugin in parallel, normalises per plugin,
+  //! applies weights, and sums.
+  std::pair<std::vector<NodePluginScores>, Status> RunScorePlugins(const CycleState& state, const PodInfo& pod,
+                                                                   std::span<const NodeInfo* const> nodes);
+  bool HasScorePlugins() const { return !score_.empty(); }
+
+  Status RunReservePluginsReserve(CycleState& state, const PodInfo& pod, const std::string& node_name);
+  void RunReservePluginsUnreserve(CycleState& state, const PodInfo& pod, const std::string& node_name);
+
+  //! Success, a rejection, or Wait (the pod is registered as waiting; `on_done` runs once when it
+  //! is allowed, rejected or times out).
+  Status RunPermitPlugins(CycleState& state, const PodInfoPtr& pod, const std::string& node_name,
+                          WaitingPodImpl::OnDone on_done);
+
+  Status RunPreBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node_name);
+  Status RunBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node_name);
+  void RunPostBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node_name);
+
+  //! For `simulate --explain`: every Filter plugin's verdict on the node (no early stop).
+  std::vector<std::pair<std::string_view, Status>> ExplainFilter(const CycleState& state, const PodInfo& pod,
+                                                                 const NodeInfo& node_info);
+
+  const std::string& name() const { return profile_name_; }
+  std::optional<int32_t> percentage_of_nodes_to_score() const { return percentage_of_nodes_to_score_; }
+  //! Every plugin's name per extension point (for logs and tests).
+  std::vector<std::string> PluginNames(std::string_view extension_point) const;
+
+ private:
+  Framework() = default;
+
+  std::string profile_name_;
+  std::optional<int32_t> percentage_of_nodes_to_score_;
+  FrameworkDeps deps_;
+  const NodeInfoLister* snapshot_ = nullptr;
+
+  std::vector<std::unique_ptr<Plugin>> owned_;
+  std::vector<PreEnqueuePlugin*> pre_enqueue_;
+  QueueSortPlugin* queue_sort_ = nullptr;
+  std::vector<PreFilterPlugin*> pre_filter_;
+  std::vector<FilterPlugin*> filter_;
+  std::vector<PostFilterPlugin*> post_filter_;
+  std::vector<PreScorePlugin*> pre_score_;
+  std::vector<ScorePlugin*> score_;
+  std::vector<int64_t> score_weights_;  // parallel to score_
+  std::vector<ReservePlugin*> reserve_;
+  std::vector<PermitPlugin*> permit_;
+  std::vector<PreBindPlugin*> pre_bind_;
+  std::vector<BindPlugin*> bind_;
+  std::vector<PostBindPlugin*> post_bind_;
+  std::vector<EnqueueExtensions*> enqueue_extensions_;
+};
+
+}  // namespace kubesched::framework::runtime

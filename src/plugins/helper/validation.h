@@ -1,0 +1,44 @@
+#pragma once
+// Upstream's validation vocabulary for plugin args: field.Error renderings
+// (k8s.io/apimachinery/pkg/util/validation/field), the aggregate error text, and the name checks
+// of k8s.io/apimachinery/pkg/util/validation (qualified names, label values, DNS subdomains),
+// with upstream's exact wording so that messages match kube-scheduler's.
+
+#include <initializer_list>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kubesched::plugins::helper {
+
+//! Go's %q rendering of a string (quotes, backslash escapes for quotes and control characters).
+std::string GoQuote(std::string_view s);
+//! Go's %#v rendering of a []string: []string{"a", "b"}, or []string(nil) when empty.
+std::string GoStringSlice(std::span<const std::string> values);
+
+//! "<path>: Invalid value: <value>: <detail>"; `value` must already be rendered (GoQuote for
+//! strings, plain digits for numbers). An empty path (the args object itself) drops "<path>: ".
+std::string FieldInvalid(std::string_view path, std::string_view rendered_value, std::string_view detail);
+//! "<path>: Unsupported value: "<value>": supported values: "a", "b"".
+std::string FieldNotSupported(std::string_view path, std::string_view value,
+                              std::initializer_list<std::string_view> supported);
+//! "<path>: Required value: <detail>".
+std::string FieldRequired(std::string_view path, std::string_view detail);
+
+//! errors.NewAggregate(errs).Error(): "" for none, the message alone for one, "[e1, e2]" for more
+//! (duplicates dropped, as upstream).
+std::string AggregateErrors(std::span<const std::string> errs);
+
+//! validation.IsQualifiedName: "[prefix/]name" with a DNS-subdomain prefix and a name of at most
+//! 63 alphanumerics, '-', '_' or '.', starting and ending alphanumeric. Empty when valid.
+std::vector<std::string> IsQualifiedName(std::string_view value);
+//! validation.IsValidLabelValue: empty or a qualified-name-like string of at most 63 characters.
+std::vector<std::string> IsValidLabelValue(std::string_view value);
+//! validation.IsDNS1123Subdomain: lowercase RFC 1123 subdomain of at most 253 characters.
+std::vector<std::string> IsDNS1123Subdomain(std::string_view value);
+
+//! Joins messages with "; " (how upstream folds several checks into one field.Error detail).
+std::string JoinDetails(std::span<const std::string> msgs);
+
+}  // namespace kubesched::plugins::helper

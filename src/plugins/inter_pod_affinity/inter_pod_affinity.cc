@@ -1,0 +1,305 @@
+// The plugin's construction, shared data structures and queueing hints (upstream's plugin.go).
+
+#include "plugins/inter_pod_affinity/inter_pod_affinity.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "plugins/inter_pod_affinity/internal.h"
+
+namespace kubesched::plugins::inter_pod_affinity {
+namespace {
+
+using framework::QueueingHint;
+
+const api::Labels kEmptyLabels;
+
+void InsertSorted(std::vector<std::string>& v, std::string_view s) {
+  auto it = std::lower_bound(v.begin(), v.end(), s);
+  if (it == v.end() || *it != s) v.insert(it, std::string(s));
+}
+
+// A pod the caller owns, viewed as a shared_ptr without taking ownership, so that PodInfo can
+// parse its terms for the duration of a call.
+framework::PodInfoPtr BorrowedPodInfo(const api::Pod& pod) {
+  return framework::PodInfo::Create(std::shared_ptr<const api::Pod>(std::shared_ptr<const api::Pod>(), &pod));
+}
+
+// Whether `other` matches one of the pending pod's terms, its namespace resolved as PreFilter
+// does (the namespace's labels against a non-empty namespaceSelector; an empty one matches all).
+bool PendingTermMatches(const framework::AffinityTerm& term, const api::Pod& other,
+                        const framework::ClusterClient& client) {
+  if (!term.namespace_selector) return term.Matches(other, nullptr);
+  if (term.namespace_selector->Empty()) return term.Matches(other, &kEmptyLabels);
+  std::optional<api::Labels> labels = client.NamespaceLabels(other.metadata.namespace_);
+  return term.Matches(other, labels ? &*labels : nullptr);
+}
+
+bool PendingMatchesAll(const std::vector<framework::AffinityTerm>& terms, const api::Pod& other,
+                       const framework::ClusterClient& client) {
+  if (terms.empty()) return false;
+  return std::all_of(terms.begin(), terms.end(),
+                     [&](const framework::AffinityTerm& t) { return PendingTermMatches(t, other, client); });
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// TopologyCounts
+
+size_t TopologyCounts::Hash::operator()(const PairView& p) const {
+  size_t h = std::hash<std::string_view>{}(p.key);
+  // boost::hash_combine
+  return h ^ (std::hash<std::string_view>{}(p.value) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+}
+
+void TopologyCounts::Add(std::string_view key, std::string_view value, int64_t delta) {
+  auto it = counts_.find(PairView{key, value});
+  if (it == counts_.end()) {
+    if (delta != 0) counts_.emplace(Pair{std::string(key), std::string(value)}, delta);
+    return;
+  }
+  it->second += delta;
+  if (it->second == 0) counts_.erase(it);
+}
+
+int64_t TopologyCounts::Get(std::string_view key, std::string_view value) const {
+  auto it = counts_.find(PairView{key, value});
+  return it == counts_.end() ? 0 : it->second;
+}
+
+bool TopologyCounts::AnyPositiveIn(const api::Labels& node_labels) const {
+  // Scan whichever side is smaller: the node's labels (a hash lookup each) or the pairs (a
+  // binary search in the labels each).
+  if (counts_.size() <= node_labels.size()) {
+    for (const auto& [pair, count] : counts_) {
+      if (count <= 0) continue;
+      const std::string* value = node_labels.Find(pair.key);
+      if (value != nullptr && *value == pair.value) return true;
+    }
+    return false;
+  }
+  for (const auto& [key, value] : node_labels) {
+    if (Get(key, value) > 0) return true;
+  }
+  return false;
+}
+
+std::map<std::pair<std::string, std::string>, int64_t> TopologyCounts::ToMap() const {
+  std::map<std::pair<std::string, std::string>, int64_t> out;
+  for (const auto& [pair, count] : counts_) out[{pair.key, pair.value}] = count;
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// IncomingTerms
+
+IncomingTerms::IncomingTerms(const std::vector<framework::AffinityTerm>& terms) {
+  terms_.reserve(terms.size());
+  for (const auto& t : terms) terms_.push_back({t, 0});
+  for (size_t i = 0; i < terms_.size(); ++i) {
+    auto& sel = terms_[i].term.namespace_selector;
+    if (sel && !sel->Empty()) {
+      selectors_.emplace_back(i, std::move(*sel));
+      sel.reset();  // merged into namespaces as they are resolved
+    }
+  }
+}
+
+IncomingTerms::IncomingTerms(const std::vector<framework::WeightedAffinityTerm>& terms) : terms_(terms) {
+  for (size_t i = 0; i < terms_.size(); ++i) {
+    auto& sel = terms_[i].term.namespace_selector;
+    if (sel && !sel->Empty()) {
+      selectors_.emplace_back(i, std::move(*sel));
+      sel.reset();
+    }
+  }
+}
+
+bool IncomingTerms::IsResolved(std::string_view ns) const {
+  return std::binary_search(resolved_namespaces_.begin(), resolved_namespaces_.end(), ns);
+}
+
+void IncomingTerms::ResolveNamespace(std::string_view ns, const std::optional<api::Labels>& labels) {
+  if (selectors_.empty() || IsResolved(ns)) return;
+  InsertSorted(resolved_namespaces_, ns);
+  if (!labels) return;
+  for (const auto& [index, selector] : selectors_) {
+    if (selector.Matches(*labels)) InsertSorted(terms_[index].term.namespaces, ns);
+  }
+}
+
+bool IncomingTerms::Matches(size_t i, const api::Pod& pod) const {
+  // Selectors left on a term are empty ({}: every namespace); the empty label set matches them.
+  return terms_[i].term.Matches(pod, &kEmptyLabels);
+}
+
+bool IncomingTerms::MatchesAll(const api::Pod& pod) const {
+  if (terms_.empty()) return false;
+  for (size_t i = 0; i < terms_.size(); ++i) {
+    if (!Matches(i, pod)) return false;
+  }
+  return true;
+}
+
+namespace internal {
+
+void ResolveNamespaces(std::span<const framework::NodeInfo* const> nodes, std::string_view own_namespace,
+                       const framework::ClusterClient& client, std::initializer_list<IncomingTerms*> term_sets) {
+  bool needed = std::any_of(term_sets.begin(), term_sets.end(), [](IncomingTerms* t) { return t->NeedsNamespaces(); });
+  if (!needed) return;
+  std::unordered_set<std::string_view> namespaces;
+  namespaces.insert(own_namespace);
+  for (const framework::NodeInfo* node : nodes) {
+    for (const auto& p : node->pods()) namespaces.insert(p->pod().metadata.namespace_);
+  }
+  for (std::string_view ns : namespaces) {
+    std::optional<api::Labels> labels = client.NamespaceLabels(ns);
+    for (IncomingTerms* t : term_sets) t->ResolveNamespace(ns, labels);
+  }
+}
+
+}  // namespace internal
+
+// ---------------------------------------------------------------------------------------------
+// TopologyScores
+
+void TopologyScores::Add(std::string_view key, std::string_view value, int64_t delta) {
+  auto it = std::find_if(keys_.begin(), keys_.end(), [&](const Entry& e) { return e.key == key; });
+  if (it == keys_.end()) {
+    keys_.push_back(Entry{std::string(key), {}});
+    it = keys_.end() - 1;
+  }
+  auto v = it->values.find(value);
+  if (v == it->values.end()) {
+    it->values.emplace(std::string(value), delta);
+  } else {
+    v->second += delta;
+  }
+}
+
+int64_t TopologyScores::Score(const api::Labels& node_labels) const {
+  int64_t score = 0;
+  for (const auto& entry : keys_) {
+    const std::string* value = node_labels.Find(entry.key);
+    if (value == nullptr) continue;
+    auto it = entry.values.find(std::string_view(*value));
+    if (it != entry.values.end()) score += it->second;
+  }
+  return score;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Plugin
+
+InterPodAffinity::InterPodAffinity(InterPodAffinityArgs args, framework::Handle& handle)
+    : args_(args), handle_(handle) {}
+
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
+                                                                   framework::Handle& handle) {
+  auto parsed = ParseArgs(args);
+  if (!parsed) return std::unexpected(parsed.error());
+  return std::make_unique<InterPodAffinity>(*parsed, handle);
+}
+
+std::vector<framework::ClusterEventWithHint> InterPodAffinity::EventsToRegister() const {
+  using framework::EventResource;
+  namespace action = framework::action;
+  return {
+      // Delete: the pod may have been rejected by an existing pod's anti-affinity, or its own
+      // anti-affinity. UpdatePodLabel: a label change can make an existing pod match (or stop
+      // matching) the pod's terms. Add: an assigned pod can satisfy the pod's affinity.
+      {{EventResource::kPod, action::kAdd | action::kUpdatePodLabel | action::kDelete, "Pod/Add|UpdatePodLabel|Delete"},
+       [this](const api::Pod& pod, const framework::EventObjects& ev) { return IsSchedulableAfterPodChange(pod, ev); }},
+      // With queueing hints on, upstream registers no UpdateNodeTaint event (it only worked
+      // around preCheck filtering out NodeAdd).
+      {{EventResource::kNode, action::kAdd | action::kUpdateNodeLabel, "Node/Add|UpdateNodeLabel"},
+       [this](const api::Pod& pod, const framework::EventObjects& ev) { return IsSchedulableAfterNodeChange(pod, ev); }},
+  };
+}
+
+QueueingHint InterPodAffinity::IsSchedulableAfterPodChange(const api::Pod& pod,
+                                                           const framework::EventObjects& event) const {
+  const api::Pod* original = event.old_pod;
+  const api::Pod* modified = event.new_pod;
+  // The pending pod's own labels changed: existing pods' anti-affinity may no longer reject it,
+  // and it may now match its own affinity terms.
+  if (modified != nullptr && modified->metadata.uid == pod.metadata.uid &&
+      (original == nullptr || original->metadata.labels != modified->metadata.labels)) {
+    return QueueingHint::kQueue;
+  }
+  // Only assigned pods take part in (anti-)affinity.
+  if ((modified != nullptr && modified->spec.node_name.empty()) ||
+      (original != nullptr && original->spec.node_name.empty())) {
+    return QueueingHint::kSkip;
+  }
+  const framework::ClusterClient& client = handle_.client();
+  framework::PodInfoPtr info = BorrowedPodInfo(pod);
+  const auto& terms = info->required_affinity_terms;
+  const auto& anti_terms = info->required_anti_affinity_terms;
+
+  if (modified != nullptr && original != nullptr) {
+    // Updated: a single existing pod must satisfy all affinity terms at once.
+    if (!PendingMatchesAll(terms, *original, client) && PendingMatchesAll(terms, *modified, client)) {
+      return QueueingHint::kQueue;
+    }
+    // One matched anti-affinity term is enough to repel, so any term the pod stopped matching may
+    // free its topology domain.
+    for (const auto& t : anti_terms) {
+      if (PendingTermMatches(t, *original, client) && !PendingTermMatches(t, *modified, client)) {
+        return QueueingHint::kQueue;
+      }
+    }
+    return QueueingHint::kSkip;
+  }
+  if (modified != nullptr) {
+    // Added: only affinity can become satisfied.
+    return PendingMatchesAll(terms, *modified, client) ? QueueingHint::kQueue : QueueingHint::kSkip;
+  }
+  if (original == nullptr) return QueueingHint::kQueue;
+  // Deleted: the deleted pod repelled the pending pod if it matched any of the pending pod's
+  // anti-affinity terms, or if one of its own required anti-affinity terms matched the pending pod.
+  for (const auto& t : anti_terms) {
+    if (PendingTermMatches(t, *original, client)) return QueueingHint::kQueue;
+  }
+  framework::PodInfoPtr deleted = BorrowedPodInfo(*original);
+  if (!deleted->required_anti_affinity_terms.empty()) {
+    api::Labels ns_labels = client.NamespaceLabels(pod.metadata.namespace_).value_or(api::Labels{});
+    for (const auto& t : deleted->required_anti_affinity_terms) {
+      if (t.Matches(pod, &ns_labels)) return QueueingHint::kQueue;
+    }
+  }
+  return QueueingHint::kSkip;
+}
+
+QueueingHint InterPodAffinity::IsSchedulableAfterNodeChange(const api::Pod& pod,
+                                                            const framework::EventObjects& event) const {
+  const api::Node* original = event.old_node;
+  const api::Node* modified = event.new_node;
+  if (modified == nullptr) return QueueingHint::kQueue;  // not a registered event; be safe
+  framework::PodInfoPtr info = BorrowedPodInfo(pod);
+  const api::Labels& new_labels = modified->metadata.labels;
+  // Affinity: a node (newly) carrying a topology key, or carrying a different value for it, may
+  // host the pod.
+  for (const auto& t : info->required_affinity_terms) {
+    const std::string* new_value = new_labels.Find(t.topology_key);
+    if (original == nullptr) {
+      if (new_value != nullptr) return QueueingHint::kQueue;
+      continue;
+    }
+    const std::string* old_value = original->metadata.labels.Find(t.topology_key);
+    if (old_value == nullptr && new_value != nullptr) return QueueingHint::kQueue;
+    if (old_value != nullptr && new_value != nullptr && *old_value != *new_value) return QueueingHint::kQueue;
+  }
+  // Anti-affinity: any new node may pass (a node without the key always does); an existing node
+  // helps when it loses the key or changes its value.
+  for (const auto& t : info->required_anti_affinity_terms) {
+    if (original == nullptr) return QueueingHint::kQueue;
+    const std::string* old_value = original->metadata.labels.Find(t.topology_key);
+    const std::string* new_value = new_labels.Find(t.topology_key);
+    if (old_value != nullptr && (new_value == nullptr || *old_value != *new_value)) return QueueingHint::kQueue;
+  }
+  return QueueingHint::kSkip;
+}
+
+}  // namespace kubesched::plugins::inter_pod_affinity

@@ -1,0 +1,237 @@
+#pragma once
+// InterPodAffinity: required and preferred pod affinity / anti-affinity, as upstream's
+// pkg/scheduler/framework/plugins/interpodaffinity (filtering.go, scoring.go, plugin.go).
+//
+// Filtering keeps, per (topology key, value) pair, how many existing pods
+//   - have a required anti-affinity term matching the incoming pod (the symmetric check),
+//   - match all of the incoming pod's required affinity terms (counted once per term),
+//   - match each of the incoming pod's required anti-affinity terms,
+// computed once per cycle in PreFilter, so Filter is a few hash lookups per node. Scoring sums
+// weights per (topology key, value) in PreScore; Score adds up the pairs a node has.
+
+#include <cstdint>
+#include <expected>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "framework/client.h"
+#include "framework/cycle_state.h"
+#include "framework/handle.h"
+#include "framework/interface.h"
+#include "framework/pod_info.h"
+#include "plugins/inter_pod_affinity/args.h"
+
+namespace kubesched::plugins::inter_pod_affinity {
+
+// Upstream's reason strings (filtering.go).
+inline constexpr std::string_view kErrReasonExistingAntiAffinityRulesNotMatch =
+    "node(s) didn't satisfy existing pods anti-affinity rules";
+inline constexpr std::string_view kErrReasonAffinityRulesNotMatch = "node(s) didn't match pod affinity rules";
+inline constexpr std::string_view kErrReasonAntiAffinityRulesNotMatch = "node(s) didn't match pod anti-affinity rules";
+
+//! Counts per (topology key, topology value). Entries that reach zero are removed, so empty()
+//! means "no pair has a count". Lookups take string_views and allocate nothing.
+class TopologyCounts {
+ public:
+  //! Adds delta to the pair's count; removes the entry when it reaches zero.
+  void Add(std::string_view key, std::string_view value, int64_t delta);
+  //! The pair's count (0 when absent).
+  int64_t Get(std::string_view key, std::string_view value) const;
+  size_t size() const { return counts_.size(); }
+  bool empty() const { return counts_.empty(); }
+  //! Whether any pair with a positive count is one of the node's labels.
+  bool AnyPositiveIn(const api::Labels& node_labels) const;
+  //! A sorted copy, for tests and debugging.
+  std::map<std::pair<std::string, std::string>, int64_t> ToMap() const;
+
+ private:
+  struct PairView {
+    std::string_view key;
+    std::string_view value;
+  };
+  struct Pair {
+    std::string key;
+    std::string value;
+  };
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(const PairView& p) const;
+    size_t operator()(const Pair& p) const { return (*this)(PairView{p.key, p.value}); }
+  };
+  struct Eq {
+    using is_transparent = void;
+    static PairView View(const Pair& p) { return {p.key, p.value}; }
+    static PairView View(const PairView& p) { return p; }
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      return View(a).key == View(b).key && View(a).value == View(b).value;
+    }
+  };
+  std::unordered_map<Pair, int64_t, Hash, Eq> counts_;
+};
+
+//! The incoming pod's (anti-)affinity terms with their namespaceSelector merged into the
+//! namespaces list, as upstream's mergeAffinityTermNamespacesIfNotEmpty: after resolving every
+//! namespace a matched pod can be in, a term matches a pod without looking up its namespace. An
+//! empty namespaceSelector ({}) keeps meaning "all namespaces".
+class IncomingTerms {
+ public:
+  IncomingTerms() = default;
+  explicit IncomingTerms(const std::vector<framework::AffinityTerm>& terms);
+  explicit IncomingTerms(const std::vector<framework::WeightedAffinityTerm>& terms);
+
+  //! Whether some term has a non-empty namespaceSelector still to be resolved for new namespaces.
+  bool NeedsNamespaces() const { return !selectors_.empty(); }
+  bool IsResolved(std::string_view ns) const;
+  //! Adds ns to the namespaces of every term whose namespaceSelector matches its labels (nullopt:
+  //! the namespace does not exist, and no selector matches it). Idempotent.
+  void ResolveNamespace(std::string_view ns, const std::optional<api::Labels>& labels);
+
+  size_t size() const { return terms_.size(); }
+  bool empty() const { return terms_.empty(); }
+  const framework::AffinityTerm& term(size_t i) const { return terms_[i].term; }
+  int32_t weight(size_t i) const { return terms_[i].weight; }
+  //! Whether pod matches term i (namespace and label selector; topology is not checked).
+  bool Matches(size_t i, const api::Pod& pod) const;
+  //! Whether pod matches every term; false when there are none (upstream's
+  //! podMatchesAllAffinityTerms).
+  bool MatchesAll(const api::Pod& pod) const;
+
+ private:
+  std::vector<framework::WeightedAffinityTerm> terms_;
+  //! (term index, original non-empty namespaceSelector) for the terms being merged.
+  std::vector<std::pair<size_t, api::LabelSelector>> selectors_;
+  std::vector<std::string> resolved_namespaces_;  // sorted
+};
+
+//! PreFilter's state, read by Filter and updated by AddPod/RemovePod.
+class PreFilterState final : public framework::StateData {
+ public:
+  struct Terms {
+    IncomingTerms affinity;
+    IncomingTerms anti_affinity;
+  };
+
+  std::unique_ptr<framework::StateData> Clone() const override {
+    return std::make_unique<PreFilterState>(*this);
+  }
+  //! Counts pod (on node) in, with multiplier +1, or out, with -1 (upstream's updateWithPod).
+  void UpdateWithPod(const framework::PodInfo& pod, const api::Node& node, int64_t multiplier);
+
+  //! Existing pods whose required anti-affinity terms match the incoming pod.
+  TopologyCounts existing_anti_affinity_counts;
+  //! Existing pods matching all of the incoming pod's required affinity terms (once per term).
+  TopologyCounts affinity_counts;
+  //! Existing pods matching each of the incoming pod's required anti-affinity terms.
+  TopologyCounts anti_affinity_counts;
+  //! The incoming pod's required terms, namespaces resolved. Shared between clones; replaced
+  //! (copy-on-write) when AddPod meets a namespace not resolved yet.
+  std::shared_ptr<const Terms> terms;
+  std::shared_ptr<const api::Pod> pod;
+  //! The incoming pod's namespace labels (empty when the namespace is unknown).
+  api::Labels namespace_labels;
+  //! Whether the incoming pod matches all of its own required affinity terms.
+  bool pod_matches_own_affinity = false;
+  //! Used to resolve namespaces met in AddPod/RemovePod.
+  framework::ClusterClient* client = nullptr;
+};
+
+//! Summed weights per topology key, then per topology value.
+class TopologyScores {
+ public:
+  //! Adds delta at (key, value).
+  void Add(std::string_view key, std::string_view value, int64_t delta);
+  bool empty() const { return keys_.empty(); }
+  //! The sum over the node's labels of the score of (label key, label value).
+  int64_t Score(const api::Labels& node_labels) const;
+
+ private:
+  struct StringHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  struct Entry {
+    std::string key;
+    std::unordered_map<std::string, int64_t, StringHash, std::equal_to<>> values;
+  };
+  std::vector<Entry> keys_;  // few distinct topology keys: a linear scan beats a map
+};
+
+class PreScoreState final : public framework::StateData {
+ public:
+  std::unique_ptr<framework::StateData> Clone() const override { return std::make_unique<PreScoreState>(*this); }
+  //! Immutable after PreScore, so clones share it.
+  std::shared_ptr<const TopologyScores> scores;
+};
+
+class InterPodAffinity final : public framework::PreFilterPlugin,
+                               public framework::PreFilterExtensions,
+                               public framework::FilterPlugin,
+                               public framework::PreScorePlugin,
+                               public framework::ScorePlugin,
+                               public framework::ScoreExtensions,
+                               public framework::EnqueueExtensions {
+ public:
+  static constexpr std::string_view kName = "InterPodAffinity";
+
+  InterPodAffinity(InterPodAffinityArgs args, framework::Handle& handle);
+
+  std::string_view Name() const override { return kName; }
+  const InterPodAffinityArgs& args() const { return args_; }
+
+  //! Counts the existing pods relevant to the incoming pod's required terms, and the existing
+  //! pods whose required anti-affinity rejects it. Skip when there is nothing to enforce (no
+  //! required terms and no existing anti-affinity matches).
+  std::pair<framework::PreFilterResult, framework::Status> PreFilter(
+      framework::CycleState& state, const framework::PodInfo& pod,
+      std::span<const framework::NodeInfo* const> nodes) override;
+  framework::PreFilterExtensions* GetPreFilterExtensions() override { return this; }
+  //! Error when PreFilter did not write its state.
+  framework::Status AddPod(framework::CycleState& state, const framework::PodInfo& pod_to_schedule,
+                           const framework::PodInfo& pod_to_add, const framework::NodeInfo& node_info) override;
+  framework::Status RemovePod(framework::CycleState& state, const framework::PodInfo& pod_to_schedule,
+                              const framework::PodInfo& pod_to_remove, const framework::NodeInfo& node_info) override;
+  //! UnschedulableAndUnresolvable when the pod's affinity is not satisfied; Unschedulable when
+  //! its anti-affinity, or an existing pod's anti-affinity, is violated.
+  framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
+                           const framework::NodeInfo& node_info) override;
+
+  //! Sums preferred-term weights per topology pair. Skip when no term matched anything.
+  framework::Status PreScore(framework::CycleState& state, const framework::PodInfo& pod,
+                             std::span<const framework::NodeInfo* const> nodes) override;
+  std::pair<int64_t, framework::Status> Score(const framework::CycleState& state, const framework::PodInfo& pod,
+                                              const framework::NodeInfo& node_info) override;
+  framework::ScoreExtensions* GetScoreExtensions() override { return this; }
+  //! (score - min) * 100 / (max - min); all 0 when every node scored the same.
+  framework::Status NormalizeScore(const framework::CycleState& state, const framework::PodInfo& pod,
+                                   framework::NodeScoreList& scores) override;
+
+  //! Pod add / label update / delete and node add / label update, with upstream's hints.
+  std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
+  //! Hint for a pod added (new only), updated (both) or deleted (old only).
+  framework::QueueingHint IsSchedulableAfterPodChange(const api::Pod& pod, const framework::EventObjects& event) const;
+  //! Hint for a node added (new only) or updated (both).
+  framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod, const framework::EventObjects& event) const;
+
+ private:
+  InterPodAffinityArgs args_;
+  framework::Handle& handle_;
+};
+
+//! Factory: args as InterPodAffinityArgs JSON (null => defaults).
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
+                                                                   framework::Handle& handle);
+
+//! The state PreFilter wrote, or nullptr (for tests).
+const PreFilterState* GetPreFilterState(const framework::CycleState& state);
+
+}  // namespace kubesched::plugins::inter_pod_affinity

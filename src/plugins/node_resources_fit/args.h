@@ -1,0 +1,74 @@
+#pragma once
+// NodeResourcesFitArgs, as upstream's config.NodeResourcesFitArgs, with the v1 defaults
+// (SetDefaults_NodeResourcesFitArgs) and ValidateNodeResourcesFitArgs. Also the pieces of args
+// reading that NodeResourcesBalancedAllocation shares (a list of {name, weight}).
+
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace kubesched::plugins::node_resources_fit {
+
+inline constexpr std::string_view kLeastAllocated = "LeastAllocated";
+inline constexpr std::string_view kMostAllocated = "MostAllocated";
+inline constexpr std::string_view kRequestedToCapacityRatio = "RequestedToCapacityRatio";
+
+//! Upstream's config.MaxCustomPriorityScore: shape scores are in [0, 10] and scaled by 10.
+inline constexpr int64_t kMaxCustomPriorityScore = 10;
+
+//! A resource considered when scoring, with its weight (config.ResourceSpec).
+struct ResourceSpec {
+  std::string name;
+  int64_t weight = 0;
+  bool operator==(const ResourceSpec&) const = default;
+};
+
+//! A point of the RequestedToCapacityRatio function: utilization in [0, 100] → score in [0, 10].
+struct UtilizationShapePoint {
+  int64_t utilization = 0;
+  int64_t score = 0;
+  bool operator==(const UtilizationShapePoint&) const = default;
+};
+
+struct ScoringStrategy {
+  //! "LeastAllocated", "MostAllocated" or "RequestedToCapacityRatio" (validated).
+  std::string type = std::string(kLeastAllocated);
+  std::vector<ResourceSpec> resources;
+  //! requestedToCapacityRatio.shape; nullopt when requestedToCapacityRatio is absent.
+  std::optional<std::vector<UtilizationShapePoint>> shape;
+};
+
+struct NodeResourcesFitArgs {
+  //! Extended resources Filter does not check.
+  std::vector<std::string> ignored_resources;
+  //! Extended resource groups (the part before '/') Filter does not check.
+  std::vector<std::string> ignored_resource_groups;
+  ScoringStrategy scoring_strategy;
+};
+
+//! The default scoring resources: cpu and memory, weight 1 each.
+std::vector<ResourceSpec> DefaultResources();
+
+//! Reads the args (null/absent => upstream defaults: LeastAllocated over cpu and memory with
+//! weight 1; an empty resource list gets the defaults; a weight of 0 becomes 1) and validates them.
+//! Errors name the field relative to args in upstream's field.Error wording, several joined as
+//! "[e1, e2]" (upstream's aggregate), e.g.
+//! "scoringStrategy.resources[0].weight: Invalid value: 101: resource weight of cpu not in valid
+//! range (0, 100]".
+std::expected<NodeResourcesFitArgs, std::string> ParseNodeResourcesFitArgs(const nlohmann::json& args);
+
+namespace args_util {
+
+//! Reads a list of {name, weight} at `path`; a missing weight reads as 0. nullopt on success,
+//! else the error.
+std::optional<std::string> ReadResourceSpecs(const nlohmann::json& value, std::string_view path,
+                                             std::vector<ResourceSpec>& out);
+
+}  // namespace args_util
+
+}  // namespace kubesched::plugins::node_resources_fit

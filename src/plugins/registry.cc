@@ -1,0 +1,46 @@
+#include "plugins/registry.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "plugins/default_binder/default_binder.h"
+#include "plugins/names.h"
+#include "plugins/node_affinity/node_affinity.h"
+#include "plugins/node_name/node_name.h"
+#include "plugins/node_ports/node_ports.h"
+#include "plugins/node_resources_balanced_allocation/node_resources_balanced_allocation.h"
+#include "plugins/node_resources_fit/node_resources_fit.h"
+#include "plugins/node_unschedulable/node_unschedulable.h"
+#include "plugins/queue_sort/queue_sort.h"
+#include "plugins/scheduling_gates/scheduling_gates.h"
+#include "plugins/taint_toleration/taint_toleration.h"
+
+namespace kubesched::plugins {
+namespace {
+
+void MustRegister(framework::Registry& registry, std::string_view name, framework::PluginFactory factory) {
+  auto ok = registry.Register(std::string(name), std::move(factory));
+  if (!ok) {
+    std::fprintf(stderr, "registering in-tree plugin %.*s: %s\n", static_cast<int>(name.size()), name.data(),
+                 ok.error().c_str());
+    std::abort();
+  }
+}
+
+}  // namespace
+
+void RegisterInTreePlugins(framework::Registry& registry) {
+  MustRegister(registry, queue_sort::PrioritySort::kName, queue_sort::New);
+  MustRegister(registry, scheduling_gates::SchedulingGates::kName, scheduling_gates::New);
+  MustRegister(registry, node_name::NodeName::kName, node_name::New);
+  MustRegister(registry, node_unschedulable::NodeUnschedulable::kName, node_unschedulable::New);
+  MustRegister(registry, node_affinity::NodeAffinity::kName, node_affinity::New);
+  MustRegister(registry, taint_toleration::TaintToleration::kName, taint_toleration::New);
+  MustRegister(registry, node_ports::NodePorts::kName, node_ports::New);
+  MustRegister(registry, default_binder::DefaultBinder::kName, default_binder::New);
+  MustRegister(registry, names::kNodeResourcesFit, node_resources_fit::New);
+  MustRegister(registry, names::kNodeResourcesBalancedAllocation, node_resources_balanced_allocation::New);
+}
+
+}  // namespace kubesched::plugins

@@ -1,0 +1,62 @@
+#include "queue/nominator.h"
+
+#include <algorithm>
+
+namespace kubesched::queue {
+
+std::string PodKey(const api::Pod& pod) {
+  if (!pod.metadata.uid.empty()) return pod.metadata.uid;
+  return pod.Key();
+}
+
+void Nominator::Add(framework::PodInfoPtr pod, const std::optional<std::string>& node_name) {
+  const api::Pod& p = pod->pod();
+  Delete(p);
+  const std::string& node = node_name ? *node_name : p.status.nominated_node_name;
+  if (node.empty() || !p.spec.node_name.empty()) return;
+  const std::string key = PodKey(p);
+  node_of_[key] = node;
+  auto& list = pods_[node];
+  for (const auto& existing : list) {
+    if (PodKey(existing->pod()) == key) return;
+  }
+  list.push_back(std::move(pod));
+}
+
+void Nominator::Update(const api::Pod& old_pod, framework::PodInfoPtr new_pod) {
+  std::optional<std::string> keep;
+  if (old_pod.status.nominated_node_name.empty() && new_pod->pod().status.nominated_node_name.empty()) {
+    if (const std::string* node = NodeOf(PodKey(old_pod))) keep = *node;
+  }
+  Delete(old_pod);
+  Add(std::move(new_pod), keep);
+}
+
+void Nominator::Delete(const api::Pod& pod) {
+  const std::string key = PodKey(pod);
+  auto it = node_of_.find(key);
+  if (it == node_of_.end()) return;
+  auto list_it = pods_.find(it->second);
+  if (list_it != pods_.end()) {
+    auto& list = list_it->second;
+    auto pos = std::find_if(list.begin(), list.end(), [&](const framework::PodInfoPtr& pi) {
+      return PodKey(pi->pod()) == key;
+    });
+    if (pos != list.end()) list.erase(pos);
+    if (list.empty()) pods_.erase(list_it);
+  }
+  node_of_.erase(it);
+}
+
+std::vector<framework::PodInfoPtr> Nominator::ForNode(const std::string& node_name) const {
+  auto it = pods_.find(node_name);
+  if (it == pods_.end()) return {};
+  return it->second;
+}
+
+const std::string* Nominator::NodeOf(const std::string& key) const {
+  auto it = node_of_.find(key);
+  return it == node_of_.end() ? nullptr : &it->second;
+}
+
+}  // namespace kubesched::queue

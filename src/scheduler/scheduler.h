@@ -1,0 +1,184 @@
+#pragma once
+// The scheduler: takes pods from the scheduling queue one at a time through the scheduling cycle
+// (PreFilter, Filter over a sample of nodes, PostFilter on failure, PreScore, Score, host
+// selection, assume, Reserve, Permit), then hands the pod to a binding cycle (WaitOnPermit,
+// PreBind, Bind, PostBind) that runs concurrently with later scheduling cycles. Keeps its cache
+// and queue current from cluster events.
+
+#include <cstdint>
+#include <deque>
+#include <expected>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <set>
+#include <string>
+#include <condition_variable>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "cache/cache.h"
+#include "cache/snapshot.h"
+#include "cluster/event_handler.h"
+#include "config/types.h"
+#include "framework/client.h"
+#include "framework/registry.h"
+#include "framework/runtime/framework.h"
+#include "framework/runtime/waiting_pods.h"
+#include "queue/scheduling_queue.h"
+#include "util/clock.h"
+#include "util/parallelizer.h"
+
+namespace kubesched::scheduler {
+
+//! Why a pod could not be placed in one cycle, as upstream's framework.Diagnosis.
+struct Diagnosis {
+  framework::NodeToStatus node_to_status;
+  std::set<std::string> unschedulable_plugins;
+  std::set<std::string> pending_plugins;
+  std::string pre_filter_msg;
+  std::string post_filter_msg;
+};
+
+//! upstream's FitError.Error(): "0/N nodes are available: <sorted reason histogram>.[ <postfilter>]"
+std::string FitErrorMessage(size_t num_all_nodes, const Diagnosis& diagnosis);
+
+//! Upstream's numFeasibleNodesToFind: all nodes below 100, else a percentage (adaptive by default:
+//! 50% minus 1% per 125 nodes, at least 5%), never fewer than 100.
+int32_t NumFeasibleNodesToFind(std::optional<int32_t> percentage, int32_t num_all_nodes);
+
+//! Per-node, per-plugin detail of one attempt (simulate --explain).
+struct AttemptExplanation {
+  std::string pod_key;
+  std::string profile;
+  std::string pre_filter_message;  // when PreFilter rejected the pod
+  struct NodeDetail {
+    std::string node;
+    std::vector<std::pair<std::string, framework::Status>> filters;  // plugin → verdict
+    std::vector<std::pair<std::string, int64_t>> scores;             // plugin → weighted score
+    int64_t total = 0;
+    bool feasible = false;
+    bool evaluated = false;  // false when node sampling stopped before this node
+  };
+  std::vector<NodeDetail> nodes;
+  std::string selected_node;
+  std::string message;  // FailedScheduling message when no node fit
+};
+
+struct SchedulerOptions {
+  config::Configuration config;
+  uint64_t seed = 1;
+  //! Run binding cycles on worker threads (real clusters). When false, binding cycles are queued
+  //! and run by RunPendingBindings() between scheduling cycles (the deterministic simulator).
+  bool async_binding = false;
+  //! "namespace/name" of a pod whose attempts are explained in detail.
+  std::string explain_pod;
+};
+
+class Scheduler final : public cluster::EventHandler {
+ public:
+  static std::expected<std::unique_ptr<Scheduler>, std::string> Create(const SchedulerOptions& options,
+                                                                         framework::ClusterClient& client,
+                                                                         const util::Clock& clock,
+                                                                         const framework::Registry& registry);
+  ~Scheduler() override;
+
+  // --- cluster::EventHandler (thread-safe) -----------------------------------------------
+  void OnNodeAdd(std::shared_ptr<const api::Node> node) override;
+  void OnNodeUpdate(std::shared_ptr<const api::Node> old_node, std::shared_ptr<const api::Node> new_node) override;
+  void OnNodeDelete(std::shared_ptr<const api::Node> node) override;
+  void OnPodAdd(std::shared_ptr<const api::Pod> pod) override;
+  void OnPodUpdate(std::shared_ptr<const api::Pod> old_pod, std::shared_ptr<const api::Pod> new_pod) override;
+  void OnPodDelete(std::shared_ptr<const api::Pod> pod) override;
+
+  //! Runs one scheduling cycle for the next pod in activeQ. Returns false when activeQ is empty.
+  bool ScheduleOne();
+  //! Runs binding cycles queued by earlier scheduling cycles (synchronous mode only).
+  void RunPendingBindings();
+  //! Moves pods whose backoff ended, times out Permit waits, flushes long-unschedulable pods.
+  void FireTimers();
+  //! The earliest clock time at which FireTimers would do something (backoff end or Permit timeout;
+  //! `include_unschedulable_timeout` adds the 5-minute unschedulable flush).
+  std::optional<int64_t> NextTimerNs(bool include_unschedulable_timeout) const;
+  //! Whether binding cycles are still running or waiting on Permit.
+  bool HasBindingWork() const;
+  //! Waits for all asynchronous binding cycles to finish (async mode).
+  void WaitForBindings();
+
+  queue::SchedulingQueue& queue() { return *queue_; }
+  cache::Cache& cache() { return *cache_; }
+  const std::optional<AttemptExplanation>& explanation() const { return explanation_; }
+  size_t attempts() const { return attempts_; }
+  //! Profile by schedulerName, or nullptr.
+  framework::runtime::Framework* FrameworkFor(const std::string& scheduler_name) const;
+
+ private:
+  struct ScheduleResult {
+    std::string suggested_host;
+    size_t evaluated_nodes = 0;
+    size_t feasible_nodes = 0;
+  };
+
+  Scheduler() = default;
+
+  std::expected<ScheduleResult, framework::Status> SchedulePod(framework::runtime::Framework& fwk,
+                                                               framework::CycleState& state,
+                                                               const framework::PodInfo& pod, Diagnosis& diagnosis);
+  std::vector<const framework::NodeInfo*> FindNodesThatFitPod(framework::runtime::Framework& fwk,
+                                                              framework::CycleState& state,
+                                                              const framework::PodInfo& pod, Diagnosis& diagnosis,
+                                                              framework::Status& error);
+  std::vector<const framework::NodeInfo*> FindNodesThatPassFilters(framework::runtime::Framework& fwk,
+                                                                   framework::CycleState& state,
+                                                                   const framework::PodInfo& pod, Diagnosis& diagnosis,
+                                                                   std::span<const framework::NodeInfo* const> nodes,
+                                                                   framework::Status& error);
+  std::string SelectHost(const std::vector<framework::runtime::NodePluginScores>& scores);
+  void RunBindingCycle(framework::runtime::Framework* fwk, std::shared_ptr<framework::CycleState> state,
+                       framework::QueuedPodInfo qpi, framework::PodInfoPtr assumed, std::string host,
+                       framework::Status permit_status);
+  void HandleSchedulingFailure(framework::runtime::Framework& fwk, framework::QueuedPodInfo qpi,
+                               const framework::Status& status, const Diagnosis* diagnosis,
+                               const framework::PostFilterResult* nominating, const std::string& message);
+  void SubmitBinding(std::function<void()> task);
+  void Explain(framework::runtime::Framework& fwk, framework::CycleState& state, const framework::PodInfo& pod,
+               const std::vector<framework::runtime::NodePluginScores>* scores, const std::string& selected,
+               const std::string& message);
+  bool Responsible(const api::Pod& pod) const;
+
+  SchedulerOptions options_;
+  framework::ClusterClient* client_ = nullptr;
+  const util::Clock* clock_ = nullptr;
+  std::unique_ptr<util::Parallelizer> parallelizer_;
+  std::unique_ptr<framework::runtime::WaitingPodsMap> waiting_pods_;
+  std::unique_ptr<framework::PodNominator> nominator_proxy_;
+  std::unique_ptr<cache::Cache> cache_;
+  std::unique_ptr<cache::Snapshot> snapshot_;
+  std::unique_ptr<queue::SchedulingQueue> queue_;
+  std::map<std::string, std::unique_ptr<framework::runtime::Framework>, std::less<>> profiles_;
+
+  // Scheduling-cycle state (only the scheduling loop touches these).
+  std::mt19937_64 rng_;
+  size_t next_start_node_index_ = 0;
+  size_t attempts_ = 0;
+  std::optional<AttemptExplanation> explanation_;
+
+  // Unbound pods this scheduler is responsible for, by uid: the latest object seen, used to
+  // drop a failed pod that was deleted or bound meanwhile. Guarded by pods_mu_.
+  mutable std::mutex pods_mu_;
+  std::unordered_map<std::string, std::shared_ptr<const api::Pod>> pending_pods_;
+
+  // Binding work. Guarded by binding_mu_.
+  mutable std::mutex binding_mu_;
+  std::condition_variable binding_cv_;
+  std::deque<std::function<void()>> binding_tasks_;
+  size_t bindings_in_flight_ = 0;
+  bool stopping_ = false;
+  std::vector<std::thread> binding_threads_;
+};
+
+}  // namespace kubesched::scheduler

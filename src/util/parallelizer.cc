@@ -1,0 +1,87 @@
+#include "util/parallelizer.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kubesched::util {
+
+struct Parallelizer::Job {
+  const std::function<void(int)>* body = nullptr;
+  int pieces = 0;
+  int chunk = 1;
+  std::atomic<int> next{0};
+  std::atomic<int> done{0};
+  std::mutex mu;
+  std::condition_variable finished;
+};
+
+Parallelizer::Parallelizer(int parallelism) : parallelism_(std::max(1, parallelism)) {
+  for (int i = 1; i < parallelism_; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+}
+
+Parallelizer::~Parallelizer() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (auto& w : workers_) w.join();
+}
+
+void Parallelizer::RunChunks(Job& job) {
+  while (true) {
+    int begin = job.next.fetch_add(job.chunk, std::memory_order_relaxed);
+    if (begin >= job.pieces) return;
+    int end = std::min(job.pieces, begin + job.chunk);
+    for (int i = begin; i < end; ++i) (*job.body)(i);
+    int finished = job.done.fetch_add(end - begin, std::memory_order_acq_rel) + (end - begin);
+    if (finished == job.pieces) {
+      std::lock_guard lock(job.mu);
+      job.finished.notify_all();
+    }
+  }
+}
+
+void Parallelizer::WorkerLoop() {
+  while (true) {
+    std::shared_ptr<Job> job;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+      if (stopping_) return;
+      job = jobs_.front();
+      // Leave the job queued while chunks remain so other idle workers can join it.
+      if (job->next.load(std::memory_order_relaxed) >= job->pieces) {
+        jobs_.pop_front();
+        continue;
+      }
+    }
+    RunChunks(*job);
+    std::lock_guard lock(mu_);
+    if (!jobs_.empty() && jobs_.front() == job) jobs_.pop_front();
+  }
+}
+
+void Parallelizer::Until(int pieces, const std::function<void(int)>& body) {
+  if (pieces <= 0) return;
+  if (parallelism_ == 1 || pieces == 1) {
+    for (int i = 0; i < pieces; ++i) body(i);
+    return;
+  }
+  auto job = std::make_shared<Job>();
+  job->body = &body;
+  job->pieces = pieces;
+  int chunk = static_cast<int>(std::sqrt(static_cast<double>(pieces)));
+  chunk = std::min(chunk, pieces / parallelism_ + 1);
+  job->chunk = std::max(1, chunk);
+  {
+    std::lock_guard lock(mu_);
+    jobs_.push_back(job);
+  }
+  cv_.notify_all();
+  RunChunks(*job);
+  std::unique_lock lock(job->mu);
+  job->finished.wait(lock, [&] { return job->done.load(std::memory_order_acquire) >= pieces; });
+}
+
+}  // namespace kubesched::util

@@ -1,0 +1,64 @@
+#include "e2e/run_kubesched.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace kubesched::e2e {
+namespace {
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v) throw std::runtime_error(std::string(name) + " is not set (run the test through ctest)");
+  return v;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string Quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) {
+    if (c == '\'') out += "'\\''";
+    else out += c;
+  }
+  return out + "'";
+}
+
+}  // namespace
+
+std::string SourcePath(const std::string& relative) { return Env("KUBESCHED_SOURCE_DIR") + "/" + relative; }
+
+std::string WriteTempFile(const std::string& name, const std::string& text) {
+  auto dir = std::filesystem::temp_directory_path() / ("kubesched-e2e-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  auto path = dir / name;
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+RunResult RunKubesched(const std::vector<std::string>& args) {
+  std::string cmd = Quote(Env("KUBESCHED_BINARY_DIR") + "/kubesched");
+  for (const auto& a : args) cmd += " " + Quote(a);
+  std::string out_file = WriteTempFile("stdout.txt", "");
+  std::string err_file = WriteTempFile("stderr.txt", "");
+  cmd += " >" + Quote(out_file) + " 2>" + Quote(err_file);
+  int status = std::system(cmd.c_str());
+  RunResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = Slurp(out_file);
+  r.err = Slurp(err_file);
+  return r;
+}
+
+}  // namespace kubesched::e2e

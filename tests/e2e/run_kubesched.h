@@ -1,0 +1,22 @@
+#pragma once
+// Runs the built kubesched binary and captures its output, for end-to-end tests.
+
+#include <string>
+#include <vector>
+
+namespace kubesched::e2e {
+
+struct RunResult {
+  int exit_code = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+//! Path of a file in the source tree (KUBESCHED_SOURCE_DIR).
+std::string SourcePath(const std::string& relative);
+//! Runs `kubesched args...` (the binary in KUBESCHED_BINARY_DIR).
+RunResult RunKubesched(const std::vector<std::string>& args);
+//! Writes text to a fresh temporary file and returns its path.
+std::string WriteTempFile(const std::string& name, const std::string& text);
+
+}  // namespace kubesched::e2e

@@ -1,0 +1,190 @@
+// End-to-end tests of `kubesched simulate`: manifests in, placements and messages out.
+
+#include <map>
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "e2e/run_kubesched.h"
+
+namespace kubesched::e2e {
+namespace {
+
+using nlohmann::json;
+
+json SimulateJson(std::vector<std::string> args) {
+  args.insert(args.begin(), "simulate");
+  args.push_back("-o");
+  args.push_back("json");
+  RunResult r = RunKubesched(args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return json::parse(r.out);
+}
+
+std::map<std::string, int> PodsPerNode(const json& j) {
+  std::map<std::string, int> out;
+  for (const auto& p : j["pods"]) {
+    if (!p["node"].is_null()) ++out[p["node"].get<std::string>()];
+  }
+  return out;
+}
+
+const std::string kCluster = "examples/boreas/cluster.yaml";
+
+TEST(SimulateE2E, BoreasVerificationPlacesFivePodsOnEachWorker) {
+  json j = SimulateJson({"-f", SourcePath(kCluster), "-f", SourcePath("examples/boreas/verification.yaml")});
+  EXPECT_EQ(j["summary"]["scheduled"], 30);
+  EXPECT_EQ(j["summary"]["pending"], 0);
+  EXPECT_EQ(j["summary"]["nodesUsed"], 6);
+  auto per_node = PodsPerNode(j);
+  ASSERT_EQ(per_node.size(), 6u);
+  for (int i = 1; i <= 6; ++i) EXPECT_EQ(per_node["worker-" + std::to_string(i)], 5) << "worker-" << i;
+  EXPECT_EQ(per_node.count("control-plane"), 0u);
+}
+
+TEST(SimulateE2E, BoreasTestASpreadsOverAllSixWorkers) {
+  for (int seed : {1, 2, 3}) {
+    SCOPED_TRACE(seed);
+    json j = SimulateJson({"-f", SourcePath(kCluster), "-f", SourcePath("examples/boreas/test-a.yaml"), "--seed",
+                           std::to_string(seed)});
+    EXPECT_EQ(j["summary"]["scheduled"], 20);
+    EXPECT_EQ(j["summary"]["pending"], 0);
+    EXPECT_EQ(j["summary"]["nodesUsed"], 6);
+    // LeastAllocated + BalancedAllocation spread evenly: 20 pods over 6 workers is 3 or 4 each.
+    for (const auto& [node, count] : PodsPerNode(j)) {
+      EXPECT_GE(count, 3) << node;
+      EXPECT_LE(count, 4) << node;
+    }
+  }
+}
+
+TEST(SimulateE2E, DeploymentPodNamesFollowKubernetes) {
+  json j = SimulateJson({"-f", SourcePath(kCluster), "-f", SourcePath("examples/boreas/test-a.yaml")});
+  std::set<std::string> names;
+  for (const auto& p : j["pods"]) {
+    std::string name = p["name"];
+    names.insert(name);
+    // simple-<10-char pod-template-hash>-<5 chars>
+    ASSERT_EQ(name.size(), std::string("simple-").size() + 10 + 1 + 5) << name;
+    EXPECT_EQ(name.rfind("simple-", 0), 0u);
+  }
+  EXPECT_EQ(names.size(), 20u);
+}
+
+TEST(SimulateE2E, SameSeedSameOutputDifferentSeedDifferentNames) {
+  std::vector<std::string> args = {"simulate", "-f", SourcePath(kCluster), "-f", SourcePath("examples/boreas/test-a.yaml"),
+                                   "-o", "json"};
+  RunResult a = RunKubesched(args);
+  RunResult b = RunKubesched(args);
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  args.push_back("--seed");
+  args.push_back("42");
+  RunResult c = RunKubesched(args);
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(a.out, c.out);
+}
+
+TEST(SimulateE2E, PendingPodGetsUpstreamFailedSchedulingMessage) {
+  std::string pods = WriteTempFile("big.yaml", R"(apiVersion: v1
+kind: Pod
+metadata: {name: big}
+spec:
+  containers:
+  - name: c
+    image: busybox
+    resources: {requests: {cpu: "2"}}
+)");
+  json j = SimulateJson({"-f", SourcePath(kCluster), "-f", pods});
+  ASSERT_EQ(j["pods"].size(), 1u);
+  EXPECT_TRUE(j["pods"][0]["node"].is_null());
+  std::string msg = j["pods"][0]["message"];
+  EXPECT_EQ(msg.rfind("0/7 nodes are available: 1 node(s) had untolerated taint", 0), 0u) << msg;
+  EXPECT_NE(msg.find(", 6 Insufficient cpu."), std::string::npos) << msg;
+  EXPECT_EQ(j["summary"]["pending"], 1);
+  EXPECT_EQ(j["summary"]["scheduled"], 0);
+
+  RunResult table = RunKubesched({"simulate", "-f", SourcePath(kCluster), "-f", pods});
+  ASSERT_EQ(table.exit_code, 0);
+  EXPECT_NE(table.out.find("big   Pending   <none>"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("default/big: FailedScheduling: 0/7 nodes are available"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("0 scheduled, 1 pending, 0 nodes used"), std::string::npos) << table.out;
+}
+
+TEST(SimulateE2E, BoundPodsStayAndOtherSchedulersAreLeftAlone) {
+  std::string pods = WriteTempFile("mixed.yaml", R"(apiVersion: v1
+kind: Pod
+metadata: {name: pinned}
+spec:
+  nodeName: worker-3
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: 800m}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: foreign}
+spec:
+  schedulerName: other-scheduler
+  containers: [{name: c, image: busybox}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: mine}
+spec:
+  nodeSelector: {kubernetes.io/hostname: worker-3}
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: 200m}}}]
+)");
+  json j = SimulateJson({"-f", SourcePath(kCluster), "-f", pods});
+  std::map<std::string, json> by_name;
+  for (const auto& p : j["pods"]) by_name[p["name"]] = p;
+  EXPECT_EQ(by_name["pinned"]["node"], "worker-3");
+  EXPECT_TRUE(by_name["foreign"]["node"].is_null());
+  EXPECT_TRUE(by_name["foreign"]["message"].is_null());
+  // worker-3 has 100m left after the pinned pod: the selector leaves no other node.
+  EXPECT_TRUE(by_name["mine"]["node"].is_null());
+  std::string msg = by_name["mine"]["message"];
+  EXPECT_NE(msg.find("1 Insufficient cpu"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("6 node(s) didn't match Pod's node affinity/selector"), std::string::npos) << msg;
+}
+
+struct BadInputCase {
+  std::string name;
+  std::string manifest;
+  std::vector<std::string> expected_fragments;
+};
+
+TEST(SimulateE2E, BadInputFailsWithFieldPathAndExitCode2) {
+  const std::vector<BadInputCase> cases = {
+      {"invalid quantity",
+       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: x\n"
+       "    resources: {requests: {cpu: abc}}\n",
+       {"bad.yaml", "document 1", "spec.containers[0].resources.requests.cpu"}},
+      {"unknown kind", "apiVersion: v1\nkind: Pod\nmetadata: {name: ok}\nspec: {containers: [{name: c, image: x}]}\n---\n"
+                       "apiVersion: v1\nkind: Gadget\nmetadata: {name: g}\n",
+       {"bad.yaml", "document 2", "Gadget"}},
+      {"malformed yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p\n", {"bad.yaml"}},
+      {"invalid selector operator",
+       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c, image: x}]\n  affinity:\n"
+       "    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n        nodeSelectorTerms:\n"
+       "        - matchExpressions: [{key: a, operator: Near, values: [b]}]\n",
+       {"bad.yaml", "document 1", "operator"}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::string path = WriteTempFile("bad.yaml", c.manifest);
+    RunResult r = RunKubesched({"simulate", "-f", SourcePath(kCluster), "-f", path});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_TRUE(r.out.empty()) << "nothing may be printed as a result: " << r.out;
+    for (const auto& f : c.expected_fragments) EXPECT_NE(r.err.find(f), std::string::npos) << f << " in: " << r.err;
+  }
+}
+
+TEST(SimulateE2E, UnknownOutputFormatAndMissingFileAreUsageErrors) {
+  EXPECT_EQ(RunKubesched({"simulate", "-f", SourcePath(kCluster), "-o", "yaml"}).exit_code, 2);
+  EXPECT_EQ(RunKubesched({"simulate", "-f", "/nonexistent/file.yaml"}).exit_code, 2);
+  EXPECT_EQ(RunKubesched({"frobnicate"}).exit_code, 2);
+}
+
+}  // namespace
+}  // namespace kubesched::e2e
