@@ -38,7 +38,7 @@ TEST(LabelsTest, KeepsEntriesSortedAndUnique) {
 
 // Mirrors apimachinery's labels.Requirement.Matches tests (selector_test.go TestRequirementMatches
 // and the Gt/Lt cases of TestToString / TestLexerParserSelectors).
-TEST(SelectorRequirementTest, Operators) {
+TEST(ApiSelectorRequirementTest, Operators) {
   struct Case {
     std::string name;
     SelectorRequirement req;
@@ -81,14 +81,14 @@ TEST(SelectorRequirementTest, Operators) {
   }
 }
 
-TEST(LabelSelectorTest, EmptySelectorMatchesEverything) {
+TEST(ApiLabelSelectorTest, EmptySelectorMatchesEverything) {
   LabelSelector empty;
   EXPECT_TRUE(empty.Empty());
   EXPECT_TRUE(empty.Matches(Labels{}));
   EXPECT_TRUE(empty.Matches(Labels{{"a", "b"}}));
 }
 
-TEST(LabelSelectorTest, MatchLabelsAndExpressionsAreAnded) {
+TEST(ApiLabelSelectorTest, MatchLabelsAndExpressionsAreAnded) {
   LabelSelector sel;
   sel.match_labels = Labels{{"app", "web"}};
   sel.match_expressions = {Req("tier", SelectorOperator::kIn, {"frontend", "edge"}),
@@ -113,7 +113,7 @@ NodeSelectorTerm Term(std::vector<SelectorRequirement> exprs, std::vector<Select
 
 // Mirrors component-helpers nodeaffinity_test.go TestNodeSelectorMatch and
 // TestPodMatchesNodeSelectorAndAffinityTerms (the required-affinity part).
-TEST(NodeSelectorTest, MatchesLikeUpstream) {
+TEST(ApiNodeSelectorTest, MatchesLikeUpstream) {
   struct Case {
     std::string name;
     NodeSelector selector;
@@ -161,12 +161,12 @@ TEST(NodeSelectorTest, MatchesLikeUpstream) {
   }
 }
 
-TEST(NodeSelectorTermTest, EmptyTermMatchesNoNode) {
+TEST(ApiNodeSelectorTermTest, EmptyTermMatchesNoNode) {
   EXPECT_FALSE(NodeSelectorTerm{}.Matches("n", Labels{}));
   EXPECT_FALSE(NodeSelectorTerm{}.Matches("", Labels{{"a", "b"}}));
 }
 
-TEST(ToStringTest, Enums) {
+TEST(ApiToStringTest, Enums) {
   EXPECT_EQ(ToString(SelectorOperator::kIn), "In");
   EXPECT_EQ(ToString(SelectorOperator::kNotIn), "NotIn");
   EXPECT_EQ(ToString(SelectorOperator::kExists), "Exists");

@@ -432,6 +432,9 @@ std::optional<int64_t> ParseRFC3339(std::string_view s) {
   const int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
   const int64_t days = era * 146097 + doe - 719468;
   const int64_t seconds = days * 86400 + *hour * 3600 + *minute * 60 + *second - offset_seconds;
+  // Nanoseconds in an int64 cover 1678 to 2262; anything else cannot be represented.
+  constexpr int64_t kLimit = std::numeric_limits<int64_t>::max() / 1'000'000'000 - 1;
+  if (seconds > kLimit || seconds < -kLimit) return std::nullopt;
   return seconds * 1'000'000'000 + nanos;
 }
 
@@ -1196,6 +1199,8 @@ class Loader {
   std::vector<int> line_offsets_;
   // "kind/namespace/name" → entry index, for duplicate detection.
   std::unordered_map<std::string, size_t> keys_;
+  std::unordered_map<std::string, const PriorityClass*> priority_classes_;
+  const PriorityClass* global_default_ = nullptr;
 };
 
 std::optional<LoadError> Loader::AssignNames() {
@@ -1256,15 +1261,8 @@ std::optional<LoadError> Loader::ResolvePriority(size_t entry, PodSpec& spec, co
   std::optional<Class> resolved;
   if (!spec.priority_class_name.empty()) {
     const std::string& name = spec.priority_class_name;
-    const PriorityClass* found = nullptr;
-    for (const Entry& e : entries_) {
-      if (auto* pc = std::get_if<std::shared_ptr<PriorityClass>>(&e.object); pc && (*pc)->metadata.name == name) {
-        found = pc->get();
-        break;
-      }
-    }
-    if (found != nullptr) {
-      resolved = Class{found->value, found->preemption_policy};
+    if (auto it = priority_classes_.find(name); it != priority_classes_.end()) {
+      resolved = Class{it->second->value, it->second->preemption_policy};
     } else if (name == kSystemClusterCritical) {
       resolved = Class{kSystemClusterCriticalPriority, PreemptionPolicy::kPreemptLowerPriority};
     } else if (name == kSystemNodeCritical) {
@@ -1279,13 +1277,8 @@ std::optional<LoadError> Loader::ResolvePriority(size_t entry, PodSpec& spec, co
                          Quote(kSystemNodeCritical) + known);
     }
   } else if (!spec.priority) {
-    for (const Entry& e : entries_) {
-      if (auto* pc = std::get_if<std::shared_ptr<PriorityClass>>(&e.object); pc && (*pc)->global_default) {
-        resolved = Class{(*pc)->value, (*pc)->preemption_policy};
-        break;
-      }
-    }
-    if (!resolved) resolved = Class{kNoPriority, std::nullopt};
+    resolved = global_default_ != nullptr ? Class{global_default_->value, global_default_->preemption_policy}
+                                          : Class{kNoPriority, std::nullopt};
   }
   if (resolved) {
     // A pod may restate the priority its class gives, but not contradict it (as upstream).
@@ -1304,12 +1297,15 @@ std::optional<LoadError> Loader::ResolvePriority(size_t entry, PodSpec& spec, co
 }
 
 std::optional<LoadError> Loader::ResolvePriorities() {
-  size_t global_defaults = 0;
   for (size_t i = 0; i < entries_.size(); ++i) {
-    if (auto* pc = std::get_if<std::shared_ptr<PriorityClass>>(&entries_[i].object); pc && (*pc)->global_default) {
-      if (++global_defaults > 1) {
+    auto* pc = std::get_if<std::shared_ptr<PriorityClass>>(&entries_[i].object);
+    if (pc == nullptr) continue;
+    priority_classes_.emplace((*pc)->metadata.name, pc->get());
+    if ((*pc)->global_default) {
+      if (global_default_ != nullptr) {
         return ErrorAt(i, "globalDefault", "only one PriorityClass may be marked globalDefault");
       }
+      global_default_ = pc->get();
     }
   }
   for (size_t i = 0; i < entries_.size(); ++i) {
@@ -1336,11 +1332,10 @@ std::expected<ClusterObjects, LoadError> Loader::Finish() {
 
   int64_t next_index = 0;
   std::set<std::string> declared_namespaces;
-  std::vector<std::string> used_namespaces;
+  std::vector<std::string> used_namespaces;  // in order of first use
+  std::set<std::string> used_set;
   auto use_namespace = [&](const std::string& ns) {
-    if (std::find(used_namespaces.begin(), used_namespaces.end(), ns) == used_namespaces.end()) {
-      used_namespaces.push_back(ns);
-    }
+    if (used_set.insert(ns).second) used_namespaces.push_back(ns);
   };
   auto add_pod = [&](std::shared_ptr<Pod> pod) {
     pod->metadata.creation_index = next_index++;

@@ -21,6 +21,7 @@ class Quantity {
   static std::expected<Quantity, std::string> Parse(std::string_view text);
 
   //! Integer value rounded up (ceiling), as resource.Quantity.Value(). Saturates at int64 limits.
+  //! Like upstream, negative values round away from zero ("-1.5" is -2).
   int64_t Value() const;
   //! Value * 1000 rounded up, as resource.Quantity.MilliValue(). Saturates at int64 limits.
   int64_t MilliValue() const;

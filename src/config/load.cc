@@ -5,6 +5,7 @@
 #include <cctype>
 #include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <initializer_list>
 #include <limits>
@@ -634,7 +635,8 @@ void ValidateCommonQueueSort(ErrorList& errors, const std::vector<Profile>& prof
     }
     if (sort.empty() || p.ArgsFor(sort) == first.ArgsFor(sort)) continue;
     auto index = PluginConfigIndex(p, sort);
-    std::string args_path = index ? Child(Index(Child(path, "pluginConfig"), *index), "args") : Child(path, "pluginConfig");
+    std::string args_path =
+        index ? Child(Index(Child(path, "pluginConfig"), *index), "args") : Child(path, "pluginConfig");
     errors.Invalid(args_path, p.ArgsFor(sort).dump(), "queueSort must be the same for all profiles");
   }
 }
@@ -736,6 +738,8 @@ std::expected<Configuration, std::string> LoadConfigFromString(const std::string
 
 std::expected<Configuration, std::string> LoadConfigFile(const std::string& path,
                                                          const framework::Registry& registry) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) return std::unexpected(fmt::format("{}: is a directory", path));
   std::ifstream in(path, std::ios::binary);
   if (!in) return std::unexpected(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   std::ostringstream text;

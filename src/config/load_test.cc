@@ -88,10 +88,11 @@ TEST(LoadTest, DefaultsSkipUnregisteredInTreePlugins) {
   }
   auto cfg = LoadConfigFromString(kHeader, "cfg.yaml", RegistryWith(names));
   ASSERT_TRUE(cfg.has_value()) << cfg.error();
-  std::vector<PluginRef> want = {{"SchedulingGates", 0}, {"PrioritySort", 0},     {"NodeUnschedulable", 0},
-                                 {"NodeName", 0},        {"TaintToleration", 3},  {"NodeAffinity", 2},
-                                 {"NodePorts", 0},       {"NodeResourcesFit", 1}, {"NodeResourcesBalancedAllocation", 1},
-                                 {"DefaultBinder", 0}};
+  std::vector<PluginRef> want = {
+      {"SchedulingGates", 0}, {"PrioritySort", 0},     {"NodeUnschedulable", 0},
+      {"NodeName", 0},        {"TaintToleration", 3},  {"NodeAffinity", 2},
+      {"NodePorts", 0},       {"NodeResourcesFit", 1}, {"NodeResourcesBalancedAllocation", 1},
+      {"DefaultBinder", 0}};
   EXPECT_EQ(cfg->profiles[0].plugins.multi_point.enabled, want);
 }
 
@@ -145,7 +146,8 @@ TEST(LoadTest, Merging) {
     want.score = {{{"NodeResourcesFit", 5}, {"ImageLocality", 3}}, {{"*", 0}}};
     cases.push_back({"disable all scores and enable a subset with weights",
                      "    score:\n      disabled:\n      - name: '*'\n      enabled:\n"
-                     "      - name: NodeResourcesFit\n        weight: 5\n      - name: ImageLocality\n        weight: 3\n",
+                     "      - name: NodeResourcesFit\n        weight: 5\n"
+                     "      - name: ImageLocality\n        weight: 3\n",
                      want});
   }
   {
@@ -164,7 +166,8 @@ TEST(LoadTest, Merging) {
   }
   cases.push_back({"disable all multiPoint defaults and enable a subset",
                    "    multiPoint:\n      disabled: [{name: '*'}]\n"
-                   "      enabled: [{name: PrioritySort}, {name: NodeResourcesFit, weight: 2}, {name: DefaultBinder}]\n",
+                   "      enabled: [{name: PrioritySort}, {name: NodeResourcesFit, weight: 2},"
+                   " {name: DefaultBinder}]\n",
                    multi({{"PrioritySort", 0}, {"NodeResourcesFit", 2}, {"DefaultBinder", 0}}, {{"*", 0}})});
   {
     Plugins want = multi(DefaultMultiPoint());
@@ -252,7 +255,8 @@ TEST(LoadTest, ValidationErrors) {
        kHeader + "profiles:\n- plugins:\n    filter:\n      enabled:\n      - name: DynamicResources\n",
        "cfg.yaml: profiles[0].plugins.filter.enabled[0]: Invalid value: \"DynamicResources\": plugin "
        "\"DynamicResources\" is not supported by kubesched"},
-      {"plugin removed in v1", kHeader + "profiles:\n- plugins:\n    filter:\n      enabled:\n      - name: EBSLimits\n",
+      {"plugin removed in v1",
+       kHeader + "profiles:\n- plugins:\n    filter:\n      enabled:\n      - name: EBSLimits\n",
        "cfg.yaml: profiles[0].plugins.filter.enabled[0]: Invalid value: \"EBSLimits\": was invalid in version "
        "\"kubescheduler.config.k8s.io/v1\" (KubeSchedulerConfiguration is version \"kubescheduler.config.k8s.io/v1\")"},
       {"plugin name missing", kHeader + "profiles:\n- plugins:\n    score:\n      enabled:\n      - weight: 2\n",
@@ -313,8 +317,8 @@ TEST(LoadTest, ValidationErrors) {
       {"args of another version",
        kHeader + "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n"
                  "      apiVersion: kubescheduler.config.k8s.io/v1beta3\n",
-       "cfg.yaml: profiles[0].pluginConfig[0].args.apiVersion: Unsupported value: \"kubescheduler.config.k8s.io/v1beta3\": "
-       "supported values: \"kubescheduler.config.k8s.io/v1\""},
+       "cfg.yaml: profiles[0].pluginConfig[0].args.apiVersion: Unsupported value: "
+       "\"kubescheduler.config.k8s.io/v1beta3\": supported values: \"kubescheduler.config.k8s.io/v1\""},
       {"args not an object", kHeader + "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args: [1]\n",
        "cfg.yaml: profiles[0].pluginConfig[0].args: Invalid type: expected object, got array"},
       {"extender without weight", kHeader + "extenders:\n- urlPrefix: http://x\n  prioritizeVerb: prioritize\n",
@@ -365,7 +369,8 @@ TEST(LoadTest, DecodingErrors) {
       {"unknown field in a plugin entry",
        kHeader + "profiles:\n- plugins:\n    score:\n      enabled:\n      - name: ImageLocality\n        wieght: 2\n",
        "cfg.yaml: unknown field \"profiles[0].plugins.score.enabled[0].wieght\""},
-      {"unknown field in pluginConfig", kHeader + "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    arg: {}\n",
+      {"unknown field in pluginConfig",
+       kHeader + "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    arg: {}\n",
        "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].arg\""},
       {"unknown field in leaderElection", kHeader + "leaderElection:\n  leaderElect: false\n  leaseDurationn: 15s\n",
        "cfg.yaml: unknown field \"leaderElection.leaseDurationn\""},
@@ -672,6 +677,9 @@ TEST(LoadTest, ConfigFiles) {
   auto missing = LoadConfigFile("/nonexistent/kubesched.yaml", registry);
   ASSERT_FALSE(missing.has_value());
   EXPECT_EQ(missing.error(), "/nonexistent/kubesched.yaml: cannot open: No such file or directory");
+  auto directory = LoadConfigFile("/", registry);
+  ASSERT_FALSE(directory.has_value());
+  EXPECT_EQ(directory.error(), "/: is a directory");
 
   std::filesystem::path dir = SourceDir() / "examples" / "configs";
   {

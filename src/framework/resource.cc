@@ -18,12 +18,12 @@ bool IsScalarResourceName(std::string_view name) {
     return false;
   }
   if (name.starts_with(api::kHugePagesPrefix) || name.starts_with("attachable-volumes-")) return true;
+  // Prefixed native resources (anything in a kubernetes.io/ namespace) are scalar too, as in
+  // upstream's schedutil.IsScalarResourceName (v1helper.IsPrefixedNativeResource).
+  if (name.find("kubernetes.io/") != std::string_view::npos) return true;
   // Extended resources are fully qualified names outside the kubernetes.io/ namespace
   // (requests.* quota names excluded), e.g. nvidia.com/gpu.
-  auto slash = name.find('/');
-  if (slash == std::string_view::npos) return false;
-  std::string_view domain = name.substr(0, slash);
-  if (domain == "kubernetes.io" || domain.ends_with(".kubernetes.io")) return false;
+  if (name.find('/') == std::string_view::npos) return false;
   return !name.starts_with("requests.");
 }
 

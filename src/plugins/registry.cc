@@ -5,6 +5,8 @@
 #include <string>
 
 #include "plugins/default_binder/default_binder.h"
+#include "plugins/image_locality/image_locality.h"
+#include "plugins/inter_pod_affinity/inter_pod_affinity.h"
 #include "plugins/names.h"
 #include "plugins/node_affinity/node_affinity.h"
 #include "plugins/node_name/node_name.h"
@@ -12,6 +14,7 @@
 #include "plugins/node_resources_balanced_allocation/node_resources_balanced_allocation.h"
 #include "plugins/node_resources_fit/node_resources_fit.h"
 #include "plugins/node_unschedulable/node_unschedulable.h"
+#include "plugins/pod_topology_spread/pod_topology_spread.h"
 #include "plugins/queue_sort/queue_sort.h"
 #include "plugins/scheduling_gates/scheduling_gates.h"
 #include "plugins/taint_toleration/taint_toleration.h"
@@ -41,6 +44,9 @@ void RegisterInTreePlugins(framework::Registry& registry) {
   MustRegister(registry, default_binder::DefaultBinder::kName, default_binder::New);
   MustRegister(registry, names::kNodeResourcesFit, node_resources_fit::New);
   MustRegister(registry, names::kNodeResourcesBalancedAllocation, node_resources_balanced_allocation::New);
+  MustRegister(registry, names::kInterPodAffinity, inter_pod_affinity::New);
+  MustRegister(registry, names::kPodTopologySpread, pod_topology_spread::New);
+  MustRegister(registry, names::kImageLocality, image_locality::New);
 }
 
 }  // namespace kubesched::plugins

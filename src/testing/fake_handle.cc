@@ -174,7 +174,8 @@ std::optional<api::Labels> FakeClusterClient::NamespaceLabels(std::string_view n
   return it->second;
 }
 
-std::vector<std::shared_ptr<const api::PodDisruptionBudget>> FakeClusterClient::ListPodDisruptionBudgets() const {
+std::vector<std::shared_ptr<const api::PodDisruptionBudget>> FakeClusterClient::ListPodDisruptionBudgets()
+    const {
   std::lock_guard lock(mu_);
   return pdbs_;
 }
@@ -228,12 +229,14 @@ void FakePodNominator::AddNominatedPod(framework::PodInfoPtr pod, const std::str
 void FakePodNominator::DeleteNominatedPodIfExists(const api::Pod& pod) {
   std::lock_guard lock(mu_);
   for (auto it = by_node_.begin(); it != by_node_.end();) {
-    std::erase_if(it->second, [&](const framework::PodInfoPtr& p) { return p->pod().metadata.uid == pod.metadata.uid; });
+    std::erase_if(it->second,
+                  [&](const framework::PodInfoPtr& p) { return p->pod().metadata.uid == pod.metadata.uid; });
     it = it->second.empty() ? by_node_.erase(it) : std::next(it);
   }
 }
 
-std::vector<framework::PodInfoPtr> FakePodNominator::NominatedPodsForNode(const std::string& node_name) const {
+std::vector<framework::PodInfoPtr> FakePodNominator::NominatedPodsForNode(
+    const std::string& node_name) const {
   std::lock_guard lock(mu_);
   auto it = by_node_.find(node_name);
   return it == by_node_.end() ? std::vector<framework::PodInfoPtr>{} : it->second;
@@ -278,7 +281,8 @@ framework::Status FakeHandle::RunPreFilterExtensionRemovePod(framework::CycleSta
   return run_pre_filter_extension_remove_pod(state, pod_to_schedule, pod_to_remove, node_info);
 }
 
-framework::Status FakeHandle::RunFilterPlugins(const framework::CycleState& state, const framework::PodInfo& pod,
+framework::Status FakeHandle::RunFilterPlugins(const framework::CycleState& state,
+                                               const framework::PodInfo& pod,
                                                const framework::NodeInfo& node_info) {
   if (!run_filter_plugins) return framework::Status::Error(kNotSupported);
   return run_filter_plugins(state, pod, node_info);

@@ -26,7 +26,8 @@ TEST(IsQualifiedNameTest, Table) {
       {"-leading", {std::string("name part ") + kNameRegexMsg}},
       {"/name", {"prefix part must be non-empty"}},
       {"Example.com/name",
-       {"prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "
+       {"prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' "
+        "or "
         "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
         "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"}},
       {std::string(64, 'a'), {"name part must be no more than 63 characters"}},
@@ -42,7 +43,8 @@ TEST(IsQualifiedNameTest, Table) {
 
 TEST(IsValidLabelValueTest, Table) {
   const std::string regex_msg =
-      "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must "
+      "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and "
+      "must "
       "start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used "
       "for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')";
   EXPECT_TRUE(IsValidLabelValue("").empty());
@@ -57,7 +59,8 @@ TEST(FieldErrorsTest, Renderings) {
   EXPECT_EQ(GoStringSlice(std::vector<std::string>{"node-1", "node-2"}), "[]string{\"node-1\", \"node-2\"}");
   EXPECT_EQ(GoStringSlice(std::vector<std::string>{}), "[]string(nil)");
   EXPECT_EQ(FieldInvalid("a.b", "3", "must be positive"), "a.b: Invalid value: 3: must be positive");
-  EXPECT_EQ(FieldNotSupported("op", "Foo", {"In", "NotIn"}), "op: Unsupported value: \"Foo\": supported values: \"In\", \"NotIn\"");
+  EXPECT_EQ(FieldNotSupported("op", "Foo", {"In", "NotIn"}),
+            "op: Unsupported value: \"Foo\": supported values: \"In\", \"NotIn\"");
   EXPECT_EQ(FieldRequired("shape", ""), "shape: Required value");
   std::vector<std::string> none;
   EXPECT_EQ(AggregateErrors(none), "");

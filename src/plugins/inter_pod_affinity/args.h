@@ -4,9 +4,8 @@
 
 #include <cstdint>
 #include <expected>
-#include <string>
-
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 
 namespace kubesched::plugins::inter_pod_affinity {
 

@@ -35,6 +35,11 @@ bool PendingTermMatches(const framework::AffinityTerm& term, const api::Pod& oth
   return term.Matches(other, labels ? &*labels : nullptr);
 }
 
+bool SamePod(const api::Pod& a, const api::Pod& b) {
+  if (!a.metadata.uid.empty() || !b.metadata.uid.empty()) return a.metadata.uid == b.metadata.uid;
+  return a.metadata.namespace_ == b.metadata.namespace_ && a.metadata.name == b.metadata.name;
+}
+
 bool PendingMatchesAll(const std::vector<framework::AffinityTerm>& terms, const api::Pod& other,
                        const framework::ClusterClient& client) {
   if (terms.empty()) return false;
@@ -145,8 +150,10 @@ bool IncomingTerms::MatchesAll(const api::Pod& pod) const {
 namespace internal {
 
 void ResolveNamespaces(std::span<const framework::NodeInfo* const> nodes, std::string_view own_namespace,
-                       const framework::ClusterClient& client, std::initializer_list<IncomingTerms*> term_sets) {
-  bool needed = std::any_of(term_sets.begin(), term_sets.end(), [](IncomingTerms* t) { return t->NeedsNamespaces(); });
+                       const framework::ClusterClient& client,
+                       std::initializer_list<IncomingTerms*> term_sets) {
+  bool needed =
+      std::any_of(term_sets.begin(), term_sets.end(), [](IncomingTerms* t) { return t->NeedsNamespaces(); });
   if (!needed) return;
   std::unordered_set<std::string_view> namespaces;
   namespaces.insert(own_namespace);
@@ -209,12 +216,17 @@ std::vector<framework::ClusterEventWithHint> InterPodAffinity::EventsToRegister(
       // Delete: the pod may have been rejected by an existing pod's anti-affinity, or its own
       // anti-affinity. UpdatePodLabel: a label change can make an existing pod match (or stop
       // matching) the pod's terms. Add: an assigned pod can satisfy the pod's affinity.
-      {{EventResource::kPod, action::kAdd | action::kUpdatePodLabel | action::kDelete, "Pod/Add|UpdatePodLabel|Delete"},
-       [this](const api::Pod& pod, const framework::EventObjects& ev) { return IsSchedulableAfterPodChange(pod, ev); }},
+      {{EventResource::kPod, action::kAdd | action::kUpdatePodLabel | action::kDelete,
+        "Pod/Add|UpdatePodLabel|Delete"},
+       [this](const api::Pod& pod, const framework::EventObjects& ev) {
+         return IsSchedulableAfterPodChange(pod, ev);
+       }},
       // With queueing hints on, upstream registers no UpdateNodeTaint event (it only worked
       // around preCheck filtering out NodeAdd).
       {{EventResource::kNode, action::kAdd | action::kUpdateNodeLabel, "Node/Add|UpdateNodeLabel"},
-       [this](const api::Pod& pod, const framework::EventObjects& ev) { return IsSchedulableAfterNodeChange(pod, ev); }},
+       [this](const api::Pod& pod, const framework::EventObjects& ev) {
+         return IsSchedulableAfterNodeChange(pod, ev);
+       }},
   };
 }
 
@@ -224,7 +236,7 @@ QueueingHint InterPodAffinity::IsSchedulableAfterPodChange(const api::Pod& pod,
   const api::Pod* modified = event.new_pod;
   // The pending pod's own labels changed: existing pods' anti-affinity may no longer reject it,
   // and it may now match its own affinity terms.
-  if (modified != nullptr && modified->metadata.uid == pod.metadata.uid &&
+  if (modified != nullptr && SamePod(*modified, pod) &&
       (original == nullptr || original->metadata.labels != modified->metadata.labels)) {
     return QueueingHint::kQueue;
   }
@@ -297,7 +309,8 @@ QueueingHint InterPodAffinity::IsSchedulableAfterNodeChange(const api::Pod& pod,
     if (original == nullptr) return QueueingHint::kQueue;
     const std::string* old_value = original->metadata.labels.Find(t.topology_key);
     const std::string* new_value = new_labels.Find(t.topology_key);
-    if (old_value != nullptr && (new_value == nullptr || *old_value != *new_value)) return QueueingHint::kQueue;
+    if (old_value != nullptr && (new_value == nullptr || *old_value != *new_value))
+      return QueueingHint::kQueue;
   }
   return QueueingHint::kSkip;
 }

@@ -2,7 +2,6 @@
 
 #include <initializer_list>
 #include <limits>
-
 #include <nlohmann/json.hpp>
 
 #include "plugins/helper/validation.h"
@@ -96,7 +95,8 @@ class Decoder {
     if (const Json* v = Member(j, "key")) r.key = String(*v, PathChild(path, "key"));
     if (const Json* v = Member(j, "operator")) r.op = String(*v, PathChild(path, "operator"));
     if (const Json* v = Member(j, "values")) {
-      Array(*v, PathChild(path, "values"), [&](const Json& e, const std::string& p) { r.values.push_back(String(e, p)); });
+      Array(*v, PathChild(path, "values"),
+            [&](const Json& e, const std::string& p) { r.values.push_back(String(e, p)); });
     }
     return r;
   }
@@ -139,7 +139,8 @@ class Decoder {
                 w->get<int64_t>() <= std::numeric_limits<int32_t>::max()) {
               pref.weight = static_cast<int32_t>(w->get<int64_t>());
             } else {
-              errs.push_back(helper::FieldInvalid(PathChild(p, "weight"), w->dump(), "must be a 32-bit integer"));
+              errs.push_back(
+                  helper::FieldInvalid(PathChild(p, "weight"), w->dump(), "must be a 32-bit integer"));
             }
           }
           if (const Json* t = Member(e, "preference")) pref.preference = Term(*t, PathChild(p, "preference"));
@@ -180,7 +181,8 @@ void ValidateTerm(const RawTerm& t, const std::string& path, std::vector<std::st
 std::vector<api::SelectorRequirement> Convert(const std::vector<RawRequirement>& reqs) {
   std::vector<api::SelectorRequirement> out;
   out.reserve(reqs.size());
-  for (const auto& r : reqs) out.push_back({r.key, ParseOperator(r.op).value_or(api::SelectorOperator::kIn), r.values});
+  for (const auto& r : reqs)
+    out.push_back({r.key, ParseOperator(r.op).value_or(api::SelectorOperator::kIn), r.values});
   return out;
 }
 
@@ -226,7 +228,8 @@ std::expected<NodeAffinityArgs, std::string> ParseArgs(const Json& args) {
   NodeAffinityArgs out;
   if (args.is_null()) return out;
   Decoder d;
-  if (!d.Object(args, "", {"addedAffinity", "apiVersion", "kind"})) return std::unexpected(helper::AggregateErrors(d.errs));
+  if (!d.Object(args, "", {"addedAffinity", "apiVersion", "kind"}))
+    return std::unexpected(helper::AggregateErrors(d.errs));
   if (!d.errs.empty()) return std::unexpected(helper::AggregateErrors(d.errs));
   if (const Json* added = Decoder::Member(args, "addedAffinity")) {
     auto affinity = DecodeNodeAffinity(*added, "addedAffinity");

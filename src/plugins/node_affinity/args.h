@@ -4,10 +4,9 @@
 // ValidateNodeAffinityArgs (nodeaffinity.NewNodeSelector / NewPreferredSchedulingTerms).
 
 #include <expected>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "api/types.h"
 
@@ -20,13 +19,14 @@ struct NodeAffinityArgs {
 
 //! Reads NodeAffinityArgs (null or absent => no added affinity). Unknown fields and wrong JSON
 //! types are decoding errors (`unknown field "addedAffinity.foo"`); then every requirement is
-//! validated, errors named relative to args, e.g.
-//! `addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].operator:
-//! Unsupported value: "Foo": supported values: "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"`.
+//! validated, errors named relative to args, e.g. `addedAffinity.requiredDuringScheduling...
+//! .nodeSelectorTerms[0].matchExpressions[0].operator: Unsupported value: "Foo": supported values:
+//! "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"`.
 //! Several errors are joined as "[e1, e2]".
 std::expected<NodeAffinityArgs, std::string> ParseArgs(const nlohmann::json& args);
 
 //! Decodes one v1.NodeAffinity object (same rules, paths rooted at `path`).
-std::expected<api::NodeAffinity, std::string> DecodeNodeAffinity(const nlohmann::json& json, const std::string& path);
+std::expected<api::NodeAffinity, std::string> DecodeNodeAffinity(const nlohmann::json& json,
+                                                                 const std::string& path);
 
 }  // namespace kubesched::plugins::node_affinity

@@ -91,11 +91,13 @@ void ValidateFieldRequirement(const api::SelectorRequirement& req, std::string_v
     case api::SelectorOperator::kIn:
     case api::SelectorOperator::kNotIn:
       if (req.values.size() != 1) {
-        errs.push_back(FieldInvalid(PathChild(path, "values"), GoStringSlice(req.values), "must have one element"));
+        errs.push_back(
+            FieldInvalid(PathChild(path, "values"), GoStringSlice(req.values), "must have one element"));
       }
       break;
     default:
-      errs.push_back(helper::FieldNotSupported(PathChild(path, "operator"), api::ToString(req.op), {"In", "NotIn"}));
+      errs.push_back(
+          helper::FieldNotSupported(PathChild(path, "operator"), api::ToString(req.op), {"In", "NotIn"}));
   }
 }
 
@@ -150,7 +152,8 @@ NodeSelectorMatcher::NodeSelectorMatcher(const api::NodeSelector& selector, std:
 }
 
 bool NodeSelectorMatcher::Match(const api::Node& node) const {
-  return std::any_of(terms_.begin(), terms_.end(), [&](const api::NodeSelectorTerm* t) { return TermMatches(*t, node); });
+  return std::any_of(terms_.begin(), terms_.end(),
+                     [&](const api::NodeSelectorTerm* t) { return TermMatches(*t, node); });
 }
 
 RequiredNodeAffinity::RequiredNodeAffinity(const api::Pod& pod) {

@@ -3,13 +3,12 @@
 
 #include <expected>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "framework/handle.h"
 #include "framework/interface.h"
@@ -43,7 +42,8 @@ class NodePorts final : public framework::PreFilterPlugin,
 //! containers (upstream's util.GetHostPorts).
 std::vector<api::ContainerPort> GetHostPorts(const api::Pod& pod);
 
-framework::QueueingHint IsSchedulableAfterPodDeleted(const api::Pod& pod, const framework::EventObjects& event);
+framework::QueueingHint IsSchedulableAfterPodDeleted(const api::Pod& pod,
+                                                     const framework::EventObjects& event);
 
 //! Takes no args (ignored).
 std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,

@@ -5,13 +5,12 @@
 
 #include <expected>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "framework/handle.h"
 #include "framework/interface.h"
@@ -48,7 +47,8 @@ class BalancedAllocation final : public framework::PreScorePlugin, public framew
 
   //! (1 - std) * 100 (computes the pod's requests itself when PreScore did not run; 0 for a
   //! best-effort pod then).
-  std::pair<int64_t, framework::Status> Score(const framework::CycleState& state, const framework::PodInfo& pod,
+  std::pair<int64_t, framework::Status> Score(const framework::CycleState& state,
+                                              const framework::PodInfo& pod,
                                               const framework::NodeInfo& node_info) override;
 
  private:

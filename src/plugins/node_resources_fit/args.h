@@ -5,12 +5,11 @@
 
 #include <cstdint>
 #include <expected>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 namespace kubesched::plugins::node_resources_fit {
 

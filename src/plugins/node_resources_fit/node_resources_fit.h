@@ -6,13 +6,12 @@
 
 #include <expected>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "framework/handle.h"
 #include "framework/interface.h"
@@ -44,7 +43,8 @@ framework::Resource PruneIgnoredResources(framework::Resource request,
 //! Every resource `node` lacks for `request` (already pruned), in upstream's order: pods, cpu,
 //! memory, ephemeral-storage, then scalar resources by name. Allocates; Filter uses an
 //! allocation-free path with the same logic.
-std::vector<InsufficientResource> FitsRequest(const framework::Resource& request, const framework::NodeInfo& node);
+std::vector<InsufficientResource> FitsRequest(const framework::Resource& request,
+                                              const framework::NodeInfo& node);
 
 //! Queueing hint for pod deletions and scale-downs (upstream's isSchedulableAfterPodEvent, with
 //! InPlacePodVerticalScaling enabled): Queue when a pod bound or nominated to a node is deleted,
@@ -55,7 +55,8 @@ framework::QueueingHint IsSchedulableAfterPodEvent(const api::Pod& pod, const fr
 //! Queueing hint for node additions and allocatable updates (upstream's
 //! isSchedulableAfterNodeChange): Queue when the pod fits the (empty) new node and, for an update,
 //! some resource the pod requests (or the pod count) grew.
-framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod, const framework::EventObjects& event);
+framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod,
+                                                     const framework::EventObjects& event);
 
 class Fit final : public framework::PreFilterPlugin,
                   public framework::FilterPlugin,
@@ -90,7 +91,8 @@ class Fit final : public framework::PreFilterPlugin,
 
   //! The strategy's score in [0, 100] (computes the pod's requests itself when PreScore did not
   //! run).
-  std::pair<int64_t, framework::Status> Score(const framework::CycleState& state, const framework::PodInfo& pod,
+  std::pair<int64_t, framework::Status> Score(const framework::CycleState& state,
+                                              const framework::PodInfo& pod,
                                               const framework::NodeInfo& node_info) override;
 
   const NodeResourcesFitArgs& args() const { return args_; }

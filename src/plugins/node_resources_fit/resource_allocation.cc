@@ -61,8 +61,8 @@ bool ResourceAllocationScorer::IsBestEffort(std::span<const int64_t> pod_request
   return true;
 }
 
-std::pair<int64_t, framework::Status> ResourceAllocationScorer::Score(const framework::NodeInfo& node,
-                                                                      std::span<const int64_t> pod_requests) const {
+std::pair<int64_t, framework::Status> ResourceAllocationScorer::Score(
+    const framework::NodeInfo& node, std::span<const int64_t> pod_requests) const {
   const size_t n = resources_.size();
   if (n == 0) return {0, framework::Status::Error("resources not found")};
   std::array<int64_t, 2 * kInlineResources> inline_buf{};
@@ -181,7 +181,8 @@ ResourceScorerFn RequestedToCapacityRatioScorer(std::vector<ResourceSpec> resour
       }
     }
     if (weight_sum == 0) return 0;
-    return static_cast<int64_t>(std::round(static_cast<double>(node_score) / static_cast<double>(weight_sum)));
+    return static_cast<int64_t>(
+        std::round(static_cast<double>(node_score) / static_cast<double>(weight_sum)));
   };
 }
 

@@ -4,11 +4,10 @@
 
 #include <expected>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "framework/handle.h"
 #include "framework/interface.h"
@@ -31,7 +30,8 @@ class NodeUnschedulable final : public framework::FilterPlugin, public framework
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
 };
 
-framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod, const framework::EventObjects& event);
+framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod,
+                                                     const framework::EventObjects& event);
 framework::QueueingHint IsSchedulableAfterPodTolerationChange(const api::Pod& pod,
                                                               const framework::EventObjects& event);
 

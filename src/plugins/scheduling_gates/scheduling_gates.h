@@ -4,11 +4,10 @@
 
 #include <expected>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "framework/handle.h"
 #include "framework/interface.h"
@@ -28,8 +27,8 @@ class SchedulingGates final : public framework::PreEnqueuePlugin, public framewo
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
 };
 
-framework::QueueingHint IsSchedulableAfterUpdatePodSchedulingGatesEliminated(const api::Pod& pod,
-                                                                            const framework::EventObjects& event);
+framework::QueueingHint IsSchedulableAfterUpdatePodSchedulingGatesEliminated(
+    const api::Pod& pod, const framework::EventObjects& event);
 
 //! Takes no args (ignored).
 std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,

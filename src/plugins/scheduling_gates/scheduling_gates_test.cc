@@ -66,8 +66,8 @@ TEST(SchedulingGatesTest, QueueingHint) {
        MakePod().Name("p1").SchedulingGates({"foo"}).Obj(), MakePod().Name("p1").Obj(),
        framework::QueueingHint::kSkip},
       {"skip-while-gates-remain", MakePod().Name("p").SchedulingGates({"foo", "bar"}).Obj(),
-       MakePod().Name("p").SchedulingGates({"foo", "bar"}).Obj(), MakePod().Name("p").SchedulingGates({"bar"}).Obj(),
-       framework::QueueingHint::kSkip},
+       MakePod().Name("p").SchedulingGates({"foo", "bar"}).Obj(),
+       MakePod().Name("p").SchedulingGates({"bar"}).Obj(), framework::QueueingHint::kSkip},
   };
   SchedulingGates plugin;
   auto hint = plugin.EventsToRegister()[0].hint;

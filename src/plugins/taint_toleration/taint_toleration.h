@@ -4,13 +4,12 @@
 
 #include <expected>
 #include <memory>
+#include <nlohmann/json_fwd.hpp>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "framework/handle.h"
 #include "framework/interface.h"
@@ -39,7 +38,8 @@ class TaintToleration final : public framework::FilterPlugin,
                              std::span<const framework::NodeInfo* const> nodes) override;
   //! The number of the node's PreferNoSchedule taints the pod does not tolerate (higher is worse).
   //! Error when PreScore did not run.
-  std::pair<int64_t, framework::Status> Score(const framework::CycleState& state, const framework::PodInfo& pod,
+  std::pair<int64_t, framework::Status> Score(const framework::CycleState& state,
+                                              const framework::PodInfo& pod,
                                               const framework::NodeInfo& node_info) override;
   framework::ScoreExtensions* GetScoreExtensions() override { return this; }
   //! Reversed DefaultNormalizeScore: no untolerated taint scores 100.
@@ -50,7 +50,8 @@ class TaintToleration final : public framework::FilterPlugin,
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
 };
 
-framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod, const framework::EventObjects& event);
+framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod,
+                                                     const framework::EventObjects& event);
 framework::QueueingHint IsSchedulableAfterPodTolerationChange(const api::Pod& pod,
                                                               const framework::EventObjects& event);
 
