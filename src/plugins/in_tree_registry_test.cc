@@ -19,7 +19,7 @@ TEST(InTreeRegistryTest, RegistersEveryImplementedPluginByUpstreamName) {
       names::kNodePorts,        names::kDefaultBinder,
       names::kNodeResourcesFit, names::kNodeResourcesBalancedAllocation,
       names::kInterPodAffinity, names::kPodTopologySpread,
-      names::kImageLocality,
+      names::kImageLocality,    names::kDefaultPreemption,
   };
   testing::FakeHandle handle;
   for (auto name : want) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "plugins/default_binder/default_binder.h"
+#include "plugins/default_preemption/default_preemption.h"
 #include "plugins/image_locality/image_locality.h"
 #include "plugins/inter_pod_affinity/inter_pod_affinity.h"
 #include "plugins/names.h"
@@ -47,6 +48,7 @@ void RegisterInTreePlugins(framework::Registry& registry) {
   MustRegister(registry, names::kInterPodAffinity, inter_pod_affinity::New);
   MustRegister(registry, names::kPodTopologySpread, pod_topology_spread::New);
   MustRegister(registry, names::kImageLocality, image_locality::New);
+  MustRegister(registry, names::kDefaultPreemption, default_preemption::New);
 }
 
 }  // namespace kubesched::plugins

@@ -144,10 +144,134 @@ spec:
   // worker-3 has 100m left after the pinned pod: the selector leaves no other node.
   EXPECT_TRUE(by_name["mine"]["node"].is_null());
   std::string msg = by_name["mine"]["message"];
-  // Filter stops at the first rejecting plugin: TaintToleration runs before NodeAffinity.
+  // Filter stops at the first rejecting plugin: TaintToleration runs before NodeAffinity. Only
+  // worker-3 is Unschedulable (preemption might help) and its pinned pod has the same priority.
   EXPECT_EQ(msg,
             "0/7 nodes are available: 1 Insufficient cpu, 1 node(s) had untolerated taint(s), "
-            "5 node(s) didn't match Pod's node affinity/selector.");
+            "5 node(s) didn't match Pod's node affinity/selector. preemption: 0/7 nodes are available: "
+            "1 No preemption victims found for incoming pod, 6 Preemption is not helpful for scheduling.");
+}
+
+// Two full nodes of low-priority pods; a high-priority pod that needs 1 cpu. On node-a evicting
+// the priority-5 pod suffices; on node-b the priority-50 pod would have to go, so upstream's
+// "lowest highest-victim priority" criterion picks node-a, and only lowest-a is evicted.
+std::string PreemptionManifest(const std::string& high_class) {
+  return R"(apiVersion: v1
+kind: Node
+metadata: {name: node-a, labels: {kubernetes.io/hostname: node-a}}
+status:
+  capacity: {cpu: "2", memory: 4Gi, pods: "110"}
+  allocatable: {cpu: "2", memory: 4Gi, pods: "110"}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: node-b, labels: {kubernetes.io/hostname: node-b}}
+status:
+  capacity: {cpu: "2", memory: 4Gi, pods: "110"}
+  allocatable: {cpu: "2", memory: 4Gi, pods: "110"}
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: lowest}
+value: 5
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: low}
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: medium}
+value: 50
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high-never}
+value: 1000
+preemptionPolicy: Never
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: low-a}
+spec:
+  nodeName: node-a
+  priorityClassName: low
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: lowest-a}
+spec:
+  nodeName: node-a
+  priorityClassName: lowest
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: medium-b}
+spec:
+  nodeName: node-b
+  priorityClassName: medium
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: 1500m}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: low-b}
+spec:
+  nodeName: node-b
+  priorityClassName: low
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: 500m}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: preemptor}
+spec:
+  priorityClassName: )" + high_class + R"(
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
+)";
+}
+
+TEST(SimulateE2E, HighPriorityPodPreemptsTheMinimalVictimSet) {
+  std::string manifest = WriteTempFile("preempt.yaml", PreemptionManifest("high"));
+  json j = SimulateJson({"-f", manifest});
+  std::map<std::string, json> by_name;
+  for (const auto& p : j["pods"]) by_name[p["name"]] = p;
+  EXPECT_EQ(by_name.count("lowest-a"), 0u) << j.dump(2);
+  ASSERT_EQ(by_name.size(), 4u) << j.dump(2);  // the controller-less victim is not recreated
+  EXPECT_EQ(by_name["preemptor"]["node"], "node-a");
+  EXPECT_EQ(by_name["low-a"]["node"], "node-a");
+  EXPECT_EQ(by_name["medium-b"]["node"], "node-b");
+  EXPECT_EQ(by_name["low-b"]["node"], "node-b");
+  EXPECT_EQ(j["summary"]["pending"], 0);
+
+  RunResult wide = RunKubesched({"simulate", "-f", manifest, "-o", "wide"});
+  ASSERT_EQ(wide.exit_code, 0) << wide.err;
+  EXPECT_NE(wide.out.find("default/lowest-a: Preempted: Preempted by pod default/preemptor on node node-a"),
+            std::string::npos)
+      << wide.out;
+  EXPECT_EQ(wide.out.find("default/low-a: Preempted"), std::string::npos) << wide.out;
+}
+
+TEST(SimulateE2E, PreemptionPolicyNeverStaysPending) {
+  std::string manifest = WriteTempFile("preempt-never.yaml", PreemptionManifest("high-never"));
+  json j = SimulateJson({"-f", manifest});
+  std::map<std::string, json> by_name;
+  for (const auto& p : j["pods"]) by_name[p["name"]] = p;
+  ASSERT_EQ(by_name.size(), 5u) << j.dump(2);
+  EXPECT_TRUE(by_name["preemptor"]["node"].is_null());
+  EXPECT_EQ(by_name["lowest-a"]["node"], "node-a");
+  EXPECT_EQ(by_name["medium-b"]["node"], "node-b");
+  std::string msg = by_name["preemptor"]["message"];
+  EXPECT_EQ(msg,
+            "0/2 nodes are available: 2 Insufficient cpu. preemption: not eligible due to "
+            "preemptionPolicy=Never.");
+  EXPECT_EQ(j["summary"]["pending"], 1);
 }
 
 struct BadInputCase {

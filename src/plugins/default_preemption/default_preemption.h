@@ -1,0 +1,133 @@
+#pragma once
+// DefaultPreemption: upstream's PostFilter plugin (pkg/scheduler/framework/plugins/defaultpreemption
+// and pkg/scheduler/framework/preemption). When no node fits a pod, it looks for nodes where
+// evicting lower-priority pods would make room, picks the node whose eviction hurts least, evicts
+// those pods and nominates the preemptor to the node.
+
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <nlohmann/json_fwd.hpp>
+#include <random>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "framework/handle.h"
+#include "framework/interface.h"
+
+namespace kubesched::plugins::default_preemption {
+
+inline constexpr std::string_view kNotEligibleNever = "not eligible due to preemptionPolicy=Never.";
+inline constexpr std::string_view kNotEligibleTerminating =
+    "not eligible due to a terminating pod on the nominated node.";
+inline constexpr std::string_view kNoVictims = "No preemption victims found for incoming pod";
+inline constexpr std::string_view kNotHelpful = "Preemption is not helpful for scheduling";
+
+//! Upstream's DefaultPreemptionArgs.
+struct DefaultPreemptionArgs {
+  int32_t min_candidate_nodes_percentage = 10;
+  int32_t min_candidate_nodes_absolute = 100;
+};
+
+//! Reads, defaults and validates the args (null/absent => defaults) with upstream's field.Error
+//! wording; several errors are joined as "[e1, e2]".
+std::expected<DefaultPreemptionArgs, std::string> ParseArgs(const nlohmann::json& args);
+
+//! A PodDisruptionBudget with the disruptions it currently allows (upstream reads
+//! status.disruptionsAllowed, which kubesched derives from the snapshot: see ComputePdbBudgets).
+struct PdbBudget {
+  std::shared_ptr<const api::PodDisruptionBudget> pdb;
+  int32_t disruptions_allowed = 0;
+};
+
+//! Derives each PDB's disruptionsAllowed as the disruption controller would, counting the
+//! non-terminating pods of the snapshot that the PDB selects as healthy and taking the expected
+//! count to be that number (kubesched has no controller scale): minAvailable N → healthy - N,
+//! maxUnavailable M → M; percentages are scaled and rounded up; never negative.
+std::vector<PdbBudget> ComputePdbBudgets(std::span<const std::shared_ptr<const api::PodDisruptionBudget>> pdbs,
+                                         std::span<const framework::NodeInfo* const> nodes);
+
+//! Splits pods (keeping their order) into those whose eviction would violate a PDB and the rest,
+//! consuming each matching PDB's budget in order (upstream's filterPodsWithPDBViolation).
+void FilterPodsWithPdbViolation(const std::vector<framework::PodInfoPtr>& pods, std::span<const PdbBudget> pdbs,
+                                std::vector<framework::PodInfoPtr>& violating,
+                                std::vector<framework::PodInfoPtr>& non_violating);
+
+//! The pods to evict on one node, most important first.
+struct Victims {
+  std::vector<framework::PodInfoPtr> pods;
+  int64_t num_pdb_violations = 0;
+};
+
+struct Candidate {
+  std::string node_name;
+  Victims victims;
+};
+
+//! Upstream's util.MoreImportantPod: higher priority, then earlier start time (a pod without a
+//! start time counts as starting now_ns).
+bool MoreImportantPod(const api::Pod& a, const api::Pod& b, int64_t now_ns);
+
+//! Index of the candidate to preempt on, by upstream's ordered criteria: fewest PDB violations,
+//! lowest highest-victim priority, smallest sum of priorities, fewest victims, latest earliest
+//! start time among the highest-priority victims; ties go to the first. -1 when empty.
+int PickOneNodeForPreemption(std::span<const Candidate> candidates, int64_t now_ns);
+
+class DefaultPreemption final : public framework::PostFilterPlugin {
+ public:
+  static constexpr std::string_view kName = "DefaultPreemption";
+
+  DefaultPreemption(DefaultPreemptionArgs args, framework::Handle& handle);
+
+  std::string_view Name() const override { return kName; }
+
+  //! Preempts on the best candidate node: Success with {kOverride, node} after evicting the
+  //! victims; Unschedulable "preemption: <why>" when the pod may not preempt or no node helps
+  //! (then {kOverride, ""} to clear a stale nomination); Error on failures.
+  std::pair<framework::PostFilterResult, framework::Status> PostFilter(
+      framework::CycleState& state, const framework::PodInfo& pod,
+      const framework::NodeToStatus& filtered_statuses) override;
+
+  //! Whether the pod may preempt others, with the reason when not (preemptionPolicy Never, or a
+  //! lower-priority pod on its nominated node is still terminating because of preemption).
+  std::pair<bool, std::string> PodEligibleToPreemptOthers(const api::Pod& pod,
+                                                          const framework::Status& nominated_node_status) const;
+
+  //! The minimal set of lower-priority pods to evict from node_info (a copy this call mutates,
+  //! with state a clone) so that pod fits. UnschedulableAndUnresolvable kNoVictims when there are
+  //! no lower-priority pods; the Filter status when the pod does not fit even without them.
+  framework::Status SelectVictimsOnNode(framework::CycleState& state, const framework::PodInfo& pod,
+                                        framework::NodeInfo& node_info, std::span<const PdbBudget> pdbs,
+                                        Victims& victims);
+
+  //! How many candidates the dry run looks for among num_nodes potential nodes.
+  int32_t CalculateNumCandidates(int32_t num_nodes) const;
+  //! A random offset in [0, num_nodes) from the plugin's seeded generator, and the number of
+  //! candidates.
+  std::pair<int32_t, int32_t> GetOffsetAndNumCandidates(int32_t num_nodes);
+  //! Tests: forces the dry run to start at this offset (modulo the number of potential nodes).
+  void set_fixed_offset_for_testing(int32_t offset) { fixed_offset_ = offset; }
+
+  //! Dry-runs SelectVictimsOnNode over the potential nodes from offset until enough candidates
+  //! are found; non-PDB-violating candidates come first. Records each failed node's status.
+  std::vector<Candidate> DryRunPreemption(framework::CycleState& state, const framework::PodInfo& pod,
+                                          std::span<const framework::NodeInfo* const> potential_nodes,
+                                          std::span<const PdbBudget> pdbs, int32_t offset, int32_t num_candidates,
+                                          framework::NodeToStatus& node_statuses, std::vector<std::string>& errors);
+
+ private:
+  framework::Status PrepareCandidate(const Candidate& candidate, const framework::PodInfo& pod);
+
+  DefaultPreemptionArgs args_;
+  framework::Handle& handle_;
+  std::mt19937 rng_{0x5eed};
+  int32_t fixed_offset_ = -1;
+};
+
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
+                                                                   framework::Handle& handle);
+
+}  // namespace kubesched::plugins::default_preemption

@@ -1,0 +1,91 @@
+// End-to-end tests of `kubesched simulate --config`: KubeSchedulerConfiguration files change
+// decisions exactly as upstream's would.
+
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "e2e/run_kubesched.h"
+
+namespace kubesched::e2e {
+namespace {
+
+using nlohmann::json;
+
+json Simulate(const std::vector<std::string>& extra) {
+  std::vector<std::string> args = {"simulate", "-f", SourcePath("examples/boreas/cluster.yaml"), "-f",
+                                   SourcePath("examples/boreas/test-a.yaml"), "-o", "json"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  RunResult r = RunKubesched(args);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return json::parse(r.out);
+}
+
+TEST(ConfigE2E, MostAllocatedAloneStillSpreadsBecauseOfSystemDefaultSpreading) {
+  json j = Simulate({"--config", SourcePath("examples/configs/most-allocated.yaml")});
+  EXPECT_EQ(j["summary"]["scheduled"], 20);
+  EXPECT_EQ(j["summary"]["nodesUsed"], 6);
+}
+
+TEST(ConfigE2E, MostAllocatedWithoutDefaultSpreadingPacksTestAOnFourWorkers) {
+  for (int seed : {1, 2, 3}) {
+    SCOPED_TRACE(seed);
+    json j = Simulate({"--config", SourcePath("examples/configs/most-allocated-no-spread.yaml"), "--seed",
+                       std::to_string(seed)});
+    EXPECT_EQ(j["summary"]["scheduled"], 20);
+    EXPECT_EQ(j["summary"]["nodesUsed"], 4);
+  }
+}
+
+TEST(ConfigE2E, InvalidConfigurationIsRejectedWithItsFieldPath) {
+  std::string cfg = WriteTempFile("bad-config.yaml", R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: Sideways
+)");
+  RunResult r = RunKubesched({"simulate", "-f", SourcePath("examples/boreas/cluster.yaml"), "--config", cfg});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("profiles[0].pluginConfig[0].args"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("scoringStrategy.type"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+
+  std::string dup = WriteTempFile("dup-config.yaml", R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: a
+- schedulerName: a
+)");
+  r = RunKubesched({"simulate", "-f", SourcePath("examples/boreas/cluster.yaml"), "--config", dup});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("profiles[1].schedulerName"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("Duplicate value"), std::string::npos) << r.err;
+}
+
+TEST(ConfigE2E, ExplainShowsPerPluginVerdictsAndScores) {
+  RunResult r = RunKubesched({"simulate", "-f", SourcePath("examples/boreas/cluster.yaml"), "-f",
+                              SourcePath("examples/boreas/test-a.yaml"), "--explain", "default/does-not-exist"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("No scheduling attempt was made for default/does-not-exist"), std::string::npos) << r.out;
+
+  std::string pod = WriteTempFile("one.yaml", R"(apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  containers: [{name: c, image: nginx, resources: {requests: {cpu: 100m}}}]
+)");
+  r = RunKubesched({"simulate", "-f", SourcePath("examples/boreas/cluster.yaml"), "-f", pod, "--explain", "web"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Last scheduling attempt of default/web"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("TaintToleration=Unschedulable"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NodeResourcesFit="), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("selected node: worker-"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace kubesched::e2e
