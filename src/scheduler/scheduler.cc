@@ -395,7 +395,7 @@ std::expected<Scheduler::ScheduleResult, Status> Scheduler::SchedulePod(Framewor
     }
   } else {
     if (Status s = fwk.RunPreScorePlugins(state, pod, feasible); !s.IsSuccess()) return std::unexpected(s);
-    auto [sc, s] = fwk.RunScorePlugins(state, pod, feasible);
+    auto [sc, s] = fwk.RunScorePlugins(state, pod, feasible, explaining);
     if (!s.IsSuccess()) return std::unexpected(s);
     scores = std::move(sc);
   }

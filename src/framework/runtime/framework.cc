@@ -405,7 +405,8 @@ Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod, std:
 }
 
 std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
-                                                                            std::span<const NodeInfo* const> nodes) {
+                                                                            std::span<const NodeInfo* const> nodes,
+                                                                            bool with_details) {
   // Plugins that run this cycle.
   std::vector<size_t> active;
   for (size_t i = 0; i < score_.size(); ++i) {
@@ -452,7 +453,7 @@ std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(cons
   std::vector<NodePluginScores> out(num_nodes);
   for (size_t i = 0; i < num_nodes; ++i) {
     out[i].node = nodes[i];
-    out[i].scores.reserve(active.size());
+    if (with_details) out[i].scores.reserve(active.size());
   }
   for (size_t k = 0; k < active.size(); ++k) {
     ScorePlugin* p = score_[active[k]];
@@ -465,7 +466,7 @@ std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(cons
                                               p->Name(), s, kMinNodeScore, kMaxNodeScore))
                         .WithPlugin(p->Name())};
       }
-      out[i].scores.push_back(PluginScore{p->Name(), s * weight});
+      if (with_details) out[i].scores.push_back(PluginScore{p->Name(), s * weight});
       out[i].total += s * weight;
     }
   }

@@ -96,8 +96,10 @@ class Framework final : public Handle {
   Status RunPreScorePlugins(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const> nodes);
   //! Scores every node with every (non-skipped) score plugin in parallel, normalises per plugin,
   //! applies weights, and sums.
+  //! Per-plugin scores are kept only `with_details` (explain): the totals are all selection needs.
   std::pair<std::vector<NodePluginScores>, Status> RunScorePlugins(const CycleState& state, const PodInfo& pod,
-                                                                   std::span<const NodeInfo* const> nodes);
+                                                                   std::span<const NodeInfo* const> nodes,
+                                                                   bool with_details = false);
   bool HasScorePlugins() const { return !score_.empty(); }
 
   Status RunReservePluginsReserve(CycleState& state, const PodInfo& pod, const std::string& node_name);

@@ -352,6 +352,20 @@ std::vector<Candidate> DefaultPreemption::DryRunPreemption(framework::CycleState
   // result is deterministic.
   for (size_t i = 0; i < n; ++i) {
     const NodeInfo& node = *potential_nodes[(static_cast<size_t>(offset) + i) % n];
+    // A node without lower-priority pods has no victims: skip cloning it and the cycle state
+    // (the verdict is the one SelectVictimsOnNode would reach).
+    const int32_t priority = pod.pod().Priority();
+    bool has_lower = false;
+    for (const auto& pi : node.pods()) {
+      if (pi->pod().Priority() < priority) {
+        has_lower = true;
+        break;
+      }
+    }
+    if (!has_lower) {
+      node_statuses.Set(node.name(), Status::UnschedulableAndUnresolvable(std::string(kNoVictims)));
+      continue;
+    }
     std::unique_ptr<NodeInfo> node_copy = node.Clone();
     std::unique_ptr<framework::CycleState> state_copy = state.Clone();
     Victims victims;
