@@ -1,5 +1,5 @@
 # Thin wrapper over CMake presets. `make run` and `make test` do all set-up on a fresh machine.
-.PHONY: all deps build run test test-asan bench fuzz format clean
+.PHONY: all deps build run test test-asan bench fuzz format format-check clean
 
 EXAMPLE ?= examples/boreas/cluster.yaml examples/boreas/verification.yaml
 KUBESCHED := build/release/kubesched
@@ -27,8 +27,13 @@ test-asan: deps
 bench: build
 	@$(KUBESCHED) bench
 
+SOURCES = $(shell find src tests bench fuzz \( -name '*.h' -o -name '*.cc' \))
+
 format:
-	@find src tests bench fuzz -name '*.h' -o -name '*.cc' | xargs clang-format -i
+	@clang-format -i $(SOURCES)
+
+format-check: deps
+	@clang-format --dry-run --Werror $(SOURCES)
 
 clean:
 	rm -rf build

@@ -121,12 +121,18 @@ bool NodeSelector::Matches(std::string_view node_name, const Labels& node_labels
 
 std::string_view ToString(SelectorOperator op) {
   switch (op) {
-    case SelectorOperator::kIn: return "In";
-    case SelectorOperator::kNotIn: return "NotIn";
-    case SelectorOperator::kExists: return "Exists";
-    case SelectorOperator::kDoesNotExist: return "DoesNotExist";
-    case SelectorOperator::kGt: return "Gt";
-    case SelectorOperator::kLt: return "Lt";
+    case SelectorOperator::kIn:
+      return "In";
+    case SelectorOperator::kNotIn:
+      return "NotIn";
+    case SelectorOperator::kExists:
+      return "Exists";
+    case SelectorOperator::kDoesNotExist:
+      return "DoesNotExist";
+    case SelectorOperator::kGt:
+      return "Gt";
+    case SelectorOperator::kLt:
+      return "Lt";
   }
   return "Unknown";
 }

@@ -112,8 +112,8 @@ int64_t ReadInt(const YAML::Node& n, const std::string& path, int64_t min, int64
   auto v = ParseInteger(n.Scalar());
   if (!v) Fail(n, path, "expected an integer, got " + Describe(n));
   if (*v < min || *v > max) {
-    Fail(n, path, "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " +
-                      std::to_string(*v));
+    Fail(n, path,
+         "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " + std::to_string(*v));
   }
   return *v;
 }
@@ -213,7 +213,8 @@ class MapView {
   }
   std::vector<std::string> StringList(std::string_view key) const {
     std::vector<std::string> out;
-    ForEach(key, [&](const YAML::Node& item, const std::string& path, size_t) { out.push_back(ReadString(item, path)); });
+    ForEach(key,
+            [&](const YAML::Node& item, const std::string& path, size_t) { out.push_back(ReadString(item, path)); });
     return out;
   }
   // Calls f(key, value_node, value_path) for each entry of a map field.
@@ -267,8 +268,9 @@ constexpr std::pair<std::string_view, SelectorOperator> kLabelOperators[] = {
     {"DoesNotExist", SelectorOperator::kDoesNotExist},
 };
 constexpr std::pair<std::string_view, SelectorOperator> kNodeOperators[] = {
-    {"In", SelectorOperator::kIn},          {"NotIn", SelectorOperator::kNotIn}, {"Exists", SelectorOperator::kExists},
-    {"DoesNotExist", SelectorOperator::kDoesNotExist}, {"Gt", SelectorOperator::kGt}, {"Lt", SelectorOperator::kLt},
+    {"In", SelectorOperator::kIn},         {"NotIn", SelectorOperator::kNotIn},
+    {"Exists", SelectorOperator::kExists}, {"DoesNotExist", SelectorOperator::kDoesNotExist},
+    {"Gt", SelectorOperator::kGt},         {"Lt", SelectorOperator::kLt},
 };
 constexpr std::pair<std::string_view, SelectorOperator> kFieldOperators[] = {
     {"In", SelectorOperator::kIn},
@@ -285,9 +287,15 @@ SelectorRequirement ReadRequirement(const MapView& m, RequirementKind kind) {
   const std::string op_path = m.PathOf("operator");
   if (!m.Has("operator")) Fail(m.At("operator"), op_path, "required field is missing or empty");
   switch (kind) {
-    case RequirementKind::kLabel: r.op = ReadEnum(m.Get("operator"), op_path, kLabelOperators); break;
-    case RequirementKind::kNode: r.op = ReadEnum(m.Get("operator"), op_path, kNodeOperators); break;
-    case RequirementKind::kField: r.op = ReadEnum(m.Get("operator"), op_path, kFieldOperators); break;
+    case RequirementKind::kLabel:
+      r.op = ReadEnum(m.Get("operator"), op_path, kLabelOperators);
+      break;
+    case RequirementKind::kNode:
+      r.op = ReadEnum(m.Get("operator"), op_path, kNodeOperators);
+      break;
+    case RequirementKind::kField:
+      r.op = ReadEnum(m.Get("operator"), op_path, kFieldOperators);
+      break;
   }
   r.values = m.StringList("values");
   const std::string values_path = m.PathOf("values");
@@ -459,8 +467,8 @@ constexpr std::pair<std::string_view, NodeInclusionPolicy> kInclusionPolicies[] 
     {"Ignore", NodeInclusionPolicy::kIgnore},
 };
 constexpr std::pair<std::string_view, PodPhase> kPodPhases[] = {
-    {"Pending", PodPhase::kPending},     {"Running", PodPhase::kRunning}, {"Succeeded", PodPhase::kSucceeded},
-    {"Failed", PodPhase::kFailed},       {"Unknown", PodPhase::kUnknown},
+    {"Pending", PodPhase::kPending}, {"Running", PodPhase::kRunning}, {"Succeeded", PodPhase::kSucceeded},
+    {"Failed", PodPhase::kFailed},   {"Unknown", PodPhase::kUnknown},
 };
 constexpr std::pair<std::string_view, std::string_view> kProtocols[] = {
     {"TCP", "TCP"},
@@ -530,8 +538,8 @@ Toleration ReadToleration(const MapView& m) {
   if (m.Has("operator")) t.op = ReadEnum(m.Get("operator"), m.PathOf("operator"), kTolerationOperators);
   t.value = m.String("value");
   if (m.Has("effect")) t.effect = ReadEnum(m.Get("effect"), m.PathOf("effect"), kTaintEffects);
-  t.toleration_seconds = m.OptInt("tolerationSeconds", std::numeric_limits<int64_t>::min(),
-                                  std::numeric_limits<int64_t>::max());
+  t.toleration_seconds =
+      m.OptInt("tolerationSeconds", std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max());
   if (t.key.empty() && t.op != TolerationOperator::kExists) {
     Fail(m.At("operator"), m.PathOf("operator"), "must be Exists when key is empty (which tolerates every taint)");
   }
@@ -561,9 +569,9 @@ void CheckLabelKeys(const MapView& m, const std::optional<LabelSelector>& select
       const std::string& key = (*keys)[i];
       const std::string path = Index(m.PathOf(field), i);
       if (key.empty()) Fail(m.At(field), path, "label keys must not be empty");
-      if (in_selector(key)) Fail(m.At(field), path, Quote(key) + " exists in both " + std::string(field) + " and labelSelector");
-      if (keys == &match_keys &&
-          std::find(mismatch_keys.begin(), mismatch_keys.end(), key) != mismatch_keys.end()) {
+      if (in_selector(key))
+        Fail(m.At(field), path, Quote(key) + " exists in both " + std::string(field) + " and labelSelector");
+      if (keys == &match_keys && std::find(mismatch_keys.begin(), mismatch_keys.end(), key) != mismatch_keys.end()) {
         Fail(m.At(field), path, Quote(key) + " exists in both matchLabelKeys and mismatchLabelKeys");
       }
     }
@@ -619,7 +627,8 @@ Affinity ReadAffinity(const MapView& m) {
                   MapView p(item, path);
                   PreferredSchedulingTerm term;
                   term.weight = ReadWeight(p);
-                  if (!p.Has("preference")) Fail(p.At("preference"), p.PathOf("preference"), "required field is missing");
+                  if (!p.Has("preference"))
+                    Fail(p.At("preference"), p.PathOf("preference"), "required field is missing");
                   term.preference = ReadNodeSelectorTerm(p.Map("preference"));
                   node_affinity.preferred.push_back(std::move(term));
                 });
@@ -775,9 +784,9 @@ std::string SupportedKinds() {
   return out;
 }
 
-using Object = std::variant<std::shared_ptr<Node>, std::shared_ptr<Pod>, std::shared_ptr<Namespace>,
-                            std::shared_ptr<PriorityClass>, std::shared_ptr<PodDisruptionBudget>,
-                            std::shared_ptr<Workload>>;
+using Object =
+    std::variant<std::shared_ptr<Node>, std::shared_ptr<Pod>, std::shared_ptr<Namespace>,
+                 std::shared_ptr<PriorityClass>, std::shared_ptr<PodDisruptionBudget>, std::shared_ptr<Workload>>;
 
 // Where an object came from, for messages raised after parsing (duplicates, priorities).
 struct Origin {
@@ -844,8 +853,9 @@ void ReadNode(const MapView& obj, Node& node) {
     if (!t.Has("effect")) Fail(t.At("effect"), t.PathOf("effect"), "required field is missing");
     taint.effect = ReadEnum(t.Get("effect"), t.PathOf("effect"), kTaintEffects);
     if (!seen.emplace(taint.key, taint.effect).second) {
-      Fail(item, path, "duplicate taint " + Quote(taint.key) + " with effect " + std::string(ToString(taint.effect)) +
-                           "; taints must be unique by key and effect");
+      Fail(item, path,
+           "duplicate taint " + Quote(taint.key) + " with effect " + std::string(ToString(taint.effect)) +
+               "; taints must be unique by key and effect");
     }
     node.spec.taints.push_back(std::move(taint));
   });
@@ -952,7 +962,8 @@ Entry ReadObject(const YAML::Node& node, const std::string& prefix) {
   const std::string kind = obj.RequiredString("kind");
   const KindInfo* info = LookupKind(kind);
   if (info == nullptr) {
-    Fail(obj.At("kind"), obj.PathOf("kind"), "unsupported kind " + Quote(kind) + "; supported kinds: " + SupportedKinds());
+    Fail(obj.At("kind"), obj.PathOf("kind"),
+         "unsupported kind " + Quote(kind) + "; supported kinds: " + SupportedKinds());
   }
   const std::string api_version = obj.RequiredString("apiVersion");
   {
@@ -1012,7 +1023,8 @@ Entry ReadObject(const YAML::Node& node, const std::string& prefix) {
     pdb->min_available = ReadIntOrPercent(spec, "minAvailable");
     pdb->max_unavailable = ReadIntOrPercent(spec, "maxUnavailable");
     if (pdb->min_available && pdb->max_unavailable) {
-      Fail(spec.At("maxUnavailable"), spec.PathOf("maxUnavailable"), "minAvailable and maxUnavailable cannot both be set");
+      Fail(spec.At("maxUnavailable"), spec.PathOf("maxUnavailable"),
+           "minAvailable and maxUnavailable cannot both be set");
     }
     e.meta = &pdb->metadata;
     e.object = pdb;
@@ -1153,11 +1165,12 @@ class Loader {
     } catch (const Abort&) {
       return false;
     } catch (const FieldError& e) {
-      error_ = LoadError{origin.file, origin.document, identity, e.path, e.message,
-                         e.line > 0 ? e.line + line_offset_ : 0};
+      error_ =
+          LoadError{origin.file, origin.document, identity, e.path, e.message, e.line > 0 ? e.line + line_offset_ : 0};
       return false;
     } catch (const YAML::Exception& e) {
-      error_ = LoadError{origin.file, origin.document, identity, origin.prefix, std::string("malformed YAML: ") + e.what(), 0};
+      error_ = LoadError{
+          origin.file, origin.document, identity, origin.prefix, std::string("malformed YAML: ") + e.what(), 0};
       return false;
     }
   }
@@ -1174,12 +1187,8 @@ class Loader {
     const int line = e.origin.line;
     std::string path = e.origin.prefix;
     if (!field.empty()) path = path.empty() ? field : path + "." + field;
-    return LoadError{e.origin.file,
-                     e.origin.document,
-                     Identity(e.kind->kind, *e.meta, e.kind->namespaced),
-                     path,
-                     message,
-                     line > 0 ? line + line_offsets_[entry] : 0};
+    return LoadError{e.origin.file, e.origin.document, Identity(e.kind->kind, *e.meta, e.kind->namespaced),
+                     path,          message,           line > 0 ? line + line_offsets_[entry] : 0};
   }
 
   std::string Where(size_t entry) const {
@@ -1270,7 +1279,8 @@ std::optional<LoadError> Loader::ResolvePriority(size_t entry, PodSpec& spec, co
     } else {
       std::string known;
       for (const Entry& e : entries_) {
-        if (auto* pc = std::get_if<std::shared_ptr<PriorityClass>>(&e.object)) known += ", " + Quote((*pc)->metadata.name);
+        if (auto* pc = std::get_if<std::shared_ptr<PriorityClass>>(&e.object))
+          known += ", " + Quote((*pc)->metadata.name);
       }
       return ErrorAt(entry, spec_path + ".priorityClassName",
                      "no PriorityClass named " + Quote(name) + "; defined: " + Quote(kSystemClusterCritical) + ", " +
@@ -1368,8 +1378,8 @@ std::expected<ClusterObjects, LoadError> Loader::Finish() {
         },
         e.object);
     if (out.pods.size() > options_.max_pods) {
-      return std::unexpected(ErrorAt(i, "", "more than " + std::to_string(options_.max_pods) +
-                                                " pods in total (LoadOptions.max_pods)"));
+      return std::unexpected(
+          ErrorAt(i, "", "more than " + std::to_string(options_.max_pods) + " pods in total (LoadOptions.max_pods)"));
     }
 
     auto* wp = std::get_if<std::shared_ptr<Workload>>(&e.object);

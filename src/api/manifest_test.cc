@@ -271,8 +271,8 @@ TEST(ManifestTest, PodReadsEveryField) {
               ElementsAre(SelectorRequirement{"tier", SelectorOperator::kIn, {"frontend"}}));
 
   ASSERT_EQ(s.tolerations.size(), 3u);
-  EXPECT_EQ(s.tolerations[0], (Toleration{"dedicated", TolerationOperator::kEqual, "web", TaintEffect::kNoSchedule,
-                                          std::nullopt}));
+  EXPECT_EQ(s.tolerations[0],
+            (Toleration{"dedicated", TolerationOperator::kEqual, "web", TaintEffect::kNoSchedule, std::nullopt}));
   EXPECT_EQ(s.tolerations[1], (Toleration{"node.kubernetes.io/unreachable", TolerationOperator::kExists, "",
                                           TaintEffect::kNoExecute, 300}));
   EXPECT_EQ(s.tolerations[2], (Toleration{"", TolerationOperator::kExists, "", std::nullopt, std::nullopt}));
@@ -291,8 +291,8 @@ TEST(ManifestTest, PodReadsEveryField) {
   EXPECT_EQ(c.resources.limits.at("cpu").MilliValue(), 500);
   // Requests default to limits for resources with only a limit.
   EXPECT_EQ(c.resources.requests.at("ephemeral-storage").Value(), 1LL << 30);
-  EXPECT_THAT(c.ports, ElementsAre(ContainerPort{"http", 80, 8080, "UDP", "10.0.0.1"},
-                                   ContainerPort{"", 443, 0, "TCP", ""}));
+  EXPECT_THAT(c.ports,
+              ElementsAre(ContainerPort{"http", 80, 8080, "UDP", "10.0.0.1"}, ContainerPort{"", 443, 0, "TCP", ""}));
   EXPECT_EQ(s.overhead.at("cpu").MilliValue(), 100);
 
   ASSERT_EQ(s.topology_spread_constraints.size(), 2u);
@@ -349,7 +349,7 @@ spec:
   EXPECT_FALSE(p.status.start_time_ns.has_value());
   EXPECT_FALSE(p.spec.affinity.has_value());
   const Container& c = p.spec.containers.at(0);
-  EXPECT_EQ(c.resources.requests.at("cpu").MilliValue(), 1000);      // from the limit
+  EXPECT_EQ(c.resources.requests.at("cpu").MilliValue(), 1000);       // from the limit
   EXPECT_EQ(c.resources.requests.at("memory").Value(), 512LL << 20);  // explicit request kept
   // Host-network pods use their container ports on the host.
   EXPECT_THAT(c.ports, ElementsAre(ContainerPort{"", 9090, 9090, "TCP", ""}));
@@ -491,8 +491,9 @@ TEST(ManifestTest, LoadManifestsReadsFilesInOrder) {
 
   auto dup = LoadManifests({a, a});
   ASSERT_FALSE(dup.has_value());
-  EXPECT_EQ(dup.error().ToString(), a + ": document 1 (Node n1): metadata.name: duplicate Node \"n1\" (first defined in " +
-                                        a + " document 1) (line 1)");
+  EXPECT_EQ(dup.error().ToString(),
+            a + ": document 1 (Node n1): metadata.name: duplicate Node \"n1\" (first defined in " + a +
+                " document 1) (line 1)");
 
   auto missing = LoadManifests({(dir / "missing.yaml").string()});
   ASSERT_FALSE(missing.has_value());
@@ -746,7 +747,8 @@ TEST(ManifestTest, ErrorsNameTheFileDocumentObjectAndField) {
        "test.yaml: document 3 (Pod default/web): spec.containers[0].resources.requests.cpu: invalid quantity \"abc\": "
        "expected a number such as 500m, 2, 1.5Gi or 1e3 (line 17)"},
       {"bad suffix", PodWith("spec:\n  containers: [{name: c, resources: {limits: {memory: 1KiB}}}]\n"),
-       "test.yaml: document 1 (Pod default/web): spec.containers[0].resources.limits.memory: invalid quantity \"1KiB\": "
+       "test.yaml: document 1 (Pod default/web): spec.containers[0].resources.limits.memory: invalid quantity "
+       "\"1KiB\": "
        "unknown suffix \"KiB\"; use one of n, u, m, k, M, G, T, P, E, Ki, Mi, Gi, Ti, Pi, Ei or an exponent such as e3 "
        "(no space before it) (line 5)"},
       {"extended resource names are bracketed",
@@ -766,7 +768,8 @@ TEST(ManifestTest, ErrorsNameTheFileDocumentObjectAndField) {
       {"missing kind", "apiVersion: v1\nmetadata: {name: s}\n",
        "test.yaml: document 1: kind: required field is missing or empty (line 1)"},
       {"wrong apiVersion", "apiVersion: apps/v1\nkind: Pod\nmetadata: {name: web}\nspec: {containers: [{name: c}]}\n",
-       "test.yaml: document 1 (Pod default/web): apiVersion: apiVersion \"apps/v1\" does not serve kind Pod; use \"v1\" "
+       "test.yaml: document 1 (Pod default/web): apiVersion: apiVersion \"apps/v1\" does not serve kind Pod; use "
+       "\"v1\" "
        "(line 1)"},
       {"missing apiVersion", "kind: Node\nmetadata: {name: n}\n",
        "test.yaml: document 1 (Node n): apiVersion: required field is missing or empty (line 1)"},
@@ -774,14 +777,16 @@ TEST(ManifestTest, ErrorsNameTheFileDocumentObjectAndField) {
        "test.yaml: document 1 (Pod): metadata.name: required field is missing (set name or generateName) (line 3)"},
       {"not a mapping", "- a\n- b\n",
        "test.yaml: document 1: expected an object with apiVersion and kind, got a list (line 1)"},
-      {"scalar document", "hello\n", "test.yaml: document 1: expected an object with apiVersion and kind, got \"hello\" (line 1)"},
+      {"scalar document", "hello\n",
+       "test.yaml: document 1: expected an object with apiVersion and kind, got \"hello\" (line 1)"},
       {"metadata not a mapping", "apiVersion: v1\nkind: Node\nmetadata: n1\n",
        "test.yaml: document 1 (Node): metadata: expected a mapping of fields, got \"n1\" (line 3)"},
       {"containers not a list", PodWith("spec:\n  containers: {name: c}\n"),
        "test.yaml: document 1 (Pod default/web): spec.containers: expected a list, got a mapping (line 5)"},
       {"no containers", PodWith("spec: {nodeName: n1}\n"),
        "test.yaml: document 1 (Pod default/web): spec.containers: must have at least one container (line 4)"},
-      {"no spec", std::string(kPodHeader), "test.yaml: document 1 (Pod default/web): spec: required field is missing (line 1)"},
+      {"no spec", std::string(kPodHeader),
+       "test.yaml: document 1 (Pod default/web): spec: required field is missing (line 1)"},
       {"container without name", PodWith("spec:\n  containers: [{image: nginx}]\n"),
        "test.yaml: document 1 (Pod default/web): spec.containers[0].name: required field is missing or empty (line 5)"},
       {"duplicate container name", PodWith("spec:\n  initContainers: [{name: c}]\n  containers: [{name: c}]\n"),
@@ -820,7 +825,8 @@ TEST(ManifestTest, ErrorsNameTheFileDocumentObjectAndField) {
        PodWith("spec:\n  tolerations: [{key: k, operator: Exists, value: v}]\n  containers: [{name: c}]\n"),
        "test.yaml: document 1 (Pod default/web): spec.tolerations[0].value: must be empty when operator is Exists "
        "(line 5)"},
-      {"toleration bad operator", PodWith("spec:\n  tolerations: [{key: k, operator: Equals}]\n  containers: [{name: c}]\n"),
+      {"toleration bad operator",
+       PodWith("spec:\n  tolerations: [{key: k, operator: Equals}]\n  containers: [{name: c}]\n"),
        "test.yaml: document 1 (Pod default/web): spec.tolerations[0].operator: unsupported value \"Equals\"; supported "
        "values: \"Equal\", \"Exists\" (line 5)"},
       {"toleration empty key needs Exists", PodWith("spec:\n  tolerations: [{value: v}]\n  containers: [{name: c}]\n"),
@@ -856,7 +862,8 @@ TEST(ManifestTest, ErrorsNameTheFileDocumentObjectAndField) {
                "    whenUnsatisfiable: DoNotSchedule\n    labelSelector:\n"
                "      matchExpressions: [{key: n, operator: Gt, values: [\"1\"]}]\n  containers: [{name: c}]\n"),
        "test.yaml: document 1 (Pod default/web): spec.topologySpreadConstraints[0].labelSelector.matchExpressions[0]."
-       "operator: unsupported value \"Gt\"; supported values: \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\" (line 10)"},
+       "operator: unsupported value \"Gt\"; supported values: \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\" (line "
+       "10)"},
       {"matchFields only metadata.name",
        PodWith("spec:\n  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
                "        nodeSelectorTerms:\n        - matchFields: [{key: metadata.uid, operator: In, values: [x]}]\n"
@@ -865,9 +872,10 @@ TEST(ManifestTest, ErrorsNameTheFileDocumentObjectAndField) {
        "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchFields[0]."
        "key: unsupported field \"metadata.uid\"; matchFields only supports \"metadata.name\" (line 9)"},
       {"matchFields one value",
-       PodWith("spec:\n  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
-               "        nodeSelectorTerms:\n        - matchFields: [{key: metadata.name, operator: In, values: [a, b]}]\n"
-               "  containers: [{name: c}]\n"),
+       PodWith(
+           "spec:\n  affinity:\n    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+           "        nodeSelectorTerms:\n        - matchFields: [{key: metadata.name, operator: In, values: [a, b]}]\n"
+           "  containers: [{name: c}]\n"),
        "test.yaml: document 1 (Pod default/web): "
        "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchFields[0]."
        "values: must have exactly one value for a matchFields requirement (line 9)"},
@@ -897,12 +905,14 @@ TEST(ManifestTest, ErrorsNameTheFileDocumentObjectAndField) {
        "test.yaml: document 1 (Pod default/web): "
        "spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].matchLabelKeys[0]: \"app\" exists "
        "in both matchLabelKeys and labelSelector (line 10)"},
-      {"spread maxSkew", PodWith("spec:\n  topologySpreadConstraints:\n  - {maxSkew: 0, topologyKey: zone, "
-                                 "whenUnsatisfiable: DoNotSchedule}\n  containers: [{name: c}]\n"),
+      {"spread maxSkew",
+       PodWith("spec:\n  topologySpreadConstraints:\n  - {maxSkew: 0, topologyKey: zone, "
+               "whenUnsatisfiable: DoNotSchedule}\n  containers: [{name: c}]\n"),
        "test.yaml: document 1 (Pod default/web): spec.topologySpreadConstraints[0].maxSkew: must be between 1 and "
        "2147483647, got 0 (line 6)"},
-      {"spread whenUnsatisfiable", PodWith("spec:\n  topologySpreadConstraints:\n  - {maxSkew: 1, topologyKey: zone, "
-                                           "whenUnsatisfiable: Maybe}\n  containers: [{name: c}]\n"),
+      {"spread whenUnsatisfiable",
+       PodWith("spec:\n  topologySpreadConstraints:\n  - {maxSkew: 1, topologyKey: zone, "
+               "whenUnsatisfiable: Maybe}\n  containers: [{name: c}]\n"),
        "test.yaml: document 1 (Pod default/web): spec.topologySpreadConstraints[0].whenUnsatisfiable: unsupported "
        "value \"Maybe\"; supported values: \"DoNotSchedule\", \"ScheduleAnyway\" (line 6)"},
       {"spread minDomains with ScheduleAnyway",
@@ -916,8 +926,9 @@ TEST(ManifestTest, ErrorsNameTheFileDocumentObjectAndField) {
                "  containers: [{name: c}]\n"),
        "test.yaml: document 1 (Pod default/web): spec.topologySpreadConstraints[1]: duplicate constraint for "
        "topologyKey \"zone\" and whenUnsatisfiable (line 7)"},
-      {"init container restartPolicy", PodWith("spec:\n  initContainers: [{name: i, restartPolicy: Never}]\n"
-                                               "  containers: [{name: c}]\n"),
+      {"init container restartPolicy",
+       PodWith("spec:\n  initContainers: [{name: i, restartPolicy: Never}]\n"
+               "  containers: [{name: c}]\n"),
        "test.yaml: document 1 (Pod default/web): spec.initContainers[0].restartPolicy: unsupported value \"Never\"; "
        "init containers only support \"Always\" (a sidecar) (line 5)"},
       {"bad preemptionPolicy", PodWith("spec:\n  preemptionPolicy: Always\n  containers: [{name: c}]\n"),
@@ -982,7 +993,8 @@ TEST(ManifestTest, ErrorsNameTheFileDocumentObjectAndField) {
       {"negative replicas",
        "apiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec:\n  replicas: -1\n  selector: "
        "{matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec: {containers: [{name: c}]}\n",
-       "test.yaml: document 1 (StatefulSet default/db): spec.replicas: must be between 0 and 2147483647, got -1 (line 5)"},
+       "test.yaml: document 1 (StatefulSet default/db): spec.replicas: must be between 0 and 2147483647, got -1 (line "
+       "5)"},
       {"template pod spec errors carry the template path",
        "apiVersion: apps/v1\nkind: DaemonSet\nmetadata: {name: ds, namespace: kube-system}\nspec:\n  selector: "
        "{matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec:\n      containers:\n"
@@ -993,8 +1005,8 @@ TEST(ManifestTest, ErrorsNameTheFileDocumentObjectAndField) {
        "test.yaml: document 1 (Job default/j): spec.template: required field is missing (line 4)"},
       {"statefulset pod clashes with an explicit pod",
        "apiVersion: v1\nkind: Pod\nmetadata: {name: db-0}\nspec: {containers: [{name: c}]}\n"
-           "---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec:\n  replicas: 1\n  selector: "
-           "{matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec: {containers: [{name: c}]}\n",
+       "---\napiVersion: apps/v1\nkind: StatefulSet\nmetadata: {name: db}\nspec:\n  replicas: 1\n  selector: "
+       "{matchLabels: {a: b}}\n  template:\n    metadata: {labels: {a: b}}\n    spec: {containers: [{name: c}]}\n",
        "test.yaml: document 2 (StatefulSet default/db): metadata.name: StatefulSet pod \"db-0\" clashes with a pod of "
        "the same name (first defined in test.yaml document 1) (line 6)"},
       {"List item errors name the item",

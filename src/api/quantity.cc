@@ -36,11 +36,21 @@ std::optional<Suffix> LookupSuffix(std::string_view s) {
     Suffix suffix;
   };
   static constexpr std::array<Entry, 16> kTable = {{
-      {"", {0, 0, false}},    {"n", {-9, 0, false}},  {"u", {-6, 0, false}},
-      {"m", {-3, 0, false}},  {"k", {3, 0, false}},   {"M", {6, 0, false}},
-      {"G", {9, 0, false}},   {"T", {12, 0, false}},  {"P", {15, 0, false}},
-      {"E", {18, 0, false}},  {"Ki", {0, 10, true}},  {"Mi", {0, 20, true}},
-      {"Gi", {0, 30, true}},  {"Ti", {0, 40, true}},  {"Pi", {0, 50, true}},
+      {"", {0, 0, false}},
+      {"n", {-9, 0, false}},
+      {"u", {-6, 0, false}},
+      {"m", {-3, 0, false}},
+      {"k", {3, 0, false}},
+      {"M", {6, 0, false}},
+      {"G", {9, 0, false}},
+      {"T", {12, 0, false}},
+      {"P", {15, 0, false}},
+      {"E", {18, 0, false}},
+      {"Ki", {0, 10, true}},
+      {"Mi", {0, 20, true}},
+      {"Gi", {0, 30, true}},
+      {"Ti", {0, 40, true}},
+      {"Pi", {0, 50, true}},
       {"Ei", {0, 60, true}},
   }};
   for (const auto& e : kTable) {
@@ -219,8 +229,10 @@ std::expected<Quantity, std::string> Quantity::Parse(std::string_view text) {
       if (fraction) {
         size_t i = 0;
         while (i < digits.size() && digits[i] == 9) digits[i++] = 0;
-        if (i == digits.size()) digits.push_back(1);
-        else ++digits[i];
+        if (i == digits.size())
+          digits.push_back(1);
+        else
+          ++digits[i];
       }
     }
     exponent10 = kNanoExponent;
@@ -253,9 +265,7 @@ std::expected<Quantity, std::string> Quantity::Parse(std::string_view text) {
   return q;
 }
 
-int64_t Quantity::Value() const {
-  return SaturateToInt64(ScaleAwayFromZero(mantissa_, exponent10_), mantissa_ < 0);
-}
+int64_t Quantity::Value() const { return SaturateToInt64(ScaleAwayFromZero(mantissa_, exponent10_), mantissa_ < 0); }
 
 int64_t Quantity::MilliValue() const {
   return SaturateToInt64(ScaleAwayFromZero(mantissa_, static_cast<int64_t>(exponent10_) + 3), mantissa_ < 0);

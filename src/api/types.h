@@ -113,9 +113,9 @@ struct Toleration {
 struct ContainerPort {
   std::string name;
   int32_t container_port = 0;
-  int32_t host_port = 0;     // 0: not a host port
+  int32_t host_port = 0;  // 0: not a host port
   std::string protocol = "TCP";
-  std::string host_ip;       // empty means 0.0.0.0
+  std::string host_ip;  // empty means 0.0.0.0
   bool operator==(const ContainerPort&) const = default;
 };
 

@@ -262,8 +262,8 @@ std::shared_ptr<Pod> DeploymentPod(const Workload& w, Rng& rng) {
   const std::string rs_name = w.metadata.name + "-" + hash;
   const std::string base = rs_name + "-";
   const std::string ns = w.metadata.namespace_.empty() ? std::string(kNamespaceDefault) : w.metadata.namespace_;
-  auto pod = PodFromTemplate(w, GenerateName(base, rng), base, "ReplicaSet", rs_name,
-                             GenerateUID("ReplicaSet", ns, rs_name));
+  auto pod =
+      PodFromTemplate(w, GenerateName(base, rng), base, "ReplicaSet", rs_name, GenerateUID("ReplicaSet", ns, rs_name));
   pod->metadata.labels.Set(std::string(kLabelPodTemplateHash), hash);
   return pod;
 }
@@ -340,8 +340,8 @@ std::shared_ptr<Pod> NewPod(const Workload& w, Rng& rng, const Pod* replaced, co
   return pod;
 }
 
-void MergeLabelKeys(std::optional<LabelSelector>& selector, const std::vector<std::string>& keys,
-                    SelectorOperator op, const Labels& pod_labels) {
+void MergeLabelKeys(std::optional<LabelSelector>& selector, const std::vector<std::string>& keys, SelectorOperator op,
+                    const Labels& pod_labels) {
   if (!selector) return;
   for (const std::string& key : keys) {
     const std::string* value = pod_labels.Find(key);
@@ -405,15 +405,20 @@ bool ToleratesTaint(const Toleration& toleration, const Taint& taint) {
   if (toleration.effect && *toleration.effect != taint.effect) return false;
   if (!toleration.key.empty() && toleration.key != taint.key) return false;
   switch (toleration.op) {
-    case TolerationOperator::kEqual: return toleration.value == taint.value;
-    case TolerationOperator::kExists: return true;
+    case TolerationOperator::kEqual:
+      return toleration.value == taint.value;
+    case TolerationOperator::kExists:
+      return true;
   }
   return false;
 }
 
 std::vector<Toleration> DaemonSetTolerations(bool host_network) {
   auto exists = [](std::string_view key, TaintEffect effect) {
-    return Toleration{.key = std::string(key), .op = TolerationOperator::kExists, .value = "", .effect = effect,
+    return Toleration{.key = std::string(key),
+                      .op = TolerationOperator::kExists,
+                      .value = "",
+                      .effect = effect,
                       .toleration_seconds = std::nullopt};
   };
   std::vector<Toleration> out = {

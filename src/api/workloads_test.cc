@@ -211,8 +211,8 @@ TEST(WorkloadsTest, DaemonSetEligibility) {
       {"untolerated NoExecute", MakeNode("w3", worker, {Taint{"gpu", "", TaintEffect::kNoExecute}}), false},
       {"PreferNoSchedule is ignored", MakeNode("w4", worker, {Taint{"gpu", "", TaintEffect::kPreferNoSchedule}}), true},
       {"template toleration", MakeNode("w5", worker, {Taint{"dedicated", "infra", TaintEffect::kNoSchedule}}), true},
-      {"template toleration, other value",
-       MakeNode("w6", worker, {Taint{"dedicated", "db", TaintEffect::kNoSchedule}}), false},
+      {"template toleration, other value", MakeNode("w6", worker, {Taint{"dedicated", "db", TaintEffect::kNoSchedule}}),
+       false},
       {"unschedulable taint tolerated",
        MakeNode("w7", worker, {Taint{std::string(kTaintNodeUnschedulable), "", TaintEffect::kNoSchedule}}), true},
       {"not-ready taint tolerated",
@@ -241,8 +241,8 @@ TEST(WorkloadsTest, DaemonSetEligibility) {
   Workload affinity = MakeWorkload("DaemonSet", "agent");
   affinity.template_.spec.affinity.emplace();
   affinity.template_.spec.affinity->node_affinity.emplace();
-  affinity.template_.spec.affinity->node_affinity->required = NodeSelector{
-      {NodeSelectorTerm{{SelectorRequirement{"zone", SelectorOperator::kIn, {"a"}}}, {}}}};
+  affinity.template_.spec.affinity->node_affinity->required =
+      NodeSelector{{NodeSelectorTerm{{SelectorRequirement{"zone", SelectorOperator::kIn, {"a"}}}, {}}}};
   EXPECT_TRUE(DaemonSetShouldRunOnNode(affinity, *MakeNode("z", Labels{{"zone", "a"}})));
   EXPECT_FALSE(DaemonSetShouldRunOnNode(affinity, *MakeNode("z", Labels{{"zone", "b"}})));
 }
@@ -252,10 +252,10 @@ TEST(WorkloadsTest, DaemonSetPodsArePinnedByAffinityNotNodeName) {
   ds.template_.spec.host_network = true;
   ds.template_.spec.affinity.emplace();
   ds.template_.spec.affinity->node_affinity.emplace();
-  ds.template_.spec.affinity->node_affinity->required = NodeSelector{
-      {NodeSelectorTerm{{SelectorRequirement{"os", SelectorOperator::kIn, {"linux"}}}, {}}}};
-  ds.template_.spec.affinity->node_affinity->preferred.push_back(PreferredSchedulingTerm{
-      7, NodeSelectorTerm{{SelectorRequirement{"fast", SelectorOperator::kExists, {}}}, {}}});
+  ds.template_.spec.affinity->node_affinity->required =
+      NodeSelector{{NodeSelectorTerm{{SelectorRequirement{"os", SelectorOperator::kIn, {"linux"}}}, {}}}};
+  ds.template_.spec.affinity->node_affinity->preferred.push_back(
+      PreferredSchedulingTerm{7, NodeSelectorTerm{{SelectorRequirement{"fast", SelectorOperator::kExists, {}}}, {}}});
   const std::vector<std::shared_ptr<const Node>> nodes = {
       MakeNode("n1", Labels{{"os", "linux"}}),
       MakeNode("n2", Labels{{"os", "windows"}}),
@@ -279,12 +279,12 @@ TEST(WorkloadsTest, DaemonSetPodsArePinnedByAffinityNotNodeName) {
                 ElementsAre(OwnerReference{"apps/v1", "DaemonSet", "agent", "workload-uid", true}));
     // Standard daemon tolerations, including network-unavailable for host-network pods.
     EXPECT_EQ(p->spec.tolerations.size(), 7u);
-    EXPECT_THAT(p->spec.tolerations, Contains(Toleration{std::string(kTaintNodeNetworkUnavailable),
-                                                         TolerationOperator::kExists, "", TaintEffect::kNoSchedule,
-                                                         std::nullopt}));
-    EXPECT_THAT(p->spec.tolerations, Contains(Toleration{std::string(kTaintNodeUnreachable),
-                                                         TolerationOperator::kExists, "", TaintEffect::kNoExecute,
-                                                         std::nullopt}));
+    EXPECT_THAT(p->spec.tolerations,
+                Contains(Toleration{std::string(kTaintNodeNetworkUnavailable), TolerationOperator::kExists, "",
+                                    TaintEffect::kNoSchedule, std::nullopt}));
+    EXPECT_THAT(p->spec.tolerations,
+                Contains(Toleration{std::string(kTaintNodeUnreachable), TolerationOperator::kExists, "",
+                                    TaintEffect::kNoExecute, std::nullopt}));
     const std::string target = DaemonPodTargetNode(*p);
     EXPECT_TRUE(na.required->Matches(target, Labels{}));
     EXPECT_FALSE(na.required->Matches(target == "n1" ? "n4" : "n1", Labels{{"os", "linux"}}));
@@ -297,9 +297,9 @@ TEST(WorkloadsTest, DaemonSetPodsArePinnedByAffinityNotNodeName) {
   auto again = ExpandWorkload(tolerant, {MakeNode("n1")}, rng);
   ASSERT_EQ(again.size(), 1u);
   EXPECT_EQ(again[0]->spec.tolerations.size(), 6u);
-  EXPECT_THAT(again[0]->spec.tolerations, Not(Contains(Toleration{std::string(kTaintNodeNetworkUnavailable),
-                                                                   TolerationOperator::kExists, "",
-                                                                   TaintEffect::kNoSchedule, std::nullopt})));
+  EXPECT_THAT(again[0]->spec.tolerations,
+              Not(Contains(Toleration{std::string(kTaintNodeNetworkUnavailable), TolerationOperator::kExists, "",
+                                      TaintEffect::kNoSchedule, std::nullopt})));
 }
 
 TEST(WorkloadsTest, NewPodForWorkloadReplacesLikeTheController) {

@@ -114,8 +114,7 @@ void Cache::RemoveNodeImages(const api::Node& node) {
   }
 }
 
-std::vector<std::pair<std::string, framework::ImageStateSummary>> Cache::ImageSummaries(
-    const api::Node& node) const {
+std::vector<std::pair<std::string, framework::ImageStateSummary>> Cache::ImageSummaries(const api::Node& node) const {
   std::vector<std::pair<std::string, framework::ImageStateSummary>> out;
   for (const auto& image : node.status.images) {
     for (const auto& name : image.names) {

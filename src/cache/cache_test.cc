@@ -123,7 +123,8 @@ TEST(Snapshot, NodeRemovalAndAffinityListsAreTracked) {
   cache.UpdateSnapshot(snap);
   EXPECT_TRUE(snap.HavePodsWithAffinityList().empty());
 
-  auto with_anti = Bound(MakePod().Name("x").Label("app", "x").PodAntiAffinityIn("app", {"x"}, "kubernetes.io/hostname").Obj(), "a");
+  auto with_anti =
+      Bound(MakePod().Name("x").Label("app", "x").PodAntiAffinityIn("app", {"x"}, "kubernetes.io/hostname").Obj(), "a");
   ASSERT_TRUE(cache.AddPod(PodInfo::Create(with_anti)).IsSuccess());
   cache.UpdateSnapshot(snap);
   ASSERT_EQ(snap.HavePodsWithAffinityList().size(), 1u);

@@ -69,22 +69,26 @@ Status SimulatedCluster::Bind(const api::Pod& pod, const std::string& node_name)
     auto it = pods_.find(pod.metadata.uid);
     if (it == pods_.end()) return Status::Error(fmt::format("pods \"{}\" not found", pod.metadata.name));
     if (!it->second.pod->spec.node_name.empty()) {
-      return Status::Error(fmt::format("Operation cannot be fulfilled on pods/binding \"{}\": pod {} is already assigned "
-                                       "to node \"{}\"",
-                                       pod.metadata.name, pod.metadata.name, it->second.pod->spec.node_name));
+      return Status::Error(
+          fmt::format("Operation cannot be fulfilled on pods/binding \"{}\": pod {} is already assigned "
+                      "to node \"{}\"",
+                      pod.metadata.name, pod.metadata.name, it->second.pod->spec.node_name));
     }
-    bool node_exists = std::any_of(nodes_.begin(), nodes_.end(),
-                                   [&](const auto& n) { return n->metadata.name == node_name; });
+    bool node_exists =
+        std::any_of(nodes_.begin(), nodes_.end(), [&](const auto& n) { return n->metadata.name == node_name; });
     if (!node_exists) return Status::Error(fmt::format("nodes \"{}\" not found", node_name));
     const int64_t now = clock_.NowNs();
-    new_pod = ReplacePod(pod.metadata.uid, [&](api::Pod& p) {
-      p.spec.node_name = node_name;
-      p.status.phase = api::PodPhase::kRunning;
-      p.status.start_time_ns = now;
-      p.status.nominated_node_name.clear();
-      std::erase_if(p.status.conditions, [](const api::PodCondition& c) { return c.type == "PodScheduled"; });
-      p.status.conditions.push_back({"PodScheduled", "True", "", ""});
-    }, &old_pod);
+    new_pod = ReplacePod(
+        pod.metadata.uid,
+        [&](api::Pod& p) {
+          p.spec.node_name = node_name;
+          p.status.phase = api::PodPhase::kRunning;
+          p.status.start_time_ns = now;
+          p.status.nominated_node_name.clear();
+          std::erase_if(p.status.conditions, [](const api::PodCondition& c) { return c.type == "PodScheduled"; });
+          p.status.conditions.push_back({"PodScheduled", "True", "", ""});
+        },
+        &old_pod);
     handler = handler_;
   }
   if (handler) handler->OnPodUpdate(old_pod, new_pod);
@@ -100,10 +104,9 @@ const api::Workload* SimulatedCluster::OwnerWorkload(const api::Pod& pod) const 
   for (const auto& w : workloads_) {
     if (w->metadata.namespace_ != pod.metadata.namespace_) continue;
     // A Deployment's pods are owned by its ReplicaSet "<deployment>-<hash>".
-    bool name_match = owner->name == w->metadata.name ||
-                      (w->kind == "Deployment" && owner->kind == "ReplicaSet" &&
-                       owner->name.starts_with(w->metadata.name + "-") &&
-                       owner->name.size() == w->metadata.name.size() + 1 + 10);
+    bool name_match = owner->name == w->metadata.name || (w->kind == "Deployment" && owner->kind == "ReplicaSet" &&
+                                                          owner->name.starts_with(w->metadata.name + "-") &&
+                                                          owner->name.size() == w->metadata.name.size() + 1 + 10);
     bool kind_match = owner->kind == w->kind || (w->kind == "Deployment" && owner->kind == "ReplicaSet");
     if (name_match && kind_match) return w.get();
   }
@@ -161,8 +164,10 @@ Status SimulatedCluster::SetNominatedNodeName(const api::Pod& pod, const std::st
   EventHandler* handler = nullptr;
   {
     std::lock_guard lock(mu_);
-    if (!pods_.contains(pod.metadata.uid)) return Status::Error(fmt::format("pods \"{}\" not found", pod.metadata.name));
-    new_pod = ReplacePod(pod.metadata.uid, [&](api::Pod& p) { p.status.nominated_node_name = node_name; }, &old_pod);
+    if (!pods_.contains(pod.metadata.uid))
+      return Status::Error(fmt::format("pods \"{}\" not found", pod.metadata.name));
+    new_pod = ReplacePod(
+        pod.metadata.uid, [&](api::Pod& p) { p.status.nominated_node_name = node_name; }, &old_pod);
     handler = handler_;
   }
   if (handler) handler->OnPodUpdate(old_pod, new_pod);
@@ -173,11 +178,15 @@ Status SimulatedCluster::SetPodScheduledCondition(const api::Pod& pod, const api
   std::shared_ptr<const api::Pod> old_pod, new_pod;
   {
     std::lock_guard lock(mu_);
-    if (!pods_.contains(pod.metadata.uid)) return Status::Error(fmt::format("pods \"{}\" not found", pod.metadata.name));
-    new_pod = ReplacePod(pod.metadata.uid, [&](api::Pod& p) {
-      std::erase_if(p.status.conditions, [&](const api::PodCondition& c) { return c.type == condition.type; });
-      p.status.conditions.push_back(condition);
-    }, &old_pod);
+    if (!pods_.contains(pod.metadata.uid))
+      return Status::Error(fmt::format("pods \"{}\" not found", pod.metadata.name));
+    new_pod = ReplacePod(
+        pod.metadata.uid,
+        [&](api::Pod& p) {
+          std::erase_if(p.status.conditions, [&](const api::PodCondition& c) { return c.type == condition.type; });
+          p.status.conditions.push_back(condition);
+        },
+        &old_pod);
   }
   // A status-only change: the scheduler ignores it for unscheduled pods (no requeue), so the
   // event is not delivered, which also keeps the simulation free of self-triggered retries.

@@ -59,11 +59,11 @@ class SimulatedCluster final : public framework::ClusterClient {
 
   const util::Clock& clock_;
   mutable std::mutex mu_;
-  std::mt19937_64 rng_;                                              // guarded by mu_
-  std::vector<std::shared_ptr<const api::Node>> nodes_;              // guarded by mu_
-  std::unordered_map<std::string, PodEntry> pods_;                   // by uid, guarded by mu_
-  uint64_t next_order_ = 0;                                          // guarded by mu_
-  std::map<std::string, api::Labels, std::less<>> namespaces_;       // guarded by mu_
+  std::mt19937_64 rng_;                                         // guarded by mu_
+  std::vector<std::shared_ptr<const api::Node>> nodes_;         // guarded by mu_
+  std::unordered_map<std::string, PodEntry> pods_;              // by uid, guarded by mu_
+  uint64_t next_order_ = 0;                                     // guarded by mu_
+  std::map<std::string, api::Labels, std::less<>> namespaces_;  // guarded by mu_
   std::vector<std::shared_ptr<const api::PodDisruptionBudget>> pdbs_;
   std::vector<std::shared_ptr<const api::Workload>> workloads_;
   std::vector<std::pair<std::shared_ptr<const api::Pod>, std::string>> evictions_;  // guarded by mu_

@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
+#include <CLI/CLI.hpp>
 
 #include "api/manifest.h"
 #include "cmd/output.h"
@@ -28,10 +28,14 @@ void SetVerbosity(int v) {
   spdlog::set_default_logger(logger);
   spdlog::set_pattern("%^%L%$ %H:%M:%S.%f %v");
   // Upstream's klog levels: 0 warnings and errors, 2 useful steady-state info, 4 debug, 5+ trace.
-  if (v <= 0) spdlog::set_level(spdlog::level::warn);
-  else if (v <= 3) spdlog::set_level(spdlog::level::info);
-  else if (v <= 4) spdlog::set_level(spdlog::level::debug);
-  else spdlog::set_level(spdlog::level::trace);
+  if (v <= 0)
+    spdlog::set_level(spdlog::level::warn);
+  else if (v <= 3)
+    spdlog::set_level(spdlog::level::info);
+  else if (v <= 4)
+    spdlog::set_level(spdlog::level::debug);
+  else
+    spdlog::set_level(spdlog::level::trace);
 }
 
 struct SimulateArgs {

@@ -64,7 +64,8 @@ void PrintSimulation(const scheduler::SimulationResult& result, OutputFormat for
       nlohmann::ordered_json e;
       e["namespace"] = p->metadata.namespace_;
       e["name"] = p->metadata.name;
-      e["node"] = p->spec.node_name.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p->spec.node_name);
+      e["node"] =
+          p->spec.node_name.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p->spec.node_name);
       std::string msg = SchedulingMessage(*p);
       e["message"] = msg.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(msg);
       j["pods"].push_back(std::move(e));
@@ -104,9 +105,11 @@ void PrintSimulation(const scheduler::SimulationResult& result, OutputFormat for
     if (!p->spec.node_name.empty()) continue;
     std::string msg = SchedulingMessage(*p);
     if (msg.empty()) {
-      bool ours = std::find(result.profiles.begin(), result.profiles.end(), p->spec.scheduler_name) != result.profiles.end();
+      bool ours =
+          std::find(result.profiles.begin(), result.profiles.end(), p->spec.scheduler_name) != result.profiles.end();
       if (ours) continue;
-      msg = fmt::format("not scheduled: schedulerName \"{}\" is not a profile of this scheduler", p->spec.scheduler_name);
+      msg =
+          fmt::format("not scheduled: schedulerName \"{}\" is not a profile of this scheduler", p->spec.scheduler_name);
       if (format != OutputFormat::kWide) continue;
     }
     if (first) {
@@ -135,9 +138,12 @@ void PrintExplanation(const scheduler::AttemptExplanation& e, std::ostream& out)
     std::string filters;
     for (const auto& [plugin, status] : n.filters) {
       if (!filters.empty()) filters += ", ";
-      if (status.IsSuccess()) filters += plugin + "=passed";
-      else if (status.IsSkip()) filters += plugin + "=skipped";
-      else filters += fmt::format("{}={}({})", plugin, framework::ToString(status.code()), status.Message());
+      if (status.IsSuccess())
+        filters += plugin + "=passed";
+      else if (status.IsSkip())
+        filters += plugin + "=skipped";
+      else
+        filters += fmt::format("{}={}({})", plugin, framework::ToString(status.code()), status.Message());
     }
     std::string scores;
     for (const auto& [plugin, score] : n.scores) {

@@ -11,10 +11,12 @@ namespace {
 framework::Registry RegistryWith(const std::vector<std::string>& names) {
   framework::Registry registry;
   for (const auto& name : names) {
-    auto ok = registry.Register(name, [](const nlohmann::json&, framework::Handle&)
-                                          -> std::expected<std::unique_ptr<framework::Plugin>, std::string> {
-      return std::unexpected("fake");
-    });
+    auto ok =
+        registry.Register(name,
+                          [](const nlohmann::json&,
+                             framework::Handle&) -> std::expected<std::unique_ptr<framework::Plugin>, std::string> {
+                            return std::unexpected("fake");
+                          });
     EXPECT_TRUE(ok.has_value());
   }
   return registry;
@@ -23,12 +25,24 @@ framework::Registry RegistryWith(const std::vector<std::string>& names) {
 // Upstream's TestApplyFeatureGates (1.34: DynamicResourceAllocation on by default).
 TEST(DefaultPluginsTest, UpstreamList) {
   std::vector<PluginRef> want = {
-      {"SchedulingGates", 0},   {"PrioritySort", 0},     {"NodeUnschedulable", 0},
-      {"NodeName", 0},          {"TaintToleration", 3},  {"NodeAffinity", 2},
-      {"NodePorts", 0},         {"NodeResourcesFit", 1}, {"VolumeRestrictions", 0},
-      {"NodeVolumeLimits", 0},  {"VolumeBinding", 0},    {"VolumeZone", 0},
-      {"PodTopologySpread", 2}, {"InterPodAffinity", 2}, {"DynamicResources", 0},
-      {"DefaultPreemption", 0}, {"NodeResourcesBalancedAllocation", 1}, {"ImageLocality", 1},
+      {"SchedulingGates", 0},
+      {"PrioritySort", 0},
+      {"NodeUnschedulable", 0},
+      {"NodeName", 0},
+      {"TaintToleration", 3},
+      {"NodeAffinity", 2},
+      {"NodePorts", 0},
+      {"NodeResourcesFit", 1},
+      {"VolumeRestrictions", 0},
+      {"NodeVolumeLimits", 0},
+      {"VolumeBinding", 0},
+      {"VolumeZone", 0},
+      {"PodTopologySpread", 2},
+      {"InterPodAffinity", 2},
+      {"DynamicResources", 0},
+      {"DefaultPreemption", 0},
+      {"NodeResourcesBalancedAllocation", 1},
+      {"ImageLocality", 1},
       {"DefaultBinder", 0},
   };
   auto got = UpstreamDefaultPlugins();
@@ -154,10 +168,10 @@ TEST(DefaultPluginsTest, MergePlugins) {
       {"disabled MultiPoint plugin in default set for specific extension point", multi({{"CustomPlugin", 0}}),
        with_score_disabled(multi({{"DefaultPlugin", 0}}), {{"DefaultPlugin2", 0}}),
        with_score_disabled(multi({{"DefaultPlugin", 0}, {"CustomPlugin", 0}}), {{"DefaultPlugin2", 0}})},
-      {"multipoint with only disabled gets merged", multi({}, {{"DefaultPlugin", 0}}),
-       multi({{"DefaultPlugin", 0}}), multi({}, {{"DefaultPlugin", 0}})},
-      {"custom disabled come before the defaults' disabled",
-       multi({}, {{"B", 0}}), multi({{"A", 0}, {"B", 0}}, {{"C", 0}}), multi({{"A", 0}}, {{"B", 0}, {"C", 0}})},
+      {"multipoint with only disabled gets merged", multi({}, {{"DefaultPlugin", 0}}), multi({{"DefaultPlugin", 0}}),
+       multi({}, {{"DefaultPlugin", 0}})},
+      {"custom disabled come before the defaults' disabled", multi({}, {{"B", 0}}),
+       multi({{"A", 0}, {"B", 0}}, {{"C", 0}}), multi({{"A", 0}}, {{"B", 0}, {"C", 0}})},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);

@@ -1,8 +1,8 @@
 #include "config/load.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
 #include <cstring>
 #include <filesystem>
@@ -40,11 +40,21 @@ std::string Quote(std::string_view s) {
   std::string out = "\"";
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
       default:
         if (c < 0x20 || c == 0x7f) {
           out += fmt::format("\\x{:02x}", c);
@@ -73,8 +83,8 @@ class ErrorList {
   }
   //! `Invalid value: <value>: <detail>`; `value` is already formatted (quoted when a string).
   void Invalid(const std::string& path, std::string_view value, std::string_view detail) {
-    Add(path, detail.empty() ? fmt::format("Invalid value: {}", value)
-                             : fmt::format("Invalid value: {}: {}", value, detail));
+    Add(path,
+        detail.empty() ? fmt::format("Invalid value: {}", value) : fmt::format("Invalid value: {}: {}", value, detail));
   }
   void Required(const std::string& path, std::string_view detail = {}) {
     Add(path, detail.empty() ? std::string("Required value") : fmt::format("Required value: {}", detail));
@@ -87,9 +97,7 @@ class ErrorList {
   }
   //! Strict decoding errors name the whole path inside the message, as sigs.k8s.io/json does.
   void UnknownField(const std::string& path) { errors_.push_back(fmt::format("unknown field {}", Quote(path))); }
-  void DuplicateField(const std::string& path) {
-    errors_.push_back(fmt::format("duplicate field {}", Quote(path)));
-  }
+  void DuplicateField(const std::string& path) { errors_.push_back(fmt::format("duplicate field {}", Quote(path))); }
 
   bool empty() const { return errors_.empty(); }
 
@@ -206,15 +214,23 @@ json YamlToJson(const YAML::Node& node, const std::string& path, ErrorList& erro
 
 std::string_view TypeName(const json& j) {
   switch (j.type()) {
-    case json::value_t::null: return "null";
-    case json::value_t::object: return "object";
-    case json::value_t::array: return "array";
-    case json::value_t::string: return "string";
-    case json::value_t::boolean: return "bool";
+    case json::value_t::null:
+      return "null";
+    case json::value_t::object:
+      return "object";
+    case json::value_t::array:
+      return "array";
+    case json::value_t::string:
+      return "string";
+    case json::value_t::boolean:
+      return "bool";
     case json::value_t::number_integer:
-    case json::value_t::number_unsigned: return "integer";
-    case json::value_t::number_float: return "number";
-    default: return "value";
+    case json::value_t::number_unsigned:
+      return "integer";
+    case json::value_t::number_float:
+      return "number";
+    default:
+      return "value";
   }
 }
 
@@ -248,10 +264,9 @@ class Decoder {
   std::optional<Int> Integer(const json& j, const std::string& path, std::string_view type_name) {
     if (j.is_null()) return std::nullopt;
     if (j.is_number_integer()) {  // signed or unsigned
-      bool fits = j.is_number_unsigned()
-                      ? j.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<Int>::max())
-                      : j.get<int64_t>() >= std::numeric_limits<Int>::min() &&
-                            j.get<int64_t>() <= std::numeric_limits<Int>::max();
+      bool fits = j.is_number_unsigned() ? j.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<Int>::max())
+                                         : j.get<int64_t>() >= std::numeric_limits<Int>::min() &&
+                                               j.get<int64_t>() <= std::numeric_limits<Int>::max();
       if (fits) return static_cast<Int>(j.get<int64_t>());
       errors_.Invalid(path, j.dump(), fmt::format("out of range for {}", type_name));
       return std::nullopt;
@@ -309,8 +324,9 @@ void DecodePluginList(Decoder& d, const json& j, const std::string& path, std::v
 
 void DecodePlugins(Decoder& d, const json& j, const std::string& path, Plugins& plugins) {
   if (j.is_null()) return;
-  if (!d.Object(j, path, {"multiPoint", "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore",
-                          "score", "reserve", "permit", "preBind", "bind", "postBind"})) {
+  if (!d.Object(j, path,
+                {"multiPoint", "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
+                 "reserve", "permit", "preBind", "bind", "postBind"})) {
     return;
   }
   for (const auto& point : kExtensionPoints) {
@@ -426,11 +442,11 @@ void DecodeExtenders(Decoder& d, const json& extenders) {
 
 void Decode(const json& doc, ErrorList& errors, Configuration& cfg, std::vector<DecodedProfile>& decoded) {
   Decoder d(errors);
-  if (!d.Object(doc, "",
-                {"apiVersion", "kind", "parallelism", "leaderElection", "clientConnection", "healthzBindAddress",
-                 "metricsBindAddress", "enableProfiling", "enableContentionProfiling", "percentageOfNodesToScore",
-                 "podInitialBackoffSeconds", "podMaxBackoffSeconds", "profiles", "extenders",
-                 "delayCacheUntilActive"})) {
+  if (!d.Object(
+          doc, "",
+          {"apiVersion", "kind", "parallelism", "leaderElection", "clientConnection", "healthzBindAddress",
+           "metricsBindAddress", "enableProfiling", "enableContentionProfiling", "percentageOfNodesToScore",
+           "podInitialBackoffSeconds", "podMaxBackoffSeconds", "profiles", "extenders", "delayCacheUntilActive"})) {
     return;
   }
   auto api_version = d.String(Field(doc, "apiVersion"), "apiVersion");
@@ -711,8 +727,7 @@ void Validate(ErrorList& errors, const Configuration& cfg, const std::vector<Dec
 
 }  // namespace
 
-std::expected<Configuration, std::string> LoadConfigFromString(const std::string& text,
-                                                               const std::string& source_name,
+std::expected<Configuration, std::string> LoadConfigFromString(const std::string& text, const std::string& source_name,
                                                                const framework::Registry& registry) {
   ErrorList errors;
   YAML::Node root;
@@ -736,8 +751,7 @@ std::expected<Configuration, std::string> LoadConfigFromString(const std::string
   return cfg;
 }
 
-std::expected<Configuration, std::string> LoadConfigFile(const std::string& path,
-                                                         const framework::Registry& registry) {
+std::expected<Configuration, std::string> LoadConfigFile(const std::string& path, const framework::Registry& registry) {
   std::error_code ec;
   if (std::filesystem::is_directory(path, ec)) return std::unexpected(fmt::format("{}: is a directory", path));
   std::ifstream in(path, std::ios::binary);

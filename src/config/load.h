@@ -32,12 +32,10 @@ inline constexpr std::string_view kKind = "KubeSchedulerConfiguration";
 
 //! Loads `path`; errors are prefixed with the path. `registry` decides which plugin names
 //! exist and which defaults apply.
-std::expected<Configuration, std::string> LoadConfigFile(const std::string& path,
-                                                         const framework::Registry& registry);
+std::expected<Configuration, std::string> LoadConfigFile(const std::string& path, const framework::Registry& registry);
 
 //! Loads a configuration held in memory; errors are prefixed with `source_name`.
-std::expected<Configuration, std::string> LoadConfigFromString(const std::string& text,
-                                                               const std::string& source_name,
+std::expected<Configuration, std::string> LoadConfigFromString(const std::string& text, const std::string& source_name,
                                                                const framework::Registry& registry);
 
 //! The configuration used without --config: upstream's defaults, one "default-scheduler"

@@ -20,20 +20,20 @@ using json = nlohmann::json;
 const std::string kHeader = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n";
 
 // Names of the upstream in-tree plugins kubesched implements, plus test plugins of unknown kind.
-const std::vector<std::string> kInTree = {
-    "SchedulingGates",  "PrioritySort",      "NodeUnschedulable", "NodeName",
-    "TaintToleration",  "NodeAffinity",      "NodePorts",         "NodeResourcesFit",
-    "PodTopologySpread", "InterPodAffinity", "DefaultPreemption", "NodeResourcesBalancedAllocation",
-    "ImageLocality",    "DefaultBinder"};
+const std::vector<std::string> kInTree = {"SchedulingGates",  "PrioritySort",      "NodeUnschedulable",
+                                          "NodeName",         "TaintToleration",   "NodeAffinity",
+                                          "NodePorts",        "NodeResourcesFit",  "PodTopologySpread",
+                                          "InterPodAffinity", "DefaultPreemption", "NodeResourcesBalancedAllocation",
+                                          "ImageLocality",    "DefaultBinder"};
 const std::vector<std::string> kCustom = {"CustomSort", "AnotherSort", "CustomBind", "CustomPlugin"};
 
 framework::Registry RegistryWith(const std::vector<std::string>& names) {
   framework::Registry registry;
   for (const auto& name : names) {
-    auto ok = registry.Register(name, [](const json&, framework::Handle&)
-                                          -> std::expected<std::unique_ptr<framework::Plugin>, std::string> {
-      return std::unexpected("fake");
-    });
+    auto ok = registry.Register(
+        name, [](const json&, framework::Handle&) -> std::expected<std::unique_ptr<framework::Plugin>, std::string> {
+          return std::unexpected("fake");
+        });
     EXPECT_TRUE(ok.has_value());
   }
   return registry;
@@ -47,11 +47,11 @@ framework::Registry FullRegistry() {
 
 // The defaults with the full registry: upstream's list without the volume and DRA plugins.
 std::vector<PluginRef> DefaultMultiPoint() {
-  return {{"SchedulingGates", 0},   {"PrioritySort", 0},     {"NodeUnschedulable", 0},
-          {"NodeName", 0},          {"TaintToleration", 3},  {"NodeAffinity", 2},
-          {"NodePorts", 0},         {"NodeResourcesFit", 1}, {"PodTopologySpread", 2},
-          {"InterPodAffinity", 2},  {"DefaultPreemption", 0}, {"NodeResourcesBalancedAllocation", 1},
-          {"ImageLocality", 1},     {"DefaultBinder", 0}};
+  return {{"SchedulingGates", 0},  {"PrioritySort", 0},      {"NodeUnschedulable", 0},
+          {"NodeName", 0},         {"TaintToleration", 3},   {"NodeAffinity", 2},
+          {"NodePorts", 0},        {"NodeResourcesFit", 1},  {"PodTopologySpread", 2},
+          {"InterPodAffinity", 2}, {"DefaultPreemption", 0}, {"NodeResourcesBalancedAllocation", 1},
+          {"ImageLocality", 1},    {"DefaultBinder", 0}};
 }
 
 std::vector<PluginRef> Without(std::vector<PluginRef> list, const std::string& name) {
@@ -138,8 +138,7 @@ TEST(LoadTest, Merging) {
     Plugins want;
   };
   std::vector<Case> cases;
-  cases.push_back({"disable one default",
-                   "    multiPoint:\n      disabled:\n      - name: NodePorts\n",
+  cases.push_back({"disable one default", "    multiPoint:\n      disabled:\n      - name: NodePorts\n",
                    multi(Without(DefaultMultiPoint(), "NodePorts"), {{"NodePorts", 0}})});
   {
     Plugins want = multi(DefaultMultiPoint());
@@ -289,8 +288,7 @@ TEST(LoadTest, ValidationErrors) {
        kHeader + "profiles:\n- plugins:\n    queueSort:\n      disabled: [{name: '*'}]\n",
        "cfg.yaml: profiles[0].plugins.queueSort: only one queue sort plugin required for profile with scheduler "
        "name \"default-scheduler\", but got 0"},
-      {"no bind plugin",
-       kHeader + "profiles:\n- plugins:\n    multiPoint:\n      disabled: [{name: DefaultBinder}]\n",
+      {"no bind plugin", kHeader + "profiles:\n- plugins:\n    multiPoint:\n      disabled: [{name: DefaultBinder}]\n",
        "cfg.yaml: profiles[0].plugins.bind: at least one bind plugin is needed for profile with scheduler name "
        "\"default-scheduler\""},
       {"queue sort differs between profiles",
@@ -355,8 +353,9 @@ TEST(LoadTest, InTreePluginNotRegisteredYet) {
         "\"InterPodAffinity\" is not available in this kubesched build"}},
       RegistryWith(names));
   // Its args are accepted (and unused), as upstream ignores args of plugins it does not build.
-  auto cfg = LoadConfigFromString(kHeader + "profiles:\n- pluginConfig:\n  - name: InterPodAffinity\n"
-                                            "    args: {hardPodAffinityWeight: 2}\n",
+  auto cfg = LoadConfigFromString(kHeader +
+                                      "profiles:\n- pluginConfig:\n  - name: InterPodAffinity\n"
+                                      "    args: {hardPodAffinityWeight: 2}\n",
                                   "cfg.yaml", RegistryWith(names));
   ASSERT_TRUE(cfg.has_value()) << cfg.error();
 }
@@ -540,11 +539,13 @@ TEST(LoadTest, PercentageOfNodesToScore) {
       {"bounds are valid",
        kHeader + "percentageOfNodesToScore: 100\nprofiles:\n- schedulerName: a\n  percentageOfNodesToScore: 0\n"
                  "- schedulerName: b\n  percentageOfNodesToScore: 100\n",
-       100, {0, 100}},
+       100,
+       {0, 100}},
       {"per profile overrides",
        kHeader + "percentageOfNodesToScore: 10\nprofiles:\n- schedulerName: a\n  percentageOfNodesToScore: 55\n"
                  "- schedulerName: b\n",
-       10, {55, std::nullopt}},
+       10,
+       {55, std::nullopt}},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -614,7 +615,7 @@ TEST(LoadTest, TwoProfiles) {
   EXPECT_EQ(cfg->profiles[1].plugins, second);
   EXPECT_TRUE(cfg->profiles[0].ArgsFor("NodeAffinity").is_null());
   EXPECT_EQ(cfg->profiles[1].ArgsFor("NodeAffinity")["addedAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
-                                                   ["nodeSelectorTerms"][0]["matchExpressions"][0]["values"][0],
+                                                    ["nodeSelectorTerms"][0]["matchExpressions"][0]["values"][0],
             "batch");
 }
 

@@ -32,9 +32,7 @@ class ClusterClient {
   //! nullopt when the pod has no such controller or it no longer exists. PodTopologySpread builds
   //! its default constraints' selector from it (upstream's helper.DefaultSelector); other
   //! controller kinds (Job, DaemonSet) yield nullopt as upstream.
-  virtual std::optional<api::LabelSelector> ControllerSelector(const api::Pod& pod) const {
-    return std::nullopt;
-  }
+  virtual std::optional<api::LabelSelector> ControllerSelector(const api::Pod& pod) const { return std::nullopt; }
 };
 
 }  // namespace kubesched::framework

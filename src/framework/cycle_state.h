@@ -45,9 +45,7 @@ class CycleState {
 
   void Write(const StateKey& key, std::unique_ptr<StateData> data);
   //! The data stored under key, or nullptr.
-  StateData* Read(const StateKey& key) const {
-    return key.slot() < slots_.size() ? slots_[key.slot()].get() : nullptr;
-  }
+  StateData* Read(const StateKey& key) const { return key.slot() < slots_.size() ? slots_[key.slot()].get() : nullptr; }
   //! Typed read: T must be the type written under key (keys are private to their plugin).
   template <typename T>
   T* Get(const StateKey& key) const {

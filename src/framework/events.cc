@@ -13,9 +13,7 @@ namespace events {
 ClusterEvent NodeAdd() { return {EventResource::kNode, action::kAdd, "NodeAdd"}; }
 ClusterEvent AssignedPodAdd() { return {EventResource::kAssignedPod, action::kAdd, "AssignedPodAdd"}; }
 ClusterEvent AssignedPodDelete() { return {EventResource::kAssignedPod, action::kDelete, "AssignedPodDelete"}; }
-ClusterEvent UnschedulableTimeout() {
-  return {EventResource::kWildCard, action::kAll, "UnschedulableTimeout"};
-}
+ClusterEvent UnschedulableTimeout() { return {EventResource::kWildCard, action::kAll, "UnschedulableTimeout"}; }
 ClusterEvent ForceActivate() { return {EventResource::kWildCard, action::kAll, "ForceActivate"}; }
 }  // namespace events
 

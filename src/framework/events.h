@@ -38,10 +38,10 @@ inline constexpr ActionType kUpdatePodTolerations = 1 << 9;
 inline constexpr ActionType kUpdatePodSchedulingGatesEliminated = 1 << 10;
 inline constexpr ActionType kUpdatePodOther = 1 << 11;
 inline constexpr ActionType kUpdateNodeOther = 1 << 12;
-inline constexpr ActionType kUpdate =
-    kUpdateNodeAllocatable | kUpdateNodeLabel | kUpdateNodeTaint | kUpdateNodeCondition |
-    kUpdateNodeAnnotation | kUpdatePodLabel | kUpdatePodScaleDown | kUpdatePodTolerations |
-    kUpdatePodSchedulingGatesEliminated | kUpdatePodOther | kUpdateNodeOther;
+inline constexpr ActionType kUpdate = kUpdateNodeAllocatable | kUpdateNodeLabel | kUpdateNodeTaint |
+                                      kUpdateNodeCondition | kUpdateNodeAnnotation | kUpdatePodLabel |
+                                      kUpdatePodScaleDown | kUpdatePodTolerations |
+                                      kUpdatePodSchedulingGatesEliminated | kUpdatePodOther | kUpdateNodeOther;
 inline constexpr ActionType kAll = kAdd | kDelete | kUpdate;
 }  // namespace action
 

@@ -70,8 +70,8 @@ class PreFilterExtensions {
   virtual ~PreFilterExtensions() = default;
   virtual Status AddPod(CycleState& state, const PodInfo& pod_to_schedule, const PodInfo& pod_to_add,
                         const NodeInfo& node_info) = 0;
-  virtual Status RemovePod(CycleState& state, const PodInfo& pod_to_schedule,
-                           const PodInfo& pod_to_remove, const NodeInfo& node_info) = 0;
+  virtual Status RemovePod(CycleState& state, const PodInfo& pod_to_schedule, const PodInfo& pod_to_remove,
+                           const NodeInfo& node_info) = 0;
 };
 
 //! Runs once per cycle before Filter. May compute state for Filter, restrict the nodes
@@ -80,7 +80,7 @@ class PreFilterExtensions {
 class PreFilterPlugin : public virtual Plugin {
  public:
   virtual std::pair<PreFilterResult, Status> PreFilter(CycleState& state, const PodInfo& pod,
-                                                      std::span<const NodeInfo* const> nodes) = 0;
+                                                       std::span<const NodeInfo* const> nodes) = 0;
   //! nullptr when the plugin's state does not depend on other pods.
   virtual PreFilterExtensions* GetPreFilterExtensions() { return nullptr; }
 };
@@ -130,8 +130,7 @@ class PostFilterPlugin : public virtual Plugin {
 //! run). Any other non-success fails the cycle.
 class PreScorePlugin : public virtual Plugin {
  public:
-  virtual Status PreScore(CycleState& state, const PodInfo& pod,
-                          std::span<const NodeInfo* const> nodes) = 0;
+  virtual Status PreScore(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const> nodes) = 0;
 };
 
 struct NodeScore {
@@ -151,8 +150,7 @@ class ScoreExtensions {
 //! every score must lie in [0, 100]; the framework then multiplies by the plugin's weight.
 class ScorePlugin : public virtual Plugin {
  public:
-  virtual std::pair<int64_t, Status> Score(const CycleState& state, const PodInfo& pod,
-                                           const NodeInfo& node_info) = 0;
+  virtual std::pair<int64_t, Status> Score(const CycleState& state, const PodInfo& pod, const NodeInfo& node_info) = 0;
   virtual ScoreExtensions* GetScoreExtensions() { return nullptr; }
 };
 
@@ -171,7 +169,7 @@ class ReservePlugin : public virtual Plugin {
 class PermitPlugin : public virtual Plugin {
  public:
   virtual std::pair<Status, std::chrono::nanoseconds> Permit(CycleState& state, const PodInfo& pod,
-                                                              const std::string& node_name) = 0;
+                                                             const std::string& node_name) = 0;
 };
 
 //! Binding cycle, before Bind. Any non-success aborts binding (Unreserve runs, pod requeued).

@@ -59,9 +59,7 @@ class NodeInfo {
 
   const std::vector<PodInfoPtr>& pods() const { return pods_; }
   const std::vector<PodInfoPtr>& pods_with_affinity() const { return pods_with_affinity_; }
-  const std::vector<PodInfoPtr>& pods_with_required_anti_affinity() const {
-    return pods_with_required_anti_affinity_;
-  }
+  const std::vector<PodInfoPtr>& pods_with_required_anti_affinity() const { return pods_with_required_anti_affinity_; }
   const Resource& requested() const { return requested_; }
   const Resource& allocatable() const { return allocatable_; }
   //! requested cpu/memory counting defaults for containers without requests.
@@ -70,9 +68,7 @@ class NodeInfo {
   const HostPortInfo& used_ports() const { return used_ports_; }
 
   //! Image name → state, filled in by the snapshot (needs cluster-wide counts).
-  const std::vector<std::pair<std::string, ImageStateSummary>>& image_states() const {
-    return image_states_;
-  }
+  const std::vector<std::pair<std::string, ImageStateSummary>>& image_states() const { return image_states_; }
   void set_image_states(std::vector<std::pair<std::string, ImageStateSummary>> states) {
     image_states_ = std::move(states);
   }
@@ -89,7 +85,6 @@ class NodeInfo {
   void Touch();
 
  private:
-
   std::shared_ptr<const api::Node> node_;
   std::vector<PodInfoPtr> pods_;
   std::vector<PodInfoPtr> pods_with_affinity_;

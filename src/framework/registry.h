@@ -19,8 +19,8 @@ namespace kubesched::framework {
 
 //! Builds a plugin. On invalid args returns a message naming the field (relative to args,
 //! e.g. "scoringStrategy.type: Unsupported value: \"Foo\"").
-using PluginFactory = std::function<std::expected<std::unique_ptr<Plugin>, std::string>(
-    const nlohmann::json& args, Handle& handle)>;
+using PluginFactory =
+    std::function<std::expected<std::unique_ptr<Plugin>, std::string>(const nlohmann::json& args, Handle& handle)>;
 
 class Registry {
  public:

@@ -6,15 +6,14 @@ namespace kubesched::framework {
 namespace {
 
 auto FindScalar(std::vector<std::pair<std::string, int64_t>>& v, std::string_view name) {
-  return std::lower_bound(v.begin(), v.end(), name,
-                          [](const auto& e, std::string_view n) { return e.first < n; });
+  return std::lower_bound(v.begin(), v.end(), name, [](const auto& e, std::string_view n) { return e.first < n; });
 }
 
 }  // namespace
 
 bool IsScalarResourceName(std::string_view name) {
-  if (name == api::kResourceCPU || name == api::kResourceMemory ||
-      name == api::kResourceEphemeralStorage || name == api::kResourcePods) {
+  if (name == api::kResourceCPU || name == api::kResourceMemory || name == api::kResourceEphemeralStorage ||
+      name == api::kResourcePods) {
     return false;
   }
   if (name.starts_with(api::kHugePagesPrefix) || name.starts_with("attachable-volumes-")) return true;

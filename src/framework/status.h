@@ -45,8 +45,7 @@ class Status {
   bool IsWait() const { return code_ == Code::kWait; }
   //! Unschedulable, UnschedulableAndUnresolvable or Pending: the pod was rejected, not failed.
   bool IsRejected() const {
-    return code_ == Code::kUnschedulable || code_ == Code::kUnschedulableAndUnresolvable ||
-           code_ == Code::kPending;
+    return code_ == Code::kUnschedulable || code_ == Code::kUnschedulableAndUnresolvable || code_ == Code::kPending;
   }
 
   const std::vector<std::string>& reasons() const { return reasons_; }
@@ -61,9 +60,7 @@ class Status {
     return *this;
   }
 
-  bool operator==(const Status& other) const {
-    return code_ == other.code_ && reasons_ == other.reasons_;
-  }
+  bool operator==(const Status& other) const { return code_ == other.code_ && reasons_ == other.reasons_; }
 
  private:
   Code code_ = Code::kSuccess;

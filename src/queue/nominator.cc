@@ -39,9 +39,8 @@ void Nominator::Delete(const api::Pod& pod) {
   auto list_it = pods_.find(it->second);
   if (list_it != pods_.end()) {
     auto& list = list_it->second;
-    auto pos = std::find_if(list.begin(), list.end(), [&](const framework::PodInfoPtr& pi) {
-      return PodKey(pi->pod()) == key;
-    });
+    auto pos = std::find_if(list.begin(), list.end(),
+                            [&](const framework::PodInfoPtr& pi) { return PodKey(pi->pod()) == key; });
     if (pos != list.end()) list.erase(pos);
     if (list.empty()) pods_.erase(list_it);
   }

@@ -28,22 +28,33 @@ bool RequestScaledDown(const api::Pod& new_pod, const api::Pod& old_pod) {
 
 std::string PodActionLabel(ActionType a) {
   switch (a) {
-    case action::kUpdatePodLabel: return "UpdatePodLabel";
-    case action::kUpdatePodScaleDown: return "UpdatePodScaleDown";
-    case action::kUpdatePodSchedulingGatesEliminated: return "UpdatePodSchedulingGatesEliminated";
-    case action::kUpdatePodTolerations: return "UpdatePodTolerations";
-    default: return "Update";
+    case action::kUpdatePodLabel:
+      return "UpdatePodLabel";
+    case action::kUpdatePodScaleDown:
+      return "UpdatePodScaleDown";
+    case action::kUpdatePodSchedulingGatesEliminated:
+      return "UpdatePodSchedulingGatesEliminated";
+    case action::kUpdatePodTolerations:
+      return "UpdatePodTolerations";
+    default:
+      return "Update";
   }
 }
 
 std::string NodeActionLabel(ActionType a) {
   switch (a) {
-    case action::kUpdateNodeAllocatable: return "UpdateNodeAllocatable";
-    case action::kUpdateNodeLabel: return "UpdateNodeLabel";
-    case action::kUpdateNodeTaint: return "UpdateNodeTaint";
-    case action::kUpdateNodeCondition: return "UpdateNodeCondition";
-    case action::kUpdateNodeAnnotation: return "UpdateNodeAnnotation";
-    default: return "Update";
+    case action::kUpdateNodeAllocatable:
+      return "UpdateNodeAllocatable";
+    case action::kUpdateNodeLabel:
+      return "UpdateNodeLabel";
+    case action::kUpdateNodeTaint:
+      return "UpdateNodeTaint";
+    case action::kUpdateNodeCondition:
+      return "UpdateNodeCondition";
+    case action::kUpdateNodeAnnotation:
+      return "UpdateNodeAnnotation";
+    default:
+      return "Update";
   }
 }
 

@@ -15,8 +15,7 @@ namespace kubesched::queue {
 //! scaled down or removed, all scheduling gates removed, tolerations added), on AssignedPod when
 //! new_pod is bound and UnscheduledPod otherwise. When none of those changed, a single
 //! kUpdatePodOther event, which only wakes plugins that registered a general pod Update.
-std::vector<framework::ClusterEvent> PodSchedulingPropertiesChange(const api::Pod& new_pod,
-                                                                   const api::Pod& old_pod);
+std::vector<framework::ClusterEvent> PodSchedulingPropertiesChange(const api::Pod& new_pod, const api::Pod& old_pod);
 
 //! The events an update of a node produces: spec.unschedulable turned off (reported as a taint
 //! update, as upstream), allocatable, labels, taints, condition statuses, annotations. Empty when

@@ -37,38 +37,57 @@ TEST(PodEventsTest, PodSchedulingPropertiesChange) {
     std::vector<std::pair<EventResource, framework::ActionType>> want;
   };
   std::vector<Case> cases = {
-      {"only label is updated", *base, with([](api::Pod& p) { p.metadata.labels.Set("foo", "bar"); }),
+      {"only label is updated",
+       *base,
+       with([](api::Pod& p) { p.metadata.labels.Set("foo", "bar"); }),
        {{U, action::kUpdatePodLabel}}},
-      {"pod's resource request is scaled down", *base,
-       with([](api::Pod& p) { p.spec.containers[0].resources.requests = kubesched::testing::Resources({{"cpu", "1"}, {"memory", "2Gi"}}); }),
+      {"pod's resource request is scaled down",
+       *base,
+       with([](api::Pod& p) {
+         p.spec.containers[0].resources.requests = kubesched::testing::Resources({{"cpu", "1"}, {"memory", "2Gi"}});
+       }),
        {{U, action::kUpdatePodScaleDown}}},
-      {"a resource request is removed", *base,
+      {"a resource request is removed",
+       *base,
        with([](api::Pod& p) { p.spec.containers[0].resources.requests.erase("memory"); }),
        {{U, action::kUpdatePodScaleDown}}},
-      {"pod's resource request is scaled up", *base,
-       with([](api::Pod& p) { p.spec.containers[0].resources.requests = kubesched::testing::Resources({{"cpu", "3"}, {"memory", "2Gi"}}); }),
+      {"pod's resource request is scaled up",
+       *base,
+       with([](api::Pod& p) {
+         p.spec.containers[0].resources.requests = kubesched::testing::Resources({{"cpu", "3"}, {"memory", "2Gi"}});
+       }),
        {{U, action::kUpdatePodOther}}},
-      {"both pod's resource request and label are updated", *base,
+      {"both pod's resource request and label are updated",
+       *base,
        with([](api::Pod& p) {
          p.metadata.labels.Set("foo", "bar");
          p.spec.containers[0].resources.requests = kubesched::testing::Resources({{"cpu", "1"}});
        }),
        {{U, action::kUpdatePodLabel}, {U, action::kUpdatePodScaleDown}}},
-      {"untracked properties of pod are updated", *base,
-       with([](api::Pod& p) { p.metadata.annotations.Set("foo", "bar"); }), {{U, action::kUpdatePodOther}}},
-      {"scheduling gates are eliminated", with([](api::Pod& p) { p.spec.scheduling_gates = {"foo"}; }), *base,
+      {"untracked properties of pod are updated",
+       *base,
+       with([](api::Pod& p) { p.metadata.annotations.Set("foo", "bar"); }),
+       {{U, action::kUpdatePodOther}}},
+      {"scheduling gates are eliminated",
+       with([](api::Pod& p) { p.spec.scheduling_gates = {"foo"}; }),
+       *base,
        {{U, action::kUpdatePodSchedulingGatesEliminated}}},
       {"scheduling gates are removed but some remain",
-       with([](api::Pod& p) { p.spec.scheduling_gates = {"foo", "bar"}; }),
-       with([](api::Pod& p) { p.spec.scheduling_gates = {"foo"}; }), {{U, action::kUpdatePodOther}}},
-      {"a toleration is added", *base,
+       with([](api::Pod& p) {
+         p.spec.scheduling_gates = {"foo", "bar"};
+       }),
+       with([](api::Pod& p) { p.spec.scheduling_gates = {"foo"}; }),
+       {{U, action::kUpdatePodOther}}},
+      {"a toleration is added",
+       *base,
        with([](api::Pod& p) {
          api::Toleration t;
          t.key = "foo";
          p.spec.tolerations.push_back(t);
        }),
        {{U, action::kUpdatePodTolerations}}},
-      {"an assigned pod's label is updated", with([](api::Pod& p) { p.spec.node_name = "n1"; }),
+      {"an assigned pod's label is updated",
+       with([](api::Pod& p) { p.spec.node_name = "n1"; }),
        with([](api::Pod& p) {
          p.spec.node_name = "n1";
          p.metadata.labels.Set("foo", "bar");
@@ -98,23 +117,44 @@ TEST(PodEventsTest, NodeSchedulingPropertiesChange) {
   };
   std::vector<Case> cases = {
       {"no specific changed applied", *base, *base, {}},
-      {"only node spec unavailable changed", with([](api::Node& n) { n.spec.unschedulable = true; }), *base,
+      {"only node spec unavailable changed",
+       with([](api::Node& n) { n.spec.unschedulable = true; }),
+       *base,
        {{N, action::kUpdateNodeTaint}}},
-      {"node became unschedulable: nothing to wake", *base, with([](api::Node& n) { n.spec.unschedulable = true; }),
+      {"node became unschedulable: nothing to wake",
+       *base,
+       with([](api::Node& n) { n.spec.unschedulable = true; }),
        {}},
-      {"only node allocatable changed", *base,
-       with([](api::Node& n) { n.status.allocatable = kubesched::testing::Resources({{"cpu", "8"}, {"pods", "110"}}); }),
+      {"only node allocatable changed",
+       *base,
+       with([](api::Node& n) {
+         n.status.allocatable = kubesched::testing::Resources({{"cpu", "8"}, {"pods", "110"}});
+       }),
        {{N, action::kUpdateNodeAllocatable}}},
-      {"only node label changed", *base, with([](api::Node& n) { n.metadata.labels.Set("foo", "bar"); }),
+      {"only node label changed",
+       *base,
+       with([](api::Node& n) { n.metadata.labels.Set("foo", "bar"); }),
        {{N, action::kUpdateNodeLabel}}},
-      {"only node taint changed", *base,
-       with([](api::Node& n) { n.spec.taints.push_back({"k", "v", api::TaintEffect::kNoSchedule}); }),
+      {"only node taint changed",
+       *base,
+       with([](api::Node& n) {
+         n.spec.taints.push_back({"k", "v", api::TaintEffect::kNoSchedule});
+       }),
        {{N, action::kUpdateNodeTaint}}},
-      {"only node annotation changed", *base, with([](api::Node& n) { n.metadata.annotations.Set("foo", "bar"); }),
+      {"only node annotation changed",
+       *base,
+       with([](api::Node& n) { n.metadata.annotations.Set("foo", "bar"); }),
        {{N, action::kUpdateNodeAnnotation}}},
-      {"only node condition changed", with([](api::Node& n) { n.status.conditions = {{"Ready", "False"}}; }),
-       with([](api::Node& n) { n.status.conditions = {{"Ready", "True"}}; }), {{N, action::kUpdateNodeCondition}}},
-      {"both label and allocatable changed", *base,
+      {"only node condition changed",
+       with([](api::Node& n) {
+         n.status.conditions = {{"Ready", "False"}};
+       }),
+       with([](api::Node& n) {
+         n.status.conditions = {{"Ready", "True"}};
+       }),
+       {{N, action::kUpdateNodeCondition}}},
+      {"both label and allocatable changed",
+       *base,
        with([](api::Node& n) {
          n.metadata.labels.Set("foo", "bar");
          n.status.allocatable = kubesched::testing::Resources({{"cpu", "8"}, {"pods", "110"}});

@@ -26,9 +26,12 @@ int64_t FloorDiv(int64_t a, int64_t b) {
 
 std::string_view ToString(SubQueue q) {
   switch (q) {
-    case SubQueue::kActive: return "Active";
-    case SubQueue::kBackoff: return "Backoff";
-    case SubQueue::kUnschedulable: return "Unschedulable";
+    case SubQueue::kActive:
+      return "Active";
+    case SubQueue::kBackoff:
+      return "Backoff";
+    case SubQueue::kUnschedulable:
+      return "Unschedulable";
   }
   return "Unknown";
 }
@@ -56,8 +59,7 @@ bool SchedulingQueue::BackoffLess::operator()(const Item* a, const Item* b) cons
 // Construction
 
 SchedulingQueue::SchedulingQueue(LessFn less, const util::Clock& clock,
-                                 std::map<std::string, ProfileQueueingConfig, std::less<>> profiles,
-                                 Options options)
+                                 std::map<std::string, ProfileQueueingConfig, std::less<>> profiles, Options options)
     : less_(std::move(less)),
       clock_(clock),
       profiles_(std::move(profiles)),
@@ -102,11 +104,20 @@ void SchedulingQueue::EraseItemLocked(Item* item) {
 
 void SchedulingQueue::DetachLocked(Item* item) {
   switch (item->where) {
-    case Where::kNone: break;
-    case Where::kActive: active_.erase(item); break;
-    case Where::kBackoff: backoff_.erase(item); break;
-    case Where::kErrorBackoff: error_backoff_.erase(item); break;
-    case Where::kUnschedulable: unschedulable_.erase(item->key); break;
+    case Where::kNone:
+      break;
+    case Where::kActive:
+      active_.erase(item);
+      break;
+    case Where::kBackoff:
+      backoff_.erase(item);
+      break;
+    case Where::kErrorBackoff:
+      error_backoff_.erase(item);
+      break;
+    case Where::kUnschedulable:
+      unschedulable_.erase(item->key);
+      break;
   }
   item->where = Where::kNone;
 }
@@ -405,8 +416,8 @@ void SchedulingQueue::Update(const api::Pod& old_pod, framework::PodInfoPtr new_
   }
 
   Item* item = FindLocked(key);
-  if (item != nullptr && (item->where == Where::kActive || item->where == Where::kBackoff ||
-                          item->where == Where::kErrorBackoff)) {
+  if (item != nullptr &&
+      (item->where == Where::kActive || item->where == Where::kBackoff || item->where == Where::kErrorBackoff)) {
     // In place; the sets are re-sorted by reinserting (the less function may read the pod).
     Where where = item->where;
     DetachLocked(item);
@@ -504,7 +515,7 @@ framework::Status SchedulingQueue::AddUnschedulableIfNotPresent(QueuedPodInfo in
   const std::string key = PodKey(info.pod());
   if (Item* existing = FindLocked(key)) {
     DoneLocked(key);
-    std::string where = existing->where == Where::kActive         ? "active queue"
+    std::string where = existing->where == Where::kActive          ? "active queue"
                         : existing->where == Where::kUnschedulable ? "unschedulable queue"
                                                                    : "backoff queue";
     return framework::Status::Error("Pod " + info.pod().Key() + " is already present in the " + where);
@@ -598,8 +609,8 @@ void SchedulingQueue::FlushBackoffQCompleted() {
   for (auto* set : {&backoff_, &error_backoff_}) {
     while (!set->empty()) {
       Item* item = *set->begin();
-      const bool expired = options_.pop_from_backoff_q ? item->backoff_expiry_ns < AlignToWindow(now)
-                                                       : item->backoff_expiry_ns <= now;
+      const bool expired =
+          options_.pop_from_backoff_q ? item->backoff_expiry_ns < AlignToWindow(now) : item->backoff_expiry_ns <= now;
       if (!expired) break;
       DetachLocked(item);
       activated |= MoveToActiveLocked(item, true, false);

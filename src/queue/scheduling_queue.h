@@ -245,9 +245,7 @@ class SchedulingQueue final : public framework::PodNominator {
     framework::ClusterEvent event;
     std::shared_ptr<const api::Pod> old_pod, new_pod;
     std::shared_ptr<const api::Node> old_node, new_node;
-    framework::EventObjects Objects() const {
-      return {old_pod.get(), new_pod.get(), old_node.get(), new_node.get()};
-    }
+    framework::EventObjects Objects() const { return {old_pod.get(), new_pod.get(), old_node.get(), new_node.get()}; }
   };
   // One entry of the in-flight list: a popped pod (pod_key set) or an event.
   struct InFlightEntry {
@@ -276,8 +274,7 @@ class SchedulingQueue final : public framework::PodNominator {
   Where RequeueLocked(Item* item, Strategy strategy);
 
   bool IsEventOfInterestLocked(const framework::ClusterEvent& event) const;
-  bool GatingPluginInterestedLocked(const framework::QueuedPodInfo& info,
-                                    const framework::ClusterEvent& event) const;
+  bool GatingPluginInterestedLocked(const framework::QueuedPodInfo& info, const framework::ClusterEvent& event) const;
   Strategy IsPodWorthRequeuingLocked(const framework::QueuedPodInfo& info, const framework::ClusterEvent& event,
                                      const framework::EventObjects& objects) const;
   Strategy HintForInFlightPodLocked(const framework::QueuedPodInfo& info) const;
@@ -300,13 +297,13 @@ class SchedulingQueue final : public framework::PodNominator {
 
   // All queued items by key; the sub-queues below hold pointers into it. Guarded by mu_.
   std::unordered_map<std::string, std::unique_ptr<Item>> items_;
-  std::set<Item*, ActiveLess> active_;                 // guarded by mu_
-  std::set<Item*, BackoffLess> backoff_;               // rejected by plugins; guarded by mu_
-  std::set<Item*, BackoffLess> error_backoff_;         // failed with no rejecting plugin; mu_
+  std::set<Item*, ActiveLess> active_;                       // guarded by mu_
+  std::set<Item*, BackoffLess> backoff_;                     // rejected by plugins; guarded by mu_
+  std::set<Item*, BackoffLess> error_backoff_;               // failed with no rejecting plugin; mu_
   std::map<std::string, Item*, std::less<>> unschedulable_;  // by key; guarded by mu_
-  uint64_t next_seq_ = 0;                              // guarded by mu_
-  int64_t scheduling_cycle_ = 0;                       // guarded by mu_
-  bool closed_ = false;                                // guarded by mu_
+  uint64_t next_seq_ = 0;                                    // guarded by mu_
+  int64_t scheduling_cycle_ = 0;                             // guarded by mu_
+  bool closed_ = false;                                      // guarded by mu_
 
   // In-flight pods and the events seen since each was popped, in arrival order (upstream's
   // inFlightEvents list); events before the oldest in-flight pod are pruned. Guarded by mu_.

@@ -26,11 +26,11 @@ using framework::PodInfoPtr;
 using framework::QueuedPodInfo;
 using framework::QueueingHint;
 using framework::QueueingHintFn;
+using kubesched::testing::MakePod;
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using ::testing::UnorderedElementsAre;
 using ::testing::UnorderedElementsAreArray;
-using kubesched::testing::MakePod;
 namespace action = framework::action;
 
 constexpr int64_t kSecond = util::kNanosPerSecond;
@@ -60,7 +60,8 @@ bool PrioritySortLess(const QueuedPodInfo& a, const QueuedPodInfo& b) {
 // Admits a pod when it has a label whose key is in the allow list (upstream's preEnqueuePlugin).
 class AllowListPlugin : public framework::PreEnqueuePlugin {
  public:
-  AllowListPlugin(std::string name, std::vector<std::string> allow) : name_(std::move(name)), allow_(std::move(allow)) {}
+  AllowListPlugin(std::string name, std::vector<std::string> allow)
+      : name_(std::move(name)), allow_(std::move(allow)) {}
   std::string_view Name() const override { return name_; }
   framework::Status PreEnqueue(const api::Pod& pod) override {
     for (const auto& key : allow_) {
@@ -88,7 +89,7 @@ class GatesPlugin : public framework::PreEnqueuePlugin {
     return {{ClusterEvent{EventResource::kPod, action::kUpdatePodSchedulingGatesEliminated, ""},
              [](const api::Pod& pod, const EventObjects& e) {
                return e.new_pod != nullptr && e.new_pod->metadata.uid == pod.metadata.uid ? QueueingHint::kQueue
-                                                                                         : QueueingHint::kSkip;
+                                                                                          : QueueingHint::kSkip;
              }}};
   }
 };
@@ -146,8 +147,7 @@ QueuedPodInfo MustPop(SchedulingQueue& q, const PodInfoPtr& want) {
 }
 
 // A popped pod with the given rejecting plugins, as the scheduler hands it back.
-QueuedPodInfo Rejected(QueuedPodInfo popped, std::vector<std::string> plugins,
-                       std::vector<std::string> pending = {}) {
+QueuedPodInfo Rejected(QueuedPodInfo popped, std::vector<std::string> plugins, std::vector<std::string> pending = {}) {
   popped.unschedulable_plugins = std::move(plugins);
   popped.pending_plugins = std::move(pending);
   return popped;
@@ -350,10 +350,10 @@ TEST(SchedulingQueueTest, HighPriorityBackoff) {
 
 struct Action {
   enum Kind { kPop, kEvent, kEnqueue, kCreate } kind;
-  std::string pod;                           // kPop, kEnqueue, kCreate
-  ClusterEvent event{};                      // kEvent
-  std::vector<std::string> plugins = {};     // kEnqueue: unschedulable plugins
-  std::vector<std::string> pending = {};     // kEnqueue: pending plugins
+  std::string pod;                        // kPop, kEnqueue, kCreate
+  ClusterEvent event{};                   // kEvent
+  std::vector<std::string> plugins = {};  // kEnqueue: unschedulable plugins
+  std::vector<std::string> pending = {};  // kEnqueue: pending plugins
 };
 Action PopA(std::string pod) { return {Action::kPop, std::move(pod)}; }
 Action EventA(ClusterEvent e) { return {Action::kEvent, "", std::move(e)}; }
@@ -382,7 +382,9 @@ TEST(SchedulingQueueTest, InFlightPods) {
        {EventA(kPdbAdd), PopA("targetpod"), EventA(kNsAdd), EventA(kNsDelete)},
        {"targetpod"},
        {"pod:targetpod", "NamespaceAdd"},
-       {}, {}, {}},
+       {},
+       {},
+       {}},
       {"pod registered in flight is enqueued back to backoffQ",
        {{"fooPlugin1", {{kNsAdd, kQueue}, {kNodeAdd, kQueue}, {kPdbAdd, kQueue}}}},
        {"targetpod", "targetpod2"},
@@ -391,55 +393,85 @@ TEST(SchedulingQueueTest, InFlightPods) {
         EnqueueA("targetpod")},
        {"targetpod2"},
        {"pod:targetpod2", "NodeAdd"},
-       {}, {"targetpod"}, {}},
+       {},
+       {"targetpod"},
+       {}},
       {"all pods registered in flight are enqueued back",
        {{"fooPlugin1", {{kNsAdd, kQueue}, {kNodeAdd, kQueue}, {kPdbAdd, kQueue}, {kNodeTaint, kQueue}}}},
        {"targetpod", "targetpod2"},
-       {EventA(kPdbAdd), PopA("targetpod"), EventA(kNsAdd), PopA("targetpod2"), EventA(kNodeAdd),
-        EnqueueA("targetpod"), EventA(kNodeTaint), EnqueueA("targetpod2")},
+       {EventA(kPdbAdd), PopA("targetpod"), EventA(kNsAdd), PopA("targetpod2"), EventA(kNodeAdd), EnqueueA("targetpod"),
+        EventA(kNodeTaint), EnqueueA("targetpod2")},
        {},
        {},
-       {}, {"targetpod", "targetpod2"}, {}},
+       {},
+       {"targetpod", "targetpod2"},
+       {}},
       {"one intermediate pod registered in flight is enqueued back",
        {{"fooPlugin1", {{kNsAdd, kQueue}, {kNodeAdd, kQueue}, {assigned_add, kQueue}}}},
        {"targetpod", "targetpod2", "targetpod3"},
-       {EventA(kPdbAdd), PopA("targetpod"), EventA(kNsAdd), PopA("targetpod2"), EventA(kNodeAdd),
-        PopA("targetpod3"), EventA(assigned_add), EnqueueA("targetpod2")},
+       {EventA(kPdbAdd), PopA("targetpod"), EventA(kNsAdd), PopA("targetpod2"), EventA(kNodeAdd), PopA("targetpod3"),
+        EventA(assigned_add), EnqueueA("targetpod2")},
        {"targetpod", "targetpod3"},
        {"pod:targetpod", "NamespaceAdd", "NodeAdd", "pod:targetpod3", "AssignedPodAdd"},
-       {}, {"targetpod2"}, {}},
+       {},
+       {"targetpod2"},
+       {}},
       {"events before popping are ignored when the pod comes back",
        {{"fooPlugin1", {{assigned_add, kSkip}}}},
        {"targetpod"},
        {EventA(timeout), PopA("targetpod"), EventA(assigned_add), EnqueueA("targetpod", {"fooPlugin1"})},
-       {}, {}, {}, {}, {"targetpod"}},
+       {},
+       {},
+       {},
+       {},
+       {"targetpod"}},
       {"pod with no failed plugin is enqueued to backoffQ",
        {{"fooPlugin1", {{assigned_add, kQueue}}}},
        {"targetpod"},
        {PopA("targetpod"), EventA(assigned_add), EnqueueA("targetpod")},
-       {}, {}, {}, {"targetpod"}, {}},
+       {},
+       {},
+       {},
+       {"targetpod"},
+       {}},
       {"pod goes to the pool when no event may make it schedulable",
        {{"fooPlugin1", {{assigned_add, kQueue}}}},
        {"targetpod"},
        {PopA("targetpod"), EventA(kNodeAdd), EnqueueA("targetpod", {"fooPlugin1"})},
-       {}, {}, {}, {}, {"targetpod"}},
+       {},
+       {},
+       {},
+       {},
+       {"targetpod"}},
       {"pod goes to the pool because the failed plugin's hint returns Skip",
        {{"fooPlugin1", {{assigned_add, kSkip}}}},
        {"targetpod"},
        {PopA("targetpod"), EventA(assigned_add), EnqueueA("targetpod", {"fooPlugin1"})},
-       {}, {}, {}, {}, {"targetpod"}},
+       {},
+       {},
+       {},
+       {},
+       {"targetpod"}},
       {"pod goes to activeQ because a Pending plugin's hint returns Queue",
        {{"fooPlugin3", {{assigned_add, kSkip}}},
         {"fooPlugin2", {{assigned_add, kQueue}}},
         {"fooPlugin1", {{assigned_add, kQueue}}}},
        {"targetpod"},
        {PopA("targetpod"), EventA(assigned_add), EnqueueA("targetpod", {"fooPlugin2", "fooPlugin3"}, {"fooPlugin1"})},
-       {}, {}, {"targetpod"}, {}, {}},
+       {},
+       {},
+       {"targetpod"},
+       {},
+       {}},
       {"pod goes to backoffQ because a failed plugin's hint returns Queue",
        {{"fooPlugin2", {{assigned_add, kSkip}}}, {"fooPlugin1", {{assigned_add, kQueue}}}},
        {"targetpod"},
        {PopA("targetpod"), EventA(assigned_add), EnqueueA("targetpod", {"fooPlugin1", "fooPlugin2"})},
-       {}, {}, {}, {"targetpod"}, {}},
+       {},
+       {},
+       {},
+       {"targetpod"},
+       {}},
       {"event received while another pod was in flight counts for a pod popped before it",
        {{"fooPlugin3", {{assigned_add, kSkip}}},
         {"fooPlugin2", {{assigned_add, kQueue}}},
@@ -447,15 +479,23 @@ TEST(SchedulingQueueTest, InFlightPods) {
        {"targetpod", "targetpod2"},
        {PopA("targetpod"), EventA(kNodeAdd), PopA("targetpod2"), EventA(assigned_add), EnqueueA("targetpod"),
         EnqueueA("targetpod2", {"fooPlugin2", "fooPlugin3"}, {"fooPlugin1"})},
-       {}, {}, {"targetpod2"}, {"targetpod"}, {}},
+       {},
+       {},
+       {"targetpod2"},
+       {"targetpod"},
+       {}},
       {"pod popped twice (queued again while in flight) is cleaned up",
        {{"fooPlugin1", {{kNsAdd, kQueue}, {kNodeAdd, kQueue}, {kPdbAdd, kQueue}, {kNodeTaint, kQueue}}}},
        {"targetpod", "targetpod2"},
        {EventA(kPdbAdd), PopA("targetpod"), EventA(kNsAdd), PopA("targetpod2"),
         // A bug elsewhere re-adds targetpod while it is being scheduled; the next Pop drops it.
-        CreateA("targetpod"), CreateA("targetpod3"), PopA("targetpod3"), EventA(kNodeAdd),
-        EnqueueA("targetpod"), EventA(kNodeTaint), EnqueueA("targetpod2"), EnqueueA("targetpod3")},
-       {}, {}, {}, {"targetpod", "targetpod2", "targetpod3"}, {}},
+        CreateA("targetpod"), CreateA("targetpod3"), PopA("targetpod3"), EventA(kNodeAdd), EnqueueA("targetpod"),
+        EventA(kNodeTaint), EnqueueA("targetpod2"), EnqueueA("targetpod3")},
+       {},
+       {},
+       {},
+       {"targetpod", "targetpod2", "targetpod3"},
+       {}},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -474,14 +514,20 @@ TEST(SchedulingQueueTest, InFlightPods) {
     std::map<std::string, QueuedPodInfo> popped;
     for (const auto& a : c.actions) {
       switch (a.kind) {
-        case Action::kCreate: q->Add(pod(a.pod)); break;
-        case Action::kPop: popped[a.pod] = MustPop(*q, pod(a.pod)); break;
-        case Action::kEvent: q->MoveAllToActiveOrBackoffQueue(a.event, {}); break;
+        case Action::kCreate:
+          q->Add(pod(a.pod));
+          break;
+        case Action::kPop:
+          popped[a.pod] = MustPop(*q, pod(a.pod));
+          break;
+        case Action::kEvent:
+          q->MoveAllToActiveOrBackoffQueue(a.event, {});
+          break;
         case Action::kEnqueue:
           ASSERT_TRUE(popped.contains(a.pod));
-          ASSERT_TRUE(q->AddUnschedulableIfNotPresent(Rejected(popped[a.pod], a.plugins, a.pending),
-                                                      q->SchedulingCycle())
-                          .IsSuccess());
+          ASSERT_TRUE(
+              q->AddUnschedulableIfNotPresent(Rejected(popped[a.pod], a.plugins, a.pending), q->SchedulingCycle())
+                  .IsSuccess());
           break;
       }
     }
@@ -601,10 +647,14 @@ TEST(SchedulingQueueTest, Update) {
   };
   std::vector<Case> cases = {
       {"pod that didn't exist in the queue goes to activeQ",
-       [&](SchedulingQueue&, util::VirtualClock&) { return std::pair{med, annotate(med, "test")}; },
+       [&](SchedulingQueue&, util::VirtualClock&) {
+         return std::pair{med, annotate(med, "test")};
+       },
        SubQueue::kActive, true},
       {"adding a nominatedNodeName registers the nomination",
-       [&](SchedulingQueue&, util::VirtualClock&) { return std::pair{high, high_nominated}; },
+       [&](SchedulingQueue&, util::VirtualClock&) {
+         return std::pair{high, high_nominated};
+       },
        SubQueue::kActive, true},
       {"pod in activeQ stays in activeQ",
        [&](SchedulingQueue& q, util::VirtualClock&) {
@@ -742,13 +792,15 @@ TEST(SchedulingQueueTest, Activate) {
          q.Add(target);
          q.Pop();
        },
-       0, {"pod:" + Uid(target), "ForceActivate"}},
+       0,
+       {"pod:" + Uid(target), "ForceActivate"}},
       {"pod not queued and another pod in flight",
        [&](SchedulingQueue& q) {
          q.Add(other);
          q.Pop();
        },
-       0, {"pod:" + Uid(other)}},
+       0,
+       {"pod:" + Uid(other)}},
       {"pod in the pool", [&](SchedulingQueue& q) { AddPopReject(q, target, {"plugin"}); }, 1, {}},
       {"pod in backoffQ",
        [&](SchedulingQueue& q) {
@@ -757,7 +809,8 @@ TEST(SchedulingQueueTest, Activate) {
          EXPECT_TRUE(q.AddUnschedulableIfNotPresent(*popped, 1).IsSuccess());
          EXPECT_EQ(Where(q, target), SubQueue::kBackoff);
        },
-       1, {}},
+       1,
+       {}},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -836,9 +889,8 @@ TEST(SchedulingQueueTest, PreEnqueueGatesPods) {
 TEST(SchedulingQueueTest, GatedPodReleasedWhenGatesRemoved) {
   util::VirtualClock clock(kStart);
   GatesPlugin gates;
-  auto q = NewQueue(clock, {{std::string(GatesPlugin::kName), GatesPlugin::Events()},
-                            {"fooPlugin", {{kNodeAdd, kQueue}}}},
-                    {&gates});
+  auto q = NewQueue(
+      clock, {{std::string(GatesPlugin::kName), GatesPlugin::Events()}, {"fooPlugin", {{kNodeAdd, kQueue}}}}, {&gates});
   auto gated = MakePod().Name("g").UID("g").SchedulingGates({"example.com/wait"}).Info();
   q->Add(gated);
   auto got = q->Get("g");
@@ -914,16 +966,24 @@ TEST(SchedulingQueueTest, MoveAllWithQueueingHint) {
   std::vector<Case> cases = {
       {"Queue from a Pending plugin: activeQ", {}, {"foo"}, "", kQueue, 0, SubQueue::kActive},
       {"Queue while backing off: backoffQ", {"foo"}, {}, "", kQueue, 0, SubQueue::kBackoff},
-      {"Queue after backoff: activeQ", {"foo"}, {}, "", kQueue, kDefaultPodInitialBackoffNs + kSecond,
+      {"Queue after backoff: activeQ",
+       {"foo"},
+       {},
+       "",
+       kQueue,
+       kDefaultPodInitialBackoffNs + kSecond,
        SubQueue::kActive},
       {"Skip: stays in the pool", {"foo"}, {}, "", kSkip, 0, SubQueue::kUnschedulable},
       {"gated by a plugin not interested in the event: hint not called",
-       {"SchedulingGates"}, {}, "SchedulingGates",
+       {"SchedulingGates"},
+       {},
+       "SchedulingGates",
        [](const api::Pod&, const EventObjects&) -> QueueingHint {
          ADD_FAILURE() << "hint called for a gated pod";
          return QueueingHint::kQueue;
        },
-       0, SubQueue::kUnschedulable},
+       0,
+       SubQueue::kUnschedulable},
       {"gated by a plugin interested in the event", {"foo"}, {}, "foo", kQueue, 0, SubQueue::kBackoff},
   };
   for (const auto& c : cases) {
@@ -931,8 +991,7 @@ TEST(SchedulingQueueTest, MoveAllWithQueueingHint) {
     util::VirtualClock clock(kStart);
     GatesPlugin gates;
     AllowListPlugin foo("foo", {"foo"});
-    auto q = NewQueue(clock,
-                      {{"foo", {{kNodeAdd, c.hint}}}, {"SchedulingGates", {{kUnscheduledPodUpdate, kQueue}}}},
+    auto q = NewQueue(clock, {{"foo", {{kNodeAdd, c.hint}}}, {"SchedulingGates", {{kUnscheduledPodUpdate, kQueue}}}},
                       {&gates, &foo});
     auto p = MakePod().Name("pod1").Namespace("ns1").UID("1").Label("foo", "bar").Info();
     q->Add(p);
@@ -1023,24 +1082,25 @@ TEST(SchedulingQueueTest, EventsMoveOnlyPodsWhoseRejectingPluginRegisteredThem) 
       {"node label update wakes NodeAffinity only", node_label, {"affinity", "both"}},
       {"node taint update wakes TaintToleration only", kNodeTaint, {"taint"}},
       {"assigned pod delete wakes NodeResourcesFit (Pod/Delete covers AssignedPod)",
-       framework::events::AssignedPodDelete(), {"fit", "both"}},
+       framework::events::AssignedPodDelete(),
+       {"fit", "both"}},
       {"an event nobody registered moves nothing", kNsAdd, {}},
-      {"wildcard events move everything", framework::events::UnschedulableTimeout(),
+      {"wildcard events move everything",
+       framework::events::UnschedulableTimeout(),
        {"affinity", "fit", "taint", "both", "unknown"}},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     util::VirtualClock clock(kStart);
-    auto q = NewQueue(clock, {
-                                 {"NodeAffinity", {{ClusterEvent{EventResource::kNode,
-                                                                 action::kAdd | action::kUpdateNodeLabel, ""},
-                                                    nullptr}}},
-                                 {"NodeResourcesFit",
-                                  {{ClusterEvent{EventResource::kNode, action::kAdd, ""}, nullptr},
-                                   {ClusterEvent{EventResource::kPod, action::kDelete, ""}, nullptr}}},
-                                 {"TaintToleration",
-                                  {{ClusterEvent{EventResource::kNode, action::kUpdateNodeTaint, ""}, nullptr}}},
-                             });
+    auto q = NewQueue(
+        clock, {
+                   {"NodeAffinity",
+                    {{ClusterEvent{EventResource::kNode, action::kAdd | action::kUpdateNodeLabel, ""}, nullptr}}},
+                   {"NodeResourcesFit",
+                    {{ClusterEvent{EventResource::kNode, action::kAdd, ""}, nullptr},
+                     {ClusterEvent{EventResource::kPod, action::kDelete, ""}, nullptr}}},
+                   {"TaintToleration", {{ClusterEvent{EventResource::kNode, action::kUpdateNodeTaint, ""}, nullptr}}},
+               });
     AddPopReject(*q, Pod("affinity"), {"NodeAffinity"});
     AddPopReject(*q, Pod("fit"), {"NodeResourcesFit"});
     AddPopReject(*q, Pod("taint"), {"TaintToleration"});
@@ -1057,8 +1117,7 @@ TEST(SchedulingQueueTest, HintsSeeTheEventObjects) {
   util::VirtualClock clock(kStart);
   // Only a node labelled gpu=true helps.
   QueueingHintFn gpu_node = [](const api::Pod&, const EventObjects& e) {
-    return e.new_node != nullptr && e.new_node->metadata.labels.Has("gpu") ? QueueingHint::kQueue
-                                                                           : QueueingHint::kSkip;
+    return e.new_node != nullptr && e.new_node->metadata.labels.Has("gpu") ? QueueingHint::kQueue : QueueingHint::kSkip;
   };
   auto q = NewQueue(clock, {{"NodeAffinity", {{kNodeAdd, gpu_node}}}});
   auto p = Pod("p");
@@ -1074,8 +1133,7 @@ TEST(SchedulingQueueTest, HintsSeeTheEventObjects) {
 TEST(SchedulingQueueTest, InFlightEventObjectsAreKept) {
   util::VirtualClock clock(kStart);
   QueueingHintFn gpu_node = [](const api::Pod&, const EventObjects& e) {
-    return e.new_node != nullptr && e.new_node->metadata.labels.Has("gpu") ? QueueingHint::kQueue
-                                                                           : QueueingHint::kSkip;
+    return e.new_node != nullptr && e.new_node->metadata.labels.Has("gpu") ? QueueingHint::kQueue : QueueingHint::kSkip;
   };
   auto q = NewQueue(clock, {{"NodeAffinity", {{kNodeAdd, gpu_node}}}});
   auto p = Pod("p");
@@ -1152,10 +1210,10 @@ TEST(SchedulingQueueTest, AssignedPodEvents) {
       return QueueingHint::kQueue;
     };
     auto q = NewQueue(
-        clock,
-        {{"InterPodAffinity", {{ClusterEvent{EventResource::kPod, action::kAdd | action::kUpdatePodLabel, ""}, record}}},
-         {"NodeResourcesFit",
-          {{ClusterEvent{EventResource::kPod, action::kDelete | action::kUpdatePodScaleDown, ""}, record}}}});
+        clock, {{"InterPodAffinity",
+                 {{ClusterEvent{EventResource::kPod, action::kAdd | action::kUpdatePodLabel, ""}, record}}},
+                {"NodeResourcesFit",
+                 {{ClusterEvent{EventResource::kPod, action::kDelete | action::kUpdatePodScaleDown, ""}, record}}}});
     auto p = Pod("afp");
     AddPopReject(*q, p, {c.plugin});
     clock.Advance(kDefaultPodInitialBackoffNs + kSecond);
@@ -1278,8 +1336,13 @@ TEST(SchedulingQueueTest, RecentlyTriedPodsGoBack) {
   util::VirtualClock clock(kStart);
   auto q = NewQueue(clock);
   for (int i = 0; i < 5; ++i) {
-    q->Add(MakePod().Name("test-pod-" + std::to_string(i)).Namespace("ns1").UID("tp00" + std::to_string(i))
-               .Priority(1000).NominatedNodeName("node1").Info());
+    q->Add(MakePod()
+               .Name("test-pod-" + std::to_string(i))
+               .Namespace("ns1")
+               .UID("tp00" + std::to_string(i))
+               .Priority(1000)
+               .NominatedNodeName("node1")
+               .Info());
   }
   clock.Advance(1000);
   auto p1 = q->Pop();
@@ -1411,8 +1474,9 @@ TEST(SchedulingQueueTest, PopFromBackoffQ) {
     bool enabled;
     std::vector<std::string> want;
   };
-  for (const auto& c : std::vector<Case>{{"enabled: active then backoffQ, never the error backoffQ", true, {"mpp", "hpp"}},
-                                         {"disabled: activeQ only", false, {"mpp"}}}) {
+  for (const auto& c :
+       std::vector<Case>{{"enabled: active then backoffQ, never the error backoffQ", true, {"mpp", "hpp"}},
+                         {"disabled: activeQ only", false, {"mpp"}}}) {
     SCOPED_TRACE(c.name);
     util::VirtualClock clock(kStart);
     auto q = NewQueue(clock, {}, {}, Options{.pop_from_backoff_q = c.enabled});

@@ -101,9 +101,9 @@ int32_t NumFeasibleNodesToFind(std::optional<int32_t> percentage, int32_t num_al
 // Construction
 
 std::expected<std::unique_ptr<Scheduler>, std::string> Scheduler::Create(const SchedulerOptions& options,
-                                                                           framework::ClusterClient& client,
-                                                                           const util::Clock& clock,
-                                                                           const framework::Registry& registry) {
+                                                                         framework::ClusterClient& client,
+                                                                         const util::Clock& clock,
+                                                                         const framework::Registry& registry) {
   std::unique_ptr<Scheduler> s(new Scheduler());
   s->options_ = options;
   s->client_ = &client;
@@ -120,7 +120,9 @@ std::expected<std::unique_ptr<Scheduler>, std::string> Scheduler::Create(const S
   // reach it through this indirection.
   struct NominatorProxy final : framework::PodNominator {
     Scheduler* s;
-    void AddNominatedPod(PodInfoPtr pod, const std::string& node) override { s->queue_->AddNominatedPod(std::move(pod), node); }
+    void AddNominatedPod(PodInfoPtr pod, const std::string& node) override {
+      s->queue_->AddNominatedPod(std::move(pod), node);
+    }
     void DeleteNominatedPodIfExists(const api::Pod& pod) override { s->queue_->DeleteNominatedPodIfExists(pod); }
     std::vector<PodInfoPtr> NominatedPodsForNode(const std::string& node) const override {
       return s->queue_->NominatedPodsForNode(node);
@@ -154,8 +156,8 @@ std::expected<std::unique_ptr<Scheduler>, std::string> Scheduler::Create(const S
     qprofiles.emplace(name, std::move(qp));
   }
   s->queue_ = std::make_unique<queue::SchedulingQueue>(
-      [sort](const QueuedPodInfo& a, const QueuedPodInfo& b) { return sort->Less(a, b); }, clock,
-      std::move(qprofiles), qopts);
+      [sort](const QueuedPodInfo& a, const QueuedPodInfo& b) { return sort->Less(a, b); }, clock, std::move(qprofiles),
+      qopts);
 
   if (options.async_binding) {
     for (int i = 0; i < kBindingThreads; ++i) {
@@ -464,7 +466,8 @@ std::vector<const NodeInfo*> Scheduler::FindNodesThatPassFilters(Framework& fwk,
   std::optional<int32_t> percentage = cfwk.percentage_of_nodes_to_score();
   if (!percentage) percentage = options_.config.percentage_of_nodes_to_score;
   bool explaining = !options_.explain_pod.empty() && options_.explain_pod == pod.pod().Key();
-  const size_t to_find = explaining ? n : static_cast<size_t>(NumFeasibleNodesToFind(percentage, static_cast<int32_t>(n)));
+  const size_t to_find =
+      explaining ? n : static_cast<size_t>(NumFeasibleNodesToFind(percentage, static_cast<int32_t>(n)));
   const size_t start = next_start_node_index_ % n;
 
   std::vector<const NodeInfo*> feasible;
@@ -616,7 +619,8 @@ void Scheduler::HandleSchedulingFailure(Framework& fwk, QueuedPodInfo qpi, const
   const int64_t cycle = queue_->SchedulingCycle();
   queue_->AddUnschedulableIfNotPresent(qpi, cycle);
 
-  if (nominating && nominating->mode == framework::NominatingMode::kOverride && !nominating->nominated_node_name.empty()) {
+  if (nominating && nominating->mode == framework::NominatingMode::kOverride &&
+      !nominating->nominated_node_name.empty()) {
     queue_->AddNominatedPod(qpi.pod_info, nominating->nominated_node_name);
     (void)client_->SetNominatedNodeName(*current, nominating->nominated_node_name);
   }
@@ -652,7 +656,8 @@ void Scheduler::RunPendingBindings() {
 
 void Scheduler::WaitForBindings() {
   std::unique_lock lock(binding_mu_);
-  binding_cv_.wait(lock, [&] { return bindings_in_flight_ == 0 || (!options_.async_binding && binding_tasks_.empty()); });
+  binding_cv_.wait(lock,
+                   [&] { return bindings_in_flight_ == 0 || (!options_.async_binding && binding_tasks_.empty()); });
 }
 
 bool Scheduler::HasBindingWork() const {

@@ -5,6 +5,7 @@
 // PreBind, Bind, PostBind) that runs concurrently with later scheduling cycles. Keeps its cache
 // and queue current from cluster events.
 
+#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <expected>
@@ -16,7 +17,6 @@
 #include <random>
 #include <set>
 #include <string>
-#include <condition_variable>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -82,9 +82,9 @@ struct SchedulerOptions {
 class Scheduler final : public cluster::EventHandler {
  public:
   static std::expected<std::unique_ptr<Scheduler>, std::string> Create(const SchedulerOptions& options,
-                                                                         framework::ClusterClient& client,
-                                                                         const util::Clock& clock,
-                                                                         const framework::Registry& registry);
+                                                                       framework::ClusterClient& client,
+                                                                       const util::Clock& clock,
+                                                                       const framework::Registry& registry);
   ~Scheduler() override;
 
   // --- cluster::EventHandler (thread-safe) -----------------------------------------------

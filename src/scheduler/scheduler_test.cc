@@ -96,18 +96,21 @@ class RecordingReserve final : public framework::ReservePlugin {
 framework::Registry TestRegistry() {
   framework::Registry r;
   plugins::RegisterInTreePlugins(r);
-  (void)r.Register("GangPermit", [](const nlohmann::json&, framework::Handle& h)
-                                     -> std::expected<std::unique_ptr<framework::Plugin>, std::string> {
-    return std::make_unique<GangPermit>(h);
-  });
-  (void)r.Register("ReserveA", [](const nlohmann::json&, framework::Handle&)
-                                   -> std::expected<std::unique_ptr<framework::Plugin>, std::string> {
-    return std::make_unique<RecordingReserve>("ReserveA");
-  });
-  (void)r.Register("ReserveB", [](const nlohmann::json&, framework::Handle&)
-                                   -> std::expected<std::unique_ptr<framework::Plugin>, std::string> {
-    return std::make_unique<RecordingReserve>("ReserveB");
-  });
+  (void)r.Register("GangPermit",
+                   [](const nlohmann::json&,
+                      framework::Handle& h) -> std::expected<std::unique_ptr<framework::Plugin>, std::string> {
+                     return std::make_unique<GangPermit>(h);
+                   });
+  (void)r.Register(
+      "ReserveA",
+      [](const nlohmann::json&, framework::Handle&) -> std::expected<std::unique_ptr<framework::Plugin>, std::string> {
+        return std::make_unique<RecordingReserve>("ReserveA");
+      });
+  (void)r.Register(
+      "ReserveB",
+      [](const nlohmann::json&, framework::Handle&) -> std::expected<std::unique_ptr<framework::Plugin>, std::string> {
+        return std::make_unique<RecordingReserve>("ReserveB");
+      });
   return r;
 }
 
@@ -150,7 +153,8 @@ TEST(SchedulerPermit, WaitingPodsAreBoundOnceAllowed) {
   auto registry = TestRegistry();
   SimulationOptions opts;
   opts.scheduler.config = ConfigWith(registry, {"GangPermit"}, {});
-  auto r = RunSimulation(Cluster(2, {GangPod("a", "g", 3), GangPod("b", "g", 3), GangPod("c", "g", 3)}), opts, registry);
+  auto r =
+      RunSimulation(Cluster(2, {GangPod("a", "g", 3), GangPod("b", "g", 3), GangPod("c", "g", 3)}), opts, registry);
   ASSERT_TRUE(r.has_value()) << r.error();
   for (auto name : {"a", "b", "c"}) {
     const api::Pod* p = Find(*r, name);
@@ -202,15 +206,18 @@ TEST(SchedulerReserve, FailedReserveUnreservesEveryPluginInReverseOrder) {
   EXPECT_TRUE(Find(*r, "p")->spec.node_name.empty());
   EXPECT_EQ(MessageOf(*Find(*r, "p")), "reserve failed in ReserveB");
   ASSERT_GE(ReserveLog().size(), 4u);
-  EXPECT_EQ(std::vector<std::string>(ReserveLog().begin(), ReserveLog().begin() + 4),
-            (std::vector<std::string>{"ReserveA.Reserve", "ReserveB.Reserve", "ReserveB.Unreserve", "ReserveA.Unreserve"}));
+  EXPECT_EQ(
+      std::vector<std::string>(ReserveLog().begin(), ReserveLog().begin() + 4),
+      (std::vector<std::string>{"ReserveA.Reserve", "ReserveB.Reserve", "ReserveB.Unreserve", "ReserveA.Unreserve"}));
 }
 
 TEST(SchedulerFitError, MessageMatchesUpstreamFormat) {
   Diagnosis d;
-  d.node_to_status.Set("n1", Status(framework::Code::kUnschedulable, std::vector<std::string>{"Insufficient cpu", "Insufficient memory"}));
+  d.node_to_status.Set("n1", Status(framework::Code::kUnschedulable,
+                                    std::vector<std::string>{"Insufficient cpu", "Insufficient memory"}));
   d.node_to_status.Set("n2", Status(framework::Code::kUnschedulable, "Insufficient cpu"));
-  d.node_to_status.Set("n3", Status(framework::Code::kUnschedulableAndUnresolvable, "node(s) had untolerated taint(s)"));
+  d.node_to_status.Set("n3",
+                       Status(framework::Code::kUnschedulableAndUnresolvable, "node(s) had untolerated taint(s)"));
   EXPECT_EQ(FitErrorMessage(3, d),
             "0/3 nodes are available: 1 Insufficient memory, 1 node(s) had untolerated taint(s), 2 Insufficient cpu.");
   d.post_filter_msg = "preemption: 0/3 nodes are available: 3 No preemption victims found for incoming pod.";
@@ -272,17 +279,19 @@ class HoldingPreBind final : public framework::PreBindPlugin, public framework::
 TEST(SchedulerBinding, BindingCyclesRunConcurrentlyWithLaterSchedulingCycles) {
   framework::Registry registry;
   plugins::RegisterInTreePlugins(registry);
-  (void)registry.Register("HoldingPreBind", [](const nlohmann::json&, framework::Handle&)
-                                                -> std::expected<std::unique_ptr<framework::Plugin>, std::string> {
-    return std::make_unique<HoldingPreBind>();
-  });
+  (void)registry.Register(
+      "HoldingPreBind",
+      [](const nlohmann::json&, framework::Handle&) -> std::expected<std::unique_ptr<framework::Plugin>, std::string> {
+        return std::make_unique<HoldingPreBind>();
+      });
   SchedulerOptions opts;
   opts.config = config::DefaultConfiguration(registry);
   opts.config.profiles[0].plugins.pre_bind.enabled.push_back({"HoldingPreBind", 0});
   opts.config.profiles[0].plugins.reserve.enabled.push_back({"HoldingPreBind", 0});
   opts.async_binding = true;
   util::RealClock clock;
-  auto objects = Cluster(2, {MakePod().Name("first").Req({{"cpu", "1"}}).Obj(), MakePod().Name("second").Req({{"cpu", "1"}}).Obj()});
+  auto objects = Cluster(
+      2, {MakePod().Name("first").Req({{"cpu", "1"}}).Obj(), MakePod().Name("second").Req({{"cpu", "1"}}).Obj()});
   cluster::SimulatedCluster cluster(std::move(objects), clock, 1);
   auto sched = Scheduler::Create(opts, cluster, clock, registry);
   ASSERT_TRUE(sched.has_value()) << sched.error();

@@ -4,7 +4,8 @@
 
 namespace kubesched::scheduler {
 
-std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects objects, const SimulationOptions& options,
+std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects objects,
+                                                           const SimulationOptions& options,
                                                            const framework::Registry& registry) {
   util::VirtualClock clock(0);
   cluster::SimulatedCluster cluster(std::move(objects), clock, options.scheduler.seed);

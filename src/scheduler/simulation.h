@@ -35,7 +35,8 @@ struct SimulationResult {
   std::vector<std::string> profiles;
 };
 
-std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects objects, const SimulationOptions& options,
+std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects objects,
+                                                           const SimulationOptions& options,
                                                            const framework::Registry& registry);
 
 }  // namespace kubesched::scheduler

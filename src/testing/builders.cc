@@ -193,15 +193,15 @@ PodBuilder& PodBuilder::SchedulingGates(std::vector<std::string> gates) {
 PodBuilder& PodBuilder::PodAffinityIn(std::string label_key, std::vector<std::string> values,
                                       std::string topology_key) {
   MutablePodAffinity(*pod_, false)
-      .required.push_back(MakeTerm(std::move(label_key), api::SelectorOperator::kIn, std::move(values),
-                                   std::move(topology_key)));
+      .required.push_back(
+          MakeTerm(std::move(label_key), api::SelectorOperator::kIn, std::move(values), std::move(topology_key)));
   return *this;
 }
 PodBuilder& PodBuilder::PodAntiAffinityIn(std::string label_key, std::vector<std::string> values,
                                           std::string topology_key) {
   MutablePodAffinity(*pod_, true)
-      .required.push_back(MakeTerm(std::move(label_key), api::SelectorOperator::kIn, std::move(values),
-                                   std::move(topology_key)));
+      .required.push_back(
+          MakeTerm(std::move(label_key), api::SelectorOperator::kIn, std::move(values), std::move(topology_key)));
   return *this;
 }
 PodBuilder& PodBuilder::PodAffinityExists(std::string label_key, std::string topology_key) {

@@ -58,9 +58,8 @@ class PodBuilder {
                                      std::string topology_key);
   PodBuilder& PreferredPodAntiAffinityIn(int32_t weight, std::string label_key, std::vector<std::string> values,
                                          std::string topology_key);
-  PodBuilder& SpreadConstraint(int32_t max_skew, std::string topology_key,
-                               api::UnsatisfiableConstraintAction action, api::LabelSelector selector,
-                               std::optional<int32_t> min_domains = std::nullopt);
+  PodBuilder& SpreadConstraint(int32_t max_skew, std::string topology_key, api::UnsatisfiableConstraintAction action,
+                               api::LabelSelector selector, std::optional<int32_t> min_domains = std::nullopt);
   PodBuilder& OwnerReference(std::string kind, std::string name, std::string uid = "");
   //! Direct access for anything the builder does not cover.
   api::Pod& Mutable() { return *pod_; }

@@ -159,8 +159,7 @@ framework::Status FakeClusterClient::SetNominatedNodeName(const api::Pod& pod, c
   return framework::Status::Success();
 }
 
-framework::Status FakeClusterClient::SetPodScheduledCondition(const api::Pod& pod,
-                                                              const api::PodCondition& condition) {
+framework::Status FakeClusterClient::SetPodScheduledCondition(const api::Pod& pod, const api::PodCondition& condition) {
   std::lock_guard lock(mu_);
   conditions_.push_back({pod.Key(), condition});
   return framework::Status::Success();
@@ -174,8 +173,7 @@ std::optional<api::Labels> FakeClusterClient::NamespaceLabels(std::string_view n
   return it->second;
 }
 
-std::vector<std::shared_ptr<const api::PodDisruptionBudget>> FakeClusterClient::ListPodDisruptionBudgets()
-    const {
+std::vector<std::shared_ptr<const api::PodDisruptionBudget>> FakeClusterClient::ListPodDisruptionBudgets() const {
   std::lock_guard lock(mu_);
   return pdbs_;
 }
@@ -235,8 +233,7 @@ void FakePodNominator::DeleteNominatedPodIfExists(const api::Pod& pod) {
   }
 }
 
-std::vector<framework::PodInfoPtr> FakePodNominator::NominatedPodsForNode(
-    const std::string& node_name) const {
+std::vector<framework::PodInfoPtr> FakePodNominator::NominatedPodsForNode(const std::string& node_name) const {
   std::lock_guard lock(mu_);
   auto it = by_node_.find(node_name);
   return it == by_node_.end() ? std::vector<framework::PodInfoPtr>{} : it->second;
@@ -281,8 +278,7 @@ framework::Status FakeHandle::RunPreFilterExtensionRemovePod(framework::CycleSta
   return run_pre_filter_extension_remove_pod(state, pod_to_schedule, pod_to_remove, node_info);
 }
 
-framework::Status FakeHandle::RunFilterPlugins(const framework::CycleState& state,
-                                               const framework::PodInfo& pod,
+framework::Status FakeHandle::RunFilterPlugins(const framework::CycleState& state, const framework::PodInfo& pod,
                                                const framework::NodeInfo& node_info) {
   if (!run_filter_plugins) return framework::Status::Error(kNotSupported);
   return run_filter_plugins(state, pod, node_info);
@@ -316,8 +312,8 @@ bool FakeHandle::RejectWaitingPod(std::string_view uid) {
   std::shared_ptr<FakeWaitingPod> found;
   {
     std::lock_guard lock(waiting_mu_);
-    auto it = std::find_if(waiting_.begin(), waiting_.end(),
-                           [&](const auto& w) { return w->pod().metadata.uid == uid; });
+    auto it =
+        std::find_if(waiting_.begin(), waiting_.end(), [&](const auto& w) { return w->pod().metadata.uid == uid; });
     if (it == waiting_.end()) return false;
     found = *it;
     waiting_.erase(it);

@@ -43,8 +43,7 @@ class FakeSnapshot final : public framework::NodeInfoLister {
   FakeSnapshot& operator=(const FakeSnapshot&) = delete;
 
   //! Replaces the whole content.
-  void Reset(const std::vector<std::shared_ptr<api::Node>>& nodes,
-             const std::vector<std::shared_ptr<api::Pod>>& pods);
+  void Reset(const std::vector<std::shared_ptr<api::Node>>& nodes, const std::vector<std::shared_ptr<api::Pod>>& pods);
   //! Adds a node (appended to List()).
   void AddNode(std::shared_ptr<const api::Node> node);
   //! Adds a pod to the node its spec.nodeName names. Returns false when that node is absent.
@@ -58,9 +57,7 @@ class FakeSnapshot final : public framework::NodeInfoLister {
   void RebuildLists();
 
   std::span<const framework::NodeInfo* const> List() const override { return all_; }
-  std::span<const framework::NodeInfo* const> HavePodsWithAffinityList() const override {
-    return with_affinity_;
-  }
+  std::span<const framework::NodeInfo* const> HavePodsWithAffinityList() const override { return with_affinity_; }
   std::span<const framework::NodeInfo* const> HavePodsWithRequiredAntiAffinityList() const override {
     return with_required_anti_affinity_;
   }
@@ -111,8 +108,7 @@ class FakeClusterClient final : public framework::ClusterClient {
   framework::Status Bind(const api::Pod& pod, const std::string& node_name) override;
   framework::Status DeletePod(const api::Pod& pod, std::string_view reason) override;
   framework::Status SetNominatedNodeName(const api::Pod& pod, const std::string& node_name) override;
-  framework::Status SetPodScheduledCondition(const api::Pod& pod,
-                                             const api::PodCondition& condition) override;
+  framework::Status SetPodScheduledCondition(const api::Pod& pod, const api::PodCondition& condition) override;
   std::optional<api::Labels> NamespaceLabels(std::string_view name) const override;
   std::vector<std::shared_ptr<const api::PodDisruptionBudget>> ListPodDisruptionBudgets() const override;
 
@@ -167,8 +163,7 @@ class FakeHandle final : public framework::Handle {
  public:
   //! An empty snapshot, a VirtualClock at 0, a Parallelizer(2), profile "default-scheduler".
   FakeHandle();
-  FakeHandle(const std::vector<std::shared_ptr<api::Node>>& nodes,
-             const std::vector<std::shared_ptr<api::Pod>>& pods);
+  FakeHandle(const std::vector<std::shared_ptr<api::Node>>& nodes, const std::vector<std::shared_ptr<api::Pod>>& pods);
 
   FakeSnapshot& snapshot() { return snapshot_; }
   FakeClusterClient& fake_client() { return client_; }
@@ -184,24 +179,21 @@ class FakeHandle final : public framework::Handle {
   std::function<std::pair<framework::PreFilterResult, framework::Status>(framework::CycleState&,
                                                                          const framework::PodInfo&)>
       run_pre_filter_plugins;
-  std::function<framework::Status(framework::CycleState&, const framework::PodInfo&,
-                                  const framework::PodInfo&, const framework::NodeInfo&)>
+  std::function<framework::Status(framework::CycleState&, const framework::PodInfo&, const framework::PodInfo&,
+                                  const framework::NodeInfo&)>
       run_pre_filter_extension_add_pod;
-  std::function<framework::Status(framework::CycleState&, const framework::PodInfo&,
-                                  const framework::PodInfo&, const framework::NodeInfo&)>
+  std::function<framework::Status(framework::CycleState&, const framework::PodInfo&, const framework::PodInfo&,
+                                  const framework::NodeInfo&)>
       run_pre_filter_extension_remove_pod;
-  std::function<framework::Status(const framework::CycleState&, const framework::PodInfo&,
-                                  const framework::NodeInfo&)>
+  std::function<framework::Status(const framework::CycleState&, const framework::PodInfo&, const framework::NodeInfo&)>
       run_filter_plugins;
-  std::function<framework::Status(framework::CycleState&, const framework::PodInfo&,
-                                  const framework::NodeInfo&)>
+  std::function<framework::Status(framework::CycleState&, const framework::PodInfo&, const framework::NodeInfo&)>
       run_filter_plugins_with_nominated_pods;
 
   // framework::PluginsRunner
-  std::pair<framework::PreFilterResult, framework::Status> RunPreFilterPlugins(
-      framework::CycleState& state, const framework::PodInfo& pod) override;
-  framework::Status RunPreFilterExtensionAddPod(framework::CycleState& state,
-                                                const framework::PodInfo& pod_to_schedule,
+  std::pair<framework::PreFilterResult, framework::Status> RunPreFilterPlugins(framework::CycleState& state,
+                                                                               const framework::PodInfo& pod) override;
+  framework::Status RunPreFilterExtensionAddPod(framework::CycleState& state, const framework::PodInfo& pod_to_schedule,
                                                 const framework::PodInfo& pod_to_add,
                                                 const framework::NodeInfo& node_info) override;
   framework::Status RunPreFilterExtensionRemovePod(framework::CycleState& state,
@@ -210,8 +202,7 @@ class FakeHandle final : public framework::Handle {
                                                    const framework::NodeInfo& node_info) override;
   framework::Status RunFilterPlugins(const framework::CycleState& state, const framework::PodInfo& pod,
                                      const framework::NodeInfo& node_info) override;
-  framework::Status RunFilterPluginsWithNominatedPods(framework::CycleState& state,
-                                                      const framework::PodInfo& pod,
+  framework::Status RunFilterPluginsWithNominatedPods(framework::CycleState& state, const framework::PodInfo& pod,
                                                       const framework::NodeInfo& node_info) override;
 
   // framework::Handle

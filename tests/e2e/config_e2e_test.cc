@@ -14,8 +14,9 @@ namespace {
 using nlohmann::json;
 
 json Simulate(const std::vector<std::string>& extra) {
-  std::vector<std::string> args = {"simulate", "-f", SourcePath("examples/boreas/cluster.yaml"), "-f",
-                                   SourcePath("examples/boreas/test-a.yaml"), "-o", "json"};
+  std::vector<std::string> args = {
+      "simulate", "-f",  SourcePath("examples/boreas/cluster.yaml"), "-f", SourcePath("examples/boreas/test-a.yaml"),
+      "-o",       "json"};
   args.insert(args.end(), extra.begin(), extra.end());
   RunResult r = RunKubesched(args);
   EXPECT_EQ(r.exit_code, 0) << r.err;
@@ -31,8 +32,8 @@ TEST(ConfigE2E, MostAllocatedAloneStillSpreadsBecauseOfSystemDefaultSpreading) {
 TEST(ConfigE2E, MostAllocatedWithoutDefaultSpreadingPacksTestAOnFourWorkers) {
   for (int seed : {1, 2, 3}) {
     SCOPED_TRACE(seed);
-    json j = Simulate({"--config", SourcePath("examples/configs/most-allocated-no-spread.yaml"), "--seed",
-                       std::to_string(seed)});
+    json j = Simulate(
+        {"--config", SourcePath("examples/configs/most-allocated-no-spread.yaml"), "--seed", std::to_string(seed)});
     EXPECT_EQ(j["summary"]["scheduled"], 20);
     EXPECT_EQ(j["summary"]["nodesUsed"], 4);
   }

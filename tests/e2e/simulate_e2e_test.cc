@@ -47,8 +47,8 @@ TEST(SimulateE2E, BoreasVerificationPlacesFivePodsOnEachWorker) {
 TEST(SimulateE2E, BoreasTestASpreadsOverAllSixWorkers) {
   for (int seed : {1, 2, 3}) {
     SCOPED_TRACE(seed);
-    json j = SimulateJson({"-f", SourcePath(kCluster), "-f", SourcePath("examples/boreas/test-a.yaml"), "--seed",
-                           std::to_string(seed)});
+    json j = SimulateJson(
+        {"-f", SourcePath(kCluster), "-f", SourcePath("examples/boreas/test-a.yaml"), "--seed", std::to_string(seed)});
     EXPECT_EQ(j["summary"]["scheduled"], 20);
     EXPECT_EQ(j["summary"]["pending"], 0);
     EXPECT_EQ(j["summary"]["nodesUsed"], 6);
@@ -74,8 +74,8 @@ TEST(SimulateE2E, DeploymentPodNamesFollowKubernetes) {
 }
 
 TEST(SimulateE2E, SameSeedSameOutputDifferentSeedDifferentNames) {
-  std::vector<std::string> args = {"simulate", "-f", SourcePath(kCluster), "-f", SourcePath("examples/boreas/test-a.yaml"),
-                                   "-o", "json"};
+  std::vector<std::string> args = {
+      "simulate", "-f", SourcePath(kCluster), "-f", SourcePath("examples/boreas/test-a.yaml"), "-o", "json"};
   RunResult a = RunKubesched(args);
   RunResult b = RunKubesched(args);
   ASSERT_EQ(a.exit_code, 0) << a.err;
@@ -232,7 +232,8 @@ apiVersion: v1
 kind: Pod
 metadata: {name: preemptor}
 spec:
-  priorityClassName: )" + high_class + R"(
+  priorityClassName: )" +
+         high_class + R"(
   containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
 )";
 }
@@ -286,8 +287,9 @@ TEST(SimulateE2E, BadInputFailsWithFieldPathAndExitCode2) {
        "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers:\n  - name: c\n    image: x\n"
        "    resources: {requests: {cpu: abc}}\n",
        {"bad.yaml", "document 1", "spec.containers[0].resources.requests.cpu"}},
-      {"unknown kind", "apiVersion: v1\nkind: Pod\nmetadata: {name: ok}\nspec: {containers: [{name: c, image: x}]}\n---\n"
-                       "apiVersion: v1\nkind: Gadget\nmetadata: {name: g}\n",
+      {"unknown kind",
+       "apiVersion: v1\nkind: Pod\nmetadata: {name: ok}\nspec: {containers: [{name: c, image: x}]}\n---\n"
+       "apiVersion: v1\nkind: Gadget\nmetadata: {name: g}\n",
        {"bad.yaml", "document 2", "Gadget"}},
       {"malformed yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p\n", {"bad.yaml"}},
       {"invalid selector operator",

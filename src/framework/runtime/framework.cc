@@ -52,9 +52,8 @@ bool Implements(Plugin* p) {
 Framework::~Framework() = default;
 
 std::expected<std::unique_ptr<Framework>, std::string> Framework::Create(const config::Profile& profile,
-                                                                           size_t profile_index,
-                                                                           const Registry& registry,
-                                                                           FrameworkDeps deps) {
+                                                                         size_t profile_index, const Registry& registry,
+                                                                         FrameworkDeps deps) {
   std::unique_ptr<Framework> fw(new Framework());
   fw->profile_name_ = profile.scheduler_name;
   fw->percentage_of_nodes_to_score_ = profile.percentage_of_nodes_to_score;
@@ -71,7 +70,8 @@ std::expected<std::unique_ptr<Framework>, std::string> Framework::Create(const c
     const nlohmann::json& args = ArgsFor(profile, name, &cfg_index);
     auto plugin = (*factory)(args, *fw);
     if (!plugin) {
-      if (cfg_index) return std::unexpected(fmt::format("{}.pluginConfig[{}].args: {}", path, *cfg_index, plugin.error()));
+      if (cfg_index)
+        return std::unexpected(fmt::format("{}.pluginConfig[{}].args: {}", path, *cfg_index, plugin.error()));
       return std::unexpected(fmt::format("{}: plugin {}: {}", path, name, plugin.error()));
     }
     Plugin* raw = plugin->get();
@@ -101,9 +101,10 @@ std::expected<std::unique_ptr<Framework>, std::string> Framework::Create(const c
     auto p = instantiate(ref.name, fmt::format("{}.plugins.multiPoint.enabled[{}]", path, i));
     if (!p) return std::unexpected(p.error());
     if (ref.weight != 0 && !Implements<ScorePlugin>(*p)) {
-      return std::unexpected(fmt::format("{}.plugins.multiPoint.enabled[{}].weight: Invalid value: {}: plugin \"{}\" "
-                                         "does not extend score plugin, so it cannot have a weight",
-                                         path, i, ref.weight, ref.name));
+      return std::unexpected(
+          fmt::format("{}.plugins.multiPoint.enabled[{}].weight: Invalid value: {}: plugin \"{}\" "
+                      "does not extend score plugin, so it cannot have a weight",
+                      path, i, ref.weight, ref.name));
     }
   }
   for (const auto& point : points) {
@@ -113,8 +114,8 @@ std::expected<std::unique_ptr<Framework>, std::string> Framework::Create(const c
       auto p = instantiate(ref.name, where);
       if (!p) return std::unexpected(p.error());
       if (!point.implements(*p)) {
-        return std::unexpected(fmt::format("{}: Invalid value: \"{}\": plugin does not extend {} plugin", where, ref.name,
-                                           point.name));
+        return std::unexpected(
+            fmt::format("{}: Invalid value: \"{}\": plugin does not extend {} plugin", where, ref.name, point.name));
       }
     }
   }
@@ -157,8 +158,8 @@ std::expected<std::unique_ptr<Framework>, std::string> Framework::Create(const c
     for (const auto& ref : specific) {
       if (std::find(overridden.begin(), overridden.end(), ref.name) == overridden.end()) {
         if (std::any_of(ordered.begin(), ordered.end(), [&](const auto& r) { return r.name == ref.name; })) {
-          return std::unexpected(fmt::format("{}.plugins.{}: plugin \"{}\" already registered", path, point.name,
-                                             ref.name));
+          return std::unexpected(
+              fmt::format("{}.plugins.{}: plugin \"{}\" already registered", path, point.name, ref.name));
         }
         ordered.push_back(ref);
       }
@@ -166,31 +167,44 @@ std::expected<std::unique_ptr<Framework>, std::string> Framework::Create(const c
 
     for (const auto& ref : ordered) {
       Plugin* p = instances.at(ref.name);
-      if (point.name == "preEnqueue") fw->pre_enqueue_.push_back(dynamic_cast<PreEnqueuePlugin*>(p));
+      if (point.name == "preEnqueue")
+        fw->pre_enqueue_.push_back(dynamic_cast<PreEnqueuePlugin*>(p));
       else if (point.name == "queueSort") {
         if (fw->queue_sort_) {
-          return std::unexpected(fmt::format("{}.plugins.queueSort: Invalid value: only one queue sort plugin can be "
-                                             "enabled, found \"{}\" and \"{}\"",
-                                             path, fw->queue_sort_->Name(), ref.name));
+          return std::unexpected(
+              fmt::format("{}.plugins.queueSort: Invalid value: only one queue sort plugin can be "
+                          "enabled, found \"{}\" and \"{}\"",
+                          path, fw->queue_sort_->Name(), ref.name));
         }
         fw->queue_sort_ = dynamic_cast<QueueSortPlugin*>(p);
-      } else if (point.name == "preFilter") fw->pre_filter_.push_back(dynamic_cast<PreFilterPlugin*>(p));
-      else if (point.name == "filter") fw->filter_.push_back(dynamic_cast<FilterPlugin*>(p));
-      else if (point.name == "postFilter") fw->post_filter_.push_back(dynamic_cast<PostFilterPlugin*>(p));
-      else if (point.name == "preScore") fw->pre_score_.push_back(dynamic_cast<PreScorePlugin*>(p));
+      } else if (point.name == "preFilter")
+        fw->pre_filter_.push_back(dynamic_cast<PreFilterPlugin*>(p));
+      else if (point.name == "filter")
+        fw->filter_.push_back(dynamic_cast<FilterPlugin*>(p));
+      else if (point.name == "postFilter")
+        fw->post_filter_.push_back(dynamic_cast<PostFilterPlugin*>(p));
+      else if (point.name == "preScore")
+        fw->pre_score_.push_back(dynamic_cast<PreScorePlugin*>(p));
       else if (point.name == "score") {
         fw->score_.push_back(dynamic_cast<ScorePlugin*>(p));
         fw->score_weights_.push_back(ref.weight == 0 ? 1 : ref.weight);
-      } else if (point.name == "reserve") fw->reserve_.push_back(dynamic_cast<ReservePlugin*>(p));
-      else if (point.name == "permit") fw->permit_.push_back(dynamic_cast<PermitPlugin*>(p));
-      else if (point.name == "preBind") fw->pre_bind_.push_back(dynamic_cast<PreBindPlugin*>(p));
-      else if (point.name == "bind") fw->bind_.push_back(dynamic_cast<BindPlugin*>(p));
-      else if (point.name == "postBind") fw->post_bind_.push_back(dynamic_cast<PostBindPlugin*>(p));
+      } else if (point.name == "reserve")
+        fw->reserve_.push_back(dynamic_cast<ReservePlugin*>(p));
+      else if (point.name == "permit")
+        fw->permit_.push_back(dynamic_cast<PermitPlugin*>(p));
+      else if (point.name == "preBind")
+        fw->pre_bind_.push_back(dynamic_cast<PreBindPlugin*>(p));
+      else if (point.name == "bind")
+        fw->bind_.push_back(dynamic_cast<BindPlugin*>(p));
+      else if (point.name == "postBind")
+        fw->post_bind_.push_back(dynamic_cast<PostBindPlugin*>(p));
     }
   }
 
-  if (!fw->queue_sort_) return std::unexpected(fmt::format("{}.plugins.queueSort: Required value: no queue sort plugin is enabled", path));
-  if (fw->bind_.empty()) return std::unexpected(fmt::format("{}.plugins.bind: Required value: at least one bind plugin is needed", path));
+  if (!fw->queue_sort_)
+    return std::unexpected(fmt::format("{}.plugins.queueSort: Required value: no queue sort plugin is enabled", path));
+  if (fw->bind_.empty())
+    return std::unexpected(fmt::format("{}.plugins.bind: Required value: at least one bind plugin is needed", path));
 
   // Plugins that can reject a pod say which events may undo the rejection.
   std::set<Plugin*> seen;
@@ -216,8 +230,9 @@ std::vector<std::pair<std::string, std::vector<ClusterEventWithHint>>> Framework
       out.emplace_back(std::string(p->Name()), ext->EventsToRegister());
     } else {
       // A plugin that does not say is woken by every event.
-      out.emplace_back(std::string(p->Name()),
-                       std::vector<ClusterEventWithHint>{{ClusterEvent{EventResource::kWildCard, action::kAll, "*"}, nullptr}});
+      out.emplace_back(
+          std::string(p->Name()),
+          std::vector<ClusterEventWithHint>{{ClusterEvent{EventResource::kWildCard, action::kAll, "*"}, nullptr}});
     }
   };
   for (auto* p : pre_enqueue_) add(p);
@@ -248,7 +263,9 @@ Status Framework::RunPreEnqueuePlugins(const api::Pod& pod) {
     Status s = p->PreEnqueue(pod);
     if (!s.IsSuccess()) {
       s.WithPlugin(p->Name());
-      if (!s.IsRejected()) return Status::Error(fmt::format("running PreEnqueue plugin {}: {}", p->Name(), s.Message())).WithPlugin(p->Name());
+      if (!s.IsRejected())
+        return Status::Error(fmt::format("running PreEnqueue plugin {}: {}", p->Name(), s.Message()))
+            .WithPlugin(p->Name());
       return s;
     }
   }
@@ -256,7 +273,7 @@ Status Framework::RunPreEnqueuePlugins(const api::Pod& pod) {
 }
 
 std::pair<PreFilterResult, Status> Framework::RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
-                                                                 std::vector<std::string>* narrowing) {
+                                                                  std::vector<std::string>* narrowing) {
   PreFilterResult result;
   std::vector<std::string> plugins_with_nodes;
   std::span<const NodeInfo* const> nodes = snapshot_ ? snapshot_->List() : std::span<const NodeInfo* const>{};
@@ -270,14 +287,16 @@ std::pair<PreFilterResult, Status> Framework::RunPreFilterPlugins(CycleState& st
       s.WithPlugin(p->Name());
       if (s.IsRejected()) return {PreFilterResult{}, std::move(s)};
       return {PreFilterResult{},
-              Status::Error(fmt::format("running PreFilter plugin \"{}\": {}", p->Name(), s.Message())).WithPlugin(p->Name())};
+              Status::Error(fmt::format("running PreFilter plugin \"{}\": {}", p->Name(), s.Message()))
+                  .WithPlugin(p->Name())};
     }
     if (!r.AllNodes()) plugins_with_nodes.emplace_back(p->Name());
     result = result.Merge(r);
     if (!result.AllNodes() && result.node_names->empty()) {
-      std::string msg = plugins_with_nodes.size() == 1
-                            ? fmt::format("node(s) didn't satisfy plugin {}", plugins_with_nodes[0])
-                            : fmt::format("node(s) didn't satisfy plugin(s) {} simultaneously", JoinNames(plugins_with_nodes));
+      std::string msg =
+          plugins_with_nodes.size() == 1
+              ? fmt::format("node(s) didn't satisfy plugin {}", plugins_with_nodes[0])
+              : fmt::format("node(s) didn't satisfy plugin(s) {} simultaneously", JoinNames(plugins_with_nodes));
       Status st(Code::kUnschedulable, msg);
       st.WithPlugin(p->Name());
       return {PreFilterResult{}, std::move(st)};
@@ -295,7 +314,8 @@ Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& 
     if (!ext) continue;
     Status s = ext->AddPod(state, pod_to_schedule, pod_to_add, node_info);
     if (!s.IsSuccess()) {
-      return Status::Error(fmt::format("running AddPod on PreFilter plugin \"{}\": {}", p->Name(), s.Message())).WithPlugin(p->Name());
+      return Status::Error(fmt::format("running AddPod on PreFilter plugin \"{}\": {}", p->Name(), s.Message()))
+          .WithPlugin(p->Name());
     }
   }
   return {};
@@ -309,7 +329,8 @@ Status Framework::RunPreFilterExtensionRemovePod(CycleState& state, const PodInf
     if (!ext) continue;
     Status s = ext->RemovePod(state, pod_to_schedule, pod_to_remove, node_info);
     if (!s.IsSuccess()) {
-      return Status::Error(fmt::format("running RemovePod on PreFilter plugin \"{}\": {}", p->Name(), s.Message())).WithPlugin(p->Name());
+      return Status::Error(fmt::format("running RemovePod on PreFilter plugin \"{}\": {}", p->Name(), s.Message()))
+          .WithPlugin(p->Name());
     }
   }
   return {};
@@ -321,7 +342,8 @@ Status Framework::RunFilterPlugins(const CycleState& state, const PodInfo& pod, 
     Status s = p->Filter(state, pod, node_info);
     if (!s.IsSuccess()) {
       if (!s.IsRejected()) {
-        return Status::Error(fmt::format("running \"{}\" filter plugin: {}", p->Name(), s.Message())).WithPlugin(p->Name());
+        return Status::Error(fmt::format("running \"{}\" filter plugin: {}", p->Name(), s.Message()))
+            .WithPlugin(p->Name());
       }
       s.WithPlugin(p->Name());
       return s;
@@ -379,8 +401,8 @@ std::pair<PostFilterResult, Status> Framework::RunPostFilterPlugins(CycleState& 
     if (s.IsSuccess()) return {std::move(r), std::move(s)};
     if (s.code() == Code::kUnschedulableAndUnresolvable) return {std::move(r), std::move(s)};
     if (!s.IsRejected()) {
-      return {std::move(r),
-              Status::Error(fmt::format("running PostFilter plugin \"{}\": {}", p->Name(), s.Message())).WithPlugin(p->Name())};
+      return {std::move(r), Status::Error(fmt::format("running PostFilter plugin \"{}\": {}", p->Name(), s.Message()))
+                                .WithPlugin(p->Name())};
     }
     for (const auto& reason : s.reasons()) reasons.push_back(reason);
     last_rejection = std::move(s);
@@ -398,7 +420,8 @@ Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod, std:
       continue;
     }
     if (!s.IsSuccess()) {
-      return Status::Error(fmt::format("running PreScore plugin \"{}\": {}", p->Name(), s.Message())).WithPlugin(p->Name());
+      return Status::Error(fmt::format("running PreScore plugin \"{}\": {}", p->Name(), s.Message()))
+          .WithPlugin(p->Name());
     }
   }
   return {};
@@ -425,7 +448,8 @@ std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(cons
       if (!s.IsSuccess()) {
         std::lock_guard lock(error_mu);
         if (!failed.exchange(true)) {
-          first_error = Status::Error(fmt::format("running Score plugin \"{}\": {}", score_[active[k]]->Name(), s.Message()));
+          first_error =
+              Status::Error(fmt::format("running Score plugin \"{}\": {}", score_[active[k]]->Name(), s.Message()));
           first_error.WithPlugin(score_[active[k]]->Name());
         }
         return;
@@ -445,7 +469,9 @@ std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(cons
     if (ScoreExtensions* ext = p->GetScoreExtensions()) {
       Status s = ext->NormalizeScore(state, pod, per_plugin[k]);
       if (!s.IsSuccess()) {
-        return {{}, Status::Error(fmt::format("running Normalize on Score plugin \"{}\": {}", p->Name(), s.Message())).WithPlugin(p->Name())};
+        return {{},
+                Status::Error(fmt::format("running Normalize on Score plugin \"{}\": {}", p->Name(), s.Message()))
+                    .WithPlugin(p->Name())};
       }
     }
   }
@@ -461,10 +487,12 @@ std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(cons
     for (size_t i = 0; i < num_nodes; ++i) {
       int64_t s = per_plugin[k][i].score;
       if (s > kMaxNodeScore || s < kMinNodeScore) {
-        return {{}, Status::Error(fmt::format("plugin \"{}\" returns an invalid score {}, it should in the range of [{}, {}] "
-                                              "after normalizing",
-                                              p->Name(), s, kMinNodeScore, kMaxNodeScore))
-                        .WithPlugin(p->Name())};
+        return {
+            {},
+            Status::Error(fmt::format("plugin \"{}\" returns an invalid score {}, it should in the range of [{}, {}] "
+                                      "after normalizing",
+                                      p->Name(), s, kMinNodeScore, kMaxNodeScore))
+                .WithPlugin(p->Name())};
       }
       if (with_details) out[i].scores.push_back(PluginScore{p->Name(), s * weight});
       out[i].total += s * weight;
@@ -479,7 +507,8 @@ Status Framework::RunReservePluginsReserve(CycleState& state, const PodInfo& pod
     if (!s.IsSuccess()) {
       s.WithPlugin(p->Name());
       if (s.IsRejected()) return s;
-      return Status::Error(fmt::format("running Reserve plugin \"{}\": {}", p->Name(), s.Message())).WithPlugin(p->Name());
+      return Status::Error(fmt::format("running Reserve plugin \"{}\": {}", p->Name(), s.Message()))
+          .WithPlugin(p->Name());
     }
   }
   return {};
@@ -522,7 +551,8 @@ Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod, const
     if (!s.IsSuccess()) {
       s.WithPlugin(p->Name());
       if (s.IsRejected()) return s;
-      return Status::Error(fmt::format("running PreBind plugin \"{}\": {}", p->Name(), s.Message())).WithPlugin(p->Name());
+      return Status::Error(fmt::format("running PreBind plugin \"{}\": {}", p->Name(), s.Message()))
+          .WithPlugin(p->Name());
     }
   }
   return {};
@@ -552,20 +582,31 @@ std::vector<std::string> Framework::PluginNames(std::string_view point) const {
   auto add = [&](const auto& list) {
     for (auto* p : list) out.emplace_back(p->Name());
   };
-  if (point == "preEnqueue") add(pre_enqueue_);
-  else if (point == "queueSort") { if (queue_sort_) out.emplace_back(queue_sort_->Name()); }
-  else if (point == "preFilter") add(pre_filter_);
-  else if (point == "filter") add(filter_);
-  else if (point == "postFilter") add(post_filter_);
-  else if (point == "preScore") add(pre_score_);
+  if (point == "preEnqueue")
+    add(pre_enqueue_);
+  else if (point == "queueSort") {
+    if (queue_sort_) out.emplace_back(queue_sort_->Name());
+  } else if (point == "preFilter")
+    add(pre_filter_);
+  else if (point == "filter")
+    add(filter_);
+  else if (point == "postFilter")
+    add(post_filter_);
+  else if (point == "preScore")
+    add(pre_score_);
   else if (point == "score") {
-    for (size_t i = 0; i < score_.size(); ++i) out.push_back(fmt::format("{}:{}", score_[i]->Name(), score_weights_[i]));
-  }
-  else if (point == "reserve") add(reserve_);
-  else if (point == "permit") add(permit_);
-  else if (point == "preBind") add(pre_bind_);
-  else if (point == "bind") add(bind_);
-  else if (point == "postBind") add(post_bind_);
+    for (size_t i = 0; i < score_.size(); ++i)
+      out.push_back(fmt::format("{}:{}", score_[i]->Name(), score_weights_[i]));
+  } else if (point == "reserve")
+    add(reserve_);
+  else if (point == "permit")
+    add(permit_);
+  else if (point == "preBind")
+    add(pre_bind_);
+  else if (point == "bind")
+    add(bind_);
+  else if (point == "postBind")
+    add(post_bind_);
   return out;
 }
 

@@ -46,9 +46,8 @@ class Framework final : public Handle {
   //! Builds the profile. Errors name the field path, e.g.
   //! "profiles[0].pluginConfig[1].args: scoringStrategy.type: Unsupported value: ...".
   static std::expected<std::unique_ptr<Framework>, std::string> Create(const config::Profile& profile,
-                                                                         size_t profile_index,
-                                                                         const Registry& registry,
-                                                                         FrameworkDeps deps);
+                                                                       size_t profile_index, const Registry& registry,
+                                                                       FrameworkDeps deps);
   ~Framework() override;
 
   // --- Handle -----------------------------------------------------------------------------
@@ -79,13 +78,12 @@ class Framework final : public Handle {
   //! Also reports the plugins whose PreFilter narrowed the node set (for the diagnosis).
   std::pair<PreFilterResult, Status> RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
                                                          std::vector<std::string>* plugins_with_nodes);
-  Status RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod_to_schedule,
-                                     const PodInfo& pod_to_add, const NodeInfo& node_info) override;
-  Status RunPreFilterExtensionRemovePod(CycleState& state, const PodInfo& pod_to_schedule,
-                                        const PodInfo& pod_to_remove, const NodeInfo& node_info) override;
+  Status RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod_to_schedule, const PodInfo& pod_to_add,
+                                     const NodeInfo& node_info) override;
+  Status RunPreFilterExtensionRemovePod(CycleState& state, const PodInfo& pod_to_schedule, const PodInfo& pod_to_remove,
+                                        const NodeInfo& node_info) override;
   Status RunFilterPlugins(const CycleState& state, const PodInfo& pod, const NodeInfo& node_info) override;
-  Status RunFilterPluginsWithNominatedPods(CycleState& state, const PodInfo& pod,
-                                           const NodeInfo& node_info) override;
+  Status RunFilterPluginsWithNominatedPods(CycleState& state, const PodInfo& pod, const NodeInfo& node_info) override;
   bool HasFilterPlugins() const { return !filter_.empty(); }
 
   //! Runs PostFilter plugins: the first Success or UnschedulableAndUnresolvable stops.

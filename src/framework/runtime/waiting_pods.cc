@@ -60,7 +60,8 @@ bool WaitingPodImpl::ExpireIfDue(int64_t now_ns, int64_t started_ns) {
   if (plugin.empty()) return false;
   // Upstream's wording, with the wait given as a Go duration string.
   double seconds = static_cast<double>(deadline - started_ns) / 1e9;
-  Status s = Status::Unschedulable(fmt::format("rejected due to timeout after waiting {}s at plugin {}", seconds, plugin));
+  Status s =
+      Status::Unschedulable(fmt::format("rejected due to timeout after waiting {}s at plugin {}", seconds, plugin));
   s.WithPlugin(plugin);
   Complete(std::move(s));
   return true;

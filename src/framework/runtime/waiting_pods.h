@@ -40,7 +40,7 @@ class WaitingPodImpl final : public WaitingPod {
   PodInfoPtr pod_;
   mutable std::mutex mu_;
   std::map<std::string_view, int64_t> pending_;  // guarded by mu_
-  bool done_ = false;                       // guarded by mu_
+  bool done_ = false;                            // guarded by mu_
   OnDone on_done_;
 };
 

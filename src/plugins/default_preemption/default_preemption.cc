@@ -259,8 +259,8 @@ std::pair<int32_t, int32_t> DefaultPreemption::GetOffsetAndNumCandidates(int32_t
   return {offset, CalculateNumCandidates(num_nodes)};
 }
 
-std::pair<bool, std::string> DefaultPreemption::PodEligibleToPreemptOthers(
-    const api::Pod& pod, const Status& nominated_node_status) const {
+std::pair<bool, std::string> DefaultPreemption::PodEligibleToPreemptOthers(const api::Pod& pod,
+                                                                           const Status& nominated_node_status) const {
   if (pod.spec.preemption_policy == api::PreemptionPolicy::kNever) {
     return {false, std::string(kNotEligibleNever)};
   }
@@ -373,8 +373,7 @@ std::vector<Candidate> DefaultPreemption::DryRunPreemption(framework::CycleState
     if (status.IsSuccess() && !victims.pods.empty()) {
       const bool no_violation = victims.num_pdb_violations == 0;
       (no_violation ? non_violating : violating).push_back({node.name(), std::move(victims)});
-      if (!non_violating.empty() &&
-          static_cast<int64_t>(non_violating.size() + violating.size()) >= num_candidates) {
+      if (!non_violating.empty() && static_cast<int64_t>(non_violating.size() + violating.size()) >= num_candidates) {
         break;
       }
       continue;
@@ -391,8 +390,7 @@ std::vector<Candidate> DefaultPreemption::DryRunPreemption(framework::CycleState
 
 Status DefaultPreemption::PrepareCandidate(const Candidate& candidate, const PodInfo& pod) {
   const api::Pod& preemptor = pod.pod();
-  const std::string reason =
-      fmt::format("Preempted by pod {} on node {}", preemptor.Key(), candidate.node_name);
+  const std::string reason = fmt::format("Preempted by pod {} on node {}", preemptor.Key(), candidate.node_name);
   for (const auto& victim : candidate.victims.pods) {
     // A victim still waiting at Permit is rejected instead of deleted.
     if (auto waiting = handle_.GetWaitingPod(victim->pod().metadata.uid)) {

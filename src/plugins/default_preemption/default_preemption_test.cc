@@ -51,7 +51,8 @@ class Env {
     };
     auto check_error = [](const char* what, const framework::PodInfo& pod, const framework::NodeInfo& node) {
       const std::string* v = node.node()->metadata.labels.Find("error");
-      if (v && *v == "true") return Status::Error(std::string("failed to ") + what + " pod: " + pod.pod().metadata.name);
+      if (v && *v == "true")
+        return Status::Error(std::string("failed to ") + what + " pod: " + pod.pod().metadata.name);
       return Status();
     };
     handle_.run_pre_filter_extension_add_pod = [=](CycleState&, const framework::PodInfo& pod,
@@ -63,9 +64,7 @@ class Env {
       return check_error("remove", pod, node);
     };
     handle_.run_filter_plugins = [filter](const CycleState& state, const framework::PodInfo& pod,
-                                          const framework::NodeInfo& node) {
-      return filter->Filter(state, pod, node);
-    };
+                                          const framework::NodeInfo& node) { return filter->Filter(state, pod, node); };
     handle_.run_filter_plugins_with_nominated_pods = [filter](CycleState& state, const framework::PodInfo& pod,
                                                               const framework::NodeInfo& node) {
       return filter->Filter(state, pod, node);
@@ -434,8 +433,8 @@ TEST(DefaultPreemptionTest, DryRunPreemption) {
     NodeToStatus statuses;
     std::vector<std::string> errors;
     auto all = env.handle().snapshot().List();
-    auto candidates = pl->DryRunPreemption(*state, *pi, all, budgets, 0, static_cast<int32_t>(all.size()),
-                                           statuses, errors);
+    auto candidates =
+        pl->DryRunPreemption(*state, *pi, all, budgets, 0, static_cast<int32_t>(all.size()), statuses, errors);
     EXPECT_EQ(errors.size(), c.want_errors);
     std::vector<std::tuple<std::string, std::vector<std::string>, int64_t>> got;
     for (const auto& cand : candidates) {
@@ -517,9 +516,7 @@ TEST(DefaultPreemptionTest, PickOneNodeForPreemption) {
        {{"n1", {{v("a", kMidPriority, 5), v("b", kMidPriority, 2), v("c", kLowPriority, 9)}, 0}},
         {"n2", {{v("d", kMidPriority, 3), v("e", kMidPriority, 4), v("f", kLowPriority, 0)}, 0}}},
        1},
-      {"ties go to the first",
-       {{"n1", {{v("a", kMidPriority, 1)}, 0}}, {"n2", {{v("b", kMidPriority, 1)}, 0}}},
-       0},
+      {"ties go to the first", {{"n1", {{v("a", kMidPriority, 1)}, 0}}, {"n2", {{v("b", kMidPriority, 1)}, 0}}}, 0},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -543,21 +540,36 @@ TEST(DefaultPreemptionTest, PodEligibleToPreemptOthers) {
     std::string want_msg;
   };
   const std::vector<Case> cases = {
-      {"Pod with nominated node", MakePod().Name("p").Priority(kHighPriority).NominatedNodeName("node1").Obj(),
-       {terminating("t", kLowPriority)}, Code::kUnschedulable, false,
+      {"Pod with nominated node",
+       MakePod().Name("p").Priority(kHighPriority).NominatedNodeName("node1").Obj(),
+       {terminating("t", kLowPriority)},
+       Code::kUnschedulable,
+       false,
        "not eligible due to a terminating pod on the nominated node."},
       {"Pod with nominated node, but without terminating pod",
        MakePod().Name("p").Priority(kHighPriority).NominatedNodeName("node1").Obj(),
-       {MakePod().Name("q").UID("q").Priority(kLowPriority).Node("node1").Obj()}, Code::kUnschedulable, true, ""},
+       {MakePod().Name("q").UID("q").Priority(kLowPriority).Node("node1").Obj()},
+       Code::kUnschedulable,
+       true,
+       ""},
       {"Pod with nominated node, terminating pod has higher priority",
        MakePod().Name("p").Priority(kLowPriority).NominatedNodeName("node1").Obj(),
-       {terminating("t", kHighPriority)}, Code::kUnschedulable, true, ""},
+       {terminating("t", kHighPriority)},
+       Code::kUnschedulable,
+       true,
+       ""},
       {"Pod with nominated node UnschedulableAndUnresolvable",
        MakePod().Name("p").Priority(kHighPriority).NominatedNodeName("node1").Obj(),
-       {terminating("t", kLowPriority)}, Code::kUnschedulableAndUnresolvable, true, ""},
+       {terminating("t", kLowPriority)},
+       Code::kUnschedulableAndUnresolvable,
+       true,
+       ""},
       {"Pod with preemptionPolicy Never",
-       MakePod().Name("p").Priority(kHighPriority).PreemptionPolicy(api::PreemptionPolicy::kNever).Obj(), {},
-       Code::kUnschedulable, false, "not eligible due to preemptionPolicy=Never."},
+       MakePod().Name("p").Priority(kHighPriority).PreemptionPolicy(api::PreemptionPolicy::kNever).Obj(),
+       {},
+       Code::kUnschedulable,
+       false,
+       "not eligible due to preemptionPolicy=Never."},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -573,7 +585,8 @@ TEST(DefaultPreemptionTest, PreemptionEvictsVictimsAndClearsLowerNominations) {
   Env env({MakeNode().Name("node1").Capacity(kOnePodRes).Obj()},
           {MakePod().Name("p1").UID("p1").Namespace("default").Node("node1").Obj()});
   auto low = MakePod().Name("low").UID("low").Namespace("default").Priority(kLowPriority).NominatedNodeName("node1");
-  auto high = MakePod().Name("hi").UID("hi").Namespace("default").Priority(kVeryHighPriority).NominatedNodeName("node1");
+  auto high =
+      MakePod().Name("hi").UID("hi").Namespace("default").Priority(kVeryHighPriority).NominatedNodeName("node1");
   env.handle().nominator().AddNominatedPod(low.Info(), "node1");
   env.handle().nominator().AddNominatedPod(high.Info(), "node1");
   auto pl = env.Plugin();

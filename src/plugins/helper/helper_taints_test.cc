@@ -12,8 +12,7 @@ namespace {
 using api::TaintEffect;
 using api::TolerationOperator;
 
-api::Toleration Tol(std::string key, TolerationOperator op, std::string value,
-                    std::optional<TaintEffect> effect) {
+api::Toleration Tol(std::string key, TolerationOperator op, std::string value, std::optional<TaintEffect> effect) {
   api::Toleration t;
   t.key = std::move(key);
   t.op = op;
@@ -32,19 +31,18 @@ TEST(ToleratesTaintTest, Table) {
   };
   const api::Taint foo_bar{"foo", "bar", TaintEffect::kNoSchedule};
   const std::vector<Case> cases = {
-      {"empty key with Exists matches every taint", Tol("", TolerationOperator::kExists, "", std::nullopt),
-       foo_bar, true},
+      {"empty key with Exists matches every taint", Tol("", TolerationOperator::kExists, "", std::nullopt), foo_bar,
+       true},
       {"empty key with Exists and a different effect",
        Tol("", TolerationOperator::kExists, "", TaintEffect::kNoExecute), foo_bar, false},
-      {"same key and value, Equal, no effect", Tol("foo", TolerationOperator::kEqual, "bar", std::nullopt),
+      {"same key and value, Equal, no effect", Tol("foo", TolerationOperator::kEqual, "bar", std::nullopt), foo_bar,
+       true},
+      {"same key, different value, Equal", Tol("foo", TolerationOperator::kEqual, "baz", std::nullopt), foo_bar, false},
+      {"same key, Exists ignores the value", Tol("foo", TolerationOperator::kExists, "", TaintEffect::kNoSchedule),
        foo_bar, true},
-      {"same key, different value, Equal", Tol("foo", TolerationOperator::kEqual, "baz", std::nullopt),
-       foo_bar, false},
-      {"same key, Exists ignores the value",
-       Tol("foo", TolerationOperator::kExists, "", TaintEffect::kNoSchedule), foo_bar, true},
       {"different key", Tol("other", TolerationOperator::kExists, "", std::nullopt), foo_bar, false},
-      {"effect must match when set",
-       Tol("foo", TolerationOperator::kEqual, "bar", TaintEffect::kPreferNoSchedule), foo_bar, false},
+      {"effect must match when set", Tol("foo", TolerationOperator::kEqual, "bar", TaintEffect::kPreferNoSchedule),
+       foo_bar, false},
       {"empty effect matches NoExecute",
        Tol("foo", TolerationOperator::kEqual, "bar", std::nullopt),
        {"foo", "bar", TaintEffect::kNoExecute},

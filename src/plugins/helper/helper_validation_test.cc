@@ -50,8 +50,7 @@ TEST(IsValidLabelValueTest, Table) {
   EXPECT_TRUE(IsValidLabelValue("").empty());
   EXPECT_TRUE(IsValidLabelValue("my_value-1.2").empty());
   EXPECT_EQ(IsValidLabelValue("invalid value: ___@#$%^"), std::vector<std::string>{regex_msg});
-  EXPECT_EQ(IsValidLabelValue(std::string(64, 'a')),
-            std::vector<std::string>{"must be no more than 63 characters"});
+  EXPECT_EQ(IsValidLabelValue(std::string(64, 'a')), std::vector<std::string>{"must be no more than 63 characters"});
 }
 
 TEST(FieldErrorsTest, Renderings) {

@@ -2,8 +2,7 @@
 
 namespace kubesched::plugins::helper {
 
-framework::Status DefaultNormalizeScore(int64_t max_priority, bool reverse,
-                                        framework::NodeScoreList& scores) {
+framework::Status DefaultNormalizeScore(int64_t max_priority, bool reverse, framework::NodeScoreList& scores) {
   int64_t max_count = 0;
   for (const auto& s : scores) {
     if (s.score > max_count) max_count = s.score;

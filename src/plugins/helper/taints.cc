@@ -8,8 +8,10 @@ bool ToleratesTaint(const api::Toleration& toleration, const api::Taint& taint) 
   if (toleration.effect && *toleration.effect != taint.effect) return false;
   if (!toleration.key.empty() && toleration.key != taint.key) return false;
   switch (toleration.op) {
-    case api::TolerationOperator::kEqual: return toleration.value == taint.value;
-    case api::TolerationOperator::kExists: return true;
+    case api::TolerationOperator::kEqual:
+      return toleration.value == taint.value;
+    case api::TolerationOperator::kExists:
+      return true;
   }
   return false;
 }
@@ -24,8 +26,7 @@ bool DoNotScheduleTaintsFilter(const api::Taint& taint) {
 }
 
 const api::Taint* FindMatchingUntoleratedTaint(std::span<const api::Taint> taints,
-                                               std::span<const api::Toleration> tolerations,
-                                               TaintFilter filter) {
+                                               std::span<const api::Toleration> tolerations, TaintFilter filter) {
   for (const auto& taint : taints) {
     if (filter != nullptr && !filter(taint)) continue;
     if (!TolerationsTolerateTaint(tolerations, taint)) return &taint;

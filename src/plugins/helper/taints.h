@@ -27,7 +27,6 @@ bool DoNotScheduleTaintsFilter(const api::Taint& taint);
 //! The first taint accepted by `filter` (all taints when null) that no toleration tolerates, or
 //! nullptr when every such taint is tolerated.
 const api::Taint* FindMatchingUntoleratedTaint(std::span<const api::Taint> taints,
-                                               std::span<const api::Toleration> tolerations,
-                                               TaintFilter filter);
+                                               std::span<const api::Toleration> tolerations, TaintFilter filter);
 
 }  // namespace kubesched::plugins::helper

@@ -18,8 +18,7 @@ constexpr std::string_view kLabelValueErrMsg =
     "and must start and end with an alphanumeric character";
 constexpr size_t kLabelValueMaxLength = 63;
 
-constexpr std::string_view kDNS1123SubdomainFmt =
-    "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
+constexpr std::string_view kDNS1123SubdomainFmt = "[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*";
 constexpr std::string_view kDNS1123SubdomainErrMsg =
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
     "and must start and end with an alphanumeric character";
@@ -31,8 +30,7 @@ bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '
 // ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9], anchored.
 bool MatchesQualifiedNamePattern(std::string_view s) {
   if (s.empty() || !IsAlnum(s.front()) || !IsAlnum(s.back())) return false;
-  return std::all_of(s.begin(), s.end(),
-                     [](char c) { return IsAlnum(c) || c == '-' || c == '_' || c == '.'; });
+  return std::all_of(s.begin(), s.end(), [](char c) { return IsAlnum(c) || c == '-' || c == '_' || c == '.'; });
 }
 
 // One RFC 1123 label: [a-z0-9]([-a-z0-9]*[a-z0-9])?
@@ -51,8 +49,7 @@ bool MatchesDNSSubdomain(std::string_view s) {
 }
 
 // validation.RegexError: note the doubled space before "or", as upstream renders it.
-std::string RegexError(std::string_view msg, std::string_view fmt,
-                       std::initializer_list<std::string_view> examples) {
+std::string RegexError(std::string_view msg, std::string_view fmt, std::initializer_list<std::string_view> examples) {
   std::string out(msg);
   if (examples.size() == 0) return out + " (regex used for validation is '" + std::string(fmt) + "')";
   out += " (e.g. ";
@@ -74,11 +71,21 @@ std::string GoQuote(std::string_view s) {
   std::string out = "\"";
   for (unsigned char ch : s) {
     switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
       default:
         if (ch < 0x20 || ch == 0x7f) {
           char buf[8];

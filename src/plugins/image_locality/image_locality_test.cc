@@ -90,29 +90,41 @@ TEST(ImageLocality, Score) {
   };
   std::vector<Case> cases = {
       // node1: 40M/2 < 23M -> 0; node2: 100 * (250M/2 - 23M) / (1000M*2 - 23M) = 5.
-      {"two images spread on two nodes, prefer the larger image one", test40250,
-       {ImageNode("node1", node403002000), ImageNode("node2", node25010)}, {{"node1", 0}, {"node2", 5}}},
+      {"two images spread on two nodes, prefer the larger image one",
+       test40250,
+       {ImageNode("node1", node403002000), ImageNode("node2", node25010)},
+       {{"node1", 0}, {"node2", 5}}},
       // node1: 100 * ((40M + 300M)/2 - 23M) / (1000M*2 - 23M) = 7.
-      {"two images on one node, prefer this node", test40300,
-       {ImageNode("node1", node403002000), ImageNode("node2", node25010)}, {{"node1", 7}, {"node2", 0}}},
+      {"two images on one node, prefer this node",
+       test40300,
+       {ImageNode("node1", node403002000), ImageNode("node2", node25010)},
+       {{"node1", 7}, {"node2", 0}}},
       // node1: 4000M/2 >= 1000M*2 -> max; node2: 10M/2 < 23M -> 0.
-      {"if exceed limit, use limit", test_min_max, {ImageNode("node1", node400030), ImageNode("node2", node25010)},
+      {"if exceed limit, use limit",
+       test_min_max,
+       {ImageNode("node1", node400030), ImageNode("node2", node25010)},
        {{"node1", 100}, {"node2", 0}}},
       // node1: 100 * (4000M/3 - 23M) / (1000M*2 - 23M) = 66.
-      {"if exceed limit, use limit (with node which has no images present)", test_min_max,
+      {"if exceed limit, use limit (with node which has no images present)",
+       test_min_max,
        {ImageNode("node1", node400030), ImageNode("node2", node25010), ImageNode("node3", no_images)},
        {{"node1", 66}, {"node2", 0}, {"node3", 0}}},
       // node1: 100 * (600M*2/3 + 900M*2/3 - 23M) / (1000M*3 - 23M) = 32;
       // node2: 100 * (300M/3 + 600M*2/3 + 900M*2/3 - 23M) / (1000M*3 - 23M) = 36.
-      {"pod with multiple large images, node2 is preferred", test300600900,
+      {"pod with multiple large images, node2 is preferred",
+       test300600900,
        {ImageNode("node1", node60040900), ImageNode("node2", node300600900), ImageNode("node3", no_images)},
        {{"node1", 32}, {"node2", 36}, {"node3", 0}}},
       // node1: 100 * (30M + 40M/2 - 23M) / (1000M*2 - 23M) = 1; node2: (30M - 23M) ... = 0.
-      {"pod with multiple small images", test3040, {ImageNode("node1", node203040), ImageNode("node2", node400030)},
+      {"pod with multiple small images",
+       test3040,
+       {ImageNode("node1", node203040), ImageNode("node2", node400030)},
        {{"node1", 1}, {"node2", 0}}},
       // node1: 100 * (300M/2 - 23M) / (1000M*2 - 23M) = 6; node2: 30M/2 < 23M -> 0.
-      {"include InitContainers: two images spread on two nodes, prefer the larger image one", test30_init300,
-       {ImageNode("node1", node403002000), ImageNode("node2", node203040)}, {{"node1", 6}, {"node2", 0}}},
+      {"include InitContainers: two images spread on two nodes, prefer the larger image one",
+       test30_init300,
+       {ImageNode("node1", node403002000), ImageNode("node2", node203040)},
+       {{"node1", 6}, {"node2", 0}}},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -139,8 +151,8 @@ TEST(ImageLocality, Score) {
 TEST(ImageLocality, ImageNamesWithTagsAndDigests) {
   // A tagged image matches only its own tag; an untagged one means :latest; digests match as is.
   const std::string digest = "gcr.io/app@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
-  std::vector<std::shared_ptr<api::Node>> nodes = {
-      ImageNode("node1", {{{"gcr.io/app:v1", digest}, 1000 * kMb}}), ImageNode("node2", {{{"gcr.io/app:latest"}, 1000 * kMb}})};
+  std::vector<std::shared_ptr<api::Node>> nodes = {ImageNode("node1", {{{"gcr.io/app:v1", digest}, 1000 * kMb}}),
+                                                   ImageNode("node2", {{{"gcr.io/app:latest"}, 1000 * kMb}})};
   testing::FakeHandle handle(nodes, {});
   SetImageStates(handle.snapshot(), nodes);
   auto created = New(nullptr, handle);

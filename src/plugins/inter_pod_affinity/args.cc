@@ -18,20 +18,18 @@ std::expected<InterPodAffinityArgs, std::string> ParseArgs(const nlohmann::json&
         return std::unexpected(
             fmt::format("hardPodAffinityWeight: Invalid value: {}: must be an integer", value.dump()));
       }
-      int64_t w =
-          value.is_number_unsigned() && value.get<uint64_t>() > uint64_t{std::numeric_limits<int64_t>::max()}
-              ? std::numeric_limits<int64_t>::max()
-              : value.get<int64_t>();
+      int64_t w = value.is_number_unsigned() && value.get<uint64_t>() > uint64_t{std::numeric_limits<int64_t>::max()}
+                      ? std::numeric_limits<int64_t>::max()
+                      : value.get<int64_t>();
       if (w < kMinHardPodAffinityWeight || w > kMaxHardPodAffinityWeight) {
-        return std::unexpected(
-            fmt::format("hardPodAffinityWeight: Invalid value: {}: not in valid range [{}, {}]", w,
-                        kMinHardPodAffinityWeight, kMaxHardPodAffinityWeight));
+        return std::unexpected(fmt::format("hardPodAffinityWeight: Invalid value: {}: not in valid range [{}, {}]", w,
+                                           kMinHardPodAffinityWeight, kMaxHardPodAffinityWeight));
       }
       out.hard_pod_affinity_weight = static_cast<int32_t>(w);
     } else if (key == "ignorePreferredTermsOfExistingPods") {
       if (!value.is_boolean()) {
-        return std::unexpected(fmt::format(
-            "ignorePreferredTermsOfExistingPods: Invalid value: {}: must be a boolean", value.dump()));
+        return std::unexpected(
+            fmt::format("ignorePreferredTermsOfExistingPods: Invalid value: {}: must be a boolean", value.dump()));
       }
       out.ignore_preferred_terms_of_existing_pods = value.get<bool>();
     } else if (key == "apiVersion" || key == "kind") {

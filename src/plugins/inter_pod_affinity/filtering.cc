@@ -17,17 +17,14 @@ using framework::Status;
 const framework::StateKey kPreFilterStateKey{"PreFilterInterPodAffinity"};
 
 // Adds delta at (term's topology key, node's value for it) when the node has that label.
-void UpdateCount(TopologyCounts& counts, const api::Node& node, const std::string& topology_key,
-                 int64_t delta) {
-  if (const std::string* value = node.metadata.labels.Find(topology_key))
-    counts.Add(topology_key, *value, delta);
+void UpdateCount(TopologyCounts& counts, const api::Node& node, const std::string& topology_key, int64_t delta) {
+  if (const std::string* value = node.metadata.labels.Find(topology_key)) counts.Add(topology_key, *value, delta);
 }
 
 // Existing pods (on nodes with pods carrying required anti-affinity) whose required anti-affinity
 // terms match the incoming pod, counted per (topology key, the existing pod's node value).
 void CountExistingAntiAffinity(util::Parallelizer& parallelizer, std::span<const NodeInfo* const> nodes,
-                               const api::Pod& incoming, const api::Labels& namespace_labels,
-                               TopologyCounts& out) {
+                               const api::Pod& incoming, const api::Labels& namespace_labels, TopologyCounts& out) {
   std::mutex mu;
   parallelizer.Until(static_cast<int>(nodes.size()), [&](int i) {
     const NodeInfo& node_info = *nodes[i];
@@ -53,8 +50,7 @@ void CountExistingAntiAffinity(util::Parallelizer& parallelizer, std::span<const
 // Existing pods matching the incoming pod's required terms: for affinity, pods matching all terms
 // count once per term; for anti-affinity, each matched term counts.
 void CountIncoming(util::Parallelizer& parallelizer, std::span<const NodeInfo* const> nodes,
-                   const PreFilterState::Terms& terms, TopologyCounts& affinity_out,
-                   TopologyCounts& anti_out) {
+                   const PreFilterState::Terms& terms, TopologyCounts& affinity_out, TopologyCounts& anti_out) {
   const size_t n_anti = terms.anti_affinity.size();
   const size_t stride = 1 + n_anti;  // [pods matching all affinity terms, per-anti-term matches...]
   // One flat allocation for the whole cycle; each node writes only its own row.
@@ -119,8 +115,7 @@ bool SatisfiesPodAntiAffinity(const PreFilterState& s, const api::Labels& node_l
 }
 
 bool SatisfiesExistingPodsAntiAffinity(const PreFilterState& s, const api::Labels& node_labels) {
-  return s.existing_anti_affinity_counts.empty() ||
-         !s.existing_anti_affinity_counts.AnyPositiveIn(node_labels);
+  return s.existing_anti_affinity_counts.empty() || !s.existing_anti_affinity_counts.AnyPositiveIn(node_labels);
 }
 
 }  // namespace
@@ -159,11 +154,11 @@ void PreFilterState::UpdateWithPod(const PodInfo& pod_info, const api::Node& nod
   }
 }
 
-std::pair<framework::PreFilterResult, Status> InterPodAffinity::PreFilter(
-    framework::CycleState& cycle_state, const PodInfo& pod_info, std::span<const NodeInfo* const> nodes) {
+std::pair<framework::PreFilterResult, Status> InterPodAffinity::PreFilter(framework::CycleState& cycle_state,
+                                                                          const PodInfo& pod_info,
+                                                                          std::span<const NodeInfo* const> nodes) {
   const api::Pod& pod = pod_info.pod();
-  const bool has_terms =
-      !pod_info.required_affinity_terms.empty() || !pod_info.required_anti_affinity_terms.empty();
+  const bool has_terms = !pod_info.required_affinity_terms.empty() || !pod_info.required_anti_affinity_terms.empty();
   std::span<const NodeInfo* const> with_anti_affinity =
       handle_.SnapshotSharedLister().HavePodsWithRequiredAntiAffinityList();
   // The common case: nothing to enforce, known without allocating or asking the cluster.
@@ -175,24 +170,22 @@ std::pair<framework::PreFilterResult, Status> InterPodAffinity::PreFilter(
   s->namespace_labels = handle_.client().NamespaceLabels(pod.metadata.namespace_).value_or(api::Labels{});
   CountExistingAntiAffinity(handle_.parallelizer(), with_anti_affinity, pod, s->namespace_labels,
                             s->existing_anti_affinity_counts);
-  if (!has_terms && s->existing_anti_affinity_counts.empty())
-    return {framework::PreFilterResult{}, Status::Skip()};
+  if (!has_terms && s->existing_anti_affinity_counts.empty()) return {framework::PreFilterResult{}, Status::Skip()};
 
   auto terms = std::make_shared<PreFilterState::Terms>();
   terms->affinity = IncomingTerms(pod_info.required_affinity_terms);
   terms->anti_affinity = IncomingTerms(pod_info.required_anti_affinity_terms);
   internal::ResolveNamespaces(nodes, pod.metadata.namespace_, handle_.client(),
                               {&terms->affinity, &terms->anti_affinity});
-  if (has_terms)
-    CountIncoming(handle_.parallelizer(), nodes, *terms, s->affinity_counts, s->anti_affinity_counts);
+  if (has_terms) CountIncoming(handle_.parallelizer(), nodes, *terms, s->affinity_counts, s->anti_affinity_counts);
   s->pod_matches_own_affinity = terms->affinity.MatchesAll(pod);
   s->terms = std::move(terms);
   cycle_state.Write(kPreFilterStateKey, std::move(s));
   return {framework::PreFilterResult{}, Status::Success()};
 }
 
-Status InterPodAffinity::AddPod(framework::CycleState& state, const PodInfo& pod_to_schedule,
-                                const PodInfo& pod_to_add, const NodeInfo& node_info) {
+Status InterPodAffinity::AddPod(framework::CycleState& state, const PodInfo& pod_to_schedule, const PodInfo& pod_to_add,
+                                const NodeInfo& node_info) {
   auto* s = state.Get<PreFilterState>(kPreFilterStateKey);
   if (s == nullptr) return MissingStateError();
   if (node_info.node() != nullptr) s->UpdateWithPod(pod_to_add, *node_info.node(), 1);
@@ -207,8 +200,7 @@ Status InterPodAffinity::RemovePod(framework::CycleState& state, const PodInfo& 
   return Status::Success();
 }
 
-Status InterPodAffinity::Filter(const framework::CycleState& state, const PodInfo& pod,
-                                const NodeInfo& node_info) {
+Status InterPodAffinity::Filter(const framework::CycleState& state, const PodInfo& pod, const NodeInfo& node_info) {
   const auto* s = state.Get<PreFilterState>(kPreFilterStateKey);
   if (s == nullptr) return MissingStateError();
   if (node_info.node() == nullptr) return Status::Error("node not found");

@@ -150,10 +150,8 @@ bool IncomingTerms::MatchesAll(const api::Pod& pod) const {
 namespace internal {
 
 void ResolveNamespaces(std::span<const framework::NodeInfo* const> nodes, std::string_view own_namespace,
-                       const framework::ClusterClient& client,
-                       std::initializer_list<IncomingTerms*> term_sets) {
-  bool needed =
-      std::any_of(term_sets.begin(), term_sets.end(), [](IncomingTerms* t) { return t->NeedsNamespaces(); });
+                       const framework::ClusterClient& client, std::initializer_list<IncomingTerms*> term_sets) {
+  bool needed = std::any_of(term_sets.begin(), term_sets.end(), [](IncomingTerms* t) { return t->NeedsNamespaces(); });
   if (!needed) return;
   std::unordered_set<std::string_view> namespaces;
   namespaces.insert(own_namespace);
@@ -216,11 +214,8 @@ std::vector<framework::ClusterEventWithHint> InterPodAffinity::EventsToRegister(
       // Delete: the pod may have been rejected by an existing pod's anti-affinity, or its own
       // anti-affinity. UpdatePodLabel: a label change can make an existing pod match (or stop
       // matching) the pod's terms. Add: an assigned pod can satisfy the pod's affinity.
-      {{EventResource::kPod, action::kAdd | action::kUpdatePodLabel | action::kDelete,
-        "Pod/Add|UpdatePodLabel|Delete"},
-       [this](const api::Pod& pod, const framework::EventObjects& ev) {
-         return IsSchedulableAfterPodChange(pod, ev);
-       }},
+      {{EventResource::kPod, action::kAdd | action::kUpdatePodLabel | action::kDelete, "Pod/Add|UpdatePodLabel|Delete"},
+       [this](const api::Pod& pod, const framework::EventObjects& ev) { return IsSchedulableAfterPodChange(pod, ev); }},
       // With queueing hints on, upstream registers no UpdateNodeTaint event (it only worked
       // around preCheck filtering out NodeAdd).
       {{EventResource::kNode, action::kAdd | action::kUpdateNodeLabel, "Node/Add|UpdateNodeLabel"},
@@ -309,8 +304,7 @@ QueueingHint InterPodAffinity::IsSchedulableAfterNodeChange(const api::Pod& pod,
     if (original == nullptr) return QueueingHint::kQueue;
     const std::string* old_value = original->metadata.labels.Find(t.topology_key);
     const std::string* new_value = new_labels.Find(t.topology_key);
-    if (old_value != nullptr && (new_value == nullptr || *old_value != *new_value))
-      return QueueingHint::kQueue;
+    if (old_value != nullptr && (new_value == nullptr || *old_value != *new_value)) return QueueingHint::kQueue;
   }
   return QueueingHint::kSkip;
 }

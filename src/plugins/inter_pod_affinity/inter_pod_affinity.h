@@ -35,8 +35,7 @@ namespace kubesched::plugins::inter_pod_affinity {
 inline constexpr std::string_view kErrReasonExistingAntiAffinityRulesNotMatch =
     "node(s) didn't satisfy existing pods anti-affinity rules";
 inline constexpr std::string_view kErrReasonAffinityRulesNotMatch = "node(s) didn't match pod affinity rules";
-inline constexpr std::string_view kErrReasonAntiAffinityRulesNotMatch =
-    "node(s) didn't match pod anti-affinity rules";
+inline constexpr std::string_view kErrReasonAntiAffinityRulesNotMatch = "node(s) didn't match pod anti-affinity rules";
 
 //! Counts per (topology key, topology value). Entries that reach zero are removed, so empty()
 //! means "no pair has a count". Lookups take string_views and allocate nothing.
@@ -121,9 +120,7 @@ class PreFilterState final : public framework::StateData {
     IncomingTerms anti_affinity;
   };
 
-  std::unique_ptr<framework::StateData> Clone() const override {
-    return std::make_unique<PreFilterState>(*this);
-  }
+  std::unique_ptr<framework::StateData> Clone() const override { return std::make_unique<PreFilterState>(*this); }
   //! Counts pod (on node) in, with multiplier +1, or out, with -1 (upstream's updateWithPod).
   void UpdateWithPod(const framework::PodInfo& pod, const api::Node& node, int64_t multiplier);
 
@@ -168,9 +165,7 @@ class TopologyScores {
 
 class PreScoreState final : public framework::StateData {
  public:
-  std::unique_ptr<framework::StateData> Clone() const override {
-    return std::make_unique<PreScoreState>(*this);
-  }
+  std::unique_ptr<framework::StateData> Clone() const override { return std::make_unique<PreScoreState>(*this); }
   //! Immutable after PreScore, so clones share it.
   std::shared_ptr<const TopologyScores> scores;
 };
@@ -199,11 +194,9 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
   framework::PreFilterExtensions* GetPreFilterExtensions() override { return this; }
   //! Error when PreFilter did not write its state.
   framework::Status AddPod(framework::CycleState& state, const framework::PodInfo& pod_to_schedule,
-                           const framework::PodInfo& pod_to_add,
-                           const framework::NodeInfo& node_info) override;
+                           const framework::PodInfo& pod_to_add, const framework::NodeInfo& node_info) override;
   framework::Status RemovePod(framework::CycleState& state, const framework::PodInfo& pod_to_schedule,
-                              const framework::PodInfo& pod_to_remove,
-                              const framework::NodeInfo& node_info) override;
+                              const framework::PodInfo& pod_to_remove, const framework::NodeInfo& node_info) override;
   //! UnschedulableAndUnresolvable when the pod's affinity is not satisfied; Unschedulable when
   //! its anti-affinity, or an existing pod's anti-affinity, is violated.
   framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
@@ -212,8 +205,7 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
   //! Sums preferred-term weights per topology pair. Skip when no term matched anything.
   framework::Status PreScore(framework::CycleState& state, const framework::PodInfo& pod,
                              std::span<const framework::NodeInfo* const> nodes) override;
-  std::pair<int64_t, framework::Status> Score(const framework::CycleState& state,
-                                              const framework::PodInfo& pod,
+  std::pair<int64_t, framework::Status> Score(const framework::CycleState& state, const framework::PodInfo& pod,
                                               const framework::NodeInfo& node_info) override;
   framework::ScoreExtensions* GetScoreExtensions() override { return this; }
   //! (score - min) * 100 / (max - min); all 0 when every node scored the same.
@@ -223,11 +215,9 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
   //! Pod add / label update / delete and node add / label update, with upstream's hints.
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
   //! Hint for a pod added (new only), updated (both) or deleted (old only).
-  framework::QueueingHint IsSchedulableAfterPodChange(const api::Pod& pod,
-                                                      const framework::EventObjects& event) const;
+  framework::QueueingHint IsSchedulableAfterPodChange(const api::Pod& pod, const framework::EventObjects& event) const;
   //! Hint for a node added (new only) or updated (both).
-  framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod,
-                                                       const framework::EventObjects& event) const;
+  framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod, const framework::EventObjects& event) const;
 
  private:
   InterPodAffinityArgs args_;

@@ -48,8 +48,7 @@ NodePtr Node(std::string name, LabelList labels = {}) {
   return n;
 }
 
-api::SelectorRequirement Req(std::string key, api::SelectorOperator op,
-                             std::vector<std::string> values = {}) {
+api::SelectorRequirement Req(std::string key, api::SelectorOperator op, std::vector<std::string> values = {}) {
   std::sort(values.begin(), values.end());
   return {std::move(key), op, std::move(values)};
 }
@@ -59,9 +58,7 @@ api::SelectorRequirement In(std::string key, std::vector<std::string> values) {
 api::SelectorRequirement NotIn(std::string key, std::vector<std::string> values) {
   return Req(std::move(key), api::SelectorOperator::kNotIn, std::move(values));
 }
-api::SelectorRequirement Exists(std::string key) {
-  return Req(std::move(key), api::SelectorOperator::kExists);
-}
+api::SelectorRequirement Exists(std::string key) { return Req(std::move(key), api::SelectorOperator::kExists); }
 api::SelectorRequirement DoesNotExist(std::string key) {
   return Req(std::move(key), api::SelectorOperator::kDoesNotExist);
 }
@@ -83,9 +80,7 @@ api::PodAffinityTerm Term(std::string topology_key, std::vector<api::SelectorReq
   return t;
 }
 
-api::WeightedPodAffinityTerm Weighted(int32_t weight, api::PodAffinityTerm term) {
-  return {weight, std::move(term)};
-}
+api::WeightedPodAffinityTerm Weighted(int32_t weight, api::PodAffinityTerm term) { return {weight, std::move(term)}; }
 
 struct AffinitySpec {
   std::vector<api::PodAffinityTerm> required = {};
@@ -138,9 +133,7 @@ std::unique_ptr<InterPodAffinity> MakePlugin(FakeHandle& handle, nlohmann::json 
 Status AffinityMismatch() {
   return Status(Code::kUnschedulableAndUnresolvable, std::string(kErrReasonAffinityRulesNotMatch));
 }
-Status AntiAffinityMismatch() {
-  return Status(Code::kUnschedulable, std::string(kErrReasonAntiAffinityRulesNotMatch));
-}
+Status AntiAffinityMismatch() { return Status(Code::kUnschedulable, std::string(kErrReasonAntiAffinityRulesNotMatch)); }
 Status ExistingAntiAffinityMismatch() {
   return Status(Code::kUnschedulable, std::string(kErrReasonExistingAntiAffinityRulesNotMatch));
 }
@@ -215,8 +208,7 @@ TEST(InterPodAffinityFilter, RequiredAffinitySingleNode) {
        Code::kSuccess,
        {kOk}},
       {"Does not satisfy the PodAffinity with labelSelector because of diff Namespace",
-       Pod("", pod_label2,
-           {.required = {Term("", {In("service", {"securityscan", "value2"})}, {"DiffNameSpace"})}}),
+       Pod("", pod_label2, {.required = {Term("", {In("service", {"securityscan", "value2"})}, {"DiffNameSpace"})}}),
        {Pod("node1", {{"service", "securityscan"}}, {}, "ns")},
        {node1()},
        Code::kSuccess,
@@ -231,8 +223,7 @@ TEST(InterPodAffinityFilter, RequiredAffinitySingleNode) {
        "RequiredDuringSchedulingIgnoredDuringExecution ",
        Pod("", pod_label2,
            {.required = {Term("region", {Exists("service"), DoesNotExist("wrongkey")}),
-                         Term("region",
-                              {In("service", {"securityscan"}), NotIn("service", {"WrongValue"})})}}),
+                         Term("region", {In("service", {"securityscan"}), NotIn("service", {"WrongValue"})})}}),
        {existing()},
        {node1()},
        Code::kSuccess,
@@ -242,8 +233,7 @@ TEST(InterPodAffinityFilter, RequiredAffinitySingleNode) {
        "because one of the matchExpression item don't match.",
        Pod("", pod_label2,
            {.required = {Term("region", {Exists("service"), DoesNotExist("wrongkey")}),
-                         Term("region",
-                              {In("service", {"securityscan2"}), NotIn("service", {"WrongValue"})})}}),
+                         Term("region", {In("service", {"securityscan2"}), NotIn("service", {"WrongValue"})})}}),
        {existing()},
        {node1()},
        Code::kSuccess,
@@ -260,8 +250,7 @@ TEST(InterPodAffinityFilter, RequiredAffinitySingleNode) {
        Pod("", pod_label2,
            {.required = {Term("region", {In("service", {"securityscan", "value2"})})},
             .required_anti = {Term("node", {In("service", {"antivirusscan", "value2"})})}}),
-       {Pod("node1", pod_label,
-            {.required_anti = {Term("node", {In("service", {"antivirusscan", "value2"})})}})},
+       {Pod("node1", pod_label, {.required_anti = {Term("node", {In("service", {"antivirusscan", "value2"})})}})},
        {node1()},
        Code::kSuccess,
        {kOk}},
@@ -278,8 +267,7 @@ TEST(InterPodAffinityFilter, RequiredAffinitySingleNode) {
        Pod("", pod_label,
            {.required = {Term("region", {In("service", {"securityscan", "value2"})})},
             .required_anti = {Term("node", {In("service", {"antivirusscan", "value2"})})}}),
-       {Pod("node1", pod_label,
-            {.required_anti = {Term("zone", {In("service", {"securityscan", "value2"})})}})},
+       {Pod("node1", pod_label, {.required_anti = {Term("zone", {In("service", {"securityscan", "value2"})})}})},
        {node1()},
        Code::kSuccess,
        {ExistingAntiAffinityMismatch()}},
@@ -293,16 +281,14 @@ TEST(InterPodAffinityFilter, RequiredAffinitySingleNode) {
        "doesn't "
        "satisfy PodAntiAffinity symmetry with the existing pod",
        Pod("", pod_label),
-       {Pod("node1", pod_label,
-            {.required_anti = {Term("zone", {In("service", {"securityscan", "value2"})})}})},
+       {Pod("node1", pod_label, {.required_anti = {Term("zone", {In("service", {"securityscan", "value2"})})}})},
        {node1()},
        Code::kSuccess,
        {ExistingAntiAffinityMismatch()}},
       {"verify that PodAntiAffinity from existing pod is respected when pod has no AntiAffinity constraints. "
        "satisfy PodAntiAffinity symmetry with the existing pod",
        Pod("", pod_label),
-       {Pod("node1", pod_label,
-            {.required_anti = {Term("zone", {NotIn("service", {"securityscan", "value2"})})}})},
+       {Pod("node1", pod_label, {.required_anti = {Term("zone", {NotIn("service", {"securityscan", "value2"})})}})},
        {node1()},
        Code::kSkip,
        {}},
@@ -317,8 +303,7 @@ TEST(InterPodAffinityFilter, RequiredAffinitySingleNode) {
        {AntiAffinityMismatch()}},
       {"PodAntiAffinity symmetry check a1: incoming pod and existing pod partially match each other on "
        "AffinityTerms",
-       Pod("", pod_label,
-           {.required_anti = {Term("zone", {Exists("service")}), Term("zone", {Exists("security")})}}),
+       Pod("", pod_label, {.required_anti = {Term("zone", {Exists("service")}), Term("zone", {Exists("security")})}}),
        {Pod("node1", pod_label2, {.required_anti = {Term("zone", {Exists("security")})}})},
        {node1()},
        Code::kSuccess,
@@ -350,22 +335,19 @@ TEST(InterPodAffinityFilter, RequiredAffinitySingleNode) {
        Code::kSuccess,
        {AntiAffinityMismatch()}},
       {"affinity with NamespaceSelector",
-       Pod("", pod_label2,
-           {.required = {Term("region", {In("service", {"securityscan", "value2"})}, {}, team1)}}),
+       Pod("", pod_label2, {.required = {Term("region", {In("service", {"securityscan", "value2"})}, {}, team1)}}),
        {Pod("node1", pod_label, {}, "subteam1.team1")},
        {node1()},
        Code::kSuccess,
        {kOk}},
       {"affinity with non-matching NamespaceSelector",
-       Pod("", pod_label2,
-           {.required = {Term("region", {In("service", {"securityscan", "value2"})}, {}, team1)}}),
+       Pod("", pod_label2, {.required = {Term("region", {In("service", {"securityscan", "value2"})}, {}, team1)}}),
        {Pod("node1", pod_label, {}, "subteam1.team2")},
        {node1()},
        Code::kSuccess,
        {AffinityMismatch()}},
       {"anti-affinity with matching NamespaceSelector",
-       Pod("", pod_label2,
-           {.required_anti = {Term("zone", {In("service", {"securityscan", "value2"})}, {}, team1)}},
+       Pod("", pod_label2, {.required_anti = {Term("zone", {In("service", {"securityscan", "value2"})}, {}, team1)}},
            "subteam1.team1"),
        {Pod("node1", pod_label, {}, "subteam2.team1")},
        {node1()},
@@ -373,16 +355,14 @@ TEST(InterPodAffinityFilter, RequiredAffinitySingleNode) {
        {AntiAffinityMismatch()}},
       {"anti-affinity with matching all NamespaceSelector",
        Pod("", pod_label2,
-           {.required_anti = {Term("zone", {In("service", {"securityscan", "value2"})}, {},
-                                   api::LabelSelector{})}},
+           {.required_anti = {Term("zone", {In("service", {"securityscan", "value2"})}, {}, api::LabelSelector{})}},
            "subteam1.team1"),
        {Pod("node1", pod_label, {}, "subteam2.team1")},
        {node1()},
        Code::kSuccess,
        {AntiAffinityMismatch()}},
       {"anti-affinity with non-matching NamespaceSelector",
-       Pod("", pod_label2,
-           {.required_anti = {Term("zone", {In("service", {"securityscan", "value2"})}, {}, team1)}},
+       Pod("", pod_label2, {.required_anti = {Term("zone", {In("service", {"securityscan", "value2"})}, {}, team1)}},
            "subteam1.team1"),
        {Pod("node1", pod_label, {}, "subteam1.team2")},
        {node1()},
@@ -416,18 +396,15 @@ TEST(InterPodAffinityFilter, RequiredAffinityMultipleNodes) {
        "that "
        "matches the rule anywhere.",
        Pod("", {{"foo", "bar"}, {"service", "securityscan"}},
-           {.required = {Term("zone", {In("foo", {"bar"})}),
-                         Term("zone", {In("service", {"securityscan"})})}}),
+           {.required = {Term("zone", {In("foo", {"bar"})}), Term("zone", {In("service", {"securityscan"})})}}),
        {Pod("nodeA", {{"foo", "bar"}})},
-       {Node("nodeA", {{"zone", "az1"}, {"hostname", "h1"}}),
-        Node("nodeB", {{"zone", "az2"}, {"hostname", "h2"}})},
+       {Node("nodeA", {{"zone", "az1"}, {"hostname", "h1"}}), Node("nodeB", {{"zone", "az2"}, {"hostname", "h2"}})},
        Code::kSuccess,
        {kOk, kOk}},
       {"The first pod of the collection can only be scheduled on nodes labelled with the requested topology "
        "keys",
        Pod("", {{"foo", "bar"}, {"service", "securityscan"}},
-           {.required = {Term("zone", {In("foo", {"bar"})}),
-                         Term("zone", {In("service", {"securityscan"})})}}),
+           {.required = {Term("zone", {In("foo", {"bar"})}), Term("zone", {In("service", {"securityscan"})})}}),
        {Pod("nodeA", {{"foo", "bar"}})},
        {Node("nodeA", {{"zoneLabel", "az1"}, {"hostname", "h1"}}),
         Node("nodeB", {{"zoneLabel", "az2"}, {"hostname", "h2"}})},
@@ -445,8 +422,7 @@ TEST(InterPodAffinityFilter, RequiredAffinityMultipleNodes) {
       {"This test ensures that anti-affinity matches a pod when any term of the anti-affinity rule matches a "
        "pod.",
        Pod("", {},
-           {.required_anti = {Term("region", {In("foo", {"abc"})}),
-                              Term("zone", {In("service", {"securityscan"})})}}),
+           {.required_anti = {Term("region", {In("foo", {"abc"})}), Term("zone", {In("service", {"securityscan"})})}}),
        {Pod("nodeA", {{"foo", "abc"}, {"service", "securityscan"}})},
        abc_nodes("z1", "z2"),
        Code::kSuccess,
@@ -513,8 +489,7 @@ TEST(InterPodAffinityFilter, RequiredAffinityMultipleNodes) {
       {"Test incoming pod's anti-affinity: only when labelSelector and topologyKey both match, it's counted "
        "as a "
        "single term match - case when one term has invalid topologyKey",
-       Pod("", {},
-           {.required_anti = {Term("invalid-node-label", {Exists("foo")}), Term("zone", {Exists("bar")})}}),
+       Pod("", {}, {.required_anti = {Term("invalid-node-label", {Exists("foo")}), Term("zone", {Exists("bar")})}}),
        {Pod("nodeA", {{"foo", ""}, {"bar", ""}})},
        abc_nodes("z1", "z2"),
        Code::kSuccess,
@@ -523,8 +498,7 @@ TEST(InterPodAffinityFilter, RequiredAffinityMultipleNodes) {
        "as a "
        "single term match - case when all terms have valid topologyKey",
        Pod("", {{"foo", ""}, {"bar", ""}}),
-       {Pod("nodeA", {},
-            {.required_anti = {Term("region", {Exists("foo")}), Term("zone", {Exists("bar")})}})},
+       {Pod("nodeA", {}, {.required_anti = {Term("region", {Exists("foo")}), Term("zone", {Exists("bar")})}})},
        abc_nodes("z1", "z2"),
        Code::kSuccess,
        {ExistingAntiAffinityMismatch(), ExistingAntiAffinityMismatch()}},
@@ -540,10 +514,8 @@ TEST(InterPodAffinityFilter, RequiredAffinityMultipleNodes) {
        "term "
        "matches incoming pod, so incoming pod can only be scheduled to nodeC",
        Pod("", {{"foo", ""}, {"bar", ""}}),
-       {Pod("nodeA", {},
-            {.required_anti = {Term("zone", {Exists("foo")}), Term("zone", {Exists("labelA")})}}),
-        Pod("nodeB", {},
-            {.required_anti = {Term("zone", {Exists("bar")}), Term("zone", {Exists("labelB")})}})},
+       {Pod("nodeA", {}, {.required_anti = {Term("zone", {Exists("foo")}), Term("zone", {Exists("labelA")})}}),
+        Pod("nodeB", {}, {.required_anti = {Term("zone", {Exists("bar")}), Term("zone", {Exists("labelB")})}})},
        {Node("nodeA", {{"region", "r1"}, {"zone", "z1"}, {"hostname", "nodeA"}}),
         Node("nodeB", {{"region", "r1"}, {"zone", "z2"}, {"hostname", "nodeB"}}),
         Node("nodeC", {{"region", "r1"}, {"zone", "z3"}, {"hostname", "nodeC"}})},
@@ -594,23 +566,17 @@ TEST(InterPodAffinityFilter, IncomingAffinityAntiAffinityCounts) {
   };
   std::vector<Case> cases = {
       {"nil test", {}, Pod("", {}), {}, {}},
-      {"incoming pod without affinity/anti-affinity causes a no-op",
-       {normal({{"aaa", ""}})},
-       Pod("", {}),
-       {},
-       {}},
+      {"incoming pod without affinity/anti-affinity causes a no-op", {normal({{"aaa", ""}})}, Pod("", {}), {}, {}},
       {"no pod has label that violates incoming pod's affinity and anti-affinity",
        {normal({{"bbb", ""}})},
        Pod("", {},
-           {.required = {Term("hostname", {Exists("aaa")})},
-            .required_anti = {Term("hostname", {Exists("aaa")})}}),
+           {.required = {Term("hostname", {Exists("aaa")})}, .required_anti = {Term("hostname", {Exists("aaa")})}}),
        {},
        {}},
       {"existing pod matches incoming pod's affinity and anti-affinity - single term case",
        {normal({{"aaa", ""}})},
        Pod("", {},
-           {.required = {Term("hostname", {Exists("aaa")})},
-            .required_anti = {Term("hostname", {Exists("aaa")})}}),
+           {.required = {Term("hostname", {Exists("aaa")})}, .required_anti = {Term("hostname", {Exists("aaa")})}}),
        host_a1,
        host_a1},
       {"existing pod matches incoming pod's affinity and anti-affinity - multiple terms case",
@@ -665,9 +631,8 @@ TEST(InterPodAffinityFilter, PreFilterStateAddRemovePod) {
   const LabelList label3 = {{"region", "r2"}, {"zone", "z21"}};
   const LabelList selector1 = {{"foo", "bar"}};
   const auto anti_foo_bar = std::vector<api::PodAffinityTerm>{Term("region", {In("foo", {"bar"})})};
-  const auto complex =
-      std::vector<api::PodAffinityTerm>{Term("region", {In("foo", {"bar", "buzz"})}),
-                                        Term("zone", {NotIn("service", {"bar", "security", "test"})})};
+  const auto complex = std::vector<api::PodAffinityTerm>{Term("region", {In("foo", {"bar", "buzz"})}),
+                                                         Term("zone", {NotIn("service", {"bar", "security", "test"})})};
   auto named = [](PodPtr p, std::string name) {
     p->metadata.name = name;
     p->metadata.uid = "uid-" + name;
@@ -783,9 +748,9 @@ TEST(InterPodAffinityFilter, ManyNodesMatchBruteForce) {
   }
   FakeHandle handle(nodes, pods);
   auto plugin = MakePlugin(handle);
-  auto pod = Pod("", {{"app", "web"}},
-                 {.required = {Term("zone", {In("app", {"db"})})},
-                  .required_anti = {Term("hostname", {In("app", {"web"})})}});
+  auto pod =
+      Pod("", {{"app", "web"}},
+          {.required = {Term("zone", {In("app", {"db"})})}, .required_anti = {Term("hostname", {In("app", {"web"})})}});
   auto info = PodInfo::Create(pod);
   CycleState state;
   ASSERT_TRUE(plugin->PreFilter(state, *info, handle.snapshot().List()).second.IsSuccess());
@@ -825,9 +790,9 @@ void RunScoreCases(const std::vector<ScoreCase>& cases) {
     SCOPED_TRACE(c.name);
     FakeHandle handle(c.nodes, c.pods);
     AddTeamNamespaces(handle);
-    auto plugin = MakePlugin(
-        handle, {{"hardPodAffinityWeight", c.hard_pod_affinity_weight},
-                 {"ignorePreferredTermsOfExistingPods", c.ignore_preferred_terms_of_existing_pods}});
+    auto plugin =
+        MakePlugin(handle, {{"hardPodAffinityWeight", c.hard_pod_affinity_weight},
+                            {"ignorePreferredTermsOfExistingPods", c.ignore_preferred_terms_of_existing_pods}});
     auto info = PodInfo::Create(c.pod);
     CycleState state;
     Status status = plugin->PreScore(state, *info, handle.snapshot().List());
@@ -857,20 +822,15 @@ TEST(InterPodAffinityScore, PreferredAffinity) {
   const std::vector<std::string> no_ns;
   const auto team1 = Selector({In("team", {"team1"})});
 
-  const AffinitySpec stay_with_s1_in_region = {
-      .preferred = {Weighted(5, Term("region", {In("security", {"S1"})}))}};
-  const AffinitySpec stay_with_s2_in_region = {
-      .preferred = {Weighted(6, Term("region", {In("security", {"S2"})}))}};
+  const AffinitySpec stay_with_s1_in_region = {.preferred = {Weighted(5, Term("region", {In("security", {"S1"})}))}};
+  const AffinitySpec stay_with_s2_in_region = {.preferred = {Weighted(6, Term("region", {In("security", {"S2"})}))}};
   const AffinitySpec affinity3 = {
       .preferred = {Weighted(8, Term("region", {NotIn("security", {"S1"}), In("security", {"S2"})})),
                     Weighted(2, Term("region", {Exists("security"), DoesNotExist("wrongkey")}))}};
-  const AffinitySpec hard_affinity = {
-      .required = {Term("region", {In("security", {"S1", "value2"})}),
-                   Term("region", {Exists("security"), DoesNotExist("wrongkey")})}};
-  const AffinitySpec away_from_s1_in_az = {
-      .preferred_anti = {Weighted(5, Term("az", {In("security", {"S1"})}))}};
-  const AffinitySpec away_from_s2_in_az = {
-      .preferred_anti = {Weighted(5, Term("az", {In("security", {"S2"})}))}};
+  const AffinitySpec hard_affinity = {.required = {Term("region", {In("security", {"S1", "value2"})}),
+                                                   Term("region", {Exists("security"), DoesNotExist("wrongkey")})}};
+  const AffinitySpec away_from_s1_in_az = {.preferred_anti = {Weighted(5, Term("az", {In("security", {"S1"})}))}};
+  const AffinitySpec away_from_s2_in_az = {.preferred_anti = {Weighted(5, Term("az", {In("security", {"S2"})}))}};
   const AffinitySpec stay_with_s1_in_region_away_from_s2_in_az = {
       .preferred = {Weighted(8, Term("region", {In("security", {"S1"})}))},
       .preferred_anti = {Weighted(5, Term("az", {In("security", {"S2"})}))}};
@@ -879,9 +839,7 @@ TEST(InterPodAffinityScore, PreferredAffinity) {
   const AffinitySpec anti_affinity_namespace_selector = {
       .preferred_anti = {Weighted(5, Term("region", {In("security", {"S1"})}, {"subteam2.team2"}, team1))}};
 
-  auto n3 = [&] {
-    return std::vector<NodePtr>{Node("node1", rg_china), Node("node2", rg_india), Node("node3", az1)};
-  };
+  auto n3 = [&] { return std::vector<NodePtr>{Node("node1", rg_china), Node("node2", rg_india), Node("node3", az1)}; };
 
   std::vector<ScoreCase> cases = {
       {"all nodes are same priority as Affinity is nil", Pod("", s1), {}, n3(), {}, Code::kSkip},
@@ -903,8 +861,7 @@ TEST(InterPodAffinityScore, PreferredAffinity) {
        "has "
        "more matches will get high score",
        Pod("", s1, stay_with_s2_in_region),
-       {Pod("node1", s2), Pod("node1", s2), Pod("node2", s2), Pod("node3", s2), Pod("node4", s2),
-        Pod("node5", s2)},
+       {Pod("node1", s2), Pod("node1", s2), Pod("node2", s2), Pod("node3", s2), Pod("node4", s2), Pod("node5", s2)},
        {Node("node1", rg_china), Node("node2", rg_india), Node("node3", rg_china), Node("node4", rg_china),
         Node("node5", rg_india)},
        {100, 0, 100, 100, 0}},
@@ -971,10 +928,10 @@ TEST(InterPodAffinityScore, PreferredAffinity) {
        "existing "
        "pods have the same labels",
        Pod("", s1, stay_with_s1_in_region_away_from_s2_in_az),
-       {Pod("node1", s1), Pod("node1", s1), Pod("node2", s1), Pod("node3", s1), Pod("node3", s1),
-        Pod("node4", s1), Pod("node5", s1)},
-       {Node("node1", rg_china_az1), Node("node2", rg_india), Node("node3", rg_china),
-        Node("node4", rg_china), Node("node5", rg_india)},
+       {Pod("node1", s1), Pod("node1", s1), Pod("node2", s1), Pod("node3", s1), Pod("node3", s1), Pod("node4", s1),
+        Pod("node5", s1)},
+       {Node("node1", rg_china_az1), Node("node2", rg_india), Node("node3", rg_china), Node("node4", rg_china),
+        Node("node5", rg_india)},
        {100, 0, 100, 100, 0}},
       {"Affinity and Anti Affinity and symmetry: considered only "
        "preferredDuringSchedulingIgnoredDuringExecution "
@@ -1015,16 +972,14 @@ TEST(InterPodAffinityScore, PreferredAffinity) {
        {0, 100}},
       {"Ignore preferred terms of existing pods",
        Pod("", s2),
-       {Pod("node1", s1, stay_with_s1_in_region_away_from_s2_in_az),
-        Pod("node2", s2, stay_with_s2_in_region)},
+       {Pod("node1", s1, stay_with_s1_in_region_away_from_s2_in_az), Pod("node2", s2, stay_with_s2_in_region)},
        {Node("node1", rg_china), Node("node2", rg_india)},
        {},
        Code::kSkip,
        true},
       {"Do not ignore preferred terms of existing pods",
        Pod("", s2),
-       {Pod("node1", s1, stay_with_s1_in_region_away_from_s2_in_az),
-        Pod("node2", s2, stay_with_s2_in_region)},
+       {Pod("node1", s1, stay_with_s1_in_region_away_from_s2_in_az), Pod("node2", s2, stay_with_s2_in_region)},
        {Node("node1", rg_china), Node("node2", rg_india)},
        {0, 100},
        Code::kSuccess,
@@ -1048,14 +1003,7 @@ TEST(InterPodAffinityScore, PreferredAffinityWithHardPodAffinitySymmetricWeight)
   };
   auto existing = [&] { return std::vector<PodPtr>{Pod("node1", {}, hard), Pod("node2", {}, hard)}; };
   std::vector<ScoreCase> cases = {
-      {"with default weight",
-       Pod("", service_s1),
-       existing(),
-       nodes(),
-       {100, 100, 0},
-       Code::kSuccess,
-       false,
-       1},
+      {"with default weight", Pod("", service_s1), existing(), nodes(), {100, 100, 0}, Code::kSuccess, false, 1},
       {"with zero weight", Pod("", service_s1), existing(), nodes(), {}, Code::kSkip, false, 0},
       {"with no matching namespace",
        Pod("", service_s1, {}, "subteam1.team2"),
@@ -1149,10 +1097,7 @@ TEST(InterPodAffinityArgs, DefaultsAndValidation) {
        {{"hardPodAffinityWeight", 101}},
        std::nullopt,
        "hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]"},
-      {"unknown field",
-       {{"hardPodAffinityWeights", 1}},
-       std::nullopt,
-       "unknown field \"hardPodAffinityWeights\""},
+      {"unknown field", {{"hardPodAffinityWeights", 1}}, std::nullopt, "unknown field \"hardPodAffinityWeights\""},
       {"wrong type",
        {{"ignorePreferredTermsOfExistingPods", "yes"}},
        std::nullopt,
@@ -1164,8 +1109,7 @@ TEST(InterPodAffinityArgs, DefaultsAndValidation) {
     if (c.want) {
       ASSERT_TRUE(got.has_value()) << got.error();
       EXPECT_EQ(got->hard_pod_affinity_weight, c.want->hard_pod_affinity_weight);
-      EXPECT_EQ(got->ignore_preferred_terms_of_existing_pods,
-                c.want->ignore_preferred_terms_of_existing_pods);
+      EXPECT_EQ(got->ignore_preferred_terms_of_existing_pods, c.want->ignore_preferred_terms_of_existing_pods);
     } else {
       ASSERT_FALSE(got.has_value());
       EXPECT_EQ(got.error(), c.want_error);
@@ -1205,8 +1149,7 @@ TEST(InterPodAffinityHints, EventsToRegister) {
 TEST(InterPodAffinityHints, IsSchedulableAfterPodChange) {
   const AffinitySpec affinity = {.required = {Term("region", {In("service", {"securityscan", "value2"})})}};
   const AffinitySpec anti = {.required_anti = {Term("region", {In("service", {"securityscan", "value2"})})}};
-  const AffinitySpec multi = {
-      .required = {Term("hostname", {Exists("aaa")}), Term("hostname", {Exists("bbb")})}};
+  const AffinitySpec multi = {.required = {Term("hostname", {Exists("aaa")}), Term("hostname", {Exists("bbb")})}};
   struct Case {
     std::string name;
     PodPtr pod;
@@ -1222,24 +1165,24 @@ TEST(InterPodAffinityHints, IsSchedulableAfterPodChange) {
       {"add a pod which doesn't match the pod affinity", HintPod("p", "", {}, affinity), nullptr,
        HintPod("other", "fake-node", {{"aaa", "a"}}), QueueingHint::kSkip},
       {"update a pod from non-match to match pod affinity", HintPod("p", "", {}, affinity),
-       HintPod("other", "fake-node", {{"aaa", "a"}}),
-       HintPod("other", "fake-node", {{"service", "securityscan"}}), QueueingHint::kQueue},
+       HintPod("other", "fake-node", {{"aaa", "a"}}), HintPod("other", "fake-node", {{"service", "securityscan"}}),
+       QueueingHint::kQueue},
       {"the updating pod matches target pod's affinity both before and after label changes",
        HintPod("p", "", {}, affinity), HintPod("other", "fake-node", {{"service", "value2"}}),
        HintPod("other", "fake-node", {{"service", "securityscan"}}), QueueingHint::kSkip},
       {"update an un-scheduled pod", HintPod("p", "", {}, affinity), HintPod("other", "", {{"aaa", "a"}}),
        HintPod("other", "", {{"service", "securityscan"}}), QueueingHint::kSkip},
       {"update a pod from match to non-match the pod affinity", HintPod("p", "", {}, affinity),
-       HintPod("other", "fake-node", {{"service", "securityscan"}}),
-       HintPod("other", "fake-node", {{"aaa", "a"}}), QueueingHint::kSkip},
-      {"update a pod from match to non-match pod's affinity - multiple terms case",
-       HintPod("p", "", {}, multi), HintPod("other", "fake-node", {{"aaa", "a"}}),
-       HintPod("other", "fake-node", {{"service", "securityscan"}}), QueueingHint::kSkip},
-      {"update a pod from non-match to match pod's affinity - multiple terms case",
-       HintPod("p", "", {}, multi), HintPod("other", "fake-node", {{"aaa", "a"}}),
-       HintPod("other", "fake-node", {{"aaa", ""}, {"bbb", ""}}), QueueingHint::kQueue},
-      {"updated pod is the target pod", HintPod("p", "", {{"foo", "baz"}}),
-       HintPod("p", "", {{"foo", "bar"}}), HintPod("p", "", {{"foo", "baz"}}), QueueingHint::kQueue},
+       HintPod("other", "fake-node", {{"service", "securityscan"}}), HintPod("other", "fake-node", {{"aaa", "a"}}),
+       QueueingHint::kSkip},
+      {"update a pod from match to non-match pod's affinity - multiple terms case", HintPod("p", "", {}, multi),
+       HintPod("other", "fake-node", {{"aaa", "a"}}), HintPod("other", "fake-node", {{"service", "securityscan"}}),
+       QueueingHint::kSkip},
+      {"update a pod from non-match to match pod's affinity - multiple terms case", HintPod("p", "", {}, multi),
+       HintPod("other", "fake-node", {{"aaa", "a"}}), HintPod("other", "fake-node", {{"aaa", ""}, {"bbb", ""}}),
+       QueueingHint::kQueue},
+      {"updated pod is the target pod", HintPod("p", "", {{"foo", "baz"}}), HintPod("p", "", {{"foo", "bar"}}),
+       HintPod("p", "", {{"foo", "baz"}}), QueueingHint::kQueue},
       {"modify pod label to change it from satisfying pod anti-affinity to not satisfying anti-affinity",
        HintPod("p", "", {}, anti), HintPod("other", "fake-node", {{"service", "securityscan"}}),
        HintPod("other", "fake-node", {{"service", "aaaa"}}), QueueingHint::kQueue},
@@ -1250,21 +1193,18 @@ TEST(InterPodAffinityHints, IsSchedulableAfterPodChange) {
        HintPod("other", "fake-node", {{"aaa", "a"}}), nullptr, QueueingHint::kSkip},
       {"delete a pod which matches pod's anti-affinity", HintPod("p", "", {}, anti),
        HintPod("other", "fake-node", {{"service", "securityscan"}}), nullptr, QueueingHint::kQueue},
-      {"delete a pod with anti-affinity that matches pending pod",
-       HintPod("", "", {{"service", "securityscan"}}), HintPod("", "fake-node", {}, anti), nullptr,
-       QueueingHint::kQueue},
-      {"delete a pod with anti-affinity that doesn't match pending pod",
-       HintPod("", "", {{"service", "foo"}}), HintPod("", "fake-node", {}, anti), nullptr,
-       QueueingHint::kSkip},
+      {"delete a pod with anti-affinity that matches pending pod", HintPod("", "", {{"service", "securityscan"}}),
+       HintPod("", "fake-node", {}, anti), nullptr, QueueingHint::kQueue},
+      {"delete a pod with anti-affinity that doesn't match pending pod", HintPod("", "", {{"service", "foo"}}),
+       HintPod("", "fake-node", {}, anti), nullptr, QueueingHint::kSkip},
       {"delete a pod which doesn't match pending pod's anti-affinity and has anti-affinity that doesn't "
        "match "
        "pending pod",
-       HintPod("", "", {{"service", "foo"}}, anti), HintPod("", "fake-node", {{"service", "foo"}}, anti),
-       nullptr, QueueingHint::kSkip},
+       HintPod("", "", {{"service", "foo"}}, anti), HintPod("", "fake-node", {{"service", "foo"}}, anti), nullptr,
+       QueueingHint::kSkip},
       // Any matched anti-affinity term repels, so a deleted pod matching one of several terms helps.
       {"delete a pod which matches one of several anti-affinity terms",
-       HintPod("p", "", {},
-               {.required_anti = {Term("zone", {Exists("aaa")}), Term("zone", {Exists("bbb")})}}),
+       HintPod("p", "", {}, {.required_anti = {Term("zone", {Exists("aaa")}), Term("zone", {Exists("bbb")})}}),
        HintPod("other", "fake-node", {{"aaa", ""}}), nullptr, QueueingHint::kQueue},
   };
   FakeHandle handle;
@@ -1282,10 +1222,8 @@ TEST(InterPodAffinityHints, IsSchedulableAfterPodChange) {
 }
 
 TEST(InterPodAffinityHints, IsSchedulableAfterNodeChange) {
-  const AffinitySpec zone_affinity = {
-      .required = {Term("zone", {In("service", {"securityscan", "value2"})})}};
-  const AffinitySpec region_affinity = {
-      .required = {Term("region", {In("service", {"securityscan", "value2"})})}};
+  const AffinitySpec zone_affinity = {.required = {Term("zone", {In("service", {"securityscan", "value2"})})}};
+  const AffinitySpec region_affinity = {.required = {Term("region", {In("service", {"securityscan", "value2"})})}};
   const AffinitySpec zone_anti = {.required_anti = {Term("zone", {In("another", {"label"})})}};
   struct Case {
     std::string name;
@@ -1297,30 +1235,28 @@ TEST(InterPodAffinityHints, IsSchedulableAfterNodeChange) {
   std::vector<Case> cases = {
       {"add a new node with matched pod affinity topologyKey", zone_affinity, nullptr,
        Node("node-a", {{"zone", "zone1"}}), QueueingHint::kQueue},
-      {"add a new node without matched topologyKey", region_affinity, nullptr,
-       Node("node-a", {{"zone", "zone1"}}), QueueingHint::kSkip},
+      {"add a new node without matched topologyKey", region_affinity, nullptr, Node("node-a", {{"zone", "zone1"}}),
+       QueueingHint::kSkip},
       {"update node label but not topologyKey", zone_affinity, Node("node-a", {{"aaa", "a"}}),
        Node("node-a", {{"aaa", "b"}}), QueueingHint::kSkip},
-      {"update node label that isn't related to the pod affinity", zone_affinity,
-       Node("node-a", {{"zone", "zone1"}}),
+      {"update node label that isn't related to the pod affinity", zone_affinity, Node("node-a", {{"zone", "zone1"}}),
        Node("node-a", {{"zone", "zone1"}, {"unrelated-label", "unrelated"}}), QueueingHint::kSkip},
-      {"update node with different affinity topologyKey value", zone_affinity,
-       Node("node-a", {{"zone", "zone1"}}), Node("node-a", {{"zone", "zone2"}}), QueueingHint::kQueue},
+      {"update node with different affinity topologyKey value", zone_affinity, Node("node-a", {{"zone", "zone1"}}),
+       Node("node-a", {{"zone", "zone2"}}), QueueingHint::kQueue},
       {"update node to have the affinity topology label", zone_affinity, Node("node-a", {{"aaa", "a"}}),
        Node("node-a", {{"zone", "zone1"}}), QueueingHint::kQueue},
       {"add a new node with matched pod anti-affinity topologyKey", zone_anti, nullptr,
        Node("node-a", {{"zone", "zone1"}}), QueueingHint::kQueue},
       {"add a new node without matched pod anti-affinity topologyKey", zone_anti, nullptr, Node("node-a"),
        QueueingHint::kQueue},
-      {"update node label that isn't related to the pod anti-affinity", zone_anti,
-       Node("node-a", {{"zone", "zone1"}}),
+      {"update node label that isn't related to the pod anti-affinity", zone_anti, Node("node-a", {{"zone", "zone1"}}),
        Node("node-a", {{"zone", "zone1"}, {"unrelated-label", "unrelated"}}), QueueingHint::kSkip},
-      {"update node with different anti-affinity topologyKey value", zone_anti,
-       Node("node-a", {{"zone", "zone1"}}), Node("node-a", {{"zone", "zone2"}}), QueueingHint::kQueue},
+      {"update node with different anti-affinity topologyKey value", zone_anti, Node("node-a", {{"zone", "zone1"}}),
+       Node("node-a", {{"zone", "zone2"}}), QueueingHint::kQueue},
       {"update node to have the anti-affinity topology label", zone_anti, Node("node-a", {{"aaa", "a"}}),
        Node("node-a", {{"zone", "zone1"}}), QueueingHint::kSkip},
-      {"update node label not to have anti-affinity topology label", zone_anti,
-       Node("node-a", {{"zone", "zone1"}}), Node("node-a", {{"aaa", "a"}}), QueueingHint::kQueue},
+      {"update node label not to have anti-affinity topology label", zone_anti, Node("node-a", {{"zone", "zone1"}}),
+       Node("node-a", {{"aaa", "a"}}), QueueingHint::kQueue},
   };
   FakeHandle handle;
   auto plugin = MakePlugin(handle);
@@ -1336,8 +1272,8 @@ TEST(InterPodAffinityHints, IsSchedulableAfterNodeChange) {
 // FakeHandle basics other helpers rely on.
 
 TEST(FakeHandle, SnapshotListsAndRunnerDefaults) {
-  FakeHandle handle({Node("a"), Node("b")}, {Pod("a", {}, {.required_anti = {Term("zone", {Exists("x")})}}),
-                                             Pod("b", {}), Pod("zz", {})});
+  FakeHandle handle({Node("a"), Node("b")},
+                    {Pod("a", {}, {.required_anti = {Term("zone", {Exists("x")})}}), Pod("b", {}), Pod("zz", {})});
   EXPECT_EQ(handle.snapshot().List().size(), 2u);
   EXPECT_EQ(handle.snapshot().HavePodsWithAffinityList().size(), 1u);
   EXPECT_EQ(handle.snapshot().HavePodsWithRequiredAntiAffinityList().size(), 1u);

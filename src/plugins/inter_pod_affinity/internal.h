@@ -16,7 +16,6 @@ namespace kubesched::plugins::inter_pod_affinity::internal {
 //! namespaces matching each selector; only namespaces holding pods (or the incoming pod's own)
 //! can matter to a match, so the result is the same. Does nothing when no term has a selector.
 void ResolveNamespaces(std::span<const framework::NodeInfo* const> nodes, std::string_view own_namespace,
-                       const framework::ClusterClient& client,
-                       std::initializer_list<IncomingTerms*> term_sets);
+                       const framework::ClusterClient& client, std::initializer_list<IncomingTerms*> term_sets);
 
 }  // namespace kubesched::plugins::inter_pod_affinity::internal

@@ -53,16 +53,14 @@ void ProcessExistingPod(const ScoringInputs& in, const PodInfo& existing, const 
   }
   if (in.hard_pod_affinity_weight > 0) {
     for (const auto& t : existing.required_affinity_terms) {
-      if (t.Matches(*in.incoming, in.namespace_labels))
-        Contribute(out, t, in.hard_pod_affinity_weight, node_labels);
+      if (t.Matches(*in.incoming, in.namespace_labels)) Contribute(out, t, in.hard_pod_affinity_weight, node_labels);
     }
   }
   for (const auto& wt : existing.preferred_affinity_terms) {
     if (wt.term.Matches(*in.incoming, in.namespace_labels)) Contribute(out, wt.term, wt.weight, node_labels);
   }
   for (const auto& wt : existing.preferred_anti_affinity_terms) {
-    if (wt.term.Matches(*in.incoming, in.namespace_labels))
-      Contribute(out, wt.term, -int64_t{wt.weight}, node_labels);
+    if (wt.term.Matches(*in.incoming, in.namespace_labels)) Contribute(out, wt.term, -int64_t{wt.weight}, node_labels);
   }
 }
 
@@ -84,16 +82,14 @@ Status InterPodAffinity::PreScore(framework::CycleState& cycle_state, const PodI
 
   // Unless the incoming pod has preferred terms, only pods with affinity can contribute.
   const framework::NodeInfoLister& lister = handle_.SnapshotSharedLister();
-  std::span<const NodeInfo* const> all_nodes =
-      has_constraints ? lister.List() : lister.HavePodsWithAffinityList();
+  std::span<const NodeInfo* const> all_nodes = has_constraints ? lister.List() : lister.HavePodsWithAffinityList();
   if (all_nodes.empty()) return Status::Skip();  // nothing can contribute
 
   IncomingTerms preferred_affinity(pod_info.preferred_affinity_terms);
   IncomingTerms preferred_anti_affinity(pod_info.preferred_anti_affinity_terms);
   internal::ResolveNamespaces(all_nodes, pod.metadata.namespace_, handle_.client(),
                               {&preferred_affinity, &preferred_anti_affinity});
-  api::Labels namespace_labels =
-      handle_.client().NamespaceLabels(pod.metadata.namespace_).value_or(api::Labels{});
+  api::Labels namespace_labels = handle_.client().NamespaceLabels(pod.metadata.namespace_).value_or(api::Labels{});
   ScoringInputs inputs{&preferred_affinity, &preferred_anti_affinity, &pod, &namespace_labels,
                        args_.hard_pod_affinity_weight};
 

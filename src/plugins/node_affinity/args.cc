@@ -139,8 +139,7 @@ class Decoder {
                 w->get<int64_t>() <= std::numeric_limits<int32_t>::max()) {
               pref.weight = static_cast<int32_t>(w->get<int64_t>());
             } else {
-              errs.push_back(
-                  helper::FieldInvalid(PathChild(p, "weight"), w->dump(), "must be a 32-bit integer"));
+              errs.push_back(helper::FieldInvalid(PathChild(p, "weight"), w->dump(), "must be a 32-bit integer"));
             }
           }
           if (const Json* t = Member(e, "preference")) pref.preference = Term(*t, PathChild(p, "preference"));
@@ -181,14 +180,11 @@ void ValidateTerm(const RawTerm& t, const std::string& path, std::vector<std::st
 std::vector<api::SelectorRequirement> Convert(const std::vector<RawRequirement>& reqs) {
   std::vector<api::SelectorRequirement> out;
   out.reserve(reqs.size());
-  for (const auto& r : reqs)
-    out.push_back({r.key, ParseOperator(r.op).value_or(api::SelectorOperator::kIn), r.values});
+  for (const auto& r : reqs) out.push_back({r.key, ParseOperator(r.op).value_or(api::SelectorOperator::kIn), r.values});
   return out;
 }
 
-api::NodeSelectorTerm Convert(const RawTerm& t) {
-  return {Convert(t.match_expressions), Convert(t.match_fields)};
-}
+api::NodeSelectorTerm Convert(const RawTerm& t) { return {Convert(t.match_expressions), Convert(t.match_fields)}; }
 
 }  // namespace
 

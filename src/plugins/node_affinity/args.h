@@ -26,7 +26,6 @@ struct NodeAffinityArgs {
 std::expected<NodeAffinityArgs, std::string> ParseArgs(const nlohmann::json& args);
 
 //! Decodes one v1.NodeAffinity object (same rules, paths rooted at `path`).
-std::expected<api::NodeAffinity, std::string> DecodeNodeAffinity(const nlohmann::json& json,
-                                                                 const std::string& path);
+std::expected<api::NodeAffinity, std::string> DecodeNodeAffinity(const nlohmann::json& json, const std::string& path);
 
 }  // namespace kubesched::plugins::node_affinity

@@ -17,17 +17,13 @@ struct PreFilterState final : framework::StateData {
   explicit PreFilterState(std::shared_ptr<const api::Pod> p) : pod(std::move(p)), required(*pod) {}
   std::shared_ptr<const api::Pod> pod;
   RequiredNodeAffinity required;
-  std::unique_ptr<framework::StateData> Clone() const override {
-    return std::make_unique<PreFilterState>(pod);
-  }
+  std::unique_ptr<framework::StateData> Clone() const override { return std::make_unique<PreFilterState>(pod); }
 };
 
 struct PreScoreState final : framework::StateData {
   std::shared_ptr<const api::Pod> pod;
   std::optional<PreferredSchedulingTerms> preferred;  // nullopt: the pod has no preferred terms
-  std::unique_ptr<framework::StateData> Clone() const override {
-    return std::make_unique<PreScoreState>(*this);
-  }
+  std::unique_ptr<framework::StateData> Clone() const override { return std::make_unique<PreScoreState>(*this); }
 };
 
 const api::NodeAffinity* PodNodeAffinity(const api::Pod& pod) {
@@ -143,13 +139,12 @@ std::pair<int64_t, framework::Status> NodeAffinity::Score(const framework::Cycle
 }
 
 framework::Status NodeAffinity::NormalizeScore(const framework::CycleState& /*state*/,
-                                               const framework::PodInfo& /*pod*/,
-                                               framework::NodeScoreList& scores) {
+                                               const framework::PodInfo& /*pod*/, framework::NodeScoreList& scores) {
   return helper::DefaultNormalizeScore(framework::kMaxNodeScore, /*reverse=*/false, scores);
 }
 
-framework::QueueingHint NodeAffinity::IsSchedulableAfterNodeChange(
-    const api::Pod& pod, const framework::EventObjects& event) const {
+framework::QueueingHint NodeAffinity::IsSchedulableAfterNodeChange(const api::Pod& pod,
+                                                                   const framework::EventObjects& event) const {
   const api::Node* modified = event.new_node;
   if (modified == nullptr) return framework::QueueingHint::kQueue;
   if (added_node_selector_ && !added_node_selector_->Match(*modified)) return framework::QueueingHint::kSkip;

@@ -23,8 +23,7 @@ namespace kubesched::plugins::node_affinity {
 //! The pod's nodeSelector / required affinity rejects the node.
 inline constexpr std::string_view kErrReasonPod = "node(s) didn't match Pod's node affinity/selector";
 //! The profile's addedAffinity rejects the node.
-inline constexpr std::string_view kErrReasonEnforced =
-    "node(s) didn't match scheduler-enforced node affinity";
+inline constexpr std::string_view kErrReasonEnforced = "node(s) didn't match scheduler-enforced node affinity";
 //! Every required term names nodes through matchFields and no name satisfies all of a term.
 inline constexpr std::string_view kErrReasonConflict = "pod affinity terms conflict";
 
@@ -60,8 +59,7 @@ class NodeAffinity final : public framework::PreFilterPlugin,
   framework::Status PreScore(framework::CycleState& state, const framework::PodInfo& pod,
                              std::span<const framework::NodeInfo* const> nodes) override;
   //! Sum of the weights of the matching preferred terms (pod's and profile's).
-  std::pair<int64_t, framework::Status> Score(const framework::CycleState& state,
-                                              const framework::PodInfo& pod,
+  std::pair<int64_t, framework::Status> Score(const framework::CycleState& state, const framework::PodInfo& pod,
                                               const framework::NodeInfo& node_info) override;
   framework::ScoreExtensions* GetScoreExtensions() override { return this; }
   //! DefaultNormalizeScore: the best node scores 100, the others proportionally.
@@ -72,8 +70,7 @@ class NodeAffinity final : public framework::PreFilterPlugin,
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
 
   //! The queueing hint for node events (exposed for tests).
-  framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod,
-                                                       const framework::EventObjects& event) const;
+  framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod, const framework::EventObjects& event) const;
 
  private:
   NodeAffinityArgs args_;

@@ -94,8 +94,7 @@ TEST(NodeAffinityArgsTest, Validation) {
        ""},
       {"unknown field", R"({"addedAffinity": {"foo": 1}})", "unknown field \"addedAffinity.foo\""},
       {"unknown top-level field", R"({"addedAffinty": {}})", "unknown field \"addedAffinty\""},
-      {"wrong type",
-       R"({"addedAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": "high"}]}})",
+      {"wrong type", R"({"addedAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": "high"}]}})",
        "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: Invalid value: \"high\": "
        "must be a "
        "32-bit integer"},
@@ -128,13 +127,10 @@ TEST(NodeAffinityArgsTest, DecodesIntoApiTypes) {
   ASSERT_EQ(a.required->terms.size(), 1u);
   const auto& term = a.required->terms[0];
   ASSERT_EQ(term.match_expressions.size(), 2u);
-  EXPECT_EQ(term.match_expressions[0],
-            (api::SelectorRequirement{"zone", api::SelectorOperator::kNotIn, {"a", "b"}}));
-  EXPECT_EQ(term.match_expressions[1],
-            (api::SelectorRequirement{"gpu", api::SelectorOperator::kDoesNotExist, {}}));
+  EXPECT_EQ(term.match_expressions[0], (api::SelectorRequirement{"zone", api::SelectorOperator::kNotIn, {"a", "b"}}));
+  EXPECT_EQ(term.match_expressions[1], (api::SelectorRequirement{"gpu", api::SelectorOperator::kDoesNotExist, {}}));
   ASSERT_EQ(term.match_fields.size(), 1u);
-  EXPECT_EQ(term.match_fields[0],
-            (api::SelectorRequirement{"metadata.name", api::SelectorOperator::kIn, {"n1"}}));
+  EXPECT_EQ(term.match_fields[0], (api::SelectorRequirement{"metadata.name", api::SelectorOperator::kIn, {"n1"}}));
   ASSERT_EQ(a.preferred.size(), 1u);
   EXPECT_EQ(a.preferred[0].weight, 7);
   EXPECT_EQ(a.preferred[0].preference.match_expressions[0],

@@ -78,22 +78,8 @@ TEST(NodeAffinityTest, PreFilterAndFilter) {
   const json added_node2 = json::parse(R"({"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
       {"nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node2"]}]}]}}})");
   const std::vector<Case> cases = {
-      {"missing labels",
-       PodWithNodeSelector({{"foo", "bar"}}),
-       {},
-       "",
-       kPodMismatch,
-       ok,
-       std::nullopt,
-       nullptr},
-      {"same labels",
-       PodWithNodeSelector({{"foo", "bar"}}),
-       {{"foo", "bar"}},
-       "",
-       ok,
-       ok,
-       std::nullopt,
-       nullptr},
+      {"missing labels", PodWithNodeSelector({{"foo", "bar"}}), {}, "", kPodMismatch, ok, std::nullopt, nullptr},
+      {"same labels", PodWithNodeSelector({{"foo", "bar"}}), {{"foo", "bar"}}, "", ok, ok, std::nullopt, nullptr},
       {"node labels are superset",
        PodWithNodeSelector({{"foo", "bar"}}),
        {{"foo", "bar"}, {"baz", "blah"}},
@@ -179,8 +165,8 @@ TEST(NodeAffinityTest, PreFilterAndFilter) {
        std::nullopt,
        nullptr},
       {"Pod with multiple matchExpressions ANDed that matches the existing node",
-       PodWithRequired({Exprs(
-           {Req("GPU", SelectorOperator::kExists), Req("GPU", SelectorOperator::kNotIn, {"AMD", "INTER"})})}),
+       PodWithRequired(
+           {Exprs({Req("GPU", SelectorOperator::kExists), Req("GPU", SelectorOperator::kNotIn, {"AMD", "INTER"})})}),
        {{"GPU", "NVIDIA-GRID-K1"}},
        "",
        ok,
@@ -188,8 +174,8 @@ TEST(NodeAffinityTest, PreFilterAndFilter) {
        std::nullopt,
        nullptr},
       {"Pod with multiple matchExpressions ANDed that doesn't match the existing node",
-       PodWithRequired({Exprs(
-           {Req("GPU", SelectorOperator::kExists), Req("GPU", SelectorOperator::kIn, {"AMD", "INTER"})})}),
+       PodWithRequired(
+           {Exprs({Req("GPU", SelectorOperator::kExists), Req("GPU", SelectorOperator::kIn, {"AMD", "INTER"})})}),
        {{"GPU", "NVIDIA-GRID-K1"}},
        "",
        kPodMismatch,
@@ -213,8 +199,7 @@ TEST(NodeAffinityTest, PreFilterAndFilter) {
          p.spec.node_selector = {{"foo", "bar"}};
          p.spec.affinity.emplace();
          p.spec.affinity->node_affinity.emplace();
-         p.spec.affinity->node_affinity->required =
-             api::NodeSelector{{Exprs({Req("foo", SelectorOperator::kExists)})}};
+         p.spec.affinity->node_affinity->required = api::NodeSelector{{Exprs({Req("foo", SelectorOperator::kExists)})}};
        }),
        {{"foo", "bar"}},
        "",
@@ -229,8 +214,7 @@ TEST(NodeAffinityTest, PreFilterAndFilter) {
          p.spec.node_selector = {{"foo", "bar"}};
          p.spec.affinity.emplace();
          p.spec.affinity->node_affinity.emplace();
-         p.spec.affinity->node_affinity->required =
-             api::NodeSelector{{Exprs({Req("foo", SelectorOperator::kExists)})}};
+         p.spec.affinity->node_affinity->required = api::NodeSelector{{Exprs({Req("foo", SelectorOperator::kExists)})}};
        }),
        {{"foo", "barrrrrr"}},
        "",
@@ -288,8 +272,7 @@ TEST(NodeAffinityTest, PreFilterAndFilter) {
        std::set<std::string>{"node1"},
        nullptr},
       {"Pod with two terms: both matchFields and matchExpressions do not match",
-       PodWithRequired(
-           {Fields({NameIn("node1")}), Exprs({Req("foo", SelectorOperator::kIn, {"not-match-to-bar"})})}),
+       PodWithRequired({Fields({NameIn("node1")}), Exprs({Req("foo", SelectorOperator::kIn, {"not-match-to-bar"})})}),
        {{"foo", "bar"}},
        "node2",
        kPodMismatch,
@@ -332,8 +315,7 @@ TEST(NodeAffinityTest, PreFilterAndFilter) {
        PodWith([](api::Pod&) {}),
        {{"zone", "foo"}},
        "node2",
-       framework::Status::UnschedulableAndUnresolvable(
-           "node(s) didn't match scheduler-enforced node affinity"),
+       framework::Status::UnschedulableAndUnresolvable("node(s) didn't match scheduler-enforced node affinity"),
        ok,
        std::nullopt,
        json::parse(
@@ -349,8 +331,8 @@ TEST(NodeAffinityTest, PreFilterAndFilter) {
        nullptr,
        /*run_pre_filter=*/false},
       {"Matches node affinity correctly even if PreFilter is not called",
-       PodWithRequired({Exprs(
-           {Req("GPU", SelectorOperator::kExists), Req("GPU", SelectorOperator::kNotIn, {"AMD", "INTER"})})}),
+       PodWithRequired(
+           {Exprs({Req("GPU", SelectorOperator::kExists), Req("GPU", SelectorOperator::kNotIn, {"AMD", "INTER"})})}),
        {{"GPU", "NVIDIA-GRID-K1"}},
        "",
        ok,
@@ -406,11 +388,9 @@ TEST(NodeAffinityTest, Score) {
       {5, Exprs({Req("foo", SelectorOperator::kIn, {"bar"}), Req("key", SelectorOperator::kIn, {"value"}),
                  Req("az", SelectorOperator::kIn, {"az1"})})},
   };
-  const json added_affinity1 =
-      json::parse(R"({"addedAffinity": {"preferredDuringSchedulingIgnoredDuringExecution":
+  const json added_affinity1 = json::parse(R"({"addedAffinity": {"preferredDuringSchedulingIgnoredDuringExecution":
       [{"weight": 2, "preference": {"matchExpressions": [{"key": "foo", "operator": "In", "values": ["bar"]}]}}]}})");
-  const json added_key_value =
-      json::parse(R"({"addedAffinity": {"preferredDuringSchedulingIgnoredDuringExecution":
+  const json added_key_value = json::parse(R"({"addedAffinity": {"preferredDuringSchedulingIgnoredDuringExecution":
       [{"weight": 3, "preference": {"matchExpressions": [{"key": "key", "operator": "In", "values": ["value"]}]}}]}})");
 
   struct Case {
@@ -502,13 +482,12 @@ TEST(NodeAffinityTest, PreScoreRejectsInvalidPreferredTerm) {
   framework::CycleState state;
   auto status = plugin->PreScore(state, *framework::PodInfo::Create(pod), {});
   EXPECT_TRUE(status.IsError());
-  EXPECT_EQ(
-      status.Message(),
-      "[0].matchExpressions[0].values[0][foo]: Invalid value: \"a b\": a valid label must be an empty string "
-      "or "
-      "consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
-      "character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is "
-      "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')");
+  EXPECT_EQ(status.Message(),
+            "[0].matchExpressions[0].values[0][foo]: Invalid value: \"a b\": a valid label must be an empty string "
+            "or "
+            "consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
+            "character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is "
+            "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')");
 }
 
 TEST(NodeAffinityTest, EventsToRegister) {
@@ -538,27 +517,25 @@ TEST(NodeAffinityTest, IsSchedulableAfterNodeChange) {
   };
   const std::vector<Case> cases = {
       {"skip-queue-on-add", nullptr, pod, nullptr, NodeWith("n", {}), framework::QueueingHint::kSkip},
-      {"queue-on-add", nullptr, pod, nullptr, NodeWith("n", {{"foo", "bar"}}),
-       framework::QueueingHint::kQueue},
-      {"skip-unrelated-changes", nullptr, pod, NodeWith("n", {}), NodeWith("n", {}),
-       framework::QueueingHint::kSkip},
+      {"queue-on-add", nullptr, pod, nullptr, NodeWith("n", {{"foo", "bar"}}), framework::QueueingHint::kQueue},
+      {"skip-unrelated-changes", nullptr, pod, NodeWith("n", {}), NodeWith("n", {}), framework::QueueingHint::kSkip},
       {"skip-unrelated-changes-on-labels", nullptr, pod, NodeWith("n", {}), NodeWith("n", {{"k", "v"}}),
        framework::QueueingHint::kSkip},
       {"skip-labels-changes-on-suitable-node", nullptr, pod, NodeWith("n", {{"foo", "bar"}}),
        NodeWith("n", {{"foo", "bar"}, {"k", "v"}}), framework::QueueingHint::kSkip},
-      {"skip-labels-changes-on-node-from-suitable-to-unsuitable", nullptr, pod,
-       NodeWith("n", {{"foo", "bar"}}), NodeWith("n", {{"k", "v"}}), framework::QueueingHint::kSkip},
-      {"queue-on-labels-change-makes-pod-schedulable", nullptr, pod, NodeWith("n", {}),
-       NodeWith("n", {{"foo", "bar"}}), framework::QueueingHint::kQueue},
+      {"skip-labels-changes-on-node-from-suitable-to-unsuitable", nullptr, pod, NodeWith("n", {{"foo", "bar"}}),
+       NodeWith("n", {{"k", "v"}}), framework::QueueingHint::kSkip},
+      {"queue-on-labels-change-makes-pod-schedulable", nullptr, pod, NodeWith("n", {}), NodeWith("n", {{"foo", "bar"}}),
+       framework::QueueingHint::kQueue},
       {"skip-queue-on-add-scheduler-enforced-node-affinity", enforced, pod, nullptr, NodeWith("n", {}),
        framework::QueueingHint::kSkip},
-      {"queue-on-add-scheduler-enforced-node-affinity", enforced, pod, nullptr,
+      {"queue-on-add-scheduler-enforced-node-affinity", enforced, pod, nullptr, NodeWith("n", {{"foo", "bar"}}),
+       framework::QueueingHint::kQueue},
+      {"queue-on-add-for-pod-with-node-selector-only", nullptr, PodWithNodeSelector({{"foo", "bar"}}), nullptr,
        NodeWith("n", {{"foo", "bar"}}), framework::QueueingHint::kQueue},
-      {"queue-on-add-for-pod-with-node-selector-only", nullptr, PodWithNodeSelector({{"foo", "bar"}}),
-       nullptr, NodeWith("n", {{"foo", "bar"}}), framework::QueueingHint::kQueue},
       {"queue-when-an-invalid-term-is-involved", nullptr,
-       PodWithRequired({Exprs({Req("foo", SelectorOperator::kIn, {"not valid!"})})}), nullptr,
-       NodeWith("n", {}), framework::QueueingHint::kQueue},
+       PodWithRequired({Exprs({Req("foo", SelectorOperator::kIn, {"not valid!"})})}), nullptr, NodeWith("n", {}),
+       framework::QueueingHint::kQueue},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -575,12 +552,11 @@ TEST(NodeAffinityTest, NewRejectsInvalidArgs) {
       {"nodeSelectorTerms": [{"matchExpressions": [{"key": "foo", "operator": "Foo"}]}]}}})"),
                     handle);
   ASSERT_FALSE(plugin.has_value());
-  EXPECT_EQ(
-      plugin.error(),
-      "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]."
-      "operator: Unsupported value: \"Foo\": supported values: \"In\", \"NotIn\", \"Exists\", "
-      "\"DoesNotExist\", "
-      "\"Gt\", \"Lt\"");
+  EXPECT_EQ(plugin.error(),
+            "addedAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0]."
+            "operator: Unsupported value: \"Foo\": supported values: \"In\", \"NotIn\", \"Exists\", "
+            "\"DoesNotExist\", "
+            "\"Gt\", \"Lt\"");
 }
 
 // A nameless node has no fields, so matchFields cannot reject it (upstream's extractNodeFields).
@@ -588,8 +564,7 @@ TEST(NodeAffinityTest, MatchFieldsIgnoredOnNamelessNode) {
   auto plugin = MakePlugin(nullptr);
   auto pod_info = framework::PodInfo::Create(PodWithRequired({Fields({NameIn("node1")})}));
   framework::CycleState state;
-  EXPECT_EQ(plugin->Filter(state, *pod_info, *testing::MakeNodeInfo(NodeWith("", {}))),
-            framework::Status::Success());
+  EXPECT_EQ(plugin->Filter(state, *pod_info, *testing::MakeNodeInfo(NodeWith("", {}))), framework::Status::Success());
 }
 
 }  // namespace

@@ -91,13 +91,11 @@ void ValidateFieldRequirement(const api::SelectorRequirement& req, std::string_v
     case api::SelectorOperator::kIn:
     case api::SelectorOperator::kNotIn:
       if (req.values.size() != 1) {
-        errs.push_back(
-            FieldInvalid(PathChild(path, "values"), GoStringSlice(req.values), "must have one element"));
+        errs.push_back(FieldInvalid(PathChild(path, "values"), GoStringSlice(req.values), "must have one element"));
       }
       break;
     default:
-      errs.push_back(
-          helper::FieldNotSupported(PathChild(path, "operator"), api::ToString(req.op), {"In", "NotIn"}));
+      errs.push_back(helper::FieldNotSupported(PathChild(path, "operator"), api::ToString(req.op), {"In", "NotIn"}));
   }
 }
 

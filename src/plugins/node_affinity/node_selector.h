@@ -33,8 +33,7 @@ void ValidateLabelRequirement(const api::SelectorRequirement& req, std::string_v
 void ValidateFieldRequirement(const api::SelectorRequirement& req, std::string_view path,
                               std::vector<std::string>& errs);
 //! Appends the errors of a term at `path` (matchExpressions first, then matchFields).
-void ValidateNodeSelectorTerm(const api::NodeSelectorTerm& term, std::string_view path,
-                              std::vector<std::string>& errs);
+void ValidateNodeSelectorTerm(const api::NodeSelectorTerm& term, std::string_view path, std::vector<std::string>& errs);
 //! Whether the term passes validation (cheaper than collecting messages).
 bool IsValidNodeSelectorTerm(const api::NodeSelectorTerm& term);
 

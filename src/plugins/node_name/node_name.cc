@@ -25,8 +25,7 @@ framework::Status NodeName::Filter(const framework::CycleState& /*state*/, const
 
 framework::QueueingHint IsSchedulableAfterNodeAdd(const api::Pod& pod, const framework::EventObjects& event) {
   if (event.new_node == nullptr) return framework::QueueingHint::kQueue;
-  return Fits(pod, event.new_node->metadata.name) ? framework::QueueingHint::kQueue
-                                                  : framework::QueueingHint::kSkip;
+  return Fits(pod, event.new_node->metadata.name) ? framework::QueueingHint::kQueue : framework::QueueingHint::kSkip;
 }
 
 std::vector<framework::ClusterEventWithHint> NodeName::EventsToRegister() const {

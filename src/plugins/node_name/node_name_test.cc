@@ -24,8 +24,7 @@ TEST(NodeNameTest, Filter) {
   };
   const std::vector<Case> cases = {
       {"no host specified", MakePod().Obj(), MakeNode().Name("foo").Obj(), framework::Status::Success()},
-      {"host matches", MakePod().Node("foo").Obj(), MakeNode().Name("foo").Obj(),
-       framework::Status::Success()},
+      {"host matches", MakePod().Node("foo").Obj(), MakeNode().Name("foo").Obj(), framework::Status::Success()},
       {"host doesn't match", MakePod().Node("bar").Obj(), MakeNode().Name("foo").Obj(),
        framework::Status::UnschedulableAndUnresolvable("node(s) didn't match the requested node name")},
   };

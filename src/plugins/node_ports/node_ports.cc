@@ -7,9 +7,7 @@ const framework::StateKey kPreFilterStateKey{"PreFilterNodePorts"};
 
 struct PreFilterState final : framework::StateData {
   std::vector<api::ContainerPort> ports;
-  std::unique_ptr<framework::StateData> Clone() const override {
-    return std::make_unique<PreFilterState>(*this);
-  }
+  std::unique_ptr<framework::StateData> Clone() const override { return std::make_unique<PreFilterState>(*this); }
 };
 
 bool FitsPorts(std::span<const api::ContainerPort> wanted, const framework::HostPortInfo& in_use) {
@@ -51,16 +49,14 @@ std::pair<framework::PreFilterResult, framework::Status> NodePorts::PreFilter(
 framework::Status NodePorts::Filter(const framework::CycleState& state, const framework::PodInfo& /*pod*/,
                                     const framework::NodeInfo& node_info) {
   const auto* s = state.Get<PreFilterState>(kPreFilterStateKey);
-  if (s == nullptr)
-    return framework::Status::Error("reading \"PreFilterNodePorts\" from cycleState: not found");
+  if (s == nullptr) return framework::Status::Error("reading \"PreFilterNodePorts\" from cycleState: not found");
   if (!FitsPorts(s->ports, node_info.used_ports())) {
     return framework::Status::Unschedulable(std::string(kErrReason));
   }
   return framework::Status::Success();
 }
 
-framework::QueueingHint IsSchedulableAfterPodDeleted(const api::Pod& pod,
-                                                     const framework::EventObjects& event) {
+framework::QueueingHint IsSchedulableAfterPodDeleted(const api::Pod& pod, const framework::EventObjects& event) {
   const api::Pod* deleted = event.old_pod;
   if (deleted == nullptr) return framework::QueueingHint::kQueue;
   // A pod that was neither bound nor nominated held no ports anywhere.
@@ -78,8 +74,7 @@ framework::QueueingHint IsSchedulableAfterPodDeleted(const api::Pod& pod,
 
 std::vector<framework::ClusterEventWithHint> NodePorts::EventsToRegister() const {
   return {
-      {{framework::EventResource::kPod, framework::action::kDelete, "PodDelete"},
-       IsSchedulableAfterPodDeleted},
+      {{framework::EventResource::kPod, framework::action::kDelete, "PodDelete"}, IsSchedulableAfterPodDeleted},
       {framework::events::NodeAdd(), nullptr},
   };
 }

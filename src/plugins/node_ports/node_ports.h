@@ -42,8 +42,7 @@ class NodePorts final : public framework::PreFilterPlugin,
 //! containers (upstream's util.GetHostPorts).
 std::vector<api::ContainerPort> GetHostPorts(const api::Pod& pod);
 
-framework::QueueingHint IsSchedulableAfterPodDeleted(const api::Pod& pod,
-                                                     const framework::EventObjects& event);
+framework::QueueingHint IsSchedulableAfterPodDeleted(const api::Pod& pod, const framework::EventObjects& event);
 
 //! Takes no args (ignored).
 std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,

@@ -15,9 +15,7 @@ const framework::StateKey kPreScoreKey{"PreScoreNodeResourcesBalancedAllocation"
 
 struct PreScoreState final : framework::StateData {
   std::vector<int64_t> pod_requests;  // in resource order
-  std::unique_ptr<framework::StateData> Clone() const override {
-    return std::make_unique<PreScoreState>(*this);
-  }
+  std::unique_ptr<framework::StateData> Clone() const override { return std::make_unique<PreScoreState>(*this); }
 };
 
 // ValidateNodeResourcesBalancedAllocationArgs.
@@ -31,8 +29,8 @@ std::vector<std::string> Validate(const NodeResourcesBalancedAllocationArgs& arg
       errs.push_back(fmt::format("resources[{}].name: Duplicate value: {}", i, helper::GoQuote(r.name)));
     }
     if (r.weight != 1) {
-      errs.push_back(helper::FieldInvalid(fmt::format("resources[{}].weight", i), std::to_string(r.weight),
-                                          "must be 1"));
+      errs.push_back(
+          helper::FieldInvalid(fmt::format("resources[{}].weight", i), std::to_string(r.weight), "must be 1"));
     }
   }
   return errs;
@@ -46,8 +44,7 @@ std::expected<NodeResourcesBalancedAllocationArgs, std::string> ParseArgs(const 
     if (!json.is_object()) return std::unexpected("expected an object");
     for (const auto& [key, value] : json.items()) {
       if (key == "resources") {
-        if (auto err = args_util::ReadResourceSpecs(value, "resources", args.resources))
-          return std::unexpected(*err);
+        if (auto err = args_util::ReadResourceSpecs(value, "resources", args.resources)) return std::unexpected(*err);
       } else if (key == "apiVersion" || key == "kind") {
         // Tolerated: args may be written as a typed object.
       } else {
@@ -75,8 +72,7 @@ framework::Status BalancedAllocation::PreScore(framework::CycleState& state, con
   std::vector<int64_t> pod_requests = scorer_.PodRequests(pod);
   // Every node would score 100 for a best-effort pod (its fractions do not move), which piles
   // such pods onto one node (kubernetes#129138).
-  if (node_resources_fit::ResourceAllocationScorer::IsBestEffort(pod_requests))
-    return framework::Status::Skip();
+  if (node_resources_fit::ResourceAllocationScorer::IsBestEffort(pod_requests)) return framework::Status::Skip();
   auto data = std::make_unique<PreScoreState>();
   data->pod_requests = std::move(pod_requests);
   state.Write(kPreScoreKey, std::move(data));
@@ -86,11 +82,9 @@ framework::Status BalancedAllocation::PreScore(framework::CycleState& state, con
 std::pair<int64_t, framework::Status> BalancedAllocation::Score(const framework::CycleState& state,
                                                                 const framework::PodInfo& pod,
                                                                 const framework::NodeInfo& node_info) {
-  if (const auto* s = state.Get<PreScoreState>(kPreScoreKey))
-    return scorer_.Score(node_info, s->pod_requests);
+  if (const auto* s = state.Get<PreScoreState>(kPreScoreKey)) return scorer_.Score(node_info, s->pod_requests);
   const std::vector<int64_t> pod_requests = scorer_.PodRequests(pod);
-  if (node_resources_fit::ResourceAllocationScorer::IsBestEffort(pod_requests))
-    return {0, framework::Status()};
+  if (node_resources_fit::ResourceAllocationScorer::IsBestEffort(pod_requests)) return {0, framework::Status()};
   return scorer_.Score(node_info, pod_requests);
 }
 

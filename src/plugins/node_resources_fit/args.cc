@@ -80,8 +80,7 @@ namespace {
 using helper::GoQuote;
 using Json = nlohmann::json;
 
-std::optional<std::string> ReadStringList(const Json& v, std::string_view path,
-                                          std::vector<std::string>& out) {
+std::optional<std::string> ReadStringList(const Json& v, std::string_view path, std::vector<std::string>& out) {
   out.clear();
   if (v.is_null()) return std::nullopt;
   if (!v.is_array()) return fmt::format("{}: expected a list of strings", path);
@@ -92,8 +91,7 @@ std::optional<std::string> ReadStringList(const Json& v, std::string_view path,
   return std::nullopt;
 }
 
-std::optional<std::string> ReadShape(const Json& v, std::string_view path,
-                                     std::vector<UtilizationShapePoint>& out) {
+std::optional<std::string> ReadShape(const Json& v, std::string_view path, std::vector<UtilizationShapePoint>& out) {
   out.clear();
   if (v.is_null()) return std::nullopt;
   if (!v.is_array()) return fmt::format("{}: expected a list", path);
@@ -112,8 +110,7 @@ std::optional<std::string> ReadShape(const Json& v, std::string_view path,
       }
       if (value.is_null()) continue;
       // Both are int32 upstream.
-      if (!value.is_number_integer() || value.get<int64_t>() < INT32_MIN ||
-          value.get<int64_t>() > INT32_MAX) {
+      if (!value.is_number_integer() || value.get<int64_t>() < INT32_MIN || value.get<int64_t>() > INT32_MAX) {
         return fmt::format("{}.{}: expected a 32-bit integer", p, key);
       }
       *target = value.get<int64_t>();
@@ -133,12 +130,10 @@ std::optional<std::string> ReadScoringStrategy(const Json& v, ScoringStrategy& o
       if (!value.is_string()) return std::string("scoringStrategy.type: expected a string");
       out.type = value.get<std::string>();
     } else if (key == "resources") {
-      if (auto err = args_util::ReadResourceSpecs(value, "scoringStrategy.resources", out.resources))
-        return err;
+      if (auto err = args_util::ReadResourceSpecs(value, "scoringStrategy.resources", out.resources)) return err;
     } else if (key == "requestedToCapacityRatio") {
       if (value.is_null()) continue;
-      if (!value.is_object())
-        return std::string("scoringStrategy.requestedToCapacityRatio: expected an object");
+      if (!value.is_object()) return std::string("scoringStrategy.requestedToCapacityRatio: expected an object");
       std::vector<UtilizationShapePoint> shape;
       for (const auto& [k, sv] : value.items()) {
         if (k != "shape") {
@@ -173,13 +168,11 @@ void ValidateShape(const std::vector<UtilizationShapePoint>& shape, std::vector<
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i].utilization < 0 || shape[i].utilization > 100) {
       errs.push_back(helper::FieldInvalid(fmt::format("{}[{}].utilization", kPath, i),
-                                          std::to_string(shape[i].utilization),
-                                          "not in valid range [0, 100]"));
+                                          std::to_string(shape[i].utilization), "not in valid range [0, 100]"));
     }
     if (shape[i].score < 0 || shape[i].score > kMaxCustomPriorityScore) {
-      errs.push_back(
-          helper::FieldInvalid(fmt::format("{}[{}].score", kPath, i), std::to_string(shape[i].score),
-                               fmt::format("not in valid range [0, {}]", kMaxCustomPriorityScore)));
+      errs.push_back(helper::FieldInvalid(fmt::format("{}[{}].score", kPath, i), std::to_string(shape[i].score),
+                                          fmt::format("not in valid range [0, {}]", kMaxCustomPriorityScore)));
     }
   }
 }
@@ -199,8 +192,7 @@ std::vector<std::string> Validate(const NodeResourcesFitArgs& args) {
     if (group.find('/') != std::string::npos) {
       errs.push_back(helper::FieldInvalid(p, GoQuote(group), "resource group name can't contain '/'"));
     }
-    for (const auto& e : helper::IsQualifiedName(group))
-      errs.push_back(helper::FieldInvalid(p, GoQuote(group), e));
+    for (const auto& e : helper::IsQualifiedName(group)) errs.push_back(helper::FieldInvalid(p, GoQuote(group), e));
   }
   const ScoringStrategy& s = args.scoring_strategy;
   if (s.type != kLeastAllocated && s.type != kMostAllocated && s.type != kRequestedToCapacityRatio) {
@@ -210,9 +202,9 @@ std::vector<std::string> Validate(const NodeResourcesFitArgs& args) {
   for (size_t i = 0; i < s.resources.size(); ++i) {
     const ResourceSpec& r = s.resources[i];
     if (r.weight <= 0 || r.weight > 100) {
-      errs.push_back(helper::FieldInvalid(
-          fmt::format("scoringStrategy.resources[{}].weight", i), std::to_string(r.weight),
-          fmt::format("resource weight of {} not in valid range (0, 100]", r.name)));
+      errs.push_back(helper::FieldInvalid(fmt::format("scoringStrategy.resources[{}].weight", i),
+                                          std::to_string(r.weight),
+                                          fmt::format("resource weight of {} not in valid range (0, 100]", r.name)));
     }
   }
   if (s.shape) {

@@ -15,16 +15,12 @@ const framework::StateKey kPreScoreKey{"PreScoreNodeResourcesFit"};
 
 struct PreFilterState final : framework::StateData {
   Resource request;
-  std::unique_ptr<framework::StateData> Clone() const override {
-    return std::make_unique<PreFilterState>(*this);
-  }
+  std::unique_ptr<framework::StateData> Clone() const override { return std::make_unique<PreFilterState>(*this); }
 };
 
 struct PreScoreState final : framework::StateData {
   std::vector<int64_t> pod_requests;  // in scoring-resource order
-  std::unique_ptr<framework::StateData> Clone() const override {
-    return std::make_unique<PreScoreState>(*this);
-  }
+  std::unique_ptr<framework::StateData> Clone() const override { return std::make_unique<PreScoreState>(*this); }
 };
 
 constexpr std::string_view kTooManyPods = "Too many pods";
@@ -52,15 +48,13 @@ void ForEachInsufficient(const Resource& req, const Resource& alloc, const Resou
   }
   if (req.ephemeral_storage > 0 && req.ephemeral_storage > alloc.ephemeral_storage - used.ephemeral_storage) {
     on_insufficient(api::kResourceEphemeralStorage, kInsufficientEphemeralStorage, req.ephemeral_storage,
-                    used.ephemeral_storage, alloc.ephemeral_storage,
-                    req.ephemeral_storage > alloc.ephemeral_storage);
+                    used.ephemeral_storage, alloc.ephemeral_storage, req.ephemeral_storage > alloc.ephemeral_storage);
   }
   for (const auto& [name, quantity] : req.scalar) {
     if (quantity == 0) continue;
     const int64_t a = alloc.Scalar(name);
     const int64_t u = used.Scalar(name);
-    if (quantity > a - u)
-      on_insufficient(std::string_view(name), std::string_view(), quantity, u, a, quantity > a);
+    if (quantity > a - u) on_insufficient(std::string_view(name), std::string_view(), quantity, u, a, quantity > a);
   }
 }
 
@@ -79,11 +73,9 @@ bool FitsEmptyNode(const Resource& request, const Resource& allocatable) {
 }
 
 // upstream's haveAnyRequestedResourcesIncreased.
-bool HaveAnyRequestedResourcesIncreased(const Resource& request, const Resource& before,
-                                        const Resource& after) {
+bool HaveAnyRequestedResourcesIncreased(const Resource& request, const Resource& before, const Resource& after) {
   if (after.allowed_pod_number > before.allowed_pod_number) return true;
-  if (request.milli_cpu == 0 && request.memory == 0 && request.ephemeral_storage == 0 &&
-      request.scalar.empty()) {
+  if (request.milli_cpu == 0 && request.memory == 0 && request.ephemeral_storage == 0 && request.scalar.empty()) {
     return false;
   }
   if ((request.milli_cpu > 0 && after.milli_cpu > before.milli_cpu) ||
@@ -99,8 +91,7 @@ bool HaveAnyRequestedResourcesIncreased(const Resource& request, const Resource&
 }
 
 // upstream's isSchedulableAfterPodScaleDown.
-bool IsSchedulableAfterPodScaleDown(const api::Pod& target, const api::Pod& original,
-                                    const api::Pod& modified) {
+bool IsSchedulableAfterPodScaleDown(const api::Pod& target, const api::Pod& original, const api::Pod& modified) {
   if (modified.metadata.uid == target.metadata.uid) return true;
   // An unscheduled pod holds no resources.
   if (modified.spec.node_name.empty()) return false;
@@ -139,8 +130,7 @@ Resource PruneIgnoredResources(Resource request, std::span<const std::string> ig
     if (quantity == 0) return true;
     // Only extended resources can be ignored; hugepages and kubernetes.io resources never are.
     if (!any_ignored || !IsExtendedResourceName(name)) return false;
-    if (std::find(ignored_resources.begin(), ignored_resources.end(), name) != ignored_resources.end())
-      return true;
+    if (std::find(ignored_resources.begin(), ignored_resources.end(), name) != ignored_resources.end()) return true;
     std::string_view group = std::string_view(name).substr(0, name.find('/'));
     return std::find(ignored_resource_groups.begin(), ignored_resource_groups.end(), group) !=
            ignored_resource_groups.end();
@@ -150,17 +140,16 @@ Resource PruneIgnoredResources(Resource request, std::span<const std::string> ig
 
 std::vector<InsufficientResource> FitsRequest(const Resource& request, const framework::NodeInfo& node) {
   std::vector<InsufficientResource> out;
-  ForEachInsufficient(request, node.allocatable(), node.requested(), static_cast<int64_t>(node.pods().size()),
-                      [&](std::string_view name, std::string_view fixed_reason, int64_t requested,
-                          int64_t used, int64_t capacity, bool unresolvable) {
-                        out.push_back({std::string(name), Reason(name, fixed_reason), requested, used,
-                                       capacity, unresolvable});
-                      });
+  ForEachInsufficient(
+      request, node.allocatable(), node.requested(), static_cast<int64_t>(node.pods().size()),
+      [&](std::string_view name, std::string_view fixed_reason, int64_t requested, int64_t used, int64_t capacity,
+          bool unresolvable) {
+        out.push_back({std::string(name), Reason(name, fixed_reason), requested, used, capacity, unresolvable});
+      });
   return out;
 }
 
-framework::QueueingHint IsSchedulableAfterPodEvent(const api::Pod& pod,
-                                                   const framework::EventObjects& event) {
+framework::QueueingHint IsSchedulableAfterPodEvent(const api::Pod& pod, const framework::EventObjects& event) {
   using framework::QueueingHint;
   if (event.new_pod == nullptr) {
     if (event.old_pod == nullptr) return QueueingHint::kQueue;
@@ -175,8 +164,7 @@ framework::QueueingHint IsSchedulableAfterPodEvent(const api::Pod& pod,
                                                                              : QueueingHint::kSkip;
 }
 
-framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod,
-                                                     const framework::EventObjects& event) {
+framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod, const framework::EventObjects& event) {
   using framework::QueueingHint;
   if (event.new_node == nullptr) return QueueingHint::kQueue;
   const Resource request = framework::ComputePodRequests(pod.spec);
@@ -185,8 +173,7 @@ framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod,
   if (!FitsEmptyNode(request, after)) return QueueingHint::kSkip;
   if (event.old_node == nullptr) return QueueingHint::kQueue;
   const Resource before = Resource::FromList(event.old_node->status.allocatable);
-  return HaveAnyRequestedResourcesIncreased(request, before, after) ? QueueingHint::kQueue
-                                                                    : QueueingHint::kSkip;
+  return HaveAnyRequestedResourcesIncreased(request, before, after) ? QueueingHint::kQueue : QueueingHint::kSkip;
 }
 
 namespace {
@@ -194,8 +181,7 @@ namespace {
 ResourceScorerFn MakeScorer(const ScoringStrategy& s) {
   if (s.type == kMostAllocated) return MostAllocatedScorer(s.resources);
   if (s.type == kRequestedToCapacityRatio) {
-    return RequestedToCapacityRatioScorer(s.resources,
-                                          s.shape.value_or(std::vector<UtilizationShapePoint>{}));
+    return RequestedToCapacityRatioScorer(s.resources, s.shape.value_or(std::vector<UtilizationShapePoint>{}));
   }
   return LeastAllocatedScorer(s.resources);
 }
@@ -204,12 +190,10 @@ ResourceScorerFn MakeScorer(const ScoringStrategy& s) {
 
 Fit::Fit(NodeResourcesFitArgs args)
     : args_(std::move(args)),
-      scorer_(args_.scoring_strategy.resources, /*use_requested=*/false, MakeScorer(args_.scoring_strategy)) {
-}
+      scorer_(args_.scoring_strategy.resources, /*use_requested=*/false, MakeScorer(args_.scoring_strategy)) {}
 
 std::pair<framework::PreFilterResult, framework::Status> Fit::PreFilter(
-    framework::CycleState& state, const framework::PodInfo& pod,
-    std::span<const framework::NodeInfo* const> nodes) {
+    framework::CycleState& state, const framework::PodInfo& pod, std::span<const framework::NodeInfo* const> nodes) {
   auto data = std::make_unique<PreFilterState>();
   data->request = PruneIgnoredResources(pod.requests, args_.ignored_resources, args_.ignored_resource_groups);
   state.Write(kPreFilterKey, std::move(data));
@@ -224,13 +208,12 @@ framework::Status Fit::Filter(const framework::CycleState& state, const framewor
   }
   std::vector<std::string> reasons;  // stays unallocated when the pod fits
   bool unresolvable = false;
-  ForEachInsufficient(
-      s->request, node_info.allocatable(), node_info.requested(),
-      static_cast<int64_t>(node_info.pods().size()),
-      [&](std::string_view name, std::string_view fixed_reason, int64_t, int64_t, int64_t, bool unres) {
-        reasons.push_back(Reason(name, fixed_reason));
-        unresolvable |= unres;
-      });
+  ForEachInsufficient(s->request, node_info.allocatable(), node_info.requested(),
+                      static_cast<int64_t>(node_info.pods().size()),
+                      [&](std::string_view name, std::string_view fixed_reason, int64_t, int64_t, int64_t, bool unres) {
+                        reasons.push_back(Reason(name, fixed_reason));
+                        unresolvable |= unres;
+                      });
   if (reasons.empty()) return framework::Status();
   return framework::Status(
       unresolvable ? framework::Code::kUnschedulableAndUnresolvable : framework::Code::kUnschedulable,
@@ -244,8 +227,7 @@ std::vector<framework::ClusterEventWithHint> Fit::EventsToRegister() const {
   // InPlacePodVerticalScaling and SchedulerQueueingHints are on (upstream's defaults): a pod
   // scale-down can free resources, and node updates other than allocatable need no event.
   return {
-      {ClusterEvent{EventResource::kPod, action::kDelete | action::kUpdatePodScaleDown,
-                    "PodDelete|UpdatePodScaleDown"},
+      {ClusterEvent{EventResource::kPod, action::kDelete | action::kUpdatePodScaleDown, "PodDelete|UpdatePodScaleDown"},
        IsSchedulableAfterPodEvent},
       {ClusterEvent{EventResource::kNode, action::kAdd | action::kUpdateNodeAllocatable,
                     "NodeAdd|UpdateNodeAllocatable"},
@@ -261,11 +243,9 @@ framework::Status Fit::PreScore(framework::CycleState& state, const framework::P
   return framework::Status();
 }
 
-std::pair<int64_t, framework::Status> Fit::Score(const framework::CycleState& state,
-                                                 const framework::PodInfo& pod,
+std::pair<int64_t, framework::Status> Fit::Score(const framework::CycleState& state, const framework::PodInfo& pod,
                                                  const framework::NodeInfo& node_info) {
-  if (const auto* s = state.Get<PreScoreState>(kPreScoreKey))
-    return scorer_.Score(node_info, s->pod_requests);
+  if (const auto* s = state.Get<PreScoreState>(kPreScoreKey)) return scorer_.Score(node_info, s->pod_requests);
   const std::vector<int64_t> pod_requests = scorer_.PodRequests(pod);
   return scorer_.Score(node_info, pod_requests);
 }

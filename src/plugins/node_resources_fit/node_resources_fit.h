@@ -36,15 +36,13 @@ struct InsufficientResource {
 //! The pod request with the scalar resources Filter ignores removed: extended resources named in
 //! ignored_resources or whose group (the part before '/') is in ignored_resource_groups, and
 //! zero-quantity entries (which can never be insufficient).
-framework::Resource PruneIgnoredResources(framework::Resource request,
-                                          std::span<const std::string> ignored_resources,
+framework::Resource PruneIgnoredResources(framework::Resource request, std::span<const std::string> ignored_resources,
                                           std::span<const std::string> ignored_resource_groups);
 
 //! Every resource `node` lacks for `request` (already pruned), in upstream's order: pods, cpu,
 //! memory, ephemeral-storage, then scalar resources by name. Allocates; Filter uses an
 //! allocation-free path with the same logic.
-std::vector<InsufficientResource> FitsRequest(const framework::Resource& request,
-                                              const framework::NodeInfo& node);
+std::vector<InsufficientResource> FitsRequest(const framework::Resource& request, const framework::NodeInfo& node);
 
 //! Queueing hint for pod deletions and scale-downs (upstream's isSchedulableAfterPodEvent, with
 //! InPlacePodVerticalScaling enabled): Queue when a pod bound or nominated to a node is deleted,
@@ -55,8 +53,7 @@ framework::QueueingHint IsSchedulableAfterPodEvent(const api::Pod& pod, const fr
 //! Queueing hint for node additions and allocatable updates (upstream's
 //! isSchedulableAfterNodeChange): Queue when the pod fits the (empty) new node and, for an update,
 //! some resource the pod requests (or the pod count) grew.
-framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod,
-                                                     const framework::EventObjects& event);
+framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod, const framework::EventObjects& event);
 
 class Fit final : public framework::PreFilterPlugin,
                   public framework::FilterPlugin,
@@ -91,8 +88,7 @@ class Fit final : public framework::PreFilterPlugin,
 
   //! The strategy's score in [0, 100] (computes the pod's requests itself when PreScore did not
   //! run).
-  std::pair<int64_t, framework::Status> Score(const framework::CycleState& state,
-                                              const framework::PodInfo& pod,
+  std::pair<int64_t, framework::Status> Score(const framework::CycleState& state, const framework::PodInfo& pod,
                                               const framework::NodeInfo& node_info) override;
 
   const NodeResourcesFitArgs& args() const { return args_; }

@@ -35,8 +35,8 @@ void operator delete(void* p, std::size_t) noexcept { std::free(p); }
 namespace kubesched::plugins::node_resources_fit {
 
 void PrintTo(const InsufficientResource& r, std::ostream* os) {
-  *os << "{" << r.resource_name << ", \"" << r.reason << "\", requested=" << r.requested
-      << ", used=" << r.used << ", capacity=" << r.capacity << ", unresolvable=" << r.unresolvable << "}";
+  *os << "{" << r.resource_name << ", \"" << r.reason << "\", requested=" << r.requested << ", used=" << r.used
+      << ", capacity=" << r.capacity << ", unresolvable=" << r.unresolvable << "}";
 }
 
 namespace {
@@ -66,10 +66,7 @@ constexpr std::string_view kExtendedRes = "abc.com/xyz";
 struct Req {
   Req(int64_t milli_cpu = 0, int64_t memory = 0, int64_t ephemeral_storage = 0,
       std::vector<std::pair<std::string_view, int64_t>> scalar = {})
-      : milli_cpu(milli_cpu),
-        memory(memory),
-        ephemeral_storage(ephemeral_storage),
-        scalar(std::move(scalar)) {}
+      : milli_cpu(milli_cpu), memory(memory), ephemeral_storage(ephemeral_storage), scalar(std::move(scalar)) {}
   int64_t milli_cpu;
   int64_t memory;
   int64_t ephemeral_storage;
@@ -125,9 +122,7 @@ Status RunFilter(Fit& fit, const PodPtr& pod, const NodeInfo& node_info) {
   return fit.Filter(state, *info, node_info);
 }
 
-Status Unschedulable(std::vector<std::string> reasons) {
-  return Status(Code::kUnschedulable, std::move(reasons));
-}
+Status Unschedulable(std::vector<std::string> reasons) { return Status(Code::kUnschedulable, std::move(reasons)); }
 Status Unresolvable(std::vector<std::string> reasons) {
   return Status(Code::kUnschedulableAndUnresolvable, std::move(reasons));
 }
@@ -212,18 +207,8 @@ TEST(NodeResourcesFitTest, EnoughRequests) {
        Unschedulable({Insufficient(memory)}),
        {{memory, Insufficient(memory), 2, 19, 20, false}}},
       {"equal edge case", ResourcePod({{5, 1}}), on_node({5, 19}), nullptr, {}, {}},
-      {"equal edge case for init container",
-       ResourcePod({{4, 1}}, {{5, 1}}),
-       on_node({5, 19}),
-       nullptr,
-       {},
-       {}},
-      {"extended resource fits",
-       ResourcePod({{0, 0, 0, {{kExtendedResourceA, 1}}}}),
-       on_node({}),
-       nullptr,
-       {},
-       {}},
+      {"equal edge case for init container", ResourcePod({{4, 1}}, {{5, 1}}), on_node({5, 19}), nullptr, {}, {}},
+      {"extended resource fits", ResourcePod({{0, 0, 0, {{kExtendedResourceA, 1}}}}), on_node({}), nullptr, {}, {}},
       {"extended resource fits for init container",
        ResourcePod({{}}, {{0, 0, 0, {{kExtendedResourceA, 1}}}}),
        on_node({}),
@@ -371,8 +356,8 @@ TEST(NodeResourcesFitTest, EnoughRequests) {
     ExpectStatus(RunFilter(*fit, c.pod, *node_info), c.want_status);
 
     auto info = framework::PodInfo::Create(c.pod);
-    auto request = PruneIgnoredResources(info->requests, fit->args().ignored_resources,
-                                         fit->args().ignored_resource_groups);
+    auto request =
+        PruneIgnoredResources(info->requests, fit->args().ignored_resources, fit->args().ignored_resource_groups);
     EXPECT_EQ(FitsRequest(request, *node_info), c.want_insufficient);
   }
 }
@@ -459,11 +444,10 @@ TEST(NodeResourcesFitTest, StorageShortageOnlyFromExistingPodsIsResolvable) {
 
 TEST(NodeResourcesFitTest, AllReasonsInOneStatus) {
   // A full node: pod count, cpu (resolvable) and an extended resource beyond allocatable.
-  auto node =
-      MakeNode()
-          .Name("node")
-          .Capacity({{"cpu", "10m"}, {"memory", "20"}, {"pods", "1"}, {std::string(kExtendedResourceA), "1"}})
-          .Obj();
+  auto node = MakeNode()
+                  .Name("node")
+                  .Capacity({{"cpu", "10m"}, {"memory", "20"}, {"pods", "1"}, {std::string(kExtendedResourceA), "1"}})
+                  .Obj();
   auto node_info = MakeNodeInfo(node, {ResourcePod({{8, 0}})});
   auto fit = MakeFit();
   ExpectStatus(RunFilter(*fit, ResourcePod({{5, 1, 0, {{kExtendedResourceA, 2}}}}), *node_info),
@@ -591,10 +575,7 @@ void RunStrategyCases(std::string_view type, const std::vector<ScoreCase>& cases
 
 // Two containers requesting 1000/2000 and 2000/3000 (cpu in cores, as upstream's tests).
 PodPtr PodCpu3kMem5k() {
-  return MakePod()
-      .Req({{"cpu", "1000"}, {"memory", "2000"}})
-      .Req({{"cpu", "2000"}, {"memory", "3000"}})
-      .Obj();
+  return MakePod().Req({{"cpu", "1000"}, {"memory", "2000"}}).Req({{"cpu", "2000"}, {"memory", "3000"}}).Obj();
 }
 
 TEST(NodeResourcesFitTest, LeastAllocatedScoringStrategy) {
@@ -621,34 +602,28 @@ TEST(NodeResourcesFitTest, LeastAllocatedScoringStrategy) {
       {"no resources requested, pods scheduled with resources",
        MakePod().Obj(),
        {n("node1", "10000", "20000"), n("node2", "10000", "20000")},
-       {PodOn("node1", {{"cpu", "3000"}, {"memory", "0"}}),
-        PodOn("node1", {{"cpu", "3000"}, {"memory", "0"}}),
-        PodOn("node2", {{"cpu", "3000"}, {"memory", "0"}}),
-        PodOn("node2", {{"cpu", "3000"}, {"memory", "5000"}})},
+       {PodOn("node1", {{"cpu", "3000"}, {"memory", "0"}}), PodOn("node1", {{"cpu", "3000"}, {"memory", "0"}}),
+        PodOn("node2", {{"cpu", "3000"}, {"memory", "0"}}), PodOn("node2", {{"cpu", "3000"}, {"memory", "5000"}})},
        {70, 57}},
       {"resources requested, pods scheduled with resources",
        PodCpu3kMem5k(),
        {n("node1", "10000", "20000"), n("node2", "10000", "20000")},
-       {PodOn("node1", {{"cpu", "3000"}, {"memory", "0"}}),
-        PodOn("node2", {{"cpu", "3000"}, {"memory", "5000"}})},
+       {PodOn("node1", {{"cpu", "3000"}, {"memory", "0"}}), PodOn("node2", {{"cpu", "3000"}, {"memory", "5000"}})},
        {57, 45}},
       {"resources requested, pods scheduled with resources, differently sized nodes",
        PodCpu3kMem5k(),
        {n("node1", "10000", "20000"), n("node2", "10000", "50000")},
-       {PodOn("node1", {{"cpu", "3000"}, {"memory", "0"}}),
-        PodOn("node2", {{"cpu", "3000"}, {"memory", "5000"}})},
+       {PodOn("node1", {{"cpu", "3000"}, {"memory", "0"}}), PodOn("node2", {{"cpu", "3000"}, {"memory", "5000"}})},
        {57, 60}},
       {"requested resources exceed node capacity",
        MakePod().Req({{"cpu", "3000"}, {"memory", "0"}}).Obj(),
        {n("node1", "4000", "10000"), n("node2", "4000", "10000")},
-       {PodOn("node1", {{"cpu", "3000"}, {"memory", "0"}}),
-        PodOn("node2", {{"cpu", "3000"}, {"memory", "5000"}})},
+       {PodOn("node1", {{"cpu", "3000"}, {"memory", "0"}}), PodOn("node2", {{"cpu", "3000"}, {"memory", "5000"}})},
        {50, 25}},
       {"zero node resources, pods scheduled with resources",
        MakePod().Obj(),
        {MakeNode().Name("node1").Obj(), MakeNode().Name("node2").Obj()},
-       {PodOn("node1", {{"cpu", "3000"}, {"memory", "0"}}),
-        PodOn("node2", {{"cpu", "3000"}, {"memory", "5000"}})},
+       {PodOn("node1", {{"cpu", "3000"}, {"memory", "0"}}), PodOn("node2", {{"cpu", "3000"}, {"memory", "5000"}})},
        {0, 0}},
       {"nothing scheduled, resources requested with different weight on CPU and memory, differently sized "
        "nodes",
@@ -700,16 +675,13 @@ TEST(NodeResourcesFitTest, MostAllocatedScoringStrategy) {
       {"no resources requested, pods scheduled with resources",
        MakePod().Obj(),
        {n("node1", "10000", "20000"), n("node2", "10000", "20000")},
-       {PodOn("node1", {{"cpu", "3000"}, {"memory", "0"}}),
-        PodOn("node1", {{"cpu", "3000"}, {"memory", "0"}}),
-        PodOn("node2", {{"cpu", "3000"}, {"memory", "0"}}),
-        PodOn("node2", {{"cpu", "3000"}, {"memory", "5000"}})},
+       {PodOn("node1", {{"cpu", "3000"}, {"memory", "0"}}), PodOn("node1", {{"cpu", "3000"}, {"memory", "0"}}),
+        PodOn("node2", {{"cpu", "3000"}, {"memory", "0"}}), PodOn("node2", {{"cpu", "3000"}, {"memory", "5000"}})},
        {30, 42}},
       {"resources requested, pods scheduled with resources",
        PodCpu3kMem5k(),
        {n("node1", "10000", "20000"), n("node2", "10000", "20000")},
-       {PodOn("node1", {{"cpu", "3000"}, {"memory", "0"}}),
-        PodOn("node2", {{"cpu", "3000"}, {"memory", "5000"}})},
+       {PodOn("node1", {{"cpu", "3000"}, {"memory", "0"}}), PodOn("node2", {{"cpu", "3000"}, {"memory", "5000"}})},
        {42, 55}},
       {"resources requested equal node capacity",
        MakePod().Req({{"cpu", "2000"}, {"memory", "4000"}}).Req({{"cpu", "3000"}, {"memory", "5000"}}).Obj(),
@@ -725,8 +697,7 @@ TEST(NodeResourcesFitTest, MostAllocatedScoringStrategy) {
       {"no resources requested, pods scheduled, nonzero request for resource",
        MakePod().Container("container").Obj(),
        {n("node1", "250m", "1000Mi"), n("node2", "250m", "1000Mi")},
-       {MakePod().Node("node1").Container("container").Obj(),
-        MakePod().Node("node1").Container("container").Obj()},
+       {MakePod().Node("node1").Container("container").Obj(), MakePod().Node("node1").Container("container").Obj()},
        {80, 30}},
       {"bypass extended resource if the pod does not request",
        PodCpu3kMem5k(),
@@ -784,8 +755,7 @@ TEST(NodeResourcesFitTest, RequestedToCapacityRatioScoringStrategy) {
        "priority)",
        MakePod().Obj(),
        {n("node1", "4000", "10000"), n("node2", "6000", "10000")},
-       {PodOn("node1", {{"cpu", "3000"}, {"memory", "5000"}}),
-        PodOn("node2", {{"cpu", "3000"}, {"memory", "5000"}})},
+       {PodOn("node1", {{"cpu", "3000"}, {"memory", "5000"}}), PodOn("node2", {{"cpu", "3000"}, {"memory", "5000"}})},
        {38, 50}},
   };
   for (const auto& c : cases) {
@@ -802,22 +772,9 @@ TEST(NodeResourcesFitTest, BrokenLinearFunction) {
   };
   std::vector<Case> cases = {
       {{{10, 1}, {90, 9}},
-       {{-10, 1},
-        {0, 1},
-        {9, 1},
-        {10, 1},
-        {15, 1},
-        {19, 1},
-        {20, 2},
-        {89, 8},
-        {90, 9},
-        {99, 9},
-        {100, 9},
-        {110, 9}}},
-      {{{0, 2}, {40, 10}, {100, 0}},
-       {{-10, 2}, {0, 2}, {20, 6}, {30, 8}, {40, 10}, {70, 5}, {100, 0}, {110, 0}}},
-      {{{0, 2}, {40, 2}, {100, 2}},
-       {{-10, 2}, {0, 2}, {20, 2}, {30, 2}, {40, 2}, {70, 2}, {100, 2}, {110, 2}}},
+       {{-10, 1}, {0, 1}, {9, 1}, {10, 1}, {15, 1}, {19, 1}, {20, 2}, {89, 8}, {90, 9}, {99, 9}, {100, 9}, {110, 9}}},
+      {{{0, 2}, {40, 10}, {100, 0}}, {{-10, 2}, {0, 2}, {20, 6}, {30, 8}, {40, 10}, {70, 5}, {100, 0}, {110, 0}}},
+      {{{0, 2}, {40, 2}, {100, 2}}, {{-10, 2}, {0, 2}, {20, 2}, {30, 2}, {40, 2}, {70, 2}, {100, 2}, {110, 2}}},
   };
   for (size_t i = 0; i < cases.size(); ++i) {
     SCOPED_TRACE("case_" + std::to_string(i));
@@ -868,34 +825,25 @@ TEST(NodeResourcesFitTest, ResourceBinPackingSingleExtended) {
 TEST(NodeResourcesFitTest, ResourceBinPackingMultipleExtended) {
   const int64_t mem = int64_t{10000} * 1024 * 1024;
   auto nodes = [&] {
-    return std::vector<NodePtr>{
-        MakeNodeWithExtended("node1", 4000, mem, {{"intel.com/foo", 8}, {"intel.com/bar", 4}}),
-        MakeNodeWithExtended("node2", 4000, mem, {{"intel.com/foo", 4}, {"intel.com/bar", 8}})};
+    return std::vector<NodePtr>{MakeNodeWithExtended("node1", 4000, mem, {{"intel.com/foo", 8}, {"intel.com/bar", 4}}),
+                                MakeNodeWithExtended("node2", 4000, mem, {{"intel.com/foo", 4}, {"intel.com/bar", 8}})};
   };
   auto pod1 = [] { return MakePod().Req({{"intel.com/foo", "2"}, {"intel.com/bar", "2"}}); };
   auto pod2 = [] { return MakePod().Req({{"intel.com/foo", "4"}, {"intel.com/bar", "2"}}); };
   std::vector<ScoreCase> cases = {
       {"nothing scheduled, nothing requested", MakePod().Obj(), nodes(), {}, {0, 0}},
-      {"resources requested, pods scheduled with less resources",
-       pod1().Obj(),
-       nodes(),
-       {MakePod().Obj()},
-       {4, 3}},
+      {"resources requested, pods scheduled with less resources", pod1().Obj(), nodes(), {MakePod().Obj()}, {4, 3}},
       {"resources requested, pods scheduled with resources, on node with existing pod running",
        pod1().Obj(),
        nodes(),
        {pod2().Node("node2").Obj()},
        {4, 7}},
-      {"resources requested, pods scheduled with more resources",
-       pod2().Obj(),
-       nodes(),
-       {MakePod().Obj()},
-       {5, 5}},
+      {"resources requested, pods scheduled with more resources", pod2().Obj(), nodes(), {MakePod().Obj()}, {5, 5}},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
-    auto fit = MakeFit(StrategyArgs(kRequestedToCapacityRatio, {{"intel.com/foo", 3}, {"intel.com/bar", 5}},
-                                    {{0, 0}, {100, 1}}));
+    auto fit = MakeFit(
+        StrategyArgs(kRequestedToCapacityRatio, {{"intel.com/foo", 3}, {"intel.com/bar", 5}}, {{0, 0}, {100, 1}}));
     EXPECT_EQ(RunScore(*fit, c.pod, c.nodes, c.existing, /*run_pre_score=*/false), c.want);
   }
 }
@@ -1024,33 +972,27 @@ TEST(NodeResourcesFitTest, IsSchedulableAfterPodEvent) {
     PodPtr new_pod;
     QueueingHint want;
   };
-  auto cpu = [](std::string q) {
-    return std::vector<std::pair<std::string, std::string>>{{"cpu", std::move(q)}};
-  };
-  auto mem = [](std::string q) {
-    return std::vector<std::pair<std::string, std::string>>{{"memory", std::move(q)}};
-  };
+  auto cpu = [](std::string q) { return std::vector<std::pair<std::string, std::string>>{{"cpu", std::move(q)}}; };
+  auto mem = [](std::string q) { return std::vector<std::pair<std::string, std::string>>{{"memory", std::move(q)}}; };
   std::vector<Case> cases = {
       {"backoff-missing-objects", MakePod().Obj(), nullptr, nullptr, QueueingHint::kQueue},
       {"queue-on-other-pod-deleted", MakePod().Name("pod1").Req(cpu("1")).Obj(),
        MakePod().Name("pod2").Req(cpu("1")).Node("fake").Obj(), nullptr, QueueingHint::kQueue},
       {"queue-on-nominated-pod-deleted", MakePod().Name("pod1").Req(cpu("1")).Obj(),
        MakePod().Name("pod2").Req(cpu("1")).NominatedNodeName("fake").Obj(), nullptr, QueueingHint::kQueue},
-      {"skip-queue-on-unscheduled-pod-deleted", MakePod().Obj(), MakePod().Obj(), nullptr,
-       QueueingHint::kSkip},
+      {"skip-queue-on-unscheduled-pod-deleted", MakePod().Obj(), MakePod().Obj(), nullptr, QueueingHint::kSkip},
       {"skip-queue-on-other-unscheduled-pod", MakePod().Name("pod1").UID("uid0").Req(cpu("1")).Obj(),
-       MakePod().Name("pod2").UID("uid1").Req(cpu("2")).Obj(),
-       MakePod().Name("pod2").UID("uid1").Req(cpu("1")).Obj(), QueueingHint::kSkip},
-      {"skip-queue-on-other-pod-unrelated-resource-scaled-down",
-       MakePod().Name("pod1").UID("pod1").Req(cpu("1")).Obj(),
+       MakePod().Name("pod2").UID("uid1").Req(cpu("2")).Obj(), MakePod().Name("pod2").UID("uid1").Req(cpu("1")).Obj(),
+       QueueingHint::kSkip},
+      {"skip-queue-on-other-pod-unrelated-resource-scaled-down", MakePod().Name("pod1").UID("pod1").Req(cpu("1")).Obj(),
        MakePod().Name("pod2").UID("pod2").Req(mem("2")).Node("fake").Obj(),
        MakePod().Name("pod2").UID("pod2").Req(mem("1")).Node("fake").Obj(), QueueingHint::kSkip},
       {"queue-on-other-pod-some-resource-scale-down", MakePod().Name("pod1").UID("pod1").Req(cpu("1")).Obj(),
        MakePod().Name("pod2").UID("pod2").Req(cpu("2")).Node("fake").Obj(),
        MakePod().Name("pod2").UID("pod2").Req(cpu("1")).Node("fake").Obj(), QueueingHint::kQueue},
       {"queue-on-target-pod-some-resource-scale-down", MakePod().Name("pod1").UID("pod1").Req(cpu("1")).Obj(),
-       MakePod().Name("pod1").UID("pod1").Req(cpu("2")).Obj(),
-       MakePod().Name("pod1").UID("pod1").Req(cpu("1")).Obj(), QueueingHint::kQueue},
+       MakePod().Name("pod1").UID("pod1").Req(cpu("2")).Obj(), MakePod().Name("pod1").UID("pod1").Req(cpu("1")).Obj(),
+       QueueingHint::kQueue},
   };
   auto fit = MakeFit();
   auto events = fit->EventsToRegister();
@@ -1078,10 +1020,10 @@ TEST(NodeResourcesFitTest, IsSchedulableAfterNodeChange) {
   auto mem2_a1 = [] { return ResourcePod({{0, 2, 0, {{kExtendedResourceA, 1}}}}); };
   std::vector<Case> cases = {
       {"backoff-missing-new-object", MakePod().Obj(), nullptr, nullptr, QueueingHint::kQueue},
-      {"skip-queue-on-node-add-without-sufficient-resources", ResourcePod({{0, 2}}), nullptr,
-       node({{"memory", "1"}}), QueueingHint::kSkip},
-      {"skip-queue-on-node-add-without-required-resource-type",
-       ResourcePod({{0, 0, 0, {{kExtendedResourceA, 1}}}}), nullptr, node({{b, "1"}}), QueueingHint::kSkip},
+      {"skip-queue-on-node-add-without-sufficient-resources", ResourcePod({{0, 2}}), nullptr, node({{"memory", "1"}}),
+       QueueingHint::kSkip},
+      {"skip-queue-on-node-add-without-required-resource-type", ResourcePod({{0, 0, 0, {{kExtendedResourceA, 1}}}}),
+       nullptr, node({{b, "1"}}), QueueingHint::kSkip},
       {"queue-on-node-add-with-sufficient-resources", mem2_a1(), nullptr, node({{"memory", "4"}, {a, "2"}}),
        QueueingHint::kQueue},
       {"skip-queue-on-node-unrelated-changes", mem2_a1(), node({{"memory", "2"}, {a, "2"}}),
@@ -1148,8 +1090,8 @@ TEST(NodeResourcesFitTest, ArgsDefaults) {
 }
 
 TEST(NodeResourcesFitTest, ArgsShapeIsRead) {
-  auto parsed = ParseNodeResourcesFitArgs(
-      StrategyArgs(kRequestedToCapacityRatio, kDefaultResources, {{0, 0}, {50, 7}}));
+  auto parsed =
+      ParseNodeResourcesFitArgs(StrategyArgs(kRequestedToCapacityRatio, kDefaultResources, {{0, 0}, {50, 7}}));
   ASSERT_TRUE(parsed.has_value()) << parsed.error();
   ASSERT_TRUE(parsed->scoring_strategy.shape.has_value());
   EXPECT_EQ(*parsed->scoring_strategy.shape, (std::vector<UtilizationShapePoint>{{0, 0}, {50, 7}}));
@@ -1162,20 +1104,18 @@ TEST(NodeResourcesFitTest, ArgsValidation) {
     std::string want_error;  // empty: valid
   };
   auto shape_args = [](json points) {
-    return json{{"scoringStrategy",
-                 {{"type", "RequestedToCapacityRatio"}, {"requestedToCapacityRatio", {{"shape", points}}}}}};
+    return json{
+        {"scoringStrategy", {{"type", "RequestedToCapacityRatio"}, {"requestedToCapacityRatio", {{"shape", points}}}}}};
   };
   std::vector<Case> cases = {
       {"IgnoredResources: valid args", json{{"ignoredResources", {"example.com"}}}, ""},
       {"IgnoredResourceGroups: valid args", json{{"ignoredResourceGroups", {"example.com"}}}, ""},
-      {"IgnoredResourceGroups: name cannot contain slash",
-       json{{"ignoredResourceGroups", {"example.com/aa"}}},
+      {"IgnoredResourceGroups: name cannot contain slash", json{{"ignoredResourceGroups", {"example.com/aa"}}},
        "ignoredResourceGroups[0]: Invalid value: \"example.com/aa\": resource group name can't contain '/'"},
       {"ScoringStrategy: type is unsupported", json{{"scoringStrategy", {{"type", "Invalid"}}}},
        "scoringStrategy.type: Unsupported value: \"Invalid\": supported values: \"LeastAllocated\", "
        "\"MostAllocated\", \"RequestedToCapacityRatio\""},
-      {"ScoringStrategy: type is required",
-       json{{"scoringStrategy", {{"resources", ResourcesJson({{"cpu", 1}})}}}},
+      {"ScoringStrategy: type is required", json{{"scoringStrategy", {{"resources", ResourcesJson({{"cpu", 1}})}}}},
        "scoringStrategy.type: Unsupported value: \"\": supported values: \"LeastAllocated\", "
        "\"MostAllocated\", "
        "\"RequestedToCapacityRatio\""},
@@ -1184,8 +1124,7 @@ TEST(NodeResourcesFitTest, ArgsValidation) {
       {"resource with negative weight", StrategyArgs(kLeastAllocated, {{"memory", -1}, {"cpu", 1}}),
        "scoringStrategy.resources[0].weight: Invalid value: -1: resource weight of memory not in valid range "
        "(0, 100]"},
-      {"resource weight larger than MaxNodeScore",
-       StrategyArgs(kMostAllocated, {{"memory", 1}, {"cpu", 101}}),
+      {"resource weight larger than MaxNodeScore", StrategyArgs(kMostAllocated, {{"memory", 1}, {"cpu", 101}}),
        "scoringStrategy.resources[1].weight: Invalid value: 101: resource weight of cpu not in valid range "
        "(0, 100]"},
       {"several errors are aggregated", StrategyArgs("Invalid", {{"cpu", -1}}),
@@ -1194,10 +1133,8 @@ TEST(NodeResourcesFitTest, ArgsValidation) {
        "-1: "
        "resource weight of cpu not in valid range (0, 100]]"},
       {"RequestedToCapacityRatio: valid shape",
-       shape_args(json::array({{{"utilization", 0}, {"score", 10}}, {{"utilization", 100}, {"score", 0}}})),
-       ""},
-      {"RequestedToCapacityRatio: shape is required",
-       json{{"scoringStrategy", {{"type", "RequestedToCapacityRatio"}}}},
+       shape_args(json::array({{{"utilization", 0}, {"score", 10}}, {{"utilization", 100}, {"score", 0}}})), ""},
+      {"RequestedToCapacityRatio: shape is required", json{{"scoringStrategy", {{"type", "RequestedToCapacityRatio"}}}},
        "scoringStrategy.shape: Required value: at least one point must be specified"},
       {"RequestedToCapacityRatio: empty shape", shape_args(json::array()),
        "scoringStrategy.shape: Required value: at least one point must be specified"},
@@ -1235,13 +1172,11 @@ TEST(NodeResourcesFitTest, ArgsValidationQualifiedNames) {
   };
   std::vector<Case> cases = {
       {"IgnoredResources: too long value", json{{"ignoredResources", {std::string(64, 'a')}}},
-       "ignoredResources[0]: Invalid value: \"" + std::string(64, 'a') +
-           "\": name part must be no more than 63"},
+       "ignoredResources[0]: Invalid value: \"" + std::string(64, 'a') + "\": name part must be no more than 63"},
       {"IgnoredResources: name has too many slash", json{{"ignoredResources", {"example.com/aaa/bbb"}}},
        "ignoredResources[0]: Invalid value: \"example.com/aaa/bbb\": a qualified name must consist of"},
       {"IgnoredResourceGroups: name is too long", json{{"ignoredResourceGroups", {std::string(64, 'a')}}},
-       "ignoredResourceGroups[0]: Invalid value: \"" + std::string(64, 'a') +
-           "\": name part must be no more than 63"},
+       "ignoredResourceGroups[0]: Invalid value: \"" + std::string(64, 'a') + "\": name part must be no more than 63"},
       {"IgnoredResourceGroups: illegal args", json{{"ignoredResourceGroups", {"example.com/"}}},
        "ignoredResourceGroups[0]: Invalid value: \"example.com/\": resource group name can't contain '/'"},
   };
@@ -1275,8 +1210,7 @@ TEST(NodeResourcesFitTest, HotPathsDoNotAllocate) {
         MakePod().Req({{"cpu", "1"}, {"memory", "1Gi"}, {std::string(kExtendedRes), "1"}}).Obj());
     auto node_info = MakeNodeInfo(
         CapacityNode("node1", {{"cpu", "8"}, {"memory", "16Gi"}, {std::string(kExtendedRes), "4"}}),
-        {PodOn("node1", {{"cpu", "2"}, {"memory", "2Gi"}}),
-         MakePod().Node("node1").Container("image").Obj()});
+        {PodOn("node1", {{"cpu", "2"}, {"memory", "2Gi"}}), MakePod().Node("node1").Container("image").Obj()});
     CycleState state;
     fit->PreFilter(state, *pod, {});
     ASSERT_TRUE(fit->PreScore(state, *pod, {}).IsSuccess());

@@ -61,8 +61,8 @@ bool ResourceAllocationScorer::IsBestEffort(std::span<const int64_t> pod_request
   return true;
 }
 
-std::pair<int64_t, framework::Status> ResourceAllocationScorer::Score(
-    const framework::NodeInfo& node, std::span<const int64_t> pod_requests) const {
+std::pair<int64_t, framework::Status> ResourceAllocationScorer::Score(const framework::NodeInfo& node,
+                                                                      std::span<const int64_t> pod_requests) const {
   const size_t n = resources_.size();
   if (n == 0) return {0, framework::Status::Error("resources not found")};
   std::array<int64_t, 2 * kInlineResources> inline_buf{};
@@ -172,8 +172,7 @@ ResourceScorerFn RequestedToCapacityRatioScorer(std::vector<ResourceSpec> resour
       const int64_t capacity = allocatable[i];
       if (capacity == 0) continue;
       const int64_t req = requested[i];
-      const int64_t resource_score =
-          req > capacity ? raw(kMaxUtilization) : raw(req * kMaxUtilization / capacity);
+      const int64_t resource_score = req > capacity ? raw(kMaxUtilization) : raw(req * kMaxUtilization / capacity);
       // Upstream leaves resources scoring 0 out of the mean entirely.
       if (resource_score > 0) {
         node_score += resource_score * weights[i];
@@ -181,8 +180,7 @@ ResourceScorerFn RequestedToCapacityRatioScorer(std::vector<ResourceSpec> resour
       }
     }
     if (weight_sum == 0) return 0;
-    return static_cast<int64_t>(
-        std::round(static_cast<double>(node_score) / static_cast<double>(weight_sum)));
+    return static_cast<int64_t>(std::round(static_cast<double>(node_score) / static_cast<double>(weight_sum)));
   };
 }
 

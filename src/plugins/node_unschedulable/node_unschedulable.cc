@@ -13,8 +13,7 @@ bool ToleratesUnschedulable(const api::Pod& pod) {
 
 }  // namespace
 
-framework::Status NodeUnschedulable::Filter(const framework::CycleState& /*state*/,
-                                            const framework::PodInfo& pod,
+framework::Status NodeUnschedulable::Filter(const framework::CycleState& /*state*/, const framework::PodInfo& pod,
                                             const framework::NodeInfo& node_info) {
   const api::Node* node = node_info.node();
   if (node == nullptr || !node->spec.unschedulable) return framework::Status::Success();
@@ -22,8 +21,7 @@ framework::Status NodeUnschedulable::Filter(const framework::CycleState& /*state
   return framework::Status::UnschedulableAndUnresolvable(std::string(kErrReasonUnschedulable));
 }
 
-framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& /*pod*/,
-                                                     const framework::EventObjects& event) {
+framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& /*pod*/, const framework::EventObjects& event) {
   const api::Node* modified = event.new_node;
   if (modified == nullptr) return framework::QueueingHint::kQueue;
   const api::Node* original = event.old_node;

@@ -30,8 +30,7 @@ class NodeUnschedulable final : public framework::FilterPlugin, public framework
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
 };
 
-framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod,
-                                                     const framework::EventObjects& event);
+framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod, const framework::EventObjects& event);
 framework::QueueingHint IsSchedulableAfterPodTolerationChange(const api::Pod& pod,
                                                               const framework::EventObjects& event);
 

@@ -36,8 +36,7 @@ TEST(NodeUnschedulableTest, Filter) {
   };
   const std::vector<Case> cases = {
       {"Does not schedule pod to unschedulable node (node.Spec.Unschedulable==true)", MakePod().Obj(),
-       MakeNode().Unschedulable().Obj(),
-       framework::Status::UnschedulableAndUnresolvable("node(s) were unschedulable")},
+       MakeNode().Unschedulable().Obj(), framework::Status::UnschedulableAndUnresolvable("node(s) were unschedulable")},
       {"Schedule pod to normal node", MakePod().Obj(), MakeNode().Unschedulable(false).Obj(),
        framework::Status::Success()},
       {"Schedule pod with toleration to unschedulable node (node.Spec.Unschedulable==true)",
@@ -45,9 +44,8 @@ TEST(NodeUnschedulableTest, Filter) {
        framework::Status::Success()},
       {"Wildcard toleration also tolerates the cordon", MakePod().Toleration(wildcard).Obj(),
        MakeNode().Unschedulable().Obj(), framework::Status::Success()},
-      {"A NoExecute toleration does not tolerate the NoSchedule cordon",
-       MakePod().Toleration(wrong_effect).Obj(), MakeNode().Unschedulable().Obj(),
-       framework::Status::UnschedulableAndUnresolvable("node(s) were unschedulable")},
+      {"A NoExecute toleration does not tolerate the NoSchedule cordon", MakePod().Toleration(wrong_effect).Obj(),
+       MakeNode().Unschedulable().Obj(), framework::Status::UnschedulableAndUnresolvable("node(s) were unschedulable")},
   };
   testing::FakeHandle handle;
   auto plugin = New(nullptr, handle);
@@ -57,8 +55,7 @@ TEST(NodeUnschedulableTest, Filter) {
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     framework::CycleState state;
-    EXPECT_EQ(filter->Filter(state, *framework::PodInfo::Create(c.pod), *testing::MakeNodeInfo(c.node)),
-              c.want);
+    EXPECT_EQ(filter->Filter(state, *framework::PodInfo::Create(c.pod), *testing::MakeNodeInfo(c.node)), c.want);
   }
 }
 
@@ -87,10 +84,7 @@ TEST(NodeUnschedulableTest, IsSchedulableAfterNodeChange) {
        framework::QueueingHint::kSkip},
       {"queue-on-schedulable-node-added", nullptr, MakeNode().Obj(), framework::QueueingHint::kQueue},
       {"skip-unrelated-change", MakeNode().Unschedulable().Obj(),
-       MakeNode()
-           .Unschedulable()
-           .Taint("node.kubernetes.io/not-ready", "", api::TaintEffect::kNoExecute)
-           .Obj(),
+       MakeNode().Unschedulable().Taint("node.kubernetes.io/not-ready", "", api::TaintEffect::kNoExecute).Obj(),
        framework::QueueingHint::kSkip},
       {"queue-on-unschedulable-field-change", MakeNode().Unschedulable().Obj(), MakeNode().Obj(),
        framework::QueueingHint::kQueue},
@@ -118,9 +112,8 @@ TEST(NodeUnschedulableTest, IsSchedulableAfterPodTolerationChange) {
     framework::QueueingHint want;
   };
   const std::vector<Case> cases = {
-      {"queue-when-the-unschedulable-toleration-is-added", MakePod().Name("p").Obj(),
-       MakePod().Name("p").Obj(), MakePod().Name("p").Toleration(UnschedulableToleration()).Obj(),
-       framework::QueueingHint::kQueue},
+      {"queue-when-the-unschedulable-toleration-is-added", MakePod().Name("p").Obj(), MakePod().Name("p").Obj(),
+       MakePod().Name("p").Toleration(UnschedulableToleration()).Obj(), framework::QueueingHint::kQueue},
       {"skip-when-an-unrelated-toleration-is-added", MakePod().Name("p").Obj(), MakePod().Name("p").Obj(),
        MakePod().Name("p").Toleration(unrelated).Obj(), framework::QueueingHint::kSkip},
       {"skip-when-another-pod-is-updated", MakePod().Name("p").Obj(), MakePod().Name("other").Obj(),

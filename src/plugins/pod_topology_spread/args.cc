@@ -137,7 +137,8 @@ std::vector<std::string> Validate(const RawArgs& args) {
   if (args.defaulting_type != kSystemDefaulting && args.defaulting_type != kListDefaulting) {
     errs.push_back(FieldNotSupported("defaultingType", args.defaulting_type, {kSystemDefaulting, kListDefaulting}));
   } else if (args.defaulting_type == kSystemDefaulting && !args.constraints.empty()) {
-    errs.push_back(FieldInvalid("defaultingType", GoQuote(args.defaulting_type), "when .defaultConstraints are not empty"));
+    errs.push_back(
+        FieldInvalid("defaultingType", GoQuote(args.defaulting_type), "when .defaultConstraints are not empty"));
   }
   for (size_t i = 0; i < args.constraints.size(); ++i) {
     const RawConstraint& c = args.constraints[i];
@@ -155,10 +156,12 @@ std::vector<std::string> Validate(const RawArgs& args) {
     if (c.when_unsatisfiable.empty()) {
       errs.push_back(FieldRequired(p + ".whenUnsatisfiable", "can not be empty"));
     } else if (c.when_unsatisfiable != kDoNotSchedule && c.when_unsatisfiable != kScheduleAnyway) {
-      errs.push_back(FieldNotSupported(p + ".whenUnsatisfiable", c.when_unsatisfiable, {kDoNotSchedule, kScheduleAnyway}));
+      errs.push_back(
+          FieldNotSupported(p + ".whenUnsatisfiable", c.when_unsatisfiable, {kDoNotSchedule, kScheduleAnyway}));
     }
     if (c.has_label_selector) {
-      errs.push_back(Forbidden(p + ".labelSelector", "constraint must not define a selector, as they deduced for each pod"));
+      errs.push_back(
+          Forbidden(p + ".labelSelector", "constraint must not define a selector, as they deduced for each pod"));
     }
     for (size_t k = 0; k < i; ++k) {
       const RawConstraint& other = args.constraints[k];

@@ -50,8 +50,11 @@ class NodeInclusion {
       if (affinity_ == 0) return false;
     }
     if (c.node_taints_policy == NodeInclusionPolicy::kHonor) {
-      if (taints_ < 0) taints_ = helper::FindMatchingUntoleratedTaint(node_.spec.taints, pod_.spec.tolerations,
-                                                      helper::DoNotScheduleTaintsFilter) ? 0 : 1;
+      if (taints_ < 0)
+        taints_ = helper::FindMatchingUntoleratedTaint(node_.spec.taints, pod_.spec.tolerations,
+                                                       helper::DoNotScheduleTaintsFilter)
+                      ? 0
+                      : 1;
       if (taints_ == 0) return false;
     }
     return true;
@@ -134,13 +137,9 @@ int PreFilterState::MinMatchNum(size_t i) const {
   return critical_paths[i][0].match_num;
 }
 
-std::unique_ptr<framework::StateData> PreFilterState::Clone() const {
-  return std::make_unique<PreFilterState>(*this);
-}
+std::unique_ptr<framework::StateData> PreFilterState::Clone() const { return std::make_unique<PreFilterState>(*this); }
 
-std::unique_ptr<framework::StateData> PreScoreState::Clone() const {
-  return std::make_unique<PreScoreState>(*this);
-}
+std::unique_ptr<framework::StateData> PreScoreState::Clone() const { return std::make_unique<PreScoreState>(*this); }
 
 PodTopologySpread::PodTopologySpread(PodTopologySpreadArgs args, framework::Handle& handle) : handle_(handle) {
   if (args.defaulting_type == kSystemDefaulting) {
@@ -207,10 +206,11 @@ std::vector<Constraint> PodTopologySpread::GetConstraints(const api::Pod& pod,
 // --- Filtering -------------------------------------------------------------------------------
 
 std::pair<framework::PreFilterResult, Status> PodTopologySpread::PreFilter(
-    framework::CycleState& state, const framework::PodInfo& pod_info, std::span<const framework::NodeInfo* const> nodes) {
+    framework::CycleState& state, const framework::PodInfo& pod_info,
+    std::span<const framework::NodeInfo* const> nodes) {
   const api::Pod& pod = pod_info.pod();
-  auto constraints = std::make_shared<std::vector<Constraint>>(
-      GetConstraints(pod, UnsatisfiableConstraintAction::kDoNotSchedule));
+  auto constraints =
+      std::make_shared<std::vector<Constraint>>(GetConstraints(pod, UnsatisfiableConstraintAction::kDoNotSchedule));
   if (constraints->empty()) return {{}, Status::Skip()};
 
   const std::vector<Constraint>& cs = *constraints;
@@ -445,7 +445,9 @@ std::vector<framework::ClusterEventWithHint> PodTopologySpread::EventsToRegister
       // Nodes appearing, leaving or changing topology labels or taints change the domains.
       {framework::ClusterEvent{framework::EventResource::kNode, kAdd | kDelete | kUpdateNodeLabel | kUpdateNodeTaint,
                                "NodeAdd|Delete|UpdateNodeLabel|UpdateNodeTaint"},
-       [this](const api::Pod& pod, const framework::EventObjects& ev) { return IsSchedulableAfterNodeChange(pod, ev); }},
+       [this](const api::Pod& pod, const framework::EventObjects& ev) {
+         return IsSchedulableAfterNodeChange(pod, ev);
+       }},
   };
 }
 

@@ -44,9 +44,7 @@ struct Constraint {
   api::NodeInclusionPolicy node_affinity_policy = api::NodeInclusionPolicy::kHonor;
   api::NodeInclusionPolicy node_taints_policy = api::NodeInclusionPolicy::kIgnore;
 
-  bool Matches(const api::Labels& labels) const {
-    return !selector_matches_nothing && selector.Matches(labels);
-  }
+  bool Matches(const api::Labels& labels) const { return !selector_matches_nothing && selector.Matches(labels); }
 };
 
 //! Transparent string hashing so maps keyed by std::string are probed with a string_view.
@@ -126,8 +124,7 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
   framework::Status AddPod(framework::CycleState& state, const framework::PodInfo& pod_to_schedule,
                            const framework::PodInfo& pod_to_add, const framework::NodeInfo& node_info) override;
   framework::Status RemovePod(framework::CycleState& state, const framework::PodInfo& pod_to_schedule,
-                              const framework::PodInfo& pod_to_remove,
-                              const framework::NodeInfo& node_info) override;
+                              const framework::PodInfo& pod_to_remove, const framework::NodeInfo& node_info) override;
 
   //! UnschedulableAndUnresolvable when the node lacks a topology key; Unschedulable when placing
   //! the pod would make a domain exceed maxSkew over the global minimum.
@@ -161,8 +158,8 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
                                             const api::Labels& pod_labels,
                                             api::UnsatisfiableConstraintAction action) const;
   std::vector<Constraint> BuildDefaultConstraints(const api::Pod& pod, api::UnsatisfiableConstraintAction action) const;
-  void UpdateWithPod(PreFilterState& s, const api::Pod& updated_pod, const api::Pod& preemptor,
-                     const api::Node* node, int delta) const;
+  void UpdateWithPod(PreFilterState& s, const api::Pod& updated_pod, const api::Pod& preemptor, const api::Node* node,
+                     int delta) const;
 
   std::vector<api::TopologySpreadConstraint> default_constraints_;
   bool system_defaulted_ = false;

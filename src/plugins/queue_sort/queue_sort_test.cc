@@ -32,10 +32,8 @@ TEST(PrioritySortTest, Less) {
   const std::vector<Case> cases = {
       {"p1.priority less than p2.priority", Queued(10, t), Queued(100, t), false},
       {"p1.priority greater than p2.priority", Queued(100, t), Queued(10, t), true},
-      {"equal priority. p1 is added to schedulingQ earlier than p2", Queued(100, t), Queued(100, t + 1),
-       true},
-      {"equal priority. p2 is added to schedulingQ earlier than p1", Queued(100, t + 1), Queued(100, t),
-       false},
+      {"equal priority. p1 is added to schedulingQ earlier than p2", Queued(100, t), Queued(100, t + 1), true},
+      {"equal priority. p2 is added to schedulingQ earlier than p1", Queued(100, t + 1), Queued(100, t), false},
       {"equal priority and timestamp is not less", Queued(100, t), Queued(100, t), false},
   };
   testing::FakeHandle handle;

@@ -15,14 +15,13 @@ framework::Status SchedulingGates::PreEnqueue(const api::Pod& pod) {
   return framework::Status::UnschedulableAndUnresolvable(std::move(message));
 }
 
-framework::QueueingHint IsSchedulableAfterUpdatePodSchedulingGatesEliminated(
-    const api::Pod& pod, const framework::EventObjects& event) {
+framework::QueueingHint IsSchedulableAfterUpdatePodSchedulingGatesEliminated(const api::Pod& pod,
+                                                                             const framework::EventObjects& event) {
   const api::Pod* modified = event.new_pod;
   if (modified == nullptr) return framework::QueueingHint::kQueue;  // malformed event: be safe
   // Another pod losing its gates cannot make this one schedulable.
   if (modified->metadata.uid != pod.metadata.uid) return framework::QueueingHint::kSkip;
-  return modified->spec.scheduling_gates.empty() ? framework::QueueingHint::kQueue
-                                                 : framework::QueueingHint::kSkip;
+  return modified->spec.scheduling_gates.empty() ? framework::QueueingHint::kQueue : framework::QueueingHint::kSkip;
 }
 
 std::vector<framework::ClusterEventWithHint> SchedulingGates::EventsToRegister() const {

@@ -27,8 +27,8 @@ class SchedulingGates final : public framework::PreEnqueuePlugin, public framewo
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
 };
 
-framework::QueueingHint IsSchedulableAfterUpdatePodSchedulingGatesEliminated(
-    const api::Pod& pod, const framework::EventObjects& event);
+framework::QueueingHint IsSchedulableAfterUpdatePodSchedulingGatesEliminated(const api::Pod& pod,
+                                                                             const framework::EventObjects& event);
 
 //! Takes no args (ignored).
 std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,

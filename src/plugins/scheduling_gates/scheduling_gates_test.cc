@@ -60,14 +60,12 @@ TEST(SchedulingGatesTest, QueueingHint) {
   };
   const std::vector<Case> cases = {
       {"queue-on-the-unschedulable-pod-updated", MakePod().Name("p").SchedulingGates({"foo"}).Obj(),
-       MakePod().Name("p").SchedulingGates({"foo"}).Obj(), MakePod().Name("p").Obj(),
-       framework::QueueingHint::kQueue},
+       MakePod().Name("p").SchedulingGates({"foo"}).Obj(), MakePod().Name("p").Obj(), framework::QueueingHint::kQueue},
       {"skip-queue-on-other-pod-updated", MakePod().Name("p").SchedulingGates({"foo"}).Obj(),
-       MakePod().Name("p1").SchedulingGates({"foo"}).Obj(), MakePod().Name("p1").Obj(),
-       framework::QueueingHint::kSkip},
+       MakePod().Name("p1").SchedulingGates({"foo"}).Obj(), MakePod().Name("p1").Obj(), framework::QueueingHint::kSkip},
       {"skip-while-gates-remain", MakePod().Name("p").SchedulingGates({"foo", "bar"}).Obj(),
-       MakePod().Name("p").SchedulingGates({"foo", "bar"}).Obj(),
-       MakePod().Name("p").SchedulingGates({"bar"}).Obj(), framework::QueueingHint::kSkip},
+       MakePod().Name("p").SchedulingGates({"foo", "bar"}).Obj(), MakePod().Name("p").SchedulingGates({"bar"}).Obj(),
+       framework::QueueingHint::kSkip},
   };
   SchedulingGates plugin;
   auto hint = plugin.EventsToRegister()[0].hint;

@@ -10,20 +10,17 @@ const framework::StateKey kPreScoreStateKey{"PreScoreTaintToleration"};
 
 struct PreScoreState final : framework::StateData {
   std::vector<api::Toleration> tolerations_prefer_no_schedule;
-  std::unique_ptr<framework::StateData> Clone() const override {
-    return std::make_unique<PreScoreState>(*this);
-  }
+  std::unique_ptr<framework::StateData> Clone() const override { return std::make_unique<PreScoreState>(*this); }
 };
 
 }  // namespace
 
-framework::Status TaintToleration::Filter(const framework::CycleState& /*state*/,
-                                          const framework::PodInfo& pod,
+framework::Status TaintToleration::Filter(const framework::CycleState& /*state*/, const framework::PodInfo& pod,
                                           const framework::NodeInfo& node_info) {
   const api::Node* node = node_info.node();
   if (node == nullptr) return framework::Status::Error("node not found");
-  const api::Taint* taint = helper::FindMatchingUntoleratedTaint(
-      node->spec.taints, pod.pod().spec.tolerations, helper::DoNotScheduleTaintsFilter);
+  const api::Taint* taint = helper::FindMatchingUntoleratedTaint(node->spec.taints, pod.pod().spec.tolerations,
+                                                                 helper::DoNotScheduleTaintsFilter);
   if (taint == nullptr) return framework::Status::Success();
   return framework::Status::UnschedulableAndUnresolvable(std::string(kErrReasonNotMatch));
 }
@@ -33,8 +30,7 @@ framework::Status TaintToleration::PreScore(framework::CycleState& state, const 
   auto s = std::make_unique<PreScoreState>();
   for (const auto& t : pod.pod().spec.tolerations) {
     // An empty effect matches every effect, PreferNoSchedule included.
-    if (!t.effect || *t.effect == api::TaintEffect::kPreferNoSchedule)
-      s->tolerations_prefer_no_schedule.push_back(t);
+    if (!t.effect || *t.effect == api::TaintEffect::kPreferNoSchedule) s->tolerations_prefer_no_schedule.push_back(t);
   }
   state.Write(kPreScoreStateKey, std::move(s));
   return framework::Status::Success();
@@ -45,8 +41,7 @@ std::pair<int64_t, framework::Status> TaintToleration::Score(const framework::Cy
                                                              const framework::NodeInfo& node_info) {
   const auto* s = state.Get<PreScoreState>(kPreScoreStateKey);
   if (s == nullptr) {
-    return {
-        0, framework::Status::Error("failed to read \"PreScoreTaintToleration\" from cycleState: not found")};
+    return {0, framework::Status::Error("failed to read \"PreScoreTaintToleration\" from cycleState: not found")};
   }
   const api::Node* node = node_info.node();
   if (node == nullptr) return {0, framework::Status::Error("node not found")};
@@ -59,13 +54,11 @@ std::pair<int64_t, framework::Status> TaintToleration::Score(const framework::Cy
 }
 
 framework::Status TaintToleration::NormalizeScore(const framework::CycleState& /*state*/,
-                                                  const framework::PodInfo& /*pod*/,
-                                                  framework::NodeScoreList& scores) {
+                                                  const framework::PodInfo& /*pod*/, framework::NodeScoreList& scores) {
   return helper::DefaultNormalizeScore(framework::kMaxNodeScore, /*reverse=*/true, scores);
 }
 
-framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod,
-                                                     const framework::EventObjects& event) {
+framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod, const framework::EventObjects& event) {
   const api::Node* modified = event.new_node;
   if (modified == nullptr) return framework::QueueingHint::kQueue;
   const auto& tolerations = pod.spec.tolerations;
@@ -76,8 +69,7 @@ framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod,
   }
   bool is_untolerated = helper::FindMatchingUntoleratedTaint(modified->spec.taints, tolerations,
                                                              helper::DoNotScheduleTaintsFilter) != nullptr;
-  return was_untolerated && !is_untolerated ? framework::QueueingHint::kQueue
-                                            : framework::QueueingHint::kSkip;
+  return was_untolerated && !is_untolerated ? framework::QueueingHint::kQueue : framework::QueueingHint::kSkip;
 }
 
 framework::QueueingHint IsSchedulableAfterPodTolerationChange(const api::Pod& pod,
@@ -85,8 +77,7 @@ framework::QueueingHint IsSchedulableAfterPodTolerationChange(const api::Pod& po
   const api::Pod* modified = event.new_pod;
   if (modified == nullptr) return framework::QueueingHint::kQueue;
   // Only the rejected pod's own tolerations matter; tolerations are only ever added.
-  return modified->metadata.uid == pod.metadata.uid ? framework::QueueingHint::kQueue
-                                                    : framework::QueueingHint::kSkip;
+  return modified->metadata.uid == pod.metadata.uid ? framework::QueueingHint::kQueue : framework::QueueingHint::kSkip;
 }
 
 std::vector<framework::ClusterEventWithHint> TaintToleration::EventsToRegister() const {

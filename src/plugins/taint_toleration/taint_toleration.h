@@ -38,8 +38,7 @@ class TaintToleration final : public framework::FilterPlugin,
                              std::span<const framework::NodeInfo* const> nodes) override;
   //! The number of the node's PreferNoSchedule taints the pod does not tolerate (higher is worse).
   //! Error when PreScore did not run.
-  std::pair<int64_t, framework::Status> Score(const framework::CycleState& state,
-                                              const framework::PodInfo& pod,
+  std::pair<int64_t, framework::Status> Score(const framework::CycleState& state, const framework::PodInfo& pod,
                                               const framework::NodeInfo& node_info) override;
   framework::ScoreExtensions* GetScoreExtensions() override { return this; }
   //! Reversed DefaultNormalizeScore: no untolerated taint scores 100.
@@ -50,8 +49,7 @@ class TaintToleration final : public framework::FilterPlugin,
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
 };
 
-framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod,
-                                                     const framework::EventObjects& event);
+framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod, const framework::EventObjects& event);
 framework::QueueingHint IsSchedulableAfterPodTolerationChange(const api::Pod& pod,
                                                               const framework::EventObjects& event);
 

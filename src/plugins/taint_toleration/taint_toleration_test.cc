@@ -29,8 +29,7 @@ std::shared_ptr<api::Pod> PodWithTolerations(std::string name, std::vector<api::
   return pod;
 }
 
-api::Toleration Tol(std::string key, TolerationOperator op, std::string value,
-                    std::optional<TaintEffect> effect) {
+api::Toleration Tol(std::string key, TolerationOperator op, std::string value, std::optional<TaintEffect> effect) {
   return {std::move(key), op, std::move(value), effect, std::nullopt};
 }
 
@@ -50,44 +49,37 @@ TEST(TaintTolerationTest, Score) {
   };
   const std::vector<Case> cases = {
       {"node with taints tolerated by the pod, gets a higher score than those node with intolerable taints",
-       PodWithTolerations("pod1",
-                          {Tol("foo", TolerationOperator::kEqual, "bar", TaintEffect::kPreferNoSchedule)}),
+       PodWithTolerations("pod1", {Tol("foo", TolerationOperator::kEqual, "bar", TaintEffect::kPreferNoSchedule)}),
        {NodeWithTaints("nodeA", {{"foo", "bar", TaintEffect::kPreferNoSchedule}}),
         NodeWithTaints("nodeB", {{"foo", "blah", TaintEffect::kPreferNoSchedule}})},
        {100, 0}},
       {"the nodes that all of their taints are tolerated by the pod, get the same score, no matter how many "
        "tolerable taints a node has",
-       PodWithTolerations(
-           "pod1", {Tol("cpu-type", TolerationOperator::kEqual, "arm64", TaintEffect::kPreferNoSchedule),
-                    Tol("disk-type", TolerationOperator::kEqual, "ssd", TaintEffect::kPreferNoSchedule)}),
-       {NodeWithTaints("nodeA", {}),
-        NodeWithTaints("nodeB", {{"cpu-type", "arm64", TaintEffect::kPreferNoSchedule}}),
+       PodWithTolerations("pod1",
+                          {Tol("cpu-type", TolerationOperator::kEqual, "arm64", TaintEffect::kPreferNoSchedule),
+                           Tol("disk-type", TolerationOperator::kEqual, "ssd", TaintEffect::kPreferNoSchedule)}),
+       {NodeWithTaints("nodeA", {}), NodeWithTaints("nodeB", {{"cpu-type", "arm64", TaintEffect::kPreferNoSchedule}}),
         NodeWithTaints("nodeC", {{"cpu-type", "arm64", TaintEffect::kPreferNoSchedule},
                                  {"disk-type", "ssd", TaintEffect::kPreferNoSchedule}})},
        {100, 100, 100}},
       {"the more intolerable taints a node has, the lower score it gets.",
-       PodWithTolerations("pod1",
-                          {Tol("foo", TolerationOperator::kEqual, "bar", TaintEffect::kPreferNoSchedule)}),
-       {NodeWithTaints("nodeA", {}),
-        NodeWithTaints("nodeB", {{"cpu-type", "arm64", TaintEffect::kPreferNoSchedule}}),
+       PodWithTolerations("pod1", {Tol("foo", TolerationOperator::kEqual, "bar", TaintEffect::kPreferNoSchedule)}),
+       {NodeWithTaints("nodeA", {}), NodeWithTaints("nodeB", {{"cpu-type", "arm64", TaintEffect::kPreferNoSchedule}}),
         NodeWithTaints("nodeC", {{"cpu-type", "arm64", TaintEffect::kPreferNoSchedule},
                                  {"disk-type", "ssd", TaintEffect::kPreferNoSchedule}})},
        {100, 50, 0}},
       {"only taints and tolerations that have effect PreferNoSchedule are checked by taints-tolerations "
        "priority "
        "function",
-       PodWithTolerations("pod1",
-                          {Tol("cpu-type", TolerationOperator::kEqual, "arm64", TaintEffect::kNoSchedule),
-                           Tol("disk-type", TolerationOperator::kEqual, "ssd", TaintEffect::kNoSchedule)}),
-       {NodeWithTaints("nodeA", {}),
-        NodeWithTaints("nodeB", {{"cpu-type", "arm64", TaintEffect::kNoSchedule}}),
+       PodWithTolerations("pod1", {Tol("cpu-type", TolerationOperator::kEqual, "arm64", TaintEffect::kNoSchedule),
+                                   Tol("disk-type", TolerationOperator::kEqual, "ssd", TaintEffect::kNoSchedule)}),
+       {NodeWithTaints("nodeA", {}), NodeWithTaints("nodeB", {{"cpu-type", "arm64", TaintEffect::kNoSchedule}}),
         NodeWithTaints("nodeC", {{"cpu-type", "arm64", TaintEffect::kPreferNoSchedule},
                                  {"disk-type", "ssd", TaintEffect::kPreferNoSchedule}})},
        {100, 100, 0}},
       {"Default behaviour No taints and tolerations, lands on node with no taints",
        PodWithTolerations("pod1", {}),
-       {NodeWithTaints("nodeA", {}),
-        NodeWithTaints("nodeB", {{"cpu-type", "arm64", TaintEffect::kPreferNoSchedule}})},
+       {NodeWithTaints("nodeA", {}), NodeWithTaints("nodeB", {{"cpu-type", "arm64", TaintEffect::kPreferNoSchedule}})},
        {100, 0}},
       {"a toleration without effect tolerates PreferNoSchedule taints",
        PodWithTolerations("pod1", {Tol("cpu-type", TolerationOperator::kExists, "", std::nullopt)}),
@@ -144,16 +136,13 @@ TEST(TaintTolerationTest, Filter) {
   };
   const std::vector<Case> cases = {
       {"A pod having no tolerations can't be scheduled onto a node with nonempty taints",
-       PodWithTolerations("pod1", {}),
-       NodeWithTaints("nodeA", {{"dedicated", "user1", TaintEffect::kNoSchedule}}), untolerated},
+       PodWithTolerations("pod1", {}), NodeWithTaints("nodeA", {{"dedicated", "user1", TaintEffect::kNoSchedule}}),
+       untolerated},
       {"A pod which can be scheduled on a dedicated node assigned to user1 with effect NoSchedule",
-       PodWithTolerations("pod1",
-                          {Tol("dedicated", TolerationOperator::kEqual, "user1", TaintEffect::kNoSchedule)}),
-       NodeWithTaints("nodeA", {{"dedicated", "user1", TaintEffect::kNoSchedule}}),
-       framework::Status::Success()},
+       PodWithTolerations("pod1", {Tol("dedicated", TolerationOperator::kEqual, "user1", TaintEffect::kNoSchedule)}),
+       NodeWithTaints("nodeA", {{"dedicated", "user1", TaintEffect::kNoSchedule}}), framework::Status::Success()},
       {"A pod which can't be scheduled on a dedicated node assigned to user2 with effect NoSchedule",
-       PodWithTolerations("pod1",
-                          {Tol("dedicated", TolerationOperator::kEqual, "user2", TaintEffect::kNoSchedule)}),
+       PodWithTolerations("pod1", {Tol("dedicated", TolerationOperator::kEqual, "user2", TaintEffect::kNoSchedule)}),
        NodeWithTaints("nodeA", {{"dedicated", "user1", TaintEffect::kNoSchedule}}), untolerated},
       {"A pod can be scheduled onto the node, with a toleration uses operator Exists that tolerates the "
        "taints on the "
@@ -163,17 +152,15 @@ TEST(TaintTolerationTest, Filter) {
       {"A pod has multiple tolerations, node has multiple taints, all the taints are tolerated, pod can be "
        "scheduled "
        "onto the node",
-       PodWithTolerations("pod1",
-                          {Tol("dedicated", TolerationOperator::kEqual, "user2", TaintEffect::kNoSchedule),
-                           Tol("foo", TolerationOperator::kExists, "", TaintEffect::kNoSchedule)}),
-       NodeWithTaints("nodeA", {{"dedicated", "user2", TaintEffect::kNoSchedule},
-                                {"foo", "bar", TaintEffect::kNoSchedule}}),
+       PodWithTolerations("pod1", {Tol("dedicated", TolerationOperator::kEqual, "user2", TaintEffect::kNoSchedule),
+                                   Tol("foo", TolerationOperator::kExists, "", TaintEffect::kNoSchedule)}),
+       NodeWithTaints("nodeA",
+                      {{"dedicated", "user2", TaintEffect::kNoSchedule}, {"foo", "bar", TaintEffect::kNoSchedule}}),
        framework::Status::Success()},
       {"A pod has a toleration that keys and values match the taint on the node, but (non-empty) effect "
        "doesn't "
        "match, can't be scheduled onto the node",
-       PodWithTolerations("pod1",
-                          {Tol("foo", TolerationOperator::kEqual, "bar", TaintEffect::kPreferNoSchedule)}),
+       PodWithTolerations("pod1", {Tol("foo", TolerationOperator::kEqual, "bar", TaintEffect::kPreferNoSchedule)}),
        NodeWithTaints("nodeA", {{"foo", "bar", TaintEffect::kNoSchedule}}), untolerated},
       {"The pod has a toleration that keys and values match the taint on the node, the effect of toleration "
        "is empty, "
@@ -183,16 +170,13 @@ TEST(TaintTolerationTest, Filter) {
       {"The pod has a toleration that key and value don't match the taint on the node, but the effect of "
        "taint on "
        "node is PreferNoSchedule. Pod can be scheduled onto the node",
-       PodWithTolerations("pod1",
-                          {Tol("dedicated", TolerationOperator::kEqual, "user2", TaintEffect::kNoSchedule)}),
-       NodeWithTaints("nodeA", {{"dedicated", "user1", TaintEffect::kPreferNoSchedule}}),
-       framework::Status::Success()},
+       PodWithTolerations("pod1", {Tol("dedicated", TolerationOperator::kEqual, "user2", TaintEffect::kNoSchedule)}),
+       NodeWithTaints("nodeA", {{"dedicated", "user1", TaintEffect::kPreferNoSchedule}}), framework::Status::Success()},
       {"The pod has no toleration, but the effect of taint on node is PreferNoSchedule. Pod can be scheduled "
        "onto the "
        "node",
        PodWithTolerations("pod1", {}),
-       NodeWithTaints("nodeA", {{"dedicated", "user1", TaintEffect::kPreferNoSchedule}}),
-       framework::Status::Success()},
+       NodeWithTaints("nodeA", {{"dedicated", "user1", TaintEffect::kPreferNoSchedule}}), framework::Status::Success()},
       {"A NoExecute taint must be tolerated too", PodWithTolerations("pod1", {}),
        NodeWithTaints("nodeA", {{"node.kubernetes.io/not-ready", "", TaintEffect::kNoExecute}}), untolerated},
   };
@@ -203,8 +187,7 @@ TEST(TaintTolerationTest, Filter) {
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
     framework::CycleState state;
-    EXPECT_EQ(filter->Filter(state, *framework::PodInfo::Create(c.pod), *testing::MakeNodeInfo(c.node)),
-              c.want);
+    EXPECT_EQ(filter->Filter(state, *framework::PodInfo::Create(c.pod), *testing::MakeNodeInfo(c.node)), c.want);
   }
 }
 
@@ -222,8 +205,8 @@ TEST(TaintTolerationTest, EventsToRegister) {
 
 // Mirrors upstream's TestIsSchedulableAfterNodeChange.
 TEST(TaintTolerationTest, IsSchedulableAfterNodeChange) {
-  auto pod = PodWithTolerations(
-      "pod1", {Tol("dedicated", TolerationOperator::kEqual, "user2", TaintEffect::kNoSchedule)});
+  auto pod =
+      PodWithTolerations("pod1", {Tol("dedicated", TolerationOperator::kEqual, "user2", TaintEffect::kNoSchedule)});
   struct Case {
     std::string name;
     std::shared_ptr<api::Node> old_node;
@@ -232,18 +215,15 @@ TEST(TaintTolerationTest, IsSchedulableAfterNodeChange) {
   };
   const std::vector<Case> cases = {
       {"skip-queue-on-untoleratedtaint-node-added", nullptr,
-       NodeWithTaints("nodeA", {{"dedicated", "user1", TaintEffect::kNoSchedule}}),
-       framework::QueueingHint::kSkip},
+       NodeWithTaints("nodeA", {{"dedicated", "user1", TaintEffect::kNoSchedule}}), framework::QueueingHint::kSkip},
       {"queue-on-toleratedtaint-node-added", nullptr,
-       NodeWithTaints("nodeA", {{"dedicated", "user2", TaintEffect::kNoSchedule}}),
-       framework::QueueingHint::kQueue},
+       NodeWithTaints("nodeA", {{"dedicated", "user2", TaintEffect::kNoSchedule}}), framework::QueueingHint::kQueue},
       {"skip-unrelated-change", NodeWithTaints("nodeA", {{"dedicated", "user1", TaintEffect::kNoSchedule}}),
        NodeWithTaints("nodeA", {{"dedicated", "user1", TaintEffect::kNoSchedule},
                                 {"dedicated", "user3", TaintEffect::kNoSchedule}}),
        framework::QueueingHint::kSkip},
       {"queue-on-taint-change", NodeWithTaints("nodeA", {{"dedicated", "user1", TaintEffect::kNoSchedule}}),
-       NodeWithTaints("nodeA", {{"dedicated", "user2", TaintEffect::kNoSchedule}}),
-       framework::QueueingHint::kQueue},
+       NodeWithTaints("nodeA", {{"dedicated", "user2", TaintEffect::kNoSchedule}}), framework::QueueingHint::kQueue},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -255,10 +235,8 @@ TEST(TaintTolerationTest, IsSchedulableAfterNodeChange) {
 // Mirrors upstream's Test_isSchedulableAfterPodTolerationChange.
 TEST(TaintTolerationTest, IsSchedulableAfterPodTolerationChange) {
   auto pod = PodWithTolerations("pod-1", {});
-  auto updated =
-      PodWithTolerations("pod-1", {Tol("foo", TolerationOperator::kEqual, "", TaintEffect::kNoSchedule)});
-  auto other =
-      PodWithTolerations("pod-2", {Tol("foo", TolerationOperator::kEqual, "", TaintEffect::kNoSchedule)});
+  auto updated = PodWithTolerations("pod-1", {Tol("foo", TolerationOperator::kEqual, "", TaintEffect::kNoSchedule)});
+  auto other = PodWithTolerations("pod-2", {Tol("foo", TolerationOperator::kEqual, "", TaintEffect::kNoSchedule)});
   framework::EventObjects target{.old_pod = pod.get(), .new_pod = updated.get()};
   EXPECT_EQ(IsSchedulableAfterPodTolerationChange(*pod, target), framework::QueueingHint::kQueue);
   framework::EventObjects unrelated{.old_pod = other.get(), .new_pod = other.get()};
