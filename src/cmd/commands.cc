@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "api/manifest.h"
+#include "cmd/bench.h"
 #include "cmd/output.h"
 #include "config/load.h"
 #include "framework/registry.h"
@@ -121,6 +122,9 @@ int Main(int argc, char** argv) {
                        "show each node's Filter verdicts and Score results for this pod's last attempt "
                        "(namespace/name, or name in default)");
 
+  BenchArgs bench_args;
+  CLI::App* bench = AddBenchSubcommand(app, bench_args);
+
   app.add_subcommand("version", "print the version")->callback([] { std::cout << "kubesched " << kVersion << "\n"; });
 
   try {
@@ -138,6 +142,7 @@ int Main(int argc, char** argv) {
       return kExitFailure;
     }
   }
+  if (bench->parsed()) return RunBench(bench_args);
   return kExitOk;
 }
 

@@ -47,18 +47,26 @@ void Parallelizer::WorkerLoop() {
     std::shared_ptr<Job> job;
     {
       std::unique_lock lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+      if (!stopping_ && jobs_.empty()) {
+        sleepers_.fetch_add(1, std::memory_order_relaxed);
+        cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+        sleepers_.fetch_sub(1, std::memory_order_relaxed);
+      }
       if (stopping_) return;
       job = jobs_.front();
       // Leave the job queued while chunks remain so other idle workers can join it.
       if (job->next.load(std::memory_order_relaxed) >= job->pieces) {
         jobs_.pop_front();
+        queued_.fetch_sub(1, std::memory_order_release);
         continue;
       }
     }
     RunChunks(*job);
     std::lock_guard lock(mu_);
-    if (!jobs_.empty() && jobs_.front() == job) jobs_.pop_front();
+    if (!jobs_.empty() && jobs_.front() == job) {
+      jobs_.pop_front();
+      queued_.fetch_sub(1, std::memory_order_release);
+    }
   }
 }
 
@@ -74,14 +82,28 @@ void Parallelizer::Until(int pieces, const std::function<void(int)>& body) {
   int chunk = static_cast<int>(std::sqrt(static_cast<double>(pieces)));
   chunk = std::min(chunk, pieces / parallelism_ + 1);
   job->chunk = std::max(1, chunk);
+  bool wake = false;
   {
     std::lock_guard lock(mu_);
     jobs_.push_back(job);
+    queued_.fetch_add(1, std::memory_order_release);
+    wake = sleepers_.load(std::memory_order_relaxed) > 0;
   }
-  cv_.notify_all();
+  if (wake) cv_.notify_all();
   RunChunks(*job);
-  std::unique_lock lock(job->mu);
-  job->finished.wait(lock, [&] { return job->done.load(std::memory_order_acquire) >= pieces; });
+  if (job->done.load(std::memory_order_acquire) < pieces) {
+    std::unique_lock lock(job->mu);
+    job->finished.wait(lock, [&] { return job->done.load(std::memory_order_acquire) >= pieces; });
+  }
+  // Drop the finished job from the queue if no worker did, so idle workers do not wake for it.
+  std::lock_guard lock(mu_);
+  for (auto it = jobs_.begin(); it != jobs_.end(); ++it) {
+    if (*it == job) {
+      jobs_.erase(it);
+      queued_.fetch_sub(1, std::memory_order_release);
+      break;
+    }
+  }
 }
 
 }  // namespace kubesched::util

@@ -39,6 +39,10 @@ class Parallelizer {
   std::condition_variable cv_;
   std::deque<std::shared_ptr<Job>> jobs_;  // guarded by mu_
   bool stopping_ = false;                  // guarded by mu_
+  // Workers blocked on cv_ (changed under mu_): a job is announced with a (costly) futex wake-up
+  // only when someone sleeps.
+  std::atomic<int> sleepers_{0};
+  std::atomic<int> queued_{0};  // jobs_.size(), readable without the lock
   std::vector<std::thread> workers_;
 };
 

@@ -1,0 +1,645 @@
+#include "cmd/bench.h"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <expected>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "api/types.h"
+#include "cluster/event_handler.h"
+#include "config/load.h"
+#include "framework/client.h"
+#include "framework/registry.h"
+#include "plugins/registry.h"
+#include "scheduler/scheduler.h"
+#include "util/clock.h"
+
+namespace kubesched::cmd {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Object templates: upstream's test/integration/scheduler_perf/templates/*.yaml, built directly
+// as API objects (parsing 60k YAML documents would dominate the set-up time).
+
+enum class PodTemplate {
+  kDefault,                  // pod-default.yaml: 100m CPU, 500Mi
+  kPodAntiAffinity,          // pod-with-pod-anti-affinity.yaml: color=green, required, hostname
+  kPodAffinity,              // pod-with-pod-affinity.yaml: color=blue, required, zone
+  kPreferredPodAffinity,     // pod-with-preferred-pod-affinity.yaml: color=red, weight 1, hostname
+  kPreferredPodAntiAffinity, // pod-with-preferred-pod-anti-affinity.yaml: color=yellow, weight 1
+  kNodeAffinity,             // pod-with-node-affinity.yaml: zone In [zone1, zone2]
+  kTopologySpreading,        // pod-with-topology-spreading.yaml: maxSkew 5 zone DoNotSchedule
+  kPreferredTopologySpreading,  // pod-with-preferred-topology-spreading.yaml: ScheduleAnyway
+  kLowPriority,              // pod-low-priority.yaml: 900m CPU, priority unset (0)
+  kHighPriority,             // pod-high-priority.yaml: 3000m CPU, priority 10
+  kHighPriorityLargeCpu,     // pod-high-priority-large-cpu.yaml: 9 CPU, priority 10 (never fits)
+};
+
+struct PodGroup {
+  PodTemplate tmpl = PodTemplate::kDefault;
+  std::string ns = "default";
+};
+
+struct Workload {
+  std::string name;  // "<TestCase>/<variant>", as upstream's benchmark names
+  int nodes = 0;
+  int init_pods = 0;  // per init group
+  int measure_pods = 0;
+  //! labelNodePrepareStrategy values for topology.kubernetes.io/zone, assigned round-robin.
+  std::vector<std::string> zones;
+  std::vector<PodGroup> init_groups;  // each a createPods op of init_pods pods, waited for in turn
+  PodGroup measure;
+  //! A churn op creating one pod of this template every churn_interval_ms of wall time while the
+  //! measured pods are scheduled (upstream's `churn` opcode, mode create).
+  std::optional<PodTemplate> churn;
+  int churn_interval_ms = 0;
+  std::optional<double> threshold;  // upstream's CI threshold (pods/s), when it sets one
+  bool in_default_set = true;
+};
+
+// The workloads, with upstream's sizes (test/integration/scheduler_perf/{misc,affinity,
+// topology_spreading}/performance-config.yaml, 1.33+). Variants carrying a `threshold` there are
+// the ones upstream's ci-benchmark-scheduler-perf job checks; those are the default set here.
+std::vector<Workload> AllWorkloads() {
+  const std::vector<std::string> kZone1 = {"zone1"};
+  const std::vector<std::string> kMoons = {"moon-1", "moon-2", "moon-3"};
+  std::vector<Workload> w;
+  auto add = [&w](std::string name, int nodes, int init_pods, int measure_pods) -> Workload& {
+    Workload& x = w.emplace_back();
+    x.name = std::move(name);
+    x.nodes = nodes;
+    x.init_pods = init_pods;
+    x.measure_pods = measure_pods;
+    x.init_groups = {PodGroup{}};
+    return x;
+  };
+  // misc: SchedulingBasic, createNodes / createPods($initPods) / createPods($measurePods).
+  add("SchedulingBasic/500Nodes", 500, 500, 1000);
+  add("SchedulingBasic/5000Nodes_10000Pods", 5000, 1000, 10000).threshold = 680;
+  // affinity: init pods in sched-0, measured in sched-1; the (anti-)affinity terms name both.
+  {
+    Workload& x = add("SchedulingPodAntiAffinity/5000Nodes_2000Pods", 5000, 1000, 2000);
+    x.init_groups = {{PodTemplate::kPodAntiAffinity, "sched-0"}};
+    x.measure = {PodTemplate::kPodAntiAffinity, "sched-1"};
+    x.threshold = 60;
+  }
+  {
+    Workload& x = add("SchedulingPodAffinity/5000Nodes_5000Pods", 5000, 5000, 5000);
+    x.zones = kZone1;
+    x.init_groups = {{PodTemplate::kPodAffinity, "sched-0"}};
+    x.measure = {PodTemplate::kPodAffinity, "sched-1"};
+    x.threshold = 35;
+  }
+  {
+    Workload& x = add("SchedulingPreferredPodAffinity/5000Nodes_5000Pods", 5000, 5000, 5000);
+    x.init_groups = {{PodTemplate::kPreferredPodAffinity, "sched-0"}};
+    x.measure = {PodTemplate::kPreferredPodAffinity, "sched-1"};
+    x.threshold = 90;
+  }
+  {
+    Workload& x = add("SchedulingPreferredPodAntiAffinity/5000Nodes_5000Pods", 5000, 5000, 5000);
+    x.init_groups = {{PodTemplate::kPreferredPodAntiAffinity, "sched-0"}};
+    x.measure = {PodTemplate::kPreferredPodAntiAffinity, "sched-1"};
+    x.threshold = 90;
+  }
+  {
+    Workload& x = add("SchedulingNodeAffinity/5000Nodes_10000Pods", 5000, 5000, 10000);
+    x.zones = kZone1;
+    x.init_groups = {{PodTemplate::kNodeAffinity}};
+    x.measure = {PodTemplate::kNodeAffinity};
+    x.threshold = 220;
+  }
+  // topology_spreading: init pods are plain pods; measured pods spread over three zones.
+  {
+    Workload& x = add("TopologySpreading/5000Nodes_5000Pods", 5000, 5000, 5000);
+    x.zones = kMoons;
+    x.measure = {PodTemplate::kTopologySpreading};
+    x.threshold = 460;
+  }
+  {
+    Workload& x = add("PreferredTopologySpreading/5000Nodes_5000Pods", 5000, 5000, 5000);
+    x.zones = kMoons;
+    x.measure = {PodTemplate::kPreferredTopologySpreading};
+    x.threshold = 340;
+  }
+  // affinity: five init groups (plain, affinity, anti-affinity, preferred, preferred anti) in
+  // sched-0, then plain measured pods.
+  {
+    Workload& x = add("MixedSchedulingBasePod/5000Nodes_5000Pods", 5000, 2000, 5000);
+    x.zones = kZone1;
+    x.init_groups = {{PodTemplate::kDefault, "sched-0"},
+                     {PodTemplate::kPodAffinity, "sched-0"},
+                     {PodTemplate::kPodAntiAffinity, "sched-0"},
+                     {PodTemplate::kPreferredPodAffinity, "sched-0"},
+                     {PodTemplate::kPreferredPodAntiAffinity, "sched-0"}};
+    x.threshold = 140;
+  }
+  // misc: Unschedulable: plain pods measured while a 9-CPU priority-10 pod (unschedulable on
+  // 4-CPU nodes, so each runs a failing preemption attempt) arrives every 200ms.
+  {
+    Workload& x = add("Unschedulable/5kNodes/100Init/10kPods", 5000, 100, 10000);
+    x.churn = PodTemplate::kHighPriorityLargeCpu;
+    x.churn_interval_ms = 200;
+    x.threshold = 590;
+  }
+  // misc: PreemptionBasic: 4 low-priority 900m pods fill each 4-CPU node; every measured 3-CPU
+  // priority-10 pod preempts 3 of them. Upstream sets no threshold (labels performance, short).
+  {
+    Workload& x = add("PreemptionBasic/1000Nodes", 1000, 4000, 1000);
+    x.init_groups = {{PodTemplate::kLowPriority}};
+    x.measure = {PodTemplate::kHighPriority};
+  }
+  return w;
+}
+
+api::Quantity Q(std::string_view text) { return *api::Quantity::Parse(text); }
+
+std::shared_ptr<api::Node> MakeNode(int index, const std::vector<std::string>& zones) {
+  auto node = std::make_shared<api::Node>();
+  node->metadata.name = fmt::format("scheduler-perf-{:05d}", index);
+  node->metadata.uid = "node-uid-" + std::to_string(index);
+  node->metadata.creation_index = index;
+  // A real kubelet sets the hostname label; the anti-affinity templates use it as topology key.
+  node->metadata.labels.Set(std::string(api::kLabelHostname), node->metadata.name);
+  if (!zones.empty()) node->metadata.labels.Set(std::string(api::kLabelTopologyZone), zones[index % zones.size()]);
+  node->status.capacity = {{"pods", Q("110")}, {"cpu", Q("4")}, {"memory", Q("32Gi")}};
+  node->status.allocatable = node->status.capacity;
+  node->status.conditions.push_back({"Ready", "True"});
+  return node;
+}
+
+api::PodAffinityTerm ColorTerm(const std::string& color, std::string_view topology_key) {
+  api::PodAffinityTerm term;
+  api::LabelSelector sel;
+  sel.match_labels.Set("color", color);
+  term.label_selector = sel;
+  term.topology_key = std::string(topology_key);
+  term.namespaces = {"sched-1", "sched-0"};
+  return term;
+}
+
+class PodFactory {
+ public:
+  std::shared_ptr<api::Pod> Make(PodTemplate tmpl, const std::string& ns, int64_t now_ns) {
+    auto pod = std::make_shared<api::Pod>();
+    int64_t n = counter_++;
+    pod->metadata.namespace_ = ns;
+    pod->metadata.uid = "pod-uid-" + std::to_string(n);
+    pod->metadata.creation_timestamp_ns = now_ns;
+    pod->metadata.creation_index = n;
+    std::string cpu = "100m";
+    std::string prefix = "pod-";
+    std::optional<std::string> limit_cpu = "100m";
+    switch (tmpl) {
+      case PodTemplate::kDefault:
+        break;
+      case PodTemplate::kPodAntiAffinity: {
+        prefix = "anti-affinity-pod-";
+        pod->metadata.labels.Set("color", "green");
+        api::PodAffinity anti;
+        anti.required.push_back(ColorTerm("green", api::kLabelHostname));
+        pod->spec.affinity.emplace().pod_anti_affinity = std::move(anti);
+        break;
+      }
+      case PodTemplate::kPodAffinity: {
+        prefix = "affinity-pod-";
+        pod->metadata.labels.Set("color", "blue");
+        api::PodAffinity aff;
+        aff.required.push_back(ColorTerm("blue", api::kLabelTopologyZone));
+        pod->spec.affinity.emplace().pod_affinity = std::move(aff);
+        break;
+      }
+      case PodTemplate::kPreferredPodAffinity: {
+        prefix = "preferred-affinity-pod-";
+        pod->metadata.labels.Set("color", "red");
+        api::PodAffinity aff;
+        aff.preferred.push_back({1, ColorTerm("red", api::kLabelHostname)});
+        pod->spec.affinity.emplace().pod_affinity = std::move(aff);
+        break;
+      }
+      case PodTemplate::kPreferredPodAntiAffinity: {
+        prefix = "preferred-anti-affinity-pod-";
+        pod->metadata.labels.Set("color", "yellow");
+        api::PodAffinity anti;
+        anti.preferred.push_back({1, ColorTerm("yellow", api::kLabelHostname)});
+        pod->spec.affinity.emplace().pod_anti_affinity = std::move(anti);
+        break;
+      }
+      case PodTemplate::kNodeAffinity: {
+        prefix = "node-affinity-";
+        api::NodeSelectorTerm term;
+        term.match_expressions.push_back(
+            {std::string(api::kLabelTopologyZone), api::SelectorOperator::kIn, {"zone1", "zone2"}});
+        api::NodeAffinity na;
+        na.required = api::NodeSelector{{term}};
+        pod->spec.affinity.emplace().node_affinity = std::move(na);
+        break;
+      }
+      case PodTemplate::kTopologySpreading:
+      case PodTemplate::kPreferredTopologySpreading: {
+        prefix = "spreading-pod-";
+        pod->metadata.labels.Set("color", "blue");
+        api::TopologySpreadConstraint c;
+        c.max_skew = 5;
+        c.topology_key = std::string(api::kLabelTopologyZone);
+        c.when_unsatisfiable = tmpl == PodTemplate::kTopologySpreading
+                                   ? api::UnsatisfiableConstraintAction::kDoNotSchedule
+                                   : api::UnsatisfiableConstraintAction::kScheduleAnyway;
+        api::LabelSelector sel;
+        sel.match_labels.Set("color", "blue");
+        c.label_selector = sel;
+        pod->spec.topology_spread_constraints.push_back(std::move(c));
+        break;
+      }
+      case PodTemplate::kLowPriority:
+        cpu = "900m";
+        limit_cpu = cpu;
+        break;
+      case PodTemplate::kHighPriority:
+        cpu = "3000m";
+        limit_cpu = cpu;
+        pod->spec.priority = 10;
+        break;
+      case PodTemplate::kHighPriorityLargeCpu:
+        prefix = "pod-h-";
+        cpu = "9";
+        limit_cpu.reset();
+        pod->spec.priority = 10;
+        break;
+    }
+    pod->metadata.name = prefix + std::to_string(n);
+    api::Container c;
+    c.name = "pause";
+    c.image = "registry.k8s.io/pause:3.10.1";
+    api::ContainerPort port;
+    port.container_port = 80;
+    c.ports.push_back(port);
+    c.resources.requests = {{"cpu", Q(cpu)}, {"memory", Q("500Mi")}};
+    if (limit_cpu) c.resources.limits = {{"cpu", Q(*limit_cpu)}, {"memory", Q("500Mi")}};
+    pod->spec.containers.push_back(std::move(c));
+    return pod;
+  }
+
+ private:
+  int64_t counter_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// A minimal in-memory API server: the scheduler's writes take effect at once and come back as
+// informer events, as with scheduler_perf's apiserver (minus the network). Unlike
+// cluster::SimulatedCluster it can take objects after the scheduler started and keeps no
+// per-call O(nodes) checks, so the figures are the scheduler's own cost.
+
+class BenchCluster final : public framework::ClusterClient {
+ public:
+  void SetHandler(cluster::EventHandler* handler) { handler_ = handler; }
+
+  void AddNode(std::shared_ptr<const api::Node> node) { handler_->OnNodeAdd(std::move(node)); }
+
+  void AddPod(std::shared_ptr<const api::Pod> pod, bool measured) {
+    {
+      std::lock_guard lock(mu_);
+      pods_[pod->metadata.uid] = pod;
+      if (measured) measured_.insert(pod->metadata.uid);
+    }
+    handler_->OnPodAdd(std::move(pod));
+  }
+
+  framework::Status Bind(const api::Pod& pod, const std::string& node_name) override {
+    std::shared_ptr<const api::Pod> old_pod;
+    std::shared_ptr<api::Pod> copy;
+    {
+      std::lock_guard lock(mu_);
+      auto it = pods_.find(pod.metadata.uid);
+      if (it == pods_.end()) return framework::Status::Error(fmt::format("pods \"{}\" not found", pod.metadata.name));
+      if (!it->second->spec.node_name.empty()) {
+        return framework::Status::Error(fmt::format("pod {} is already assigned", pod.metadata.name));
+      }
+      old_pod = it->second;
+      copy = std::make_shared<api::Pod>(*old_pod);
+      copy->spec.node_name = node_name;
+      copy->status.phase = api::PodPhase::kRunning;
+      copy->status.nominated_node_name.clear();
+      std::erase_if(copy->status.conditions, [](const api::PodCondition& c) { return c.type == "PodScheduled"; });
+      copy->status.conditions.push_back({"PodScheduled", "True", "", ""});
+      it->second = copy;
+      if (measured_.contains(pod.metadata.uid)) ++measured_bound_;
+    }
+    handler_->OnPodUpdate(std::move(old_pod), std::move(copy));
+    return {};
+  }
+
+  framework::Status DeletePod(const api::Pod& pod, std::string_view reason) override {
+    std::shared_ptr<const api::Pod> deleted;
+    {
+      std::lock_guard lock(mu_);
+      auto it = pods_.find(pod.metadata.uid);
+      if (it == pods_.end()) return framework::Status::Error(fmt::format("pods \"{}\" not found", pod.metadata.name));
+      deleted = it->second;
+      pods_.erase(it);
+      ++evictions_;
+    }
+    handler_->OnPodDelete(std::move(deleted));
+    return {};
+  }
+
+  framework::Status SetNominatedNodeName(const api::Pod& pod, const std::string& node_name) override {
+    std::shared_ptr<const api::Pod> old_pod;
+    std::shared_ptr<api::Pod> copy;
+    {
+      std::lock_guard lock(mu_);
+      auto it = pods_.find(pod.metadata.uid);
+      if (it == pods_.end()) return framework::Status::Error(fmt::format("pods \"{}\" not found", pod.metadata.name));
+      old_pod = it->second;
+      copy = std::make_shared<api::Pod>(*old_pod);
+      copy->status.nominated_node_name = node_name;
+      it->second = copy;
+    }
+    handler_->OnPodUpdate(std::move(old_pod), std::move(copy));
+    return {};
+  }
+
+  // A status-only change the scheduler ignores for unscheduled pods (as SimulatedCluster).
+  framework::Status SetPodScheduledCondition(const api::Pod&, const api::PodCondition&) override { return {}; }
+
+  std::optional<api::Labels> NamespaceLabels(std::string_view name) const override {
+    api::Labels labels;
+    labels.Set("kubernetes.io/metadata.name", std::string(name));
+    return labels;
+  }
+
+  std::vector<std::shared_ptr<const api::PodDisruptionBudget>> ListPodDisruptionBudgets() const override {
+    return {};
+  }
+
+  size_t measured_bound() const {
+    std::lock_guard lock(mu_);
+    return measured_bound_;
+  }
+  size_t evictions() const {
+    std::lock_guard lock(mu_);
+    return evictions_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<const api::Pod>> pods_;
+  std::unordered_set<std::string> measured_;
+  size_t measured_bound_ = 0;
+  size_t evictions_ = 0;
+  cluster::EventHandler* handler_ = nullptr;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Measurement
+
+using WallClock = std::chrono::steady_clock;
+
+struct Result {
+  std::string name;
+  int nodes = 0;
+  int measure_pods = 0;
+  size_t scheduled = 0;  // measured pods bound
+  size_t attempts = 0;   // ScheduleOne calls during the measured phase
+  size_t evictions = 0;
+  double seconds = 0;
+  double pods_per_second = 0;
+  double p50_ms = 0, p90_ms = 0, p99_ms = 0;
+  double peak_rss_mib = 0;
+  std::optional<double> threshold;
+};
+
+double Percentile(std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0;
+  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
+  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
+}
+
+// Peak resident set size. Each workload starts by resetting the kernel's high-water mark
+// (/proc/self/clear_refs "5"), so VmHWM is that workload's peak; where that is unavailable the
+// process-wide getrusage ru_maxrss is reported instead (monotonic across workloads).
+void ResetPeakRss() {
+  std::ofstream f("/proc/self/clear_refs");
+  if (f) f << "5";
+}
+
+double PeakRssMiB() {
+  std::ifstream f("/proc/self/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.starts_with("VmHWM:")) return std::stod(line.substr(6)) / 1024.0;  // kB
+  }
+  struct rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;  // kB on Linux
+}
+
+constexpr int64_t kMaxVirtualTimeNs = 3600LL * util::kNanosPerSecond;
+
+// Runs scheduling cycles until nothing is left to do: activeQ empty, nobody backing off (the
+// virtual clock jumps over backoff waits, so they cost no wall time). `on_cycle` runs after each
+// cycle with its wall duration.
+void Drain(scheduler::Scheduler& sched, util::VirtualClock& clock,
+           const std::function<void(std::chrono::nanoseconds)>& on_cycle) {
+  while (true) {
+    while (true) {
+      auto t0 = WallClock::now();
+      bool did = sched.ScheduleOne();
+      auto t1 = WallClock::now();
+      if (!did) break;
+      sched.RunPendingBindings();
+      if (on_cycle) on_cycle(t1 - t0);
+    }
+    sched.RunPendingBindings();
+    sched.FireTimers();
+    if (sched.queue().NumActive() > 0) continue;
+    std::optional<int64_t> next = sched.NextTimerNs(false);
+    if (!next || *next > kMaxVirtualTimeNs) break;
+    clock.AdvanceTo(std::max(*next, clock.NowNs()));
+    sched.FireTimers();
+  }
+}
+
+std::expected<Result, std::string> RunWorkload(const Workload& w, const framework::Registry& registry) {
+  ResetPeakRss();
+  util::VirtualClock clock(0);
+  BenchCluster cluster;
+  scheduler::SchedulerOptions opts;
+  opts.config = config::DefaultConfiguration(registry);
+  opts.async_binding = false;
+  auto created = scheduler::Scheduler::Create(opts, cluster, clock, registry);
+  if (!created) return std::unexpected(created.error());
+  scheduler::Scheduler& sched = **created;
+  cluster.SetHandler(&sched);
+
+  PodFactory factory;
+  for (int i = 0; i < w.nodes; ++i) cluster.AddNode(MakeNode(i, w.zones));
+  // Init pods: each createPods op completes before the next starts (no skipWaitToCompletion).
+  for (const PodGroup& g : w.init_groups) {
+    for (int i = 0; i < w.init_pods; ++i) cluster.AddPod(factory.Make(g.tmpl, g.ns, clock.NowNs()), false);
+    Drain(sched, clock, nullptr);
+  }
+
+  // Measured phase: from creating the first measured pod until none is left to attempt.
+  std::vector<double> latencies_ms;
+  latencies_ms.reserve(static_cast<size_t>(w.measure_pods) * 2);
+  const size_t attempts_before = sched.attempts();
+  const auto start = WallClock::now();
+  auto last_churn = start;
+  for (int i = 0; i < w.measure_pods; ++i) {
+    cluster.AddPod(factory.Make(w.measure.tmpl, w.measure.ns, clock.NowNs()), true);
+  }
+  Drain(sched, clock, [&](std::chrono::nanoseconds d) {
+    latencies_ms.push_back(std::chrono::duration<double, std::milli>(d).count());
+    if (w.churn) {
+      auto now = WallClock::now();
+      if (now - last_churn >= std::chrono::milliseconds(w.churn_interval_ms)) {
+        last_churn = now;
+        cluster.AddPod(factory.Make(*w.churn, "default", clock.NowNs()), false);
+      }
+    }
+  });
+  const auto end = WallClock::now();
+
+  Result r;
+  r.name = w.name;
+  r.nodes = w.nodes;
+  r.measure_pods = w.measure_pods;
+  r.scheduled = cluster.measured_bound();
+  r.attempts = sched.attempts() - attempts_before;
+  r.evictions = cluster.evictions();
+  r.seconds = std::chrono::duration<double>(end - start).count();
+  r.pods_per_second = r.seconds > 0 ? static_cast<double>(w.measure_pods) / r.seconds : 0;
+  std::sort(latencies_ms.begin(), latencies_ms.end());
+  r.p50_ms = Percentile(latencies_ms, 50);
+  r.p90_ms = Percentile(latencies_ms, 90);
+  r.p99_ms = Percentile(latencies_ms, 99);
+  r.peak_rss_mib = PeakRssMiB();
+  r.threshold = w.threshold;
+  return r;
+}
+
+bool Selected(const Workload& w, const std::vector<std::string>& names) {
+  if (names.empty()) return w.in_default_set;
+  std::string base = w.name.substr(0, w.name.find('/'));
+  return std::any_of(names.begin(), names.end(), [&](const std::string& n) { return n == w.name || n == base; });
+}
+
+void PrintRow(const Result& r, std::ostream& out) {
+  std::string threshold = r.threshold ? fmt::format("{:.0f}", *r.threshold) : "-";
+  std::string measured = r.scheduled == static_cast<size_t>(r.measure_pods)
+                             ? std::to_string(r.measure_pods)
+                             : fmt::format("{} ({} bound)", r.measure_pods, r.scheduled);
+  out << fmt::format("{:<52} {:>6} {:>14} {:>9.1f} {:>8.3f} {:>8.3f} {:>8.3f} {:>9.1f} {:>10}\n", r.name, r.nodes,
+                     measured, r.pods_per_second, r.p50_ms, r.p90_ms, r.p99_ms, r.peak_rss_mib, threshold);
+}
+
+nlohmann::json ToJson(const Result& r) {
+  nlohmann::json j = {{"workload", r.name},
+                      {"nodes", r.nodes},
+                      {"measuredPods", r.measure_pods},
+                      {"measuredPodsBound", r.scheduled},
+                      {"attempts", r.attempts},
+                      {"evictions", r.evictions},
+                      {"seconds", r.seconds},
+                      {"podsPerSecond", r.pods_per_second},
+                      {"latencyMs", {{"p50", r.p50_ms}, {"p90", r.p90_ms}, {"p99", r.p99_ms}}},
+                      {"peakRssMiB", r.peak_rss_mib}};
+  j["upstreamThreshold"] = r.threshold ? nlohmann::json(*r.threshold) : nlohmann::json(nullptr);
+  return j;
+}
+
+}  // namespace
+
+CLI::App* AddBenchSubcommand(CLI::App& app, BenchArgs& args) {
+  CLI::App* bench = app.add_subcommand(
+      "bench",
+      "run upstream scheduler_perf workloads in memory and report throughput (pods/s), per-attempt "
+      "latency and peak RSS");
+  bench->add_option("--workload", args.workloads,
+                    "workload to run (repeatable): a test case (SchedulingBasic) or one variant "
+                    "(SchedulingBasic/500Nodes); default: every variant upstream's CI gates with a threshold");
+  bench->add_option("--nodes", args.nodes, "override the node count of every selected workload")
+      ->check(CLI::PositiveNumber);
+  bench->add_option("--pods", args.pods, "override the measured pod count of every selected workload")
+      ->check(CLI::PositiveNumber);
+  bench->add_option("-o,--output", args.output, "output format: table or json")->capture_default_str();
+  bench->add_flag("--list", args.list, "list the workloads and exit");
+  return bench;
+}
+
+int RunBench(const BenchArgs& args) {
+  if (args.output != "table" && args.output != "json") {
+    std::cerr << "error: -o/--output: unsupported value \"" << args.output << "\" (expected table or json)\n";
+    return 2;
+  }
+  std::vector<Workload> all = AllWorkloads();
+  if (args.list) {
+    for (const auto& w : all) {
+      std::cout << fmt::format("{:<52} nodes={} initPods={}x{} measurePods={} threshold={}{}\n", w.name, w.nodes,
+                               w.init_pods, w.init_groups.size(), w.measure_pods,
+                               w.threshold ? fmt::format("{:.0f}", *w.threshold) : "-",
+                               w.in_default_set ? "" : " (not in default set)");
+    }
+    return 0;
+  }
+  for (const auto& n : args.workloads) {
+    bool known = std::any_of(all.begin(), all.end(), [&](const Workload& w) {
+      return w.name == n || w.name.substr(0, w.name.find('/')) == n;
+    });
+    if (!known) {
+      std::cerr << "error: --workload: unknown workload \"" << n << "\" (see kubesched bench --list)\n";
+      return 2;
+    }
+  }
+
+  std::vector<Workload> selected;
+  for (Workload w : all) {
+    if (!Selected(w, args.workloads)) continue;
+    if (args.nodes) w.nodes = *args.nodes;
+    if (args.pods) w.measure_pods = *args.pods;
+    selected.push_back(std::move(w));
+  }
+  framework::Registry registry;
+  plugins::RegisterInTreePlugins(registry);
+
+  const bool table = args.output == "table";
+  if (table) {
+    std::cout << fmt::format("{:<52} {:>6} {:>14} {:>9} {:>8} {:>8} {:>8} {:>9} {:>10}\n", "WORKLOAD", "NODES",
+                             "MEASURED PODS", "PODS/S", "P50 MS", "P90 MS", "P99 MS", "RSS MIB", "UPSTREAM");
+    std::cout.flush();
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& w : selected) {
+    auto r = RunWorkload(w, registry);
+    if (!r) {
+      std::cerr << "error: " << w.name << ": " << r.error() << "\n";
+      return 1;
+    }
+    if (table) {
+      PrintRow(*r, std::cout);
+      std::cout.flush();
+    } else {
+      out.push_back(ToJson(*r));
+    }
+  }
+  if (!table) std::cout << out.dump(2) << "\n";
+  return 0;
+}
+
+}  // namespace kubesched::cmd

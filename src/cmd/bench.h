@@ -1,0 +1,31 @@
+#pragma once
+// `kubesched bench`: upstream kube-scheduler's scheduler_perf workloads, generated in memory and
+// run against the real scheduling loop (default configuration, all in-tree plugins), reporting
+// throughput as scheduler_perf defines it plus per-attempt latency percentiles and peak RSS.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace kubesched::cmd {
+
+struct BenchArgs {
+  //! Workload names ("SchedulingBasic" selects every variant, "SchedulingBasic/500Nodes" one).
+  //! Empty: the default set (see `kubesched bench --list`).
+  std::vector<std::string> workloads;
+  std::optional<int> nodes;         //!< overrides every selected workload's node count
+  std::optional<int> pods;          //!< overrides every selected workload's measured pod count
+  std::string output = "table";     //!< table or json
+  bool list = false;                //!< list the workloads and exit
+};
+
+//! Registers the `bench` subcommand on `app`, filling `args` when parsed.
+CLI::App* AddBenchSubcommand(CLI::App& app, BenchArgs& args);
+
+//! Runs the selected workloads and prints the results; returns the process exit code
+//! (0 ok, 2 bad arguments).
+int RunBench(const BenchArgs& args);
+
+}  // namespace kubesched::cmd
