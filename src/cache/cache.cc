@@ -304,10 +304,9 @@ void Cache::UpdateSnapshot(Snapshot& snapshot) {
     *slot = info;
     slot->set_image_states(ImageSummaries(*info.node()));
   }
-  // Drop nodes the cache no longer has (or that lost their node object).
-  size_t live_nodes = 0;
-  for (const auto& [n, info] : nodes_) live_nodes += info->node() ? 1 : 0;
-  if (snapshot.map_.size() != live_nodes) {
+  // Drop nodes the cache no longer has (or that lost their node object). Nodes only go away
+  // through RemoveNode, which marks the order dirty, so the check is needed only then.
+  if (order_dirty_) {
     for (auto it = snapshot.map_.begin(); it != snapshot.map_.end();) {
       auto c = nodes_.find(it->first);
       if (c == nodes_.end() || !c->second->node()) {

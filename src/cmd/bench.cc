@@ -545,7 +545,7 @@ void PrintRow(const Result& r, std::ostream& out) {
   std::string measured = r.scheduled == static_cast<size_t>(r.measure_pods)
                              ? std::to_string(r.measure_pods)
                              : fmt::format("{} ({} bound)", r.measure_pods, r.scheduled);
-  out << fmt::format("{:<52} {:>6} {:>14} {:>9.1f} {:>8.3f} {:>8.3f} {:>8.3f} {:>9.1f} {:>10}\n", r.name, r.nodes,
+  out << fmt::format("{:<54} {:>6} {:>14} {:>9.1f} {:>8.3f} {:>8.3f} {:>8.3f} {:>9.1f} {:>10}\n", r.name, r.nodes,
                      measured, r.pods_per_second, r.p50_ms, r.p90_ms, r.p99_ms, r.peak_rss_mib, threshold);
 }
 
@@ -620,7 +620,7 @@ int RunBench(const BenchArgs& args) {
 
   const bool table = args.output == "table";
   if (table) {
-    std::cout << fmt::format("{:<52} {:>6} {:>14} {:>9} {:>8} {:>8} {:>8} {:>9} {:>10}\n", "WORKLOAD", "NODES",
+    std::cout << fmt::format("{:<54} {:>6} {:>14} {:>9} {:>8} {:>8} {:>8} {:>9} {:>10}\n", "WORKLOAD", "NODES",
                              "MEASURED PODS", "PODS/S", "P50 MS", "P90 MS", "P99 MS", "RSS MIB", "UPSTREAM");
     std::cout.flush();
   }

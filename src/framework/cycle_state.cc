@@ -21,6 +21,8 @@ std::unique_ptr<CycleState> CycleState::Clone() const {
   }
   copy->skip_filter_plugins = skip_filter_plugins;
   copy->skip_score_plugins = skip_score_plugins;
+  copy->skip_filter_mask = skip_filter_mask;
+  copy->skip_filter_mask_entries = skip_filter_mask_entries;
   copy->record_plugin_metrics = record_plugin_metrics;
   return copy;
 }

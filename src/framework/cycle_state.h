@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -62,6 +63,11 @@ class CycleState {
   std::vector<std::string_view> skip_score_plugins;
   bool SkipsFilter(std::string_view plugin) const;
   bool SkipsScore(std::string_view plugin) const;
+  //! The same as bit sets over the profile's Filter plugins (bit i: the i-th Filter plugin), kept
+  //! by the framework runtime so the per-node loop tests a bit instead of comparing names.
+  uint64_t skip_filter_mask = 0;
+  //! skip_filter_plugins.size() when the mask was computed; the mask is used only while it matches.
+  size_t skip_filter_mask_entries = 0;
 
   //! Whether the framework should record per-plugin details (simulate --explain).
   bool record_plugin_metrics = false;

@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -100,13 +101,15 @@ class NodeToStatus {
   void Set(std::string node_name, Status status) { statuses_[std::move(node_name)] = std::move(status); }
   //! The node's status: its recorded one, else absent_status.
   const Status& Get(const std::string& node_name) const;
-  const std::map<std::string, Status>& statuses() const { return statuses_; }
+  //! Unordered: callers aggregate (histograms), they do not depend on the order.
+  const std::unordered_map<std::string, Status>& statuses() const { return statuses_; }
+  void Reserve(size_t n) { statuses_.reserve(n); }
   void set_absent_status(Status status) { absent_status_ = std::move(status); }
   const Status& absent_status() const { return absent_status_; }
   size_t size() const { return statuses_.size(); }
 
  private:
-  std::map<std::string, Status> statuses_;
+  std::unordered_map<std::string, Status> statuses_;
   Status absent_status_{Code::kUnschedulableAndUnresolvable};
 };
 

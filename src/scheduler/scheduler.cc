@@ -516,6 +516,7 @@ std::vector<const NodeInfo*> Scheduler::FindNodesThatPassFilters(Framework& fwk,
     }
   }
   // Keep the first to_find feasible nodes; nodes after the last kept one count as not processed.
+  diagnosis.node_to_status.Reserve(evaluated - std::min(evaluated, found));
   size_t processed = 0;
   for (size_t i = 0; i < evaluated && feasible.size() < to_find; ++i) {
     processed = i + 1;
@@ -523,7 +524,7 @@ std::vector<const NodeInfo*> Scheduler::FindNodesThatPassFilters(Framework& fwk,
     if (passed[i]) {
       feasible.push_back(node);
     } else {
-      const Status& s = statuses[i];
+      Status& s = statuses[i];
       if (!s.plugin().empty()) {
         if (s.code() == framework::Code::kPending) {
           diagnosis.pending_plugins.emplace(s.plugin());
@@ -531,7 +532,7 @@ std::vector<const NodeInfo*> Scheduler::FindNodesThatPassFilters(Framework& fwk,
           diagnosis.unschedulable_plugins.emplace(s.plugin());
         }
       }
-      diagnosis.node_to_status.Set(node->name(), s);
+      diagnosis.node_to_status.Set(node->name(), std::move(s));
     }
   }
   next_start_node_index_ = (start + processed) % n;

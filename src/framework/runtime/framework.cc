@@ -303,6 +303,11 @@ std::pair<PreFilterResult, Status> Framework::RunPreFilterPlugins(CycleState& st
     }
   }
   if (narrowing) *narrowing = std::move(plugins_with_nodes);
+  state.skip_filter_mask = 0;
+  for (size_t i = 0; i < filter_.size() && i < 64; ++i) {
+    if (state.SkipsFilter(filter_[i]->Name())) state.skip_filter_mask |= uint64_t{1} << i;
+  }
+  state.skip_filter_mask_entries = state.skip_filter_plugins.size();
   return {std::move(result), {}};
 }
 
@@ -337,8 +342,13 @@ Status Framework::RunPreFilterExtensionRemovePod(CycleState& state, const PodInf
 }
 
 Status Framework::RunFilterPlugins(const CycleState& state, const PodInfo& pod, const NodeInfo& node_info) {
-  for (auto* p : filter_) {
-    if (!state.skip_filter_plugins.empty() && state.SkipsFilter(p->Name())) continue;
+  const bool use_mask = filter_.size() <= 64 && state.skip_filter_mask_entries == state.skip_filter_plugins.size();
+  for (size_t i = 0; i < filter_.size(); ++i) {
+    FilterPlugin* p = filter_[i];
+    if (!state.skip_filter_plugins.empty()) {
+      bool skip = use_mask ? (state.skip_filter_mask >> i) & 1 : state.SkipsFilter(p->Name());
+      if (skip) continue;
+    }
     Status s = p->Filter(state, pod, node_info);
     if (!s.IsSuccess()) {
       if (!s.IsRejected()) {
