@@ -38,6 +38,9 @@ class PodNominator {
   virtual void AddNominatedPod(PodInfoPtr pod, const std::string& node_name) = 0;
   virtual void DeleteNominatedPodIfExists(const api::Pod& pod) = 0;
   virtual std::vector<PodInfoPtr> NominatedPodsForNode(const std::string& node_name) const = 0;
+  //! False only when no pod is nominated anywhere: lets Filter skip the per-node lookup (and its
+  //! lock) in the common case. May be stale by one event; callers re-check through the lookup.
+  virtual bool HasNominatedPods() const { return true; }
 };
 
 //! Runs the profile's plugins on demand (used by preemption's what-if evaluation).

@@ -228,6 +228,7 @@ bool SchedulingQueue::MoveToActiveLocked(Item* item, bool moves_from_backoff, bo
   DetachLocked(item);
   AttachActiveLocked(item);
   if (nominate) nominator_.Add(item->info.pod_info, std::nullopt);
+  nominated_count_.store(nominator_.size(), std::memory_order_release);
   return true;
 }
 
@@ -429,12 +430,14 @@ void SchedulingQueue::Update(const api::Pod& old_pod, framework::PodInfoPtr new_
       (where == Where::kBackoff ? backoff_ : error_backoff_).insert(item);
     }
     nominator_.Update(old_pod, new_pod);
+    nominated_count_.store(nominator_.size(), std::memory_order_release);
     return;
   }
 
   if (item != nullptr && item->where == Where::kUnschedulable) {
     item->info.pod_info = new_pod;
     nominator_.Update(old_pod, new_pod);
+    nominated_count_.store(nominator_.size(), std::memory_order_release);
     // The strongest verdict over the update's events decides.
     Strategy strategy = Strategy::kSkip;
     for (const auto& e : events) {
@@ -456,6 +459,7 @@ void SchedulingQueue::Update(const api::Pod& old_pod, framework::PodInfoPtr new_
 void SchedulingQueue::Delete(const api::Pod& pod) {
   std::lock_guard lock(mu_);
   nominator_.Delete(pod);
+  nominated_count_.store(nominator_.size(), std::memory_order_release);
   if (Item* item = FindLocked(PodKey(pod))) EraseItemLocked(item);
 }
 
@@ -721,11 +725,13 @@ std::vector<std::string> SchedulingQueue::InFlightEntries() const {
 void SchedulingQueue::AddNominatedPod(framework::PodInfoPtr pod, const std::string& node_name) {
   std::lock_guard lock(mu_);
   nominator_.Add(std::move(pod), node_name);
+  nominated_count_.store(nominator_.size(), std::memory_order_release);
 }
 
 void SchedulingQueue::DeleteNominatedPodIfExists(const api::Pod& pod) {
   std::lock_guard lock(mu_);
   nominator_.Delete(pod);
+  nominated_count_.store(nominator_.size(), std::memory_order_release);
 }
 
 std::vector<framework::PodInfoPtr> SchedulingQueue::NominatedPodsForNode(const std::string& node_name) const {

@@ -17,6 +17,7 @@
 // runs timers; the owner calls FlushBackoffQCompleted / FlushUnschedulablePodsLeftover (upstream
 // runs them every 1 s and 30 s), or advances a virtual clock to NextTimerNs() and flushes.
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
@@ -215,6 +216,7 @@ class SchedulingQueue final : public framework::PodNominator {
   void DeleteNominatedPodIfExists(const api::Pod& pod) override;
   //! A copy of the pods nominated to node_name, in nomination order.
   std::vector<framework::PodInfoPtr> NominatedPodsForNode(const std::string& node_name) const override;
+  bool HasNominatedPods() const override { return nominated_count_.load(std::memory_order_acquire) > 0; }
 
  private:
   enum class Where { kNone, kActive, kBackoff, kErrorBackoff, kUnschedulable };
@@ -311,6 +313,10 @@ class SchedulingQueue final : public framework::PodNominator {
   std::unordered_map<std::string, std::list<InFlightEntry>::iterator> in_flight_pods_;
 
   Nominator nominator_;  // guarded by mu_
+
+  // nominator_.size(), updated under mu_ after each change, read without the lock.
+
+  std::atomic<size_t> nominated_count_{0};
 };
 
 }  // namespace kubesched::queue

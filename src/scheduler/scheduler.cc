@@ -127,6 +127,7 @@ std::expected<std::unique_ptr<Scheduler>, std::string> Scheduler::Create(const S
     std::vector<PodInfoPtr> NominatedPodsForNode(const std::string& node) const override {
       return s->queue_->NominatedPodsForNode(node);
     }
+    bool HasNominatedPods() const override { return s->queue_->HasNominatedPods(); }
   };
   auto proxy = std::make_unique<NominatorProxy>();
   proxy->s = s.get();

@@ -380,7 +380,7 @@ Status Framework::RunFilterPluginsWithNominatedPods(CycleState& state, const Pod
   // once as if they were running there (they may need the resources) and once without them
   // (inter-pod affinity must not depend on pods that may never run). Both must pass.
   std::vector<PodInfoPtr> nominated;
-  if (deps_.nominator) {
+  if (deps_.nominator && deps_.nominator->HasNominatedPods()) {
     for (auto& p : deps_.nominator->NominatedPodsForNode(node_info.name())) {
       if (p->pod().metadata.uid != pod.pod().metadata.uid && p->pod().Priority() >= pod.pod().Priority()) {
         nominated.push_back(std::move(p));
