@@ -37,17 +37,17 @@ namespace {
 // as API objects (parsing 60k YAML documents would dominate the set-up time).
 
 enum class PodTemplate {
-  kDefault,                  // pod-default.yaml: 100m CPU, 500Mi
-  kPodAntiAffinity,          // pod-with-pod-anti-affinity.yaml: color=green, required, hostname
-  kPodAffinity,              // pod-with-pod-affinity.yaml: color=blue, required, zone
-  kPreferredPodAffinity,     // pod-with-preferred-pod-affinity.yaml: color=red, weight 1, hostname
-  kPreferredPodAntiAffinity, // pod-with-preferred-pod-anti-affinity.yaml: color=yellow, weight 1
-  kNodeAffinity,             // pod-with-node-affinity.yaml: zone In [zone1, zone2]
-  kTopologySpreading,        // pod-with-topology-spreading.yaml: maxSkew 5 zone DoNotSchedule
+  kDefault,                     // pod-default.yaml: 100m CPU, 500Mi
+  kPodAntiAffinity,             // pod-with-pod-anti-affinity.yaml: color=green, required, hostname
+  kPodAffinity,                 // pod-with-pod-affinity.yaml: color=blue, required, zone
+  kPreferredPodAffinity,        // pod-with-preferred-pod-affinity.yaml: color=red, weight 1, hostname
+  kPreferredPodAntiAffinity,    // pod-with-preferred-pod-anti-affinity.yaml: color=yellow, weight 1
+  kNodeAffinity,                // pod-with-node-affinity.yaml: zone In [zone1, zone2]
+  kTopologySpreading,           // pod-with-topology-spreading.yaml: maxSkew 5 zone DoNotSchedule
   kPreferredTopologySpreading,  // pod-with-preferred-topology-spreading.yaml: ScheduleAnyway
-  kLowPriority,              // pod-low-priority.yaml: 900m CPU, priority unset (0)
-  kHighPriority,             // pod-high-priority.yaml: 3000m CPU, priority 10
-  kHighPriorityLargeCpu,     // pod-high-priority-large-cpu.yaml: 9 CPU, priority 10 (never fits)
+  kLowPriority,                 // pod-low-priority.yaml: 900m CPU, priority unset (0)
+  kHighPriority,                // pod-high-priority.yaml: 3000m CPU, priority 10
+  kHighPriorityLargeCpu,        // pod-high-priority-large-cpu.yaml: 9 CPU, priority 10 (never fits)
 };
 
 struct PodGroup {
@@ -383,9 +383,7 @@ class BenchCluster final : public framework::ClusterClient {
     return labels;
   }
 
-  std::vector<std::shared_ptr<const api::PodDisruptionBudget>> ListPodDisruptionBudgets() const override {
-    return {};
-  }
+  std::vector<std::shared_ptr<const api::PodDisruptionBudget>> ListPodDisruptionBudgets() const override { return {}; }
 
   size_t measured_bound() const {
     std::lock_guard lock(mu_);
@@ -444,7 +442,7 @@ double PeakRssMiB() {
   while (std::getline(f, line)) {
     if (line.starts_with("VmHWM:")) return std::stod(line.substr(6)) / 1024.0;  // kB
   }
-  struct rusage ru{};
+  struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
   return static_cast<double>(ru.ru_maxrss) / 1024.0;  // kB on Linux
 }
@@ -567,10 +565,10 @@ nlohmann::json ToJson(const Result& r) {
 }  // namespace
 
 CLI::App* AddBenchSubcommand(CLI::App& app, BenchArgs& args) {
-  CLI::App* bench = app.add_subcommand(
-      "bench",
-      "run upstream scheduler_perf workloads in memory and report throughput (pods/s), per-attempt "
-      "latency and peak RSS");
+  CLI::App* bench =
+      app.add_subcommand("bench",
+                         "run upstream scheduler_perf workloads in memory and report throughput (pods/s), per-attempt "
+                         "latency and peak RSS");
   bench->add_option("--workload", args.workloads,
                     "workload to run (repeatable): a test case (SchedulingBasic) or one variant "
                     "(SchedulingBasic/500Nodes); default: every variant upstream's CI gates with a threshold");
@@ -599,9 +597,8 @@ int RunBench(const BenchArgs& args) {
     return 0;
   }
   for (const auto& n : args.workloads) {
-    bool known = std::any_of(all.begin(), all.end(), [&](const Workload& w) {
-      return w.name == n || w.name.substr(0, w.name.find('/')) == n;
-    });
+    bool known = std::any_of(all.begin(), all.end(),
+                             [&](const Workload& w) { return w.name == n || w.name.substr(0, w.name.find('/')) == n; });
     if (!known) {
       std::cerr << "error: --workload: unknown workload \"" << n << "\" (see kubesched bench --list)\n";
       return 2;

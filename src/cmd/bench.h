@@ -15,10 +15,10 @@ struct BenchArgs {
   //! Workload names ("SchedulingBasic" selects every variant, "SchedulingBasic/500Nodes" one).
   //! Empty: the default set (see `kubesched bench --list`).
   std::vector<std::string> workloads;
-  std::optional<int> nodes;         //!< overrides every selected workload's node count
-  std::optional<int> pods;          //!< overrides every selected workload's measured pod count
-  std::string output = "table";     //!< table or json
-  bool list = false;                //!< list the workloads and exit
+  std::optional<int> nodes;      //!< overrides every selected workload's node count
+  std::optional<int> pods;       //!< overrides every selected workload's measured pod count
+  std::string output = "table";  //!< table or json
+  bool list = false;             //!< list the workloads and exit
 };
 
 //! Registers the `bench` subcommand on `app`, filling `args` when parsed.
