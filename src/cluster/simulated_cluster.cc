@@ -10,8 +10,12 @@ namespace kubesched::cluster {
 
 using framework::Status;
 
-SimulatedCluster::SimulatedCluster(api::ClusterObjects objects, const util::Clock& clock, uint64_t seed)
-    : clock_(clock), rng_(seed ^ 0x9e3779b97f4a7c15ULL) {
+SimulatedCluster::SimulatedCluster(api::ClusterObjects objects, const util::Clock& clock, uint64_t seed,
+                                   CreationOrder creation_order)
+    : clock_(clock),
+      rng_(seed ^ 0x9e3779b97f4a7c15ULL),
+      creation_rng_(seed ^ 0x2545f4914f6cdd1dULL),
+      creation_order_(creation_order) {
   for (auto& n : objects.nodes) nodes_.push_back(std::move(n));
   for (auto& p : objects.pods) {
     std::string uid = p->metadata.uid;
@@ -44,9 +48,18 @@ void SimulatedCluster::Subscribe(EventHandler* handler) {
   for (const auto& e : pods) {
     if (!e.pod->spec.node_name.empty()) handler->OnPodAdd(e.pod);
   }
+  std::vector<const PodEntry*> pending;
+  std::vector<PendingPodOrigin> origins;
   for (const auto& e : pods) {
-    if (e.pod->spec.node_name.empty()) handler->OnPodAdd(e.pod);
+    if (!e.pod->spec.node_name.empty()) continue;
+    pending.push_back(&e);
+    PendingPodOrigin origin;
+    if (const api::Workload* w = OwnerWorkload(*e.pod)) {
+      origin.controller = fmt::format("{}/{}/{}", w->kind, w->metadata.namespace_, w->metadata.name);
+    }
+    origins.push_back(std::move(origin));
   }
+  for (size_t i : PodCreationOrder(origins, creation_order_, creation_rng_)) handler->OnPodAdd(pending[i]->pod);
 }
 
 std::shared_ptr<const api::Pod> SimulatedCluster::ReplacePod(const std::string& uid,

@@ -18,6 +18,7 @@
 
 #include "api/manifest.h"
 #include "api/types.h"
+#include "cluster/creation_order.h"
 #include "cluster/event_handler.h"
 #include "framework/client.h"
 #include "util/clock.h"
@@ -26,10 +27,11 @@ namespace kubesched::cluster {
 
 class SimulatedCluster final : public framework::ClusterClient {
  public:
-  SimulatedCluster(api::ClusterObjects objects, const util::Clock& clock, uint64_t seed);
+  SimulatedCluster(api::ClusterObjects objects, const util::Clock& clock, uint64_t seed,
+                   CreationOrder creation_order = CreationOrder::kManifest);
 
   //! Registers the handler and replays the current objects to it as adds: nodes, then bound
-  //! pods, then pending pods, in manifest order (as an informer's initial list).
+  //! pods in manifest order, then pending pods in the order they are created (creation_order).
   void Subscribe(EventHandler* handler);
 
   // --- framework::ClusterClient ------------------------------------------------------------
@@ -42,7 +44,7 @@ class SimulatedCluster final : public framework::ClusterClient {
   std::optional<api::LabelSelector> ControllerSelector(const api::Pod& pod) const override;
 
   // --- Inspection ---------------------------------------------------------------------------
-  //! Pods in creation order (pods created by controllers after evictions come last).
+  //! Pods in manifest order (pods created by controllers after evictions come last).
   std::vector<std::shared_ptr<const api::Pod>> Pods() const;
   std::vector<std::shared_ptr<const api::Node>> Nodes() const;
   //! Pods evicted (deleted by preemption), with the reason given.
@@ -59,7 +61,9 @@ class SimulatedCluster final : public framework::ClusterClient {
 
   const util::Clock& clock_;
   mutable std::mutex mu_;
-  std::mt19937_64 rng_;                                         // guarded by mu_
+  std::mt19937_64 rng_;           // guarded by mu_
+  std::mt19937_64 creation_rng_;  // used once, in Subscribe
+  CreationOrder creation_order_;
   std::vector<std::shared_ptr<const api::Node>> nodes_;         // guarded by mu_
   std::unordered_map<std::string, PodEntry> pods_;              // by uid, guarded by mu_
   uint64_t next_order_ = 0;                                     // guarded by mu_

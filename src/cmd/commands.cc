@@ -45,6 +45,7 @@ struct SimulateArgs {
   uint64_t seed = 1;
   std::string output = "table";
   std::string explain;
+  std::string creation_order = "controllers";
 };
 
 int RunSimulate(const SimulateArgs& args) {
@@ -79,6 +80,8 @@ int RunSimulate(const SimulateArgs& args) {
   scheduler::SimulationOptions sim;
   sim.scheduler.config = std::move(cfg);
   sim.scheduler.seed = args.seed;
+  sim.creation_order =
+      args.creation_order == "manifest" ? cluster::CreationOrder::kManifest : cluster::CreationOrder::kControllers;
   if (!args.explain.empty()) {
     sim.scheduler.explain_pod = args.explain.find('/') == std::string::npos ? "default/" + args.explain : args.explain;
   }
@@ -118,6 +121,13 @@ int Main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   simulate->add_option("--seed", sim.seed, "seed for generated pod names and tie-breaking")->capture_default_str();
   simulate->add_option("-o,--output", sim.output, "output format: table, wide or json")->capture_default_str();
+  simulate
+      ->add_option("--creation-order", sim.creation_order,
+                   "order in which pending pods are created: controllers (pods listed directly in manifest "
+                   "order, then the workloads' slow-start batches interleaved as concurrent controllers do, "
+                   "drawn from --seed) or manifest (each workload's pods at its position)")
+      ->check(CLI::IsMember({"controllers", "manifest"}))
+      ->capture_default_str();
   simulate->add_option("--explain", sim.explain,
                        "show each node's Filter verdicts and Score results for this pod's last attempt "
                        "(namespace/name, or name in default)");

@@ -8,7 +8,7 @@ std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects o
                                                            const SimulationOptions& options,
                                                            const framework::Registry& registry) {
   util::VirtualClock clock(0);
-  cluster::SimulatedCluster cluster(std::move(objects), clock, options.scheduler.seed);
+  cluster::SimulatedCluster cluster(std::move(objects), clock, options.scheduler.seed, options.creation_order);
   SchedulerOptions sopts = options.scheduler;
   sopts.async_binding = false;
   auto created = Scheduler::Create(sopts, cluster, clock, registry);

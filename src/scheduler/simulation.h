@@ -22,6 +22,8 @@ struct SimulationOptions {
   //! Stop after this much virtual time even if pods are still backing off (pods that fail
   //! with errors forever would otherwise retry forever).
   int64_t max_virtual_time_ns = 3600LL * util::kNanosPerSecond;
+  //! The order in which the pending pods are created (see cluster/creation_order.h).
+  cluster::CreationOrder creation_order = cluster::CreationOrder::kControllers;
 };
 
 struct SimulationResult {
