@@ -45,10 +45,12 @@ void Snapshot::RebuildLists(const std::vector<std::string>& ordered_names) {
   list_.clear();
   have_pods_with_affinity_.clear();
   have_pods_with_required_anti_affinity_.clear();
+  domains_.Clear();
   for (const auto& name : ordered_names) {
     auto it = map_.find(name);
     if (it == map_.end()) continue;
-    const NodeInfo* n = it->second.get();
+    NodeInfo* n = it->second.get();
+    n->set_snapshot_index(static_cast<int32_t>(list_.size()));
     list_.push_back(n);
     if (!n->pods_with_affinity().empty()) have_pods_with_affinity_.push_back(n);
     if (!n->pods_with_required_anti_affinity().empty()) have_pods_with_required_anti_affinity_.push_back(n);
@@ -300,8 +302,12 @@ void Cache::UpdateSnapshot(Snapshot& snapshot) {
                slot->pods_with_required_anti_affinity().empty() != info.pods_with_required_anti_affinity().empty()) {
       lists_dirty = true;
     }
-    // Assign in place: the lists hold this address.
+    // A new node object may carry new labels: topology domains are rebuilt on next use.
+    if (slot->node_ptr() != info.node_ptr()) snapshot.domains_.Clear();
+    // Assign in place: the lists hold this address (and keep its index).
+    const int32_t index = slot->snapshot_index();
     *slot = info;
+    slot->set_snapshot_index(index);
     slot->set_image_states(ImageSummaries(*info.node()));
   }
   // Drop nodes the cache no longer has (or that lost their node object). Nodes only go away

@@ -28,6 +28,9 @@ class Snapshot final : public framework::NodeInfoLister {
     return have_pods_with_required_anti_affinity_;
   }
   const framework::NodeInfo* Get(std::string_view node_name) const override;
+  std::shared_ptr<const framework::TopologyDomains> Domains(std::string_view topology_key) const override {
+    return domains_.Get(topology_key, list_);
+  }
 
   //! The highest node generation copied into this snapshot.
   int64_t generation() const { return generation_; }
@@ -43,6 +46,7 @@ class Snapshot final : public framework::NodeInfoLister {
   std::vector<const framework::NodeInfo*> have_pods_with_affinity_;
   std::vector<const framework::NodeInfo*> have_pods_with_required_anti_affinity_;
   int64_t generation_ = 0;
+  framework::TopologyDomainsCache domains_;
 };
 
 }  // namespace kubesched::cache

@@ -1,10 +1,12 @@
 #pragma once
 // Read access to the per-cycle snapshot of nodes, as upstream's SharedLister.
 
+#include <memory>
 #include <span>
 #include <string_view>
 
 #include "framework/node_info.h"
+#include "framework/topology_domains.h"
 
 namespace kubesched::framework {
 
@@ -19,6 +21,8 @@ class NodeInfoLister {
   virtual std::span<const NodeInfo* const> HavePodsWithRequiredAntiAffinityList() const = 0;
   //! The node by name, or nullptr.
   virtual const NodeInfo* Get(std::string_view node_name) const = 0;
+  //! The domains of a topology key over List(), valid for as long as the caller holds them.
+  virtual std::shared_ptr<const TopologyDomains> Domains(std::string_view topology_key) const = 0;
   size_t NumNodes() const { return List().size(); }
 };
 

@@ -77,6 +77,10 @@ class NodeInfo {
 
   //! Bumped on every change; the snapshot copies only nodes whose generation moved.
   int64_t generation() const { return generation_; }
+  //! Position in the snapshot's List() (-1 outside a snapshot); clones keep it. Lets per-node
+  //! arrays built from the snapshot (TopologyDomains) be indexed directly.
+  int32_t snapshot_index() const { return snapshot_index_; }
+  void set_snapshot_index(int32_t i) { snapshot_index_ = i; }
   void set_generation(int64_t g) { generation_ = g; }
 
   std::unique_ptr<NodeInfo> Clone() const { return std::make_unique<NodeInfo>(*this); }
@@ -96,6 +100,7 @@ class NodeInfo {
   HostPortInfo used_ports_;
   std::vector<std::pair<std::string, ImageStateSummary>> image_states_;  // sorted by name
   int64_t generation_ = 0;
+  int32_t snapshot_index_ = -1;
 };
 
 //! Image names as the kubelet reports them: "nginx" and "nginx:latest" and

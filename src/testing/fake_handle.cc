@@ -64,6 +64,7 @@ const framework::NodeInfo* FakeSnapshot::Get(std::string_view node_name) const {
 }
 
 void FakeSnapshot::RebuildLists() {
+  domains_.Clear();
   all_.clear();
   with_affinity_.clear();
   with_required_anti_affinity_.clear();
@@ -85,6 +86,7 @@ void FakeSnapshot::RebuildLists() {
       }
     }
     info->set_image_states({states.begin(), states.end()});
+    info->set_snapshot_index(static_cast<int32_t>(all_.size()));
     all_.push_back(info.get());
     if (!info->pods_with_affinity().empty()) with_affinity_.push_back(info.get());
     if (!info->pods_with_required_anti_affinity().empty()) with_required_anti_affinity_.push_back(info.get());

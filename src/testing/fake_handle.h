@@ -62,8 +62,12 @@ class FakeSnapshot final : public framework::NodeInfoLister {
     return with_required_anti_affinity_;
   }
   const framework::NodeInfo* Get(std::string_view node_name) const override;
+  std::shared_ptr<const framework::TopologyDomains> Domains(std::string_view topology_key) const override {
+    return domains_.Get(topology_key, all_);
+  }
 
  private:
+  framework::TopologyDomainsCache domains_;
   std::vector<std::unique_ptr<framework::NodeInfo>> node_infos_;
   std::vector<const framework::NodeInfo*> all_;
   std::vector<const framework::NodeInfo*> with_affinity_;

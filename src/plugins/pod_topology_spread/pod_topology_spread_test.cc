@@ -46,6 +46,7 @@ class TestSnapshot final : public framework::NodeInfoLister {
         if (p->spec.node_name == n->metadata.name) on_node.push_back(p);
       }
       infos_.push_back(testing::MakeNodeInfo(n, on_node));
+      infos_.back()->set_snapshot_index(static_cast<int32_t>(all_.size()));
       all_.push_back(infos_.back().get());
     }
   }
@@ -58,8 +59,12 @@ class TestSnapshot final : public framework::NodeInfoLister {
     }
     return nullptr;
   }
+  std::shared_ptr<const framework::TopologyDomains> Domains(std::string_view key) const override {
+    return domains_.Get(key, all_);
+  }
 
  private:
+  framework::TopologyDomainsCache domains_;
   std::vector<std::unique_ptr<framework::NodeInfo>> infos_;
   std::vector<const framework::NodeInfo*> all_;
 };
