@@ -2,10 +2,12 @@
 
 #include <algorithm>
 
+#include "framework/interner.h"
+
 namespace kubesched::framework {
 namespace {
 
-AffinityTerm MakeAffinityTerm(const api::Pod& pod, const api::PodAffinityTerm& t) {
+AffinityTerm MakeAffinityTermContent(const api::Pod& pod, const api::PodAffinityTerm& t) {
   AffinityTerm term;
   term.topology_key = t.topology_key;
   term.namespace_selector = t.namespace_selector;
@@ -35,6 +37,65 @@ AffinityTerm MakeAffinityTerm(const api::Pod& pod, const api::PodAffinityTerm& t
   return term;
 }
 
+// Separators that cannot occur in names, label keys or values.
+constexpr char kSep = '\x1f';
+constexpr char kEnd = '\x1e';
+
+void AppendLabels(std::string& out, const api::Labels& labels) {
+  for (const auto& [k, v] : labels) {
+    out += k;
+    out += kSep;
+    out += v;
+    out += kSep;
+  }
+  out += kEnd;
+}
+
+void AppendSelector(std::string& out, const api::LabelSelector& selector) {
+  AppendLabels(out, selector.match_labels);
+  for (const auto& r : selector.match_expressions) {
+    out += r.key;
+    out += kSep;
+    out += static_cast<char>('0' + static_cast<int>(r.op));
+    for (const auto& v : r.values) {
+      out += v;
+      out += kSep;
+    }
+    out += kEnd;
+  }
+  out += kEnd;
+}
+
+uint32_t InternTerm(const AffinityTerm& term) {
+  std::string key = term.topology_key;
+  key += kEnd;
+  for (const auto& ns : term.namespaces) {
+    key += ns;
+    key += kSep;
+  }
+  key += kEnd;
+  key += term.selector_matches_nothing ? '1' : '0';
+  AppendSelector(key, term.selector);
+  if (term.namespace_selector) {
+    key += 'N';
+    AppendSelector(key, *term.namespace_selector);
+  }
+  return StringInterner::AffinityTerms().Intern(key);
+}
+
+uint32_t InternLabelSet(const api::Pod& pod) {
+  std::string key = pod.metadata.namespace_;
+  key += kEnd;
+  AppendLabels(key, pod.metadata.labels);
+  return StringInterner::PodLabelSets().Intern(key);
+}
+
+AffinityTerm MakeAffinityTerm(const api::Pod& pod, const api::PodAffinityTerm& t) {
+  AffinityTerm term = MakeAffinityTermContent(pod, t);
+  term.id = InternTerm(term);
+  return term;
+}
+
 }  // namespace
 
 bool AffinityTerm::Matches(const api::Pod& pod, const api::Labels* namespace_labels) const {
@@ -56,6 +117,7 @@ PodInfoPtr PodInfo::Create(std::shared_ptr<const api::Pod> pod) {
   auto info = std::make_shared<PodInfo>();
   info->pod_ = std::move(pod);
   const api::Pod& p = *info->pod_;
+  info->label_set_id = InternLabelSet(p);
   info->requests = ComputePodRequests(p.spec);
   Resource non_zero = ComputePodRequests(p.spec, {.non_missing_defaults = true});
   info->non_zero_milli_cpu = non_zero.milli_cpu;

@@ -12,6 +12,9 @@
 
 namespace kubesched::framework {
 
+//! The id of a value nobody interned: memos compute it every time.
+inline constexpr uint32_t kNotInterned = UINT32_MAX;
+
 //! A pod (anti-)affinity term prepared for matching: the namespaces it applies to resolved
 //! (the pod's own namespace when none are listed and there is no namespaceSelector), and
 //! matchLabelKeys / mismatchLabelKeys merged into the selector as the API server does.
@@ -21,6 +24,9 @@ struct AffinityTerm {
   bool selector_matches_nothing = false;  // labelSelector was absent
   std::optional<api::LabelSelector> namespace_selector;
   std::string topology_key;
+  //! Equal for terms with equal content (StringInterner::AffinityTerms), set by PodInfo::Create.
+  //! Only for terms as parsed: a term whose namespaces are changed later must not be memoized by it.
+  uint32_t id = kNotInterned;
 
   //! Whether `pod` (whose namespace has labels `namespace_labels`) matches this term.
   bool Matches(const api::Pod& pod, const api::Labels* namespace_labels) const;
@@ -44,6 +50,10 @@ class PodInfo {
 
   const api::Pod& pod() const { return *pod_; }
   const std::shared_ptr<const api::Pod>& pod_ptr() const { return pod_; }
+
+  //! Equal for pods with the same namespace and labels (StringInterner::PodLabelSets): a term's
+  //! match against a pod depends on nothing else, so matches can be memoized per cycle by it.
+  uint32_t label_set_id = kNotInterned;
 
   //! Effective request (ComputePodRequests).
   Resource requests;

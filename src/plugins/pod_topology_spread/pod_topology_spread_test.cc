@@ -1272,6 +1272,72 @@ TEST(PodTopologySpreadPreFilterExtensions, CloneIsIndependent) {
   EXPECT_EQ(p.pl->Filter(state, *preemptor, *handle.snapshot().Get("node-b")).code(), Code::kUnschedulable);
 }
 
+// Per-node matching counts are reused across cycles while a node keeps its generation: a node whose
+// pods changed (a clone with a new generation standing in for it) is recounted, and the original
+// is recounted again when it comes back.
+TEST(PodTopologySpreadPreFilter, CountsFollowNodeChangesAcrossCycles) {
+  const LabelList foo = {{"foo", ""}};
+  TestHandle handle(FourNodes(), {On("p-a1", "node-a", foo), On("p-x1", "node-x", foo), On("p-x2", "node-x", foo)});
+  auto p = MakePlugin(handle, kListArgs);
+  auto pod = framework::PodInfo::Create(Incoming(foo, {Spread(1, "zone", kDNS, kFooSel)}));
+  auto zone_counts = [&](std::span<const framework::NodeInfo* const> nodes) {
+    framework::CycleState state;
+    EXPECT_TRUE(p.pl->PreFilter(state, *pod, nodes).second.IsSuccess());
+    const auto* s = state.Get<PreFilterState>(kPreFilterStateKey);
+    return s == nullptr ? std::map<std::string, int>{} : ToMap(s->tp_value_to_match_num[0]);
+  };
+  const std::map<std::string, int> original = {{"zone1", 1}, {"zone2", 2}};
+  EXPECT_EQ(zone_counts(handle.snapshot().List()), original);
+  EXPECT_EQ(zone_counts(handle.snapshot().List()), original);  // from the cached counts
+
+  // node-b gains two matching pods and a non-matching one; node-x loses one.
+  auto b = handle.snapshot().Get("node-b")->Clone();
+  b->AddPod(framework::PodInfo::Create(On("p-b1", "node-b", foo)));
+  b->AddPod(framework::PodInfo::Create(On("p-b2", "node-b", foo)));
+  b->AddPod(framework::PodInfo::Create(On("p-b3", "node-b", {{"bar", ""}})));
+  auto x = handle.snapshot().Get("node-x")->Clone();
+  ASSERT_TRUE(x->RemovePod(x->pods()[0]->pod()));
+  std::vector<const framework::NodeInfo*> changed(handle.snapshot().List().begin(), handle.snapshot().List().end());
+  for (auto& ni : changed) {
+    if (ni->name() == "node-b") ni = b.get();
+    if (ni->name() == "node-x") ni = x.get();
+  }
+  EXPECT_EQ(zone_counts(changed), (std::map<std::string, int>{{"zone1", 3}, {"zone2", 1}}));
+  EXPECT_EQ(zone_counts(handle.snapshot().List()), original);
+}
+
+// A node from outside the snapshot, with a zone no snapshot node has, is counted in its own domain
+// by PreFilter, AddPod and Filter alike.
+TEST(PodTopologySpreadPreFilter, NodeOutsideTheSnapshot) {
+  const LabelList foo = {{"foo", ""}};
+  TestHandle handle(FourNodes(), {On("p-a1", "node-a", foo), On("p-x1", "node-x", foo)});
+  auto p = MakePlugin(handle, kListArgs);
+  auto pod = framework::PodInfo::Create(Incoming(foo, {Spread(1, "zone", kDNS, kFooSel)}));
+  auto outsider =
+      testing::MakeNodeInfo(Node("node-z", {{"zone", "zone3"}, {"node", "node-z"}}), {On("p-z1", "node-z", foo)});
+  std::vector<const framework::NodeInfo*> nodes(handle.snapshot().List().begin(), handle.snapshot().List().end());
+  nodes.push_back(outsider.get());
+
+  framework::CycleState state;
+  ASSERT_TRUE(p.pl->PreFilter(state, *pod, nodes).second.IsSuccess());
+  CheckState(*state.Get<PreFilterState>(kPreFilterStateKey),
+             {{"zone", 1, {{"zone1", 1}, {"zone2", 1}, {"zone3", 1}}, 1}});
+  // Every zone holds one matching pod: one more anywhere is a skew of 1.
+  EXPECT_TRUE(p.pl->Filter(state, *pod, *outsider).IsSuccess());
+  EXPECT_TRUE(p.pl->Filter(state, *pod, *handle.snapshot().Get("node-b")).IsSuccess());
+
+  // Without the outsider in PreFilter, its zone is unknown (0 pods) until a what-if adds one.
+  framework::CycleState snapshot_only;
+  ASSERT_TRUE(p.pl->PreFilter(snapshot_only, *pod, handle.snapshot().List()).second.IsSuccess());
+  EXPECT_TRUE(p.pl->Filter(snapshot_only, *pod, *outsider).IsSuccess());  // 0 + 1 - 1
+  auto added = framework::PodInfo::Create(On("p-z2", "node-z", foo));
+  ASSERT_TRUE(p.pl->AddPod(snapshot_only, *pod, *added, *outsider).IsSuccess());
+  ASSERT_TRUE(p.pl->AddPod(snapshot_only, *pod, *added, *outsider).IsSuccess());
+  CheckState(*snapshot_only.Get<PreFilterState>(kPreFilterStateKey),
+             {{"zone", 1, {{"zone1", 1}, {"zone2", 1}, {"zone3", 2}}, 1}});
+  EXPECT_EQ(p.pl->Filter(snapshot_only, *pod, *outsider).code(), Code::kUnschedulable);  // 2 + 1 - 1
+}
+
 TEST(PodTopologySpread, CriticalPathsUpdate) {
   CriticalPaths p;
   UpdateCriticalPaths(p, "a", 3);
