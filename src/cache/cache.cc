@@ -142,7 +142,7 @@ void Cache::AddNode(std::shared_ptr<const api::Node> node) {
   AddNodeImages(*node);
   Bump(name);
   if (!was_present) {
-    if (std::find(added_order_.begin(), added_order_.end(), name) == added_order_.end()) added_order_.push_back(name);
+    if (in_added_order_.insert(name).second) added_order_.push_back(name);
     order_dirty_ = true;
   }
 }
@@ -156,7 +156,7 @@ void Cache::UpdateNode(std::shared_ptr<const api::Node> node) {
   info.SetNode(node);
   AddNodeImages(*node);
   Bump(name);
-  if (std::find(added_order_.begin(), added_order_.end(), name) == added_order_.end()) added_order_.push_back(name);
+  if (in_added_order_.insert(name).second) added_order_.push_back(name);
   if (zone_changed) order_dirty_ = true;
 }
 
@@ -165,7 +165,7 @@ void Cache::RemoveNode(const std::string& node_name) {
   auto it = nodes_.find(node_name);
   if (it == nodes_.end()) return;
   if (it->second->node()) RemoveNodeImages(*it->second->node());
-  std::erase(added_order_, node_name);
+  if (in_added_order_.erase(node_name) > 0) std::erase(added_order_, node_name);
   if (it->second->pods().empty()) {
     nodes_.erase(it);
     auto pos = recency_pos_.find(node_name);

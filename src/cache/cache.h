@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "cache/snapshot.h"
@@ -89,6 +90,7 @@ class Cache {
   std::vector<std::string> node_order_;
   // Node names in the order they were first added.
   std::vector<std::string> added_order_;
+  std::unordered_set<std::string> in_added_order_;  // the names in added_order_
   bool order_dirty_ = true;
   // Pods by uid (guarded by mu_).
   std::unordered_map<std::string, PodState> pods_;

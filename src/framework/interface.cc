@@ -13,7 +13,7 @@ PreFilterResult PreFilterResult::Merge(const PreFilterResult& other) const {
   return out;
 }
 
-const Status& NodeToStatus::Get(const std::string& node_name) const {
+const Status& NodeToStatus::Get(std::string_view node_name) const {
   auto it = statuses_.find(node_name);
   return it != statuses_.end() ? it->second : absent_status_;
 }

@@ -98,18 +98,20 @@ class FilterPlugin : public virtual Plugin {
 //! PreFilter restricted the nodes, so the others are UnschedulableAndUnresolvable).
 class NodeToStatus {
  public:
-  void Set(std::string node_name, Status status) { statuses_[std::move(node_name)] = std::move(status); }
+  //! Records a node's status. The name is not copied: it must outlive this map (node names from
+  //! the cycle's snapshot, or strings the caller keeps).
+  void Set(std::string_view node_name, Status status) { statuses_[node_name] = std::move(status); }
   //! The node's status: its recorded one, else absent_status.
-  const Status& Get(const std::string& node_name) const;
+  const Status& Get(std::string_view node_name) const;
   //! Unordered: callers aggregate (histograms), they do not depend on the order.
-  const std::unordered_map<std::string, Status>& statuses() const { return statuses_; }
+  const std::unordered_map<std::string_view, Status>& statuses() const { return statuses_; }
   void Reserve(size_t n) { statuses_.reserve(n); }
   void set_absent_status(Status status) { absent_status_ = std::move(status); }
   const Status& absent_status() const { return absent_status_; }
   size_t size() const { return statuses_.size(); }
 
  private:
-  std::unordered_map<std::string, Status> statuses_;
+  std::unordered_map<std::string_view, Status> statuses_;
   Status absent_status_{Code::kUnschedulableAndUnresolvable};
 };
 

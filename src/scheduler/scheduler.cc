@@ -480,23 +480,29 @@ std::vector<const NodeInfo*> Scheduler::FindNodesThatPassFilters(Framework& fwk,
 
   // Nodes are evaluated in rounds over contiguous ranges of the rotated order, each round sized
   // to what is still missing, so the evaluated nodes are always a prefix and the outcome does not
-  // depend on thread timing. Within a round, nodes are filtered in parallel.
-  std::vector<Status> statuses(n);
-  std::vector<char> passed(n, 0);
+  // depend on thread timing. Within a round, nodes are filtered in parallel. Only failing nodes
+  // keep a Status (in a per-round slot array reused across cycles), so a cycle whose nodes mostly
+  // pass allocates nothing per node.
+  std::vector<uint8_t>& passed = filter_passed_;
+  std::vector<std::pair<uint32_t, Status>>& failures = filter_failures_;
+  passed.assign(n, 0);
+  failures.clear();
+  std::vector<Status>& round_statuses = filter_round_statuses_;
   size_t evaluated = 0;
   size_t found = 0;
   std::atomic<bool> had_error{false};
   while (evaluated < n && found < to_find) {
-    size_t round = std::min(n - evaluated, std::max<size_t>(to_find - found, 32));
+    const size_t round = std::min(n - evaluated, std::max<size_t>(to_find - found, 32));
+    if (round_statuses.size() < round) round_statuses.resize(round);
     auto check = [&](int k) {
-      size_t idx = evaluated + static_cast<size_t>(k);
+      const size_t idx = evaluated + static_cast<size_t>(k);
       const NodeInfo& node = *nodes[(start + idx) % n];
       Status s = fwk.RunFilterPluginsWithNominatedPods(state, pod, node);
       if (s.IsSuccess()) {
         passed[idx] = 1;
       } else {
-        if (s.IsError()) had_error = true;
-        statuses[idx] = std::move(s);
+        if (s.IsError()) had_error.store(true, std::memory_order_relaxed);
+        round_statuses[static_cast<size_t>(k)] = std::move(s);
       }
     };
     if (round >= kMinNodesForParallelFilter) {
@@ -504,37 +510,46 @@ std::vector<const NodeInfo*> Scheduler::FindNodesThatPassFilters(Framework& fwk,
     } else {
       for (size_t k = 0; k < round; ++k) check(static_cast<int>(k));
     }
-    for (size_t k = 0; k < round; ++k) found += passed[evaluated + k];
+    for (size_t k = 0; k < round; ++k) {
+      if (passed[evaluated + k]) {
+        ++found;
+      } else {
+        failures.emplace_back(static_cast<uint32_t>(evaluated + k), std::move(round_statuses[k]));
+        round_statuses[k] = Status();
+      }
+    }
     evaluated += round;
     if (had_error) break;
   }
   if (had_error) {
-    for (size_t i = 0; i < evaluated; ++i) {
-      if (statuses[i].IsError()) {
-        error = statuses[i];
+    for (auto& [idx, s] : failures) {
+      if (s.IsError()) {
+        error = s;
         return {};
       }
     }
   }
   // Keep the first to_find feasible nodes; nodes after the last kept one count as not processed.
-  diagnosis.node_to_status.Reserve(evaluated - std::min(evaluated, found));
+  diagnosis.node_to_status.Reserve(failures.size());
+  feasible.reserve(std::min(found, to_find));
   size_t processed = 0;
+  size_t next_failure = 0;
   for (size_t i = 0; i < evaluated && feasible.size() < to_find; ++i) {
     processed = i + 1;
     const NodeInfo* node = nodes[(start + i) % n];
     if (passed[i]) {
       feasible.push_back(node);
-    } else {
-      Status& s = statuses[i];
-      if (!s.plugin().empty()) {
-        if (s.code() == framework::Code::kPending) {
-          diagnosis.pending_plugins.emplace(s.plugin());
-        } else {
-          diagnosis.unschedulable_plugins.emplace(s.plugin());
-        }
-      }
-      diagnosis.node_to_status.Set(node->name(), std::move(s));
+      continue;
     }
+    Status& s = failures[next_failure++].second;
+    if (!s.plugin().empty()) {
+      if (s.code() == framework::Code::kPending) {
+        diagnosis.pending_plugins.emplace(s.plugin());
+      } else {
+        diagnosis.unschedulable_plugins.emplace(s.plugin());
+      }
+    }
+    diagnosis.node_to_status.Set(node->name(), std::move(s));
   }
   next_start_node_index_ = (start + processed) % n;
   return feasible;

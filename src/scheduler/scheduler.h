@@ -166,6 +166,10 @@ class Scheduler final : public cluster::EventHandler {
   size_t next_start_node_index_ = 0;
   size_t attempts_ = 0;
   std::optional<AttemptExplanation> explanation_;
+  // FindNodesThatPassFilters' buffers, kept to avoid allocating per cycle.
+  std::vector<uint8_t> filter_passed_;
+  std::vector<framework::Status> filter_round_statuses_;
+  std::vector<std::pair<uint32_t, framework::Status>> filter_failures_;
 
   // Unbound pods this scheduler is responsible for, by uid: the latest object seen, used to
   // drop a failed pod that was deleted or bound meanwhile. Guarded by pods_mu_.

@@ -442,11 +442,16 @@ std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(cons
                                                                             bool with_details) {
   // Plugins that run this cycle.
   std::vector<size_t> active;
+  active.reserve(score_.size());
   for (size_t i = 0; i < score_.size(); ++i) {
     if (!state.SkipsScore(score_[i]->Name())) active.push_back(i);
   }
   const size_t num_nodes = nodes.size();
-  std::vector<NodeScoreList> per_plugin(active.size(), NodeScoreList(num_nodes));
+  // Per-plugin score lists are kept across cycles (the scheduling cycle is serial), so a cycle
+  // allocates nothing for them once they have grown to the usual number of feasible nodes.
+  std::vector<NodeScoreList>& per_plugin = score_scratch_;
+  if (per_plugin.size() < active.size()) per_plugin.resize(active.size());
+  for (size_t k = 0; k < active.size(); ++k) per_plugin[k].resize(num_nodes);
   std::atomic<bool> failed{false};
   Status first_error;
   std::mutex error_mu;

@@ -144,6 +144,9 @@ class Framework final : public Handle {
   std::vector<BindPlugin*> bind_;
   std::vector<PostBindPlugin*> post_bind_;
   std::vector<EnqueueExtensions*> enqueue_extensions_;
+
+  //! RunScorePlugins' per-plugin score lists, reused across cycles (scheduling cycles are serial).
+  std::vector<NodeScoreList> score_scratch_;
 };
 
 }  // namespace kubesched::framework::runtime

@@ -65,7 +65,8 @@ std::pair<int64_t, framework::Status> ResourceAllocationScorer::Score(const fram
                                                                       std::span<const int64_t> pod_requests) const {
   const size_t n = resources_.size();
   if (n == 0) return {0, framework::Status::Error("resources not found")};
-  std::array<int64_t, 2 * kInlineResources> inline_buf{};
+  // Not zero-initialised: every slot is written below (allocatable 0 marks a skipped resource).
+  std::array<int64_t, 2 * kInlineResources> inline_buf;
   std::vector<int64_t> heap_buf;
   std::span<int64_t> buf(inline_buf);
   if (n > kInlineResources) {
@@ -97,16 +98,15 @@ std::pair<int64_t, framework::Status> ResourceAllocationScorer::Score(const fram
       case Kind::kScalar:
         // An extended resource the pod does not request is left out, so that nodes are not
         // ranked by devices the pod will not use.
-        if (pod_request == 0) continue;
+        if (pod_request == 0) break;
         a = alloc.Scalar(resources_[i].name);
-        r = used.Scalar(resources_[i].name) + pod_request;
+        r = a == 0 ? 0 : used.Scalar(resources_[i].name) + pod_request;
         break;
       case Kind::kOther:
-        continue;
+        break;
     }
-    if (a == 0) continue;
     allocatable[i] = a;
-    requested[i] = r;
+    requested[i] = a == 0 ? 0 : r;
   }
   return {scorer_(requested, allocatable), framework::Status()};
 }
