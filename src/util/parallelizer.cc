@@ -1,19 +1,43 @@
 #include "util/parallelizer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 
-namespace kubesched::util {
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
-struct Parallelizer::Job {
-  const std::function<void(int)>* body = nullptr;
-  int pieces = 0;
-  int chunk = 1;
-  std::atomic<int> next{0};
-  std::atomic<int> done{0};
-  std::mutex mu;
-  std::condition_variable finished;
-};
+namespace kubesched::util {
+namespace {
+
+// How long an idle worker keeps polling for the next job before it sleeps. Scheduling cycles
+// come back to back, so the gap between two loops is the serial part of a cycle (tens of
+// microseconds); polling across it saves a futex wake-up and a context switch per loop. When the
+// machine is busy the poll yields its core each round, so it costs little to others.
+constexpr auto kWorkerSpin = std::chrono::microseconds(200);
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+// Spins on a condition, yielding the core now and then so a descheduled peer can finish.
+template <typename Done>
+void SpinUntil(Done&& done) {
+  for (int i = 0; !done(); ++i) {
+    if ((i & 63) == 63) {
+      std::this_thread::yield();
+    } else {
+      CpuRelax();
+    }
+  }
+}
+
+}  // namespace
 
 Parallelizer::Parallelizer(int parallelism) : parallelism_(std::max(1, parallelism)) {
   for (int i = 1; i < parallelism_; ++i) workers_.emplace_back([this] { WorkerLoop(); });
@@ -23,87 +47,94 @@ Parallelizer::~Parallelizer() {
   {
     std::lock_guard lock(mu_);
     stopping_ = true;
+    stopping_flag_.store(true, std::memory_order_seq_cst);
   }
   cv_.notify_all();
   for (auto& w : workers_) w.join();
 }
 
-void Parallelizer::RunChunks(Job& job) {
+void Parallelizer::RunChunks() {
+  const int pieces = pieces_;
+  const int chunk = chunk_;
   while (true) {
-    int begin = job.next.fetch_add(job.chunk, std::memory_order_relaxed);
-    if (begin >= job.pieces) return;
-    int end = std::min(job.pieces, begin + job.chunk);
-    for (int i = begin; i < end; ++i) (*job.body)(i);
-    int finished = job.done.fetch_add(end - begin, std::memory_order_acq_rel) + (end - begin);
-    if (finished == job.pieces) {
-      std::lock_guard lock(job.mu);
-      job.finished.notify_all();
-    }
+    const int begin = next_.fetch_add(chunk, std::memory_order_relaxed);
+    if (begin >= pieces) return;
+    const int end = std::min(pieces, begin + chunk);
+    for (int i = begin; i < end; ++i) body_(i);
+    done_.fetch_add(end - begin, std::memory_order_acq_rel);
   }
 }
 
 void Parallelizer::WorkerLoop() {
+  uint64_t seen = 0;
+  auto is_new = [&](uint64_t e) { return (e & 1) == 0 && e != seen; };
   while (true) {
-    std::shared_ptr<Job> job;
-    {
-      std::unique_lock lock(mu_);
-      if (!stopping_ && jobs_.empty()) {
-        sleepers_.fetch_add(1, std::memory_order_relaxed);
-        cv_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+    uint64_t e = epoch_.load(std::memory_order_acquire);
+    if (!is_new(e)) {
+      // Poll for a while, then sleep until a caller publishes a job.
+      const auto deadline = std::chrono::steady_clock::now() + kWorkerSpin;
+      for (int i = 1;; ++i) {
+        if (stopping_flag_.load(std::memory_order_relaxed)) return;
+        e = epoch_.load(std::memory_order_acquire);
+        if (is_new(e)) break;
+        if ((i & 127) == 0) {
+          if (std::chrono::steady_clock::now() >= deadline) break;
+          std::this_thread::yield();
+        } else {
+          CpuRelax();
+        }
+      }
+      if (!is_new(e)) {
+        std::unique_lock lock(mu_);
+        sleepers_.fetch_add(1, std::memory_order_seq_cst);
+        cv_.wait(lock, [&] {
+          e = epoch_.load(std::memory_order_seq_cst);
+          return stopping_ || is_new(e);
+        });
         sleepers_.fetch_sub(1, std::memory_order_relaxed);
-      }
-      if (stopping_) return;
-      job = jobs_.front();
-      // Leave the job queued while chunks remain so other idle workers can join it.
-      if (job->next.load(std::memory_order_relaxed) >= job->pieces) {
-        jobs_.pop_front();
-        queued_.fetch_sub(1, std::memory_order_release);
-        continue;
+        if (stopping_) return;
       }
     }
-    RunChunks(*job);
-    std::lock_guard lock(mu_);
-    if (!jobs_.empty() && jobs_.front() == job) {
-      jobs_.pop_front();
-      queued_.fetch_sub(1, std::memory_order_release);
+    // Register, then check the slot was not reopened for rewriting meanwhile: the caller flips
+    // the epoch to odd before it waits for active_ to drain, so either it sees us or we see it.
+    active_.fetch_add(1, std::memory_order_seq_cst);
+    if (epoch_.load(std::memory_order_seq_cst) == e) {
+      seen = e;
+      RunChunks();
     }
+    active_.fetch_sub(1, std::memory_order_release);
   }
 }
 
-void Parallelizer::Until(int pieces, const std::function<void(int)>& body) {
+void Parallelizer::Until(int pieces, LoopBody body) {
   if (pieces <= 0) return;
-  if (parallelism_ == 1 || pieces == 1) {
+  if (parallelism_ == 1 || pieces == 1 || busy_.exchange(true, std::memory_order_acquire)) {
+    // Single-threaded, trivial, or the slot is taken (a nested or concurrent loop): run here.
     for (int i = 0; i < pieces; ++i) body(i);
     return;
   }
-  auto job = std::make_shared<Job>();
-  job->body = &body;
-  job->pieces = pieces;
   int chunk = static_cast<int>(std::sqrt(static_cast<double>(pieces)));
-  chunk = std::min(chunk, pieces / parallelism_ + 1);
-  job->chunk = std::max(1, chunk);
-  bool wake = false;
-  {
+  chunk = std::max(1, std::min(chunk, pieces / parallelism_ + 1));
+
+  // Reopen the slot: odd epoch, then wait for workers still leaving the previous job.
+  const uint64_t e = epoch_.load(std::memory_order_relaxed);
+  epoch_.store(e + 1, std::memory_order_seq_cst);
+  SpinUntil([&] { return active_.load(std::memory_order_seq_cst) == 0; });
+  body_ = body;
+  pieces_ = pieces;
+  chunk_ = chunk;
+  next_.store(0, std::memory_order_relaxed);
+  done_.store(0, std::memory_order_relaxed);
+  epoch_.store(e + 2, std::memory_order_seq_cst);
+  if (sleepers_.load(std::memory_order_seq_cst) > 0) {
     std::lock_guard lock(mu_);
-    jobs_.push_back(job);
-    queued_.fetch_add(1, std::memory_order_release);
-    wake = sleepers_.load(std::memory_order_relaxed) > 0;
+    cv_.notify_all();
   }
-  if (wake) cv_.notify_all();
-  RunChunks(*job);
-  if (job->done.load(std::memory_order_acquire) < pieces) {
-    std::unique_lock lock(job->mu);
-    job->finished.wait(lock, [&] { return job->done.load(std::memory_order_acquire) >= pieces; });
-  }
-  // Drop the finished job from the queue if no worker did, so idle workers do not wake for it.
-  std::lock_guard lock(mu_);
-  for (auto it = jobs_.begin(); it != jobs_.end(); ++it) {
-    if (*it == job) {
-      jobs_.erase(it);
-      queued_.fetch_sub(1, std::memory_order_release);
-      break;
-    }
-  }
+
+  RunChunks();
+  // The rest are chunks workers claimed and are running now.
+  SpinUntil([&] { return done_.load(std::memory_order_acquire) >= pieces; });
+  busy_.store(false, std::memory_order_release);
 }
 
 }  // namespace kubesched::util
