@@ -3,6 +3,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -15,6 +16,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <variant>
@@ -1099,15 +1101,119 @@ std::vector<RawDocument> SplitDocuments(std::string_view text) {
 
 constexpr int32_t kNoPriority = 0;
 
+// One document parsed on its own (possibly on another thread): its objects, or the error that
+// stopped it. Applied to the Loader in document order, so the first error reported is the first
+// in the file, as when parsing sequentially.
+struct ParsedDocument {
+  std::vector<Entry> entries;
+  int line_offset = 0;
+  std::optional<LoadError> error;
+};
+
+struct Abort {};  // the document's error is already set
+
+// Runs f, turning a FieldError into out.error; false when anything failed.
+template <typename F>
+bool Guard(ParsedDocument& out, const Origin& origin, const std::string& identity, F&& f) {
+  try {
+    f();
+    return true;
+  } catch (const Abort&) {
+    return false;
+  } catch (const FieldError& e) {
+    out.error =
+        LoadError{origin.file, origin.document, identity, e.path, e.message, e.line > 0 ? e.line + out.line_offset : 0};
+    return false;
+  } catch (const YAML::Exception& e) {
+    out.error =
+        LoadError{origin.file, origin.document, identity, origin.prefix, std::string("malformed YAML: ") + e.what(), 0};
+    return false;
+  }
+}
+
+ParsedDocument ParseDocument(const RawDocument& doc, const std::string& file, int index) {
+  ParsedDocument out;
+  YAML::Node root;
+  try {
+    root.reset(YAML::Load(doc.text));
+  } catch (const YAML::ParserException& e) {
+    out.error = LoadError{file, index, "", "", "YAML syntax error: " + e.msg, doc.first_line + e.mark.line + 1};
+    if (e.mark.line < 0) out.error->line = 0;
+    return out;
+  } catch (const YAML::Exception& e) {
+    out.error = LoadError{file, index, "", "", std::string("cannot parse YAML: ") + e.what(), 0};
+    return out;
+  } catch (const std::exception& e) {
+    out.error = LoadError{file, index, "", "", std::string("cannot parse YAML: ") + e.what(), 0};
+    return out;
+  }
+  if (!Present(root)) return out;  // empty document
+  out.line_offset = doc.first_line;
+  auto add = [&](Entry e, Origin origin) {
+    e.origin = std::move(origin);
+    out.entries.push_back(std::move(e));
+  };
+  Origin origin{file, index, "", LineOf(root)};
+  Guard(out, origin, PeekIdentity(root), [&] {
+    if (!root.IsMap()) Fail(root, "", "expected an object with apiVersion and kind, got " + Describe(root));
+    const std::string kind = PeekString(root, "kind");
+    if (kind == "List" || (kind.ends_with("List") && LookupKind(kind.substr(0, kind.size() - 4)) != nullptr)) {
+      const MapView list(root, "");
+      list.ForEach("items", [&](const YAML::Node& item, const std::string& path, size_t) {
+        Origin item_origin{file, index, path, LineOf(item)};
+        // Errors inside an item name the item, not the List.
+        if (!Guard(out, item_origin, PeekIdentity(item), [&] { add(ReadObject(item, path), item_origin); })) {
+          throw Abort{};
+        }
+      });
+      if (!list.Has("items")) Fail(list.At("items"), "items", "required field is missing");
+      return;
+    }
+    add(ReadObject(root, ""), origin);
+  });
+  return out;
+}
+
+// Parses documents on up to the machine's cores: YAML parsing dominates loading large manifests
+// (a trace of thousands of pods), and documents are independent.
+std::vector<ParsedDocument> ParseDocuments(const std::vector<RawDocument>& docs, const std::string& file) {
+  std::vector<ParsedDocument> parsed(docs.size());
+  constexpr size_t kMinDocumentsPerThread = 64;
+  const size_t threads =
+      std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), docs.size() / kMinDocumentsPerThread);
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    constexpr size_t kBatch = 16;
+    while (true) {
+      const size_t begin = next.fetch_add(kBatch);
+      if (begin >= docs.size()) return;
+      const size_t end = std::min(docs.size(), begin + kBatch);
+      for (size_t i = begin; i < end; ++i) parsed[i] = ParseDocument(docs[i], file, static_cast<int>(i) + 1);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (auto& t : pool) t.join();
+  return parsed;
+}
+
 class Loader {
  public:
   explicit Loader(const LoadOptions& options) : options_(options), rng_(options.seed) {}
 
   // Parses one source; false (with error_ set) on the first problem.
   bool AddSource(std::string_view text, const std::string& name) {
-    const std::vector<RawDocument> docs = SplitDocuments(text);
-    for (size_t i = 0; i < docs.size(); ++i) {
-      if (!AddDocument(docs[i], name, static_cast<int>(i) + 1)) return false;
+    std::vector<ParsedDocument> docs = ParseDocuments(SplitDocuments(text), name);
+    for (ParsedDocument& doc : docs) {
+      if (doc.error) {
+        error_ = std::move(*doc.error);
+        return false;
+      }
+      for (Entry& e : doc.entries) {
+        entries_.push_back(std::move(e));
+        line_offsets_.push_back(doc.line_offset);
+      }
     }
     return true;
   }
@@ -1117,70 +1223,6 @@ class Loader {
   LoadError error_;
 
  private:
-  bool AddDocument(const RawDocument& doc, const std::string& file, int index) {
-    YAML::Node root;
-    try {
-      root.reset(YAML::Load(doc.text));
-    } catch (const YAML::ParserException& e) {
-      error_ = LoadError{file, index, "", "", "YAML syntax error: " + e.msg, doc.first_line + e.mark.line + 1};
-      if (e.mark.line < 0) error_.line = 0;
-      return false;
-    } catch (const YAML::Exception& e) {
-      error_ = LoadError{file, index, "", "", std::string("cannot parse YAML: ") + e.what(), 0};
-      return false;
-    } catch (const std::exception& e) {
-      error_ = LoadError{file, index, "", "", std::string("cannot parse YAML: ") + e.what(), 0};
-      return false;
-    }
-    if (!Present(root)) return true;  // empty document
-    line_offset_ = doc.first_line;
-    Origin origin{file, index, "", LineOf(root)};
-    return Guard(origin, PeekIdentity(root), [&] {
-      if (!root.IsMap()) Fail(root, "", "expected an object with apiVersion and kind, got " + Describe(root));
-      const std::string kind = PeekString(root, "kind");
-      if (kind == "List" || (kind.ends_with("List") && LookupKind(kind.substr(0, kind.size() - 4)) != nullptr)) {
-        const MapView list(root, "");
-        list.ForEach("items", [&](const YAML::Node& item, const std::string& path, size_t) {
-          Origin item_origin{file, index, path, LineOf(item)};
-          // Errors inside an item name the item, not the List.
-          if (!Guard(item_origin, PeekIdentity(item), [&] { Add(ReadObject(item, path), item_origin); })) {
-            throw Abort{};
-          }
-        });
-        if (!list.Has("items")) Fail(list.At("items"), "items", "required field is missing");
-        return;
-      }
-      Add(ReadObject(root, ""), origin);
-    });
-  }
-
-  struct Abort {};  // error_ is already set
-
-  // Runs f, turning a FieldError into error_; false when anything failed.
-  template <typename F>
-  bool Guard(const Origin& origin, const std::string& identity, F&& f) {
-    try {
-      f();
-      return true;
-    } catch (const Abort&) {
-      return false;
-    } catch (const FieldError& e) {
-      error_ =
-          LoadError{origin.file, origin.document, identity, e.path, e.message, e.line > 0 ? e.line + line_offset_ : 0};
-      return false;
-    } catch (const YAML::Exception& e) {
-      error_ = LoadError{
-          origin.file, origin.document, identity, origin.prefix, std::string("malformed YAML: ") + e.what(), 0};
-      return false;
-    }
-  }
-
-  void Add(Entry e, Origin origin) {
-    e.origin = std::move(origin);
-    entries_.push_back(std::move(e));
-    line_offsets_.push_back(line_offset_);
-  }
-
   // An error found after parsing; it points at the object's first line.
   LoadError ErrorAt(size_t entry, const std::string& field, const std::string& message) const {
     const Entry& e = entries_[entry];
@@ -1203,7 +1245,6 @@ class Loader {
 
   const LoadOptions& options_;
   Rng rng_;
-  int line_offset_ = 0;
   std::vector<Entry> entries_;
   std::vector<int> line_offsets_;
   // "kind/namespace/name" → entry index, for duplicate detection.

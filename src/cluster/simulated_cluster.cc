@@ -16,7 +16,10 @@ SimulatedCluster::SimulatedCluster(api::ClusterObjects objects, const util::Cloc
       rng_(seed ^ 0x9e3779b97f4a7c15ULL),
       creation_rng_(seed ^ 0x2545f4914f6cdd1dULL),
       creation_order_(creation_order) {
-  for (auto& n : objects.nodes) nodes_.push_back(std::move(n));
+  for (auto& n : objects.nodes) {
+    node_names_.insert(n->metadata.name);
+    nodes_.push_back(std::move(n));
+  }
   for (auto& p : objects.pods) {
     std::string uid = p->metadata.uid;
     pods_[uid] = PodEntry{std::move(p), next_order_++};
@@ -87,9 +90,7 @@ Status SimulatedCluster::Bind(const api::Pod& pod, const std::string& node_name)
                       "to node \"{}\"",
                       pod.metadata.name, pod.metadata.name, it->second.pod->spec.node_name));
     }
-    bool node_exists =
-        std::any_of(nodes_.begin(), nodes_.end(), [&](const auto& n) { return n->metadata.name == node_name; });
-    if (!node_exists) return Status::Error(fmt::format("nodes \"{}\" not found", node_name));
+    if (!node_names_.contains(node_name)) return Status::Error(fmt::format("nodes \"{}\" not found", node_name));
     const int64_t now = clock_.NowNs();
     new_pod = ReplacePod(
         pod.metadata.uid,

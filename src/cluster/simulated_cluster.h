@@ -14,6 +14,7 @@
 #include <random>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "api/manifest.h"
@@ -65,6 +66,7 @@ class SimulatedCluster final : public framework::ClusterClient {
   std::mt19937_64 creation_rng_;  // used once, in Subscribe
   CreationOrder creation_order_;
   std::vector<std::shared_ptr<const api::Node>> nodes_;         // guarded by mu_
+  std::unordered_set<std::string> node_names_;                  // of nodes_ (set at construction)
   std::unordered_map<std::string, PodEntry> pods_;              // by uid, guarded by mu_
   uint64_t next_order_ = 0;                                     // guarded by mu_
   std::map<std::string, api::Labels, std::less<>> namespaces_;  // guarded by mu_

@@ -24,9 +24,10 @@ std::string_view ToString(Code code) {
 
 std::string Status::Message() const {
   std::string out;
-  for (size_t i = 0; i < reasons_.size(); ++i) {
+  const std::vector<std::string>& rs = reasons();
+  for (size_t i = 0; i < rs.size(); ++i) {
     if (i > 0) out += ", ";
-    out += reasons_[i];
+    out += rs[i];
   }
   return out;
 }

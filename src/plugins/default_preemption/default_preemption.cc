@@ -363,7 +363,8 @@ std::vector<Candidate> DefaultPreemption::DryRunPreemption(framework::CycleState
       }
     }
     if (!has_lower) {
-      node_statuses.Set(node.name(), Status::UnschedulableAndUnresolvable(std::string(kNoVictims)));
+      static const framework::StaticReasons kReasons{kNoVictims};
+      node_statuses.Set(node.name(), Status(Code::kUnschedulableAndUnresolvable, kReasons));
       continue;
     }
     std::unique_ptr<NodeInfo> node_copy = node.Clone();

@@ -96,7 +96,8 @@ framework::Status NodeAffinity::Filter(const framework::CycleState& state, const
   const api::Node* node = node_info.node();
   if (node == nullptr) return framework::Status::Error("node not found");
   if (added_node_selector_ && !added_node_selector_->Match(*node)) {
-    return framework::Status::UnschedulableAndUnresolvable(std::string(kErrReasonEnforced));
+    static const framework::StaticReasons kEnforced{kErrReasonEnforced};
+    return framework::Status(framework::Code::kUnschedulableAndUnresolvable, kEnforced);
   }
   bool match;
   if (const auto* s = state.Get<PreFilterState>(kPreFilterStateKey)) {
@@ -105,7 +106,8 @@ framework::Status NodeAffinity::Filter(const framework::CycleState& state, const
     // PreFilter did not run (or was disabled): parse here, as upstream falls back to.
     match = RequiredNodeAffinity(pod.pod()).Match(*node);
   }
-  if (!match) return framework::Status::UnschedulableAndUnresolvable(std::string(kErrReasonPod));
+  static const framework::StaticReasons kPod{kErrReasonPod};
+  if (!match) return framework::Status(framework::Code::kUnschedulableAndUnresolvable, kPod);
   return framework::Status::Success();
 }
 

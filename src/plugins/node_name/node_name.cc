@@ -18,7 +18,8 @@ std::pair<framework::PreFilterResult, framework::Status> NodeName::PreFilter(
 framework::Status NodeName::Filter(const framework::CycleState& /*state*/, const framework::PodInfo& pod,
                                    const framework::NodeInfo& node_info) {
   if (!Fits(pod.pod(), node_info.name())) {
-    return framework::Status::UnschedulableAndUnresolvable(std::string(kErrReason));
+    static const framework::StaticReasons kReasons{kErrReason};
+    return framework::Status(framework::Code::kUnschedulableAndUnresolvable, kReasons);
   }
   return framework::Status::Success();
 }

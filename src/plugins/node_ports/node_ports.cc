@@ -51,7 +51,8 @@ framework::Status NodePorts::Filter(const framework::CycleState& state, const fr
   const auto* s = state.Get<PreFilterState>(kPreFilterStateKey);
   if (s == nullptr) return framework::Status::Error("reading \"PreFilterNodePorts\" from cycleState: not found");
   if (!FitsPorts(s->ports, node_info.used_ports())) {
-    return framework::Status::Unschedulable(std::string(kErrReason));
+    static const framework::StaticReasons kReasons{kErrReason};
+    return framework::Status(framework::Code::kUnschedulable, kReasons);
   }
   return framework::Status::Success();
 }

@@ -1,6 +1,8 @@
 #include "plugins/node_resources_fit/node_resources_fit.h"
 
 #include <algorithm>
+#include <array>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "plugins/helper/validation.h"
@@ -63,6 +65,33 @@ std::string Reason(std::string_view name, std::string_view fixed_reason) {
   std::string out = "Insufficient ";
   out += name;
   return out;
+}
+
+// The fixed reasons, in the order ForEachInsufficient reports them.
+constexpr std::array<std::string_view, 4> kFixedReasons = {kTooManyPods, kInsufficientCPU, kInsufficientMemory,
+                                                           kInsufficientEphemeralStorage};
+
+uint32_t FixedReasonBit(std::string_view fixed_reason) {
+  for (size_t i = 0; i < kFixedReasons.size(); ++i) {
+    if (kFixedReasons[i] == fixed_reason) return 1u << i;
+  }
+  return 0;
+}
+
+// The reason list for a set of fixed reasons, built once per set.
+const framework::StaticReasons& FixedReasons(uint32_t mask) {
+  static const std::array<std::unique_ptr<framework::StaticReasons>, 16> kLists = [] {
+    std::array<std::unique_ptr<framework::StaticReasons>, 16> lists;
+    for (uint32_t m = 0; m < 16; ++m) {
+      std::vector<std::string> reasons;
+      for (size_t i = 0; i < kFixedReasons.size(); ++i) {
+        if (m & (1u << i)) reasons.emplace_back(kFixedReasons[i]);
+      }
+      lists[m] = std::make_unique<framework::StaticReasons>(std::move(reasons));
+    }
+    return lists;
+  }();
+  return *kLists[mask & 15];
 }
 
 // Whether the pod fits a node with nothing on it (upstream's isFit).
@@ -206,18 +235,32 @@ framework::Status Fit::Filter(const framework::CycleState& state, const framewor
   if (s == nullptr) {
     return framework::Status::Error("error reading \"PreFilterNodeResourcesFit\" from cycleState: not found");
   }
-  std::vector<std::string> reasons;  // stays unallocated when the pod fits
+  // The fixed reasons (pods, cpu, memory, ephemeral-storage) as a bit mask: the common rejections
+  // then share static reason lists instead of allocating per node.
+  uint32_t fixed = 0;
+  bool scalar = false;
   bool unresolvable = false;
   ForEachInsufficient(s->request, node_info.allocatable(), node_info.requested(),
                       static_cast<int64_t>(node_info.pods().size()),
                       [&](std::string_view name, std::string_view fixed_reason, int64_t, int64_t, int64_t, bool unres) {
-                        reasons.push_back(Reason(name, fixed_reason));
+                        if (fixed_reason.empty()) {
+                          scalar = true;
+                        } else {
+                          fixed |= FixedReasonBit(fixed_reason);
+                        }
                         unresolvable |= unres;
                       });
-  if (reasons.empty()) return framework::Status();
-  return framework::Status(
-      unresolvable ? framework::Code::kUnschedulableAndUnresolvable : framework::Code::kUnschedulable,
-      std::move(reasons));
+  if (fixed == 0 && !scalar) return framework::Status();
+  const framework::Code code =
+      unresolvable ? framework::Code::kUnschedulableAndUnresolvable : framework::Code::kUnschedulable;
+  if (!scalar) return framework::Status(code, FixedReasons(fixed));
+  std::vector<std::string> reasons;
+  ForEachInsufficient(s->request, node_info.allocatable(), node_info.requested(),
+                      static_cast<int64_t>(node_info.pods().size()),
+                      [&](std::string_view name, std::string_view fixed_reason, int64_t, int64_t, int64_t, bool) {
+                        reasons.push_back(Reason(name, fixed_reason));
+                      });
+  return framework::Status(code, std::move(reasons));
 }
 
 std::vector<framework::ClusterEventWithHint> Fit::EventsToRegister() const {

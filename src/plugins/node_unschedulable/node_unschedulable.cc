@@ -18,7 +18,8 @@ framework::Status NodeUnschedulable::Filter(const framework::CycleState& /*state
   const api::Node* node = node_info.node();
   if (node == nullptr || !node->spec.unschedulable) return framework::Status::Success();
   if (ToleratesUnschedulable(pod.pod())) return framework::Status::Success();
-  return framework::Status::UnschedulableAndUnresolvable(std::string(kErrReasonUnschedulable));
+  static const framework::StaticReasons kReasons{kErrReasonUnschedulable};
+  return framework::Status(framework::Code::kUnschedulableAndUnresolvable, kReasons);
 }
 
 framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& /*pod*/, const framework::EventObjects& event) {

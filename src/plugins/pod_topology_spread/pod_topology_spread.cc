@@ -468,11 +468,13 @@ Status PodTopologySpread::Filter(const framework::CycleState& state, const frame
     const DomainCounts<int>& domains = s->tp_value_to_match_num[i];
     const int32_t slot = domains.FindSlot(node_info);
     if (slot == framework::TopologyDomains::kNoDomain) {
-      return Status(Code::kUnschedulableAndUnresolvable, std::string(kErrReasonNodeLabelNotMatch));
+      static const framework::StaticReasons kReasons{kErrReasonNodeLabelNotMatch};
+      return Status(Code::kUnschedulableAndUnresolvable, kReasons);
     }
     // Existing matching pods + the pod itself (when it matches) - global minimum <= maxSkew.
     int64_t skew = int64_t{domains.CountAt(slot)} + ((*s->self_match)[i] ? 1 : 0) - s->MinMatchNum(i);
-    if (skew > cs[i].max_skew) return Status(Code::kUnschedulable, std::string(kErrReasonConstraintsNotMatch));
+    static const framework::StaticReasons kReasons{kErrReasonConstraintsNotMatch};
+    if (skew > cs[i].max_skew) return Status(Code::kUnschedulable, kReasons);
   }
   return Status();
 }

@@ -22,7 +22,8 @@ framework::Status TaintToleration::Filter(const framework::CycleState& /*state*/
   const api::Taint* taint = helper::FindMatchingUntoleratedTaint(node->spec.taints, pod.pod().spec.tolerations,
                                                                  helper::DoNotScheduleTaintsFilter);
   if (taint == nullptr) return framework::Status::Success();
-  return framework::Status::UnschedulableAndUnresolvable(std::string(kErrReasonNotMatch));
+  static const framework::StaticReasons kReasons{kErrReasonNotMatch};
+  return framework::Status(framework::Code::kUnschedulableAndUnresolvable, kReasons);
 }
 
 framework::Status TaintToleration::PreScore(framework::CycleState& state, const framework::PodInfo& pod,
