@@ -71,6 +71,15 @@ void Resource::SetMax(const Resource& o) {
 }
 
 int64_t Resource::Scalar(std::string_view name) const {
+  // Nodes and pods carry a handful of scalar resources: a scan comparing lengths first beats a
+  // binary search of string comparisons (this runs per node in Filter).
+  constexpr size_t kLinearScan = 8;
+  if (scalar.size() <= kLinearScan) {
+    for (const auto& [n, v] : scalar) {
+      if (n.size() == name.size() && std::string_view(n) == name) return v;
+    }
+    return 0;
+  }
   auto it = std::lower_bound(scalar.begin(), scalar.end(), name,
                              [](const auto& e, std::string_view n) { return e.first < n; });
   return (it != scalar.end() && it->first == name) ? it->second : 0;

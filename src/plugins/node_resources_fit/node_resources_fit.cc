@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "plugins/helper/validation.h"
@@ -15,8 +18,23 @@ using framework::Resource;
 const framework::StateKey kPreFilterKey{"PreFilterNodeResourcesFit"};
 const framework::StateKey kPreScoreKey{"PreScoreNodeResourcesFit"};
 
+// Pods requesting more scalar resources than this build their rejection reasons per node.
+constexpr size_t kMaxInternedScalars = 4;
+
 struct PreFilterState final : framework::StateData {
   Resource request;
+  //! Rejection reason lists by mask (bits 0-3: the fixed reasons; bit 4 + j: request.scalar[j]),
+  //! filled on first use by any Filter thread. They point to interned lists that live as long as
+  //! the program, so statuses holding them may outlive the cycle.
+  size_t num_masks = 0;
+  std::unique_ptr<std::atomic<const framework::StaticReasons*>[]> reasons_by_mask;
+
+  PreFilterState() = default;
+  PreFilterState(const PreFilterState& o) : request(o.request), num_masks(o.num_masks) {
+    if (num_masks == 0) return;
+    reasons_by_mask = std::make_unique<std::atomic<const framework::StaticReasons*>[]>(num_masks);
+    for (size_t i = 0; i < num_masks; ++i) reasons_by_mask[i].store(o.reasons_by_mask[i].load());
+  }
   std::unique_ptr<framework::StateData> Clone() const override { return std::make_unique<PreFilterState>(*this); }
 };
 
@@ -76,6 +94,20 @@ uint32_t FixedReasonBit(std::string_view fixed_reason) {
     if (kFixedReasons[i] == fixed_reason) return 1u << i;
   }
   return 0;
+}
+
+// One shared copy of each distinct reason list, for the program's lifetime (bounded by the
+// combinations of resource names the cluster's pods request).
+const framework::StaticReasons& InternReasons(std::vector<std::string> reasons) {
+  static std::mutex mu;
+  static std::map<std::vector<std::string>, std::unique_ptr<framework::StaticReasons>> lists;
+  std::lock_guard lock(mu);
+  auto it = lists.find(reasons);
+  if (it == lists.end()) {
+    auto list = std::make_unique<framework::StaticReasons>(reasons);
+    it = lists.emplace(std::move(reasons), std::move(list)).first;
+  }
+  return *it->second;
 }
 
 // The reason list for a set of fixed reasons, built once per set.
@@ -225,6 +257,10 @@ std::pair<framework::PreFilterResult, framework::Status> Fit::PreFilter(
     framework::CycleState& state, const framework::PodInfo& pod, std::span<const framework::NodeInfo* const> nodes) {
   auto data = std::make_unique<PreFilterState>();
   data->request = PruneIgnoredResources(pod.requests, args_.ignored_resources, args_.ignored_resource_groups);
+  if (!data->request.scalar.empty() && data->request.scalar.size() <= kMaxInternedScalars) {
+    data->num_masks = size_t{1} << (4 + data->request.scalar.size());
+    data->reasons_by_mask = std::make_unique<std::atomic<const framework::StaticReasons*>[]>(data->num_masks);
+  }
   state.Write(kPreFilterKey, std::move(data));
   return {framework::PreFilterResult{}, framework::Status()};
 }
@@ -235,25 +271,42 @@ framework::Status Fit::Filter(const framework::CycleState& state, const framewor
   if (s == nullptr) {
     return framework::Status::Error("error reading \"PreFilterNodeResourcesFit\" from cycleState: not found");
   }
-  // The fixed reasons (pods, cpu, memory, ephemeral-storage) as a bit mask: the common rejections
-  // then share static reason lists instead of allocating per node.
-  uint32_t fixed = 0;
-  bool scalar = false;
+  // The reasons as a bit mask (PreFilterState::reasons_by_mask): rejections then share interned
+  // reason lists instead of allocating strings per node.
+  const std::vector<std::pair<std::string, int64_t>>& scalars = s->request.scalar;
+  uint32_t mask = 0;
   bool unresolvable = false;
   ForEachInsufficient(s->request, node_info.allocatable(), node_info.requested(),
                       static_cast<int64_t>(node_info.pods().size()),
                       [&](std::string_view name, std::string_view fixed_reason, int64_t, int64_t, int64_t, bool unres) {
                         if (fixed_reason.empty()) {
-                          scalar = true;
+                          for (size_t j = 0; j < scalars.size(); ++j) {
+                            if (scalars[j].first.data() == name.data()) mask |= 1u << (4 + std::min(j, size_t{27}));
+                          }
                         } else {
-                          fixed |= FixedReasonBit(fixed_reason);
+                          mask |= FixedReasonBit(fixed_reason);
                         }
                         unresolvable |= unres;
                       });
-  if (fixed == 0 && !scalar) return framework::Status();
+  if (mask == 0) return framework::Status();
   const framework::Code code =
       unresolvable ? framework::Code::kUnschedulableAndUnresolvable : framework::Code::kUnschedulable;
-  if (!scalar) return framework::Status(code, FixedReasons(fixed));
+  if (mask < 16) return framework::Status(code, FixedReasons(mask));
+  if (mask < s->num_masks) {
+    std::atomic<const framework::StaticReasons*>& slot = s->reasons_by_mask[mask];
+    const framework::StaticReasons* list = slot.load(std::memory_order_acquire);
+    if (list == nullptr) {
+      std::vector<std::string> reasons;
+      ForEachInsufficient(s->request, node_info.allocatable(), node_info.requested(),
+                          static_cast<int64_t>(node_info.pods().size()),
+                          [&](std::string_view name, std::string_view fixed_reason, int64_t, int64_t, int64_t, bool) {
+                            reasons.push_back(Reason(name, fixed_reason));
+                          });
+      list = &InternReasons(std::move(reasons));
+      slot.store(list, std::memory_order_release);
+    }
+    return framework::Status(code, *list);
+  }
   std::vector<std::string> reasons;
   ForEachInsufficient(s->request, node_info.allocatable(), node_info.requested(),
                       static_cast<int64_t>(node_info.pods().size()),
