@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -164,6 +165,32 @@ std::vector<Workload> AllWorkloads() {
     x.init_groups = {{PodTemplate::kLowPriority}};
     x.measure = {PodTemplate::kHighPriority};
   }
+  // The 500-node variants (upstream's "500Nodes" workloads: same templates, smaller sizes, no
+  // threshold); run with --all or by test-case name.
+  const std::vector<std::tuple<std::string, std::string, int, int, int>> small = {
+      {"SchedulingPodAntiAffinity", "500Nodes", 500, 100, 400},
+      {"SchedulingPodAffinity", "500Nodes", 500, 500, 1000},
+      {"SchedulingPreferredPodAffinity", "500Nodes", 500, 500, 1000},
+      {"SchedulingPreferredPodAntiAffinity", "500Nodes", 500, 500, 1000},
+      {"SchedulingNodeAffinity", "500Nodes", 500, 500, 1000},
+      {"TopologySpreading", "500Nodes", 500, 1000, 1000},
+      {"PreferredTopologySpreading", "500Nodes", 500, 1000, 1000},
+      {"MixedSchedulingBasePod", "500Nodes", 500, 200, 1000},
+      {"Unschedulable", "500Nodes/10Init/1kPods", 500, 10, 1000},
+      {"PreemptionBasic", "500Nodes", 500, 2000, 500},
+  };
+  for (const auto& [base, variant, nodes, init_pods, measure_pods] : small) {
+    auto it = std::find_if(w.begin(), w.end(), [&](const Workload& x) { return x.name.starts_with(base + "/"); });
+    Workload x = *it;
+    x.name = base + "/" + variant;
+    x.nodes = nodes;
+    x.init_pods = init_pods;
+    x.measure_pods = measure_pods;
+    x.threshold.reset();
+    x.in_default_set = false;
+    w.insert(it, std::move(x));
+  }
+  w.front().in_default_set = false;  // SchedulingBasic/500Nodes
   return w;
 }
 
@@ -532,7 +559,8 @@ std::expected<Result, std::string> RunWorkload(const Workload& w, const framewor
   return r;
 }
 
-bool Selected(const Workload& w, const std::vector<std::string>& names) {
+bool Selected(const Workload& w, const std::vector<std::string>& names, bool all) {
+  if (all) return true;
   if (names.empty()) return w.in_default_set;
   std::string base = w.name.substr(0, w.name.find('/'));
   return std::any_of(names.begin(), names.end(), [&](const std::string& n) { return n == w.name || n == base; });
@@ -578,6 +606,7 @@ CLI::App* AddBenchSubcommand(CLI::App& app, BenchArgs& args) {
       ->check(CLI::PositiveNumber);
   bench->add_option("-o,--output", args.output, "output format: table or json")->capture_default_str();
   bench->add_flag("--list", args.list, "list the workloads and exit");
+  bench->add_flag("--all", args.all, "run every workload, the 500-node variants included");
   return bench;
 }
 
@@ -607,7 +636,7 @@ int RunBench(const BenchArgs& args) {
 
   std::vector<Workload> selected;
   for (Workload w : all) {
-    if (!Selected(w, args.workloads)) continue;
+    if (!Selected(w, args.workloads, args.all)) continue;
     if (args.nodes) w.nodes = *args.nodes;
     if (args.pods) w.measure_pods = *args.pods;
     selected.push_back(std::move(w));

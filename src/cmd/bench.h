@@ -19,6 +19,7 @@ struct BenchArgs {
   std::optional<int> pods;       //!< overrides every selected workload's measured pod count
   std::string output = "table";  //!< table or json
   bool list = false;             //!< list the workloads and exit
+  bool all = false;              //!< every workload, not just the default set
 };
 
 //! Registers the `bench` subcommand on `app`, filling `args` when parsed.
