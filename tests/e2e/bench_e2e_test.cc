@@ -1,0 +1,82 @@
+// End-to-end tests of `kubesched bench`: every scheduler_perf workload's 500-node variant runs to
+// completion with every measured pod bound (correctness, not speed: no timing is asserted), and
+// bad arguments are rejected.
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "e2e/run_kubesched.h"
+
+namespace kubesched::e2e {
+namespace {
+
+using nlohmann::json;
+
+const std::vector<std::string> kSmallWorkloads = {
+    "SchedulingBasic/500Nodes",
+    "SchedulingPodAntiAffinity/500Nodes",
+    "SchedulingPodAffinity/500Nodes",
+    "SchedulingPreferredPodAffinity/500Nodes",
+    "SchedulingPreferredPodAntiAffinity/500Nodes",
+    "SchedulingNodeAffinity/500Nodes",
+    "TopologySpreading/500Nodes",
+    "PreferredTopologySpreading/500Nodes",
+    "MixedSchedulingBasePod/500Nodes",
+    "Unschedulable/500Nodes/10Init/1kPods",
+    "PreemptionBasic/500Nodes",
+};
+
+TEST(BenchE2E, EverySmallWorkloadBindsAllMeasuredPods) {
+  std::vector<std::string> args = {"bench", "-o", "json"};
+  for (const auto& w : kSmallWorkloads) {
+    args.push_back("--workload");
+    args.push_back(w);
+  }
+  RunResult r = RunKubesched(args);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json out = json::parse(r.out);
+  ASSERT_EQ(out.size(), kSmallWorkloads.size());
+  std::set<std::string> seen;
+  for (const auto& w : out) {
+    const std::string name = w["workload"];
+    SCOPED_TRACE(name);
+    seen.insert(name);
+    EXPECT_EQ(w["nodes"], 500);
+    EXPECT_EQ(w["measuredPodsBound"], w["measuredPods"]);
+    EXPECT_GE(w["attempts"].get<int>(), w["measuredPods"].get<int>());
+    EXPECT_GT(w["podsPerSecond"].get<double>(), 0);
+    EXPECT_LE(w["latencyMs"]["p50"].get<double>(), w["latencyMs"]["p99"].get<double>());
+    EXPECT_GT(w["peakRssMiB"].get<double>(), 0);
+    // Each 3-CPU pod needs three of the four 900m pods on a full 4-CPU node evicted.
+    if (name.starts_with("PreemptionBasic")) {
+      EXPECT_EQ(w["evictions"], 3 * w["measuredPods"].get<int>());
+    } else {
+      EXPECT_EQ(w["evictions"], 0);
+    }
+  }
+  EXPECT_EQ(seen.size(), kSmallWorkloads.size());
+}
+
+TEST(BenchE2E, UnknownWorkloadAndOutputAreRejected) {
+  RunResult r = RunKubesched({"bench", "--workload", "NoSuchWorkload"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown workload \"NoSuchWorkload\""), std::string::npos) << r.err;
+  r = RunKubesched({"bench", "-o", "yaml", "--workload", "SchedulingBasic/500Nodes"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("-o/--output"), std::string::npos) << r.err;
+}
+
+TEST(BenchE2E, ListNamesEveryWorkloadWithItsThreshold) {
+  RunResult r = RunKubesched({"bench", "--list"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const auto& w : kSmallWorkloads) EXPECT_NE(r.out.find(w), std::string::npos) << w;
+  EXPECT_NE(r.out.find("SchedulingBasic/5000Nodes_10000Pods"), std::string::npos);
+  EXPECT_NE(r.out.find("threshold=680"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kubesched::e2e
