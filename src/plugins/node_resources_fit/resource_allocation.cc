@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cmath>
+#include <memory>
 
 #include "framework/interface.h"
 #include "framework/resource.h"
@@ -186,12 +187,13 @@ ResourceScorerFn RequestedToCapacityRatioScorer(std::vector<ResourceSpec> resour
 
 int64_t BalancedResourceScore(std::span<const int64_t> requested, std::span<const int64_t> allocatable) {
   const size_t n = requested.size();
-  std::array<double, kInlineResources> inline_buf{};
-  std::vector<double> heap_buf;
+  // Not zero-initialised: only the first `count` entries are written and read.
+  std::array<double, kInlineResources> inline_buf;
+  std::unique_ptr<double[]> heap_buf;
   double* fractions = inline_buf.data();
   if (n > kInlineResources) {
-    heap_buf.resize(n);
-    fractions = heap_buf.data();
+    heap_buf = std::make_unique<double[]>(n);
+    fractions = heap_buf.get();
   }
   size_t count = 0;
   double total = 0;
