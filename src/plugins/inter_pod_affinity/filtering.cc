@@ -1,7 +1,10 @@
 // PreFilter, PreFilterExtensions and Filter (upstream's filtering.go).
 
 #include <algorithm>
-#include <mutex>
+#include <cstdint>
+#include <vector>
+
+#include "framework/interner.h"
 
 #include "plugins/inter_pod_affinity/inter_pod_affinity.h"
 #include "plugins/inter_pod_affinity/internal.h"
@@ -16,68 +19,70 @@ using framework::Status;
 
 const framework::StateKey kPreFilterStateKey{"PreFilterInterPodAffinity"};
 
-// Adds delta at (term's topology key, node's value for it) when the node has that label.
-void UpdateCount(TopologyCounts& counts, const api::Node& node, const std::string& topology_key, int64_t delta) {
-  if (const std::string* value = node.metadata.labels.Find(topology_key)) counts.Add(topology_key, *value, delta);
-}
-
 // Existing pods (on nodes with pods carrying required anti-affinity) whose required anti-affinity
 // terms match the incoming pod, counted per (topology key, the existing pod's node value).
-void CountExistingAntiAffinity(util::Parallelizer& parallelizer, std::span<const NodeInfo* const> nodes,
-                               const api::Pod& incoming, const api::Labels& namespace_labels, TopologyCounts& out) {
-  std::mutex mu;
-  parallelizer.Until(static_cast<int>(nodes.size()), [&](int i) {
-    const NodeInfo& node_info = *nodes[i];
-    const api::Node* node = node_info.node();
-    if (node == nullptr) return;
-    // Per-thread scratch: no allocation per node once warm.
-    thread_local std::vector<std::pair<std::string_view, std::string_view>> matched;
-    matched.clear();
-    for (const auto& existing : node_info.pods_with_required_anti_affinity()) {
+void CountExistingAntiAffinity(std::span<const NodeInfo* const> nodes, const api::Pod& incoming,
+                               const api::Labels& namespace_labels, const framework::NodeInfoLister& lister,
+                               TopologyCounts& out) {
+  // Per term id: 0 when the term does not match the incoming pod, else 1 + the row of its
+  // topology key. Pods from one template share their terms' ids, so each distinct term is
+  // matched once. Serial: a memo hit and an array increment per pod are cheaper than fanning
+  // out and merging.
+  framework::IdMemo memo(framework::StringInterner::AffinityTerms().size());
+  for (const NodeInfo* node_info : nodes) {
+    if (node_info->node() == nullptr) continue;
+    for (const auto& existing : node_info->pods_with_required_anti_affinity()) {
       for (const auto& term : existing->required_anti_affinity_terms) {
-        if (!term.Matches(incoming, &namespace_labels)) continue;
-        if (const std::string* value = node->metadata.labels.Find(term.topology_key)) {
-          matched.emplace_back(term.topology_key, *value);
-        }
+        const uint32_t m = memo.Get(term.id, [&]() -> uint32_t {
+          if (!term.Matches(incoming, &namespace_labels)) return 0;
+          return 1 + static_cast<uint32_t>(out.Row(term.topology_key, &lister));
+        });
+        if (m != 0) out.Add(m - 1, *node_info, 1);
       }
     }
-    if (matched.empty()) return;
-    std::lock_guard lock(mu);
-    for (const auto& [key, value] : matched) out.Add(key, value, 1);
-  });
+  }
 }
 
 // Existing pods matching the incoming pod's required terms: for affinity, pods matching all terms
 // count once per term; for anti-affinity, each matched term counts.
-void CountIncoming(util::Parallelizer& parallelizer, std::span<const NodeInfo* const> nodes,
-                   const PreFilterState::Terms& terms, TopologyCounts& affinity_out, TopologyCounts& anti_out) {
+void CountIncoming(std::span<const NodeInfo* const> nodes, PreFilterState& s) {
+  const PreFilterState::Terms& terms = *s.terms;
   const size_t n_anti = terms.anti_affinity.size();
-  const size_t stride = 1 + n_anti;  // [pods matching all affinity terms, per-anti-term matches...]
-  // One flat allocation for the whole cycle; each node writes only its own row.
-  std::vector<int64_t> per_node(nodes.size() * stride, 0);
-  parallelizer.Until(static_cast<int>(nodes.size()), [&](int i) {
-    const NodeInfo& node_info = *nodes[i];
-    if (node_info.node() == nullptr) return;
-    int64_t* row = per_node.data() + static_cast<size_t>(i) * stride;
-    for (const auto& existing : node_info.pods()) {
+  // Bit 0: the pod matches all affinity terms; bit 1 + t: it matches anti-affinity term t. A
+  // match depends only on the pod's namespace and labels (the terms' namespaceSelectors are
+  // resolved into namespace lists), so it is memoized per label set.
+  auto match_bits = [&](const api::Pod& pod) -> uint32_t {
+    uint32_t bits = terms.affinity.MatchesAll(pod) ? 1 : 0;
+    for (size_t t = 0; t < n_anti; ++t) {
+      if (terms.anti_affinity.Matches(t, pod)) bits |= 1u << (1 + t);
+    }
+    return bits;
+  };
+  const bool memoizable = 1 + n_anti <= static_cast<size_t>(framework::IdMemo::kBits);
+  framework::IdMemo memo(memoizable ? framework::StringInterner::PodLabelSets().size() : 0);
+  std::vector<int64_t> row(1 + n_anti);  // per node: [pods matching all affinity terms, per anti term...]
+  for (const NodeInfo* node_info : nodes) {
+    if (node_info->node() == nullptr || node_info->pods().empty()) continue;
+    std::fill(row.begin(), row.end(), 0);
+    for (const auto& existing : node_info->pods()) {
       const api::Pod& pod = existing->pod();
-      if (terms.affinity.MatchesAll(pod)) ++row[0];
-      for (size_t t = 0; t < n_anti; ++t) {
-        if (terms.anti_affinity.Matches(t, pod)) ++row[1 + t];
+      if (memoizable) {
+        const uint32_t bits = memo.Get(existing->label_set_id, [&] { return match_bits(pod); });
+        if (bits == 0) continue;
+        row[0] += bits & 1;
+        for (size_t t = 0; t < n_anti; ++t) row[1 + t] += (bits >> (1 + t)) & 1;
+      } else {
+        if (terms.affinity.MatchesAll(pod)) ++row[0];
+        for (size_t t = 0; t < n_anti; ++t) {
+          if (terms.anti_affinity.Matches(t, pod)) ++row[1 + t];
+        }
       }
     }
-  });
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    const int64_t* row = per_node.data() + i * stride;
-    const api::Node* node = nodes[i]->node();
-    if (node == nullptr) continue;
     if (row[0] > 0) {
-      for (size_t t = 0; t < terms.affinity.size(); ++t) {
-        UpdateCount(affinity_out, *node, terms.affinity.term(t).topology_key, row[0]);
-      }
+      for (size_t t = 0; t < terms.affinity.size(); ++t) s.affinity_counts.Add(s.affinity_rows[t], *node_info, row[0]);
     }
     for (size_t t = 0; t < n_anti; ++t) {
-      if (row[1 + t] > 0) UpdateCount(anti_out, *node, terms.anti_affinity.term(t).topology_key, row[1 + t]);
+      if (row[1 + t] > 0) s.anti_affinity_counts.Add(s.anti_affinity_rows[t], *node_info, row[1 + t]);
     }
   }
 }
@@ -87,15 +92,13 @@ Status MissingStateError() {
                        "\" from cycleState: not found");
 }
 
-bool SatisfiesPodAffinity(const PreFilterState& s, const api::Labels& node_labels) {
-  const IncomingTerms& terms = s.terms->affinity;
+bool SatisfiesPodAffinity(const PreFilterState& s, const NodeInfo& node) {
   bool pods_exist = true;
-  for (size_t t = 0; t < terms.size(); ++t) {
-    const std::string& key = terms.term(t).topology_key;
-    const std::string* value = node_labels.Find(key);
+  for (const uint32_t row : s.affinity_rows) {
+    const int32_t slot = s.affinity_counts.FindSlot(row, node);
     // Every topology key must exist on the node.
-    if (value == nullptr) return false;
-    if (s.affinity_counts.Get(key, *value) <= 0) pods_exist = false;
+    if (slot == framework::TopologyDomains::kNoDomain) return false;
+    if (s.affinity_counts.CountAt(row, slot) <= 0) pods_exist = false;
   }
   if (pods_exist) return true;
   // The first pod of a group with affinity to itself: when no pod in the cluster matches the
@@ -103,19 +106,16 @@ bool SatisfiesPodAffinity(const PreFilterState& s, const api::Labels& node_label
   return s.affinity_counts.empty() && s.pod_matches_own_affinity;
 }
 
-bool SatisfiesPodAntiAffinity(const PreFilterState& s, const api::Labels& node_labels) {
+bool SatisfiesPodAntiAffinity(const PreFilterState& s, const NodeInfo& node) {
   if (s.anti_affinity_counts.empty()) return true;
-  const IncomingTerms& terms = s.terms->anti_affinity;
-  for (size_t t = 0; t < terms.size(); ++t) {
-    const std::string& key = terms.term(t).topology_key;
-    const std::string* value = node_labels.Find(key);
-    if (value != nullptr && s.anti_affinity_counts.Get(key, *value) > 0) return false;
+  for (const uint32_t row : s.anti_affinity_rows) {
+    if (s.anti_affinity_counts.CountAt(row, s.anti_affinity_counts.FindSlot(row, node)) > 0) return false;
   }
   return true;
 }
 
-bool SatisfiesExistingPodsAntiAffinity(const PreFilterState& s, const api::Labels& node_labels) {
-  return s.existing_anti_affinity_counts.empty() || !s.existing_anti_affinity_counts.AnyPositiveIn(node_labels);
+bool SatisfiesExistingPodsAntiAffinity(const PreFilterState& s, const NodeInfo& node) {
+  return s.existing_anti_affinity_counts.empty() || !s.existing_anti_affinity_counts.AnyPositiveOn(node);
 }
 
 }  // namespace
@@ -124,7 +124,8 @@ const PreFilterState* GetPreFilterState(const framework::CycleState& state) {
   return state.Get<PreFilterState>(kPreFilterStateKey);
 }
 
-void PreFilterState::UpdateWithPod(const PodInfo& pod_info, const api::Node& node, int64_t multiplier) {
+void PreFilterState::UpdateWithPod(const PodInfo& pod_info, const NodeInfo& node, int64_t multiplier,
+                                   const framework::NodeInfoLister* lister) {
   const api::Pod& other = pod_info.pod();
   // A namespace seen for the first time (e.g. a nominated pod's) must be resolved against the
   // terms' namespaceSelectors before matching; copy-on-write keeps earlier clones intact.
@@ -139,18 +140,15 @@ void PreFilterState::UpdateWithPod(const PodInfo& pod_info, const api::Node& nod
     }
   }
   for (const auto& term : pod_info.required_anti_affinity_terms) {
-    if (term.Matches(*pod, &namespace_labels))
-      UpdateCount(existing_anti_affinity_counts, node, term.topology_key, multiplier);
+    if (term.Matches(*pod, &namespace_labels)) {
+      existing_anti_affinity_counts.Add(existing_anti_affinity_counts.Row(term.topology_key, lister), node, multiplier);
+    }
   }
   if (terms->affinity.MatchesAll(other)) {
-    for (size_t t = 0; t < terms->affinity.size(); ++t) {
-      UpdateCount(affinity_counts, node, terms->affinity.term(t).topology_key, multiplier);
-    }
+    for (const uint32_t row : affinity_rows) affinity_counts.Add(row, node, multiplier);
   }
   for (size_t t = 0; t < terms->anti_affinity.size(); ++t) {
-    if (terms->anti_affinity.Matches(t, other)) {
-      UpdateCount(anti_affinity_counts, node, terms->anti_affinity.term(t).topology_key, multiplier);
-    }
+    if (terms->anti_affinity.Matches(t, other)) anti_affinity_counts.Add(anti_affinity_rows[t], node, multiplier);
   }
 }
 
@@ -168,8 +166,8 @@ std::pair<framework::PreFilterResult, Status> InterPodAffinity::PreFilter(framew
   s->pod = pod_info.pod_ptr();
   s->client = &handle_.client();
   s->namespace_labels = handle_.client().NamespaceLabels(pod.metadata.namespace_).value_or(api::Labels{});
-  CountExistingAntiAffinity(handle_.parallelizer(), with_anti_affinity, pod, s->namespace_labels,
-                            s->existing_anti_affinity_counts);
+  const framework::NodeInfoLister& lister = handle_.SnapshotSharedLister();
+  CountExistingAntiAffinity(with_anti_affinity, pod, s->namespace_labels, lister, s->existing_anti_affinity_counts);
   if (!has_terms && s->existing_anti_affinity_counts.empty()) return {framework::PreFilterResult{}, Status::Skip()};
 
   auto terms = std::make_shared<PreFilterState::Terms>();
@@ -177,9 +175,15 @@ std::pair<framework::PreFilterResult, Status> InterPodAffinity::PreFilter(framew
   terms->anti_affinity = IncomingTerms(pod_info.required_anti_affinity_terms);
   internal::ResolveNamespaces(nodes, pod.metadata.namespace_, handle_.client(),
                               {&terms->affinity, &terms->anti_affinity});
-  if (has_terms) CountIncoming(handle_.parallelizer(), nodes, *terms, s->affinity_counts, s->anti_affinity_counts);
+  for (size_t t = 0; t < terms->affinity.size(); ++t) {
+    s->affinity_rows.push_back(s->affinity_counts.Row(terms->affinity.term(t).topology_key, &lister));
+  }
+  for (size_t t = 0; t < terms->anti_affinity.size(); ++t) {
+    s->anti_affinity_rows.push_back(s->anti_affinity_counts.Row(terms->anti_affinity.term(t).topology_key, &lister));
+  }
   s->pod_matches_own_affinity = terms->affinity.MatchesAll(pod);
   s->terms = std::move(terms);
+  if (has_terms) CountIncoming(nodes, *s);
   cycle_state.Write(kPreFilterStateKey, std::move(s));
   return {framework::PreFilterResult{}, Status::Success()};
 }
@@ -188,7 +192,7 @@ Status InterPodAffinity::AddPod(framework::CycleState& state, const PodInfo& pod
                                 const NodeInfo& node_info) {
   auto* s = state.Get<PreFilterState>(kPreFilterStateKey);
   if (s == nullptr) return MissingStateError();
-  if (node_info.node() != nullptr) s->UpdateWithPod(pod_to_add, *node_info.node(), 1);
+  if (node_info.node() != nullptr) s->UpdateWithPod(pod_to_add, node_info, 1, &handle_.SnapshotSharedLister());
   return Status::Success();
 }
 
@@ -196,7 +200,7 @@ Status InterPodAffinity::RemovePod(framework::CycleState& state, const PodInfo& 
                                    const PodInfo& pod_to_remove, const NodeInfo& node_info) {
   auto* s = state.Get<PreFilterState>(kPreFilterStateKey);
   if (s == nullptr) return MissingStateError();
-  if (node_info.node() != nullptr) s->UpdateWithPod(pod_to_remove, *node_info.node(), -1);
+  if (node_info.node() != nullptr) s->UpdateWithPod(pod_to_remove, node_info, -1, &handle_.SnapshotSharedLister());
   return Status::Success();
 }
 
@@ -204,14 +208,13 @@ Status InterPodAffinity::Filter(const framework::CycleState& state, const PodInf
   const auto* s = state.Get<PreFilterState>(kPreFilterStateKey);
   if (s == nullptr) return MissingStateError();
   if (node_info.node() == nullptr) return Status::Error("node not found");
-  const api::Labels& labels = node_info.node()->metadata.labels;
-  if (!SatisfiesPodAffinity(*s, labels)) {
+  if (!SatisfiesPodAffinity(*s, node_info)) {
     return Status(Code::kUnschedulableAndUnresolvable, std::string(kErrReasonAffinityRulesNotMatch));
   }
-  if (!SatisfiesPodAntiAffinity(*s, labels)) {
+  if (!SatisfiesPodAntiAffinity(*s, node_info)) {
     return Status(Code::kUnschedulable, std::string(kErrReasonAntiAffinityRulesNotMatch));
   }
-  if (!SatisfiesExistingPodsAntiAffinity(*s, labels)) {
+  if (!SatisfiesExistingPodsAntiAffinity(*s, node_info)) {
     return Status(Code::kUnschedulable, std::string(kErrReasonExistingAntiAffinityRulesNotMatch));
   }
   return Status::Success();
