@@ -771,6 +771,110 @@ TEST(InterPodAffinityFilter, ManyNodesMatchBruteForce) {
   }
 }
 
+// AddPod/RemovePod and Filter with a NodeInfo from outside the snapshot (as preemption's what-ifs
+// may pass) whose topology value no snapshot node has: counted in an extra slot, and clones taken
+// before or after stay independent.
+TEST(InterPodAffinityFilter, AddRemovePodOnNodeOutsideSnapshot) {
+  FakeHandle handle({Node("n1", {{"zone", "z1"}, {"hostname", "n1"}})}, {});
+  auto plugin = MakePlugin(handle);
+  auto pending = PodInfo::Create(Pod("", {{"app", "web"}}, {.required_anti = {Term("zone", {In("app", {"web"})})}}));
+  CycleState state;
+  ASSERT_TRUE(plugin->PreFilter(state, *pending, handle.snapshot().List()).second.IsSuccess());
+  const auto* n1 = handle.snapshot().Get("n1");
+  framework::NodeInfo outside(Node("n9", {{"zone", "z9"}, {"hostname", "n9"}}));
+  framework::NodeInfo outside_same_zone(Node("n8", {{"zone", "z9"}}));
+  EXPECT_EQ(plugin->Filter(state, *pending, outside), kOk);
+  auto before = state.Clone();
+
+  // A web pod on the outside node repels the pending pod from zone z9 only.
+  auto web = PodInfo::Create(Pod("n9", {{"app", "web"}}));
+  ASSERT_TRUE(plugin->AddPod(state, *pending, *web, outside).IsSuccess());
+  EXPECT_EQ(GetPreFilterState(state)->anti_affinity_counts.ToMap(), (CountMap{{{"zone", "z9"}, 1}}));
+  EXPECT_EQ(plugin->Filter(state, *pending, outside), AntiAffinityMismatch());
+  EXPECT_EQ(plugin->Filter(state, *pending, outside_same_zone), AntiAffinityMismatch());
+  EXPECT_EQ(plugin->Filter(state, *pending, *n1), kOk);
+
+  // A pod whose required anti-affinity on a key PreFilter never met ("rack") matches the pending
+  // pod: the symmetric check rejects nodes in its rack.
+  framework::NodeInfo rack_node(Node("n7", {{"zone", "z1"}, {"rack", "r1"}}));
+  auto repeller = PodInfo::Create(Pod("n7", {{"app", "db"}}, {.required_anti = {Term("rack", {In("app", {"web"})})}}));
+  ASSERT_TRUE(plugin->AddPod(state, *pending, *repeller, rack_node).IsSuccess());
+  EXPECT_EQ(GetPreFilterState(state)->existing_anti_affinity_counts.ToMap(), (CountMap{{{"rack", "r1"}, 1}}));
+  framework::NodeInfo other_rack(Node("n6", {{"zone", "z1"}, {"rack", "r2"}}));
+  EXPECT_EQ(plugin->Filter(state, *pending, rack_node), ExistingAntiAffinityMismatch());
+  EXPECT_EQ(plugin->Filter(state, *pending, other_rack), kOk);
+
+  // Clones: the one taken before is unaffected; one taken now diverges independently.
+  EXPECT_EQ(GetPreFilterState(*before)->anti_affinity_counts.ToMap(), CountMap{});
+  EXPECT_EQ(plugin->Filter(*before, *pending, outside), kOk);
+  auto after = state.Clone();
+  ASSERT_TRUE(plugin->RemovePod(*after, *pending, *web, outside).IsSuccess());
+  ASSERT_TRUE(plugin->RemovePod(*after, *pending, *repeller, rack_node).IsSuccess());
+  EXPECT_EQ(plugin->Filter(*after, *pending, outside), kOk);
+  EXPECT_EQ(plugin->Filter(*after, *pending, rack_node), kOk);
+  EXPECT_EQ(plugin->Filter(state, *pending, outside), AntiAffinityMismatch());
+  EXPECT_EQ(plugin->Filter(state, *pending, rack_node), ExistingAntiAffinityMismatch());
+
+  // Counts that return to zero leave nothing behind.
+  ASSERT_TRUE(plugin->RemovePod(state, *pending, *web, outside).IsSuccess());
+  ASSERT_TRUE(plugin->RemovePod(state, *pending, *repeller, rack_node).IsSuccess());
+  EXPECT_TRUE(GetPreFilterState(state)->anti_affinity_counts.empty());
+  EXPECT_TRUE(GetPreFilterState(state)->existing_anti_affinity_counts.empty());
+  EXPECT_EQ(plugin->Filter(state, *pending, outside), kOk);
+}
+
+// Required affinity with the "first pod of a group" rule after AddPod/RemovePod on an outside
+// node: once a matching pod is counted anywhere, only its domain is allowed; when it is removed
+// again, the rule applies again.
+TEST(InterPodAffinityFilter, AffinityCountsReturnToEmptyOutsideSnapshot) {
+  FakeHandle handle({Node("n1", {{"zone", "z1"}})}, {});
+  auto plugin = MakePlugin(handle);
+  auto pending = PodInfo::Create(Pod("", {{"app", "web"}}, {.required = {Term("zone", {In("app", {"web"})})}}));
+  CycleState state;
+  ASSERT_TRUE(plugin->PreFilter(state, *pending, handle.snapshot().List()).second.IsSuccess());
+  const auto* n1 = handle.snapshot().Get("n1");
+  framework::NodeInfo outside(Node("n9", {{"zone", "z9"}}));
+  EXPECT_EQ(plugin->Filter(state, *pending, *n1), kOk);  // matches its own terms
+  auto web = PodInfo::Create(Pod("n9", {{"app", "web"}}));
+  ASSERT_TRUE(plugin->AddPod(state, *pending, *web, outside).IsSuccess());
+  EXPECT_EQ(plugin->Filter(state, *pending, *n1), AffinityMismatch());
+  EXPECT_EQ(plugin->Filter(state, *pending, outside), kOk);
+  ASSERT_TRUE(plugin->RemovePod(state, *pending, *web, outside).IsSuccess());
+  EXPECT_EQ(plugin->Filter(state, *pending, *n1), kOk);
+}
+
+// Pods stamped from one template share interned ids; the memoized matches must still tell apart
+// pods whose labels or namespaces differ, and existing pods' terms that differ only in namespace.
+TEST(InterPodAffinityFilter, MemoizedMatchesDistinguishLabelSetsAndTerms) {
+  std::vector<NodePtr> nodes;
+  std::vector<PodPtr> pods;
+  for (int i = 0; i < 40; ++i) {
+    std::string name = "n" + std::to_string(i);
+    nodes.push_back(Node(name, {{"hostname", name}}));
+    if (i % 4 == 0) pods.push_back(Pod(name, {{"app", "web"}}));
+    if (i % 4 == 1) pods.push_back(Pod(name, {{"app", "web"}}, {}, "other"));
+    if (i % 4 == 2) pods.push_back(Pod(name, {{"app", "db"}}));
+    if (i % 8 == 3) {
+      pods.push_back(Pod(name, {}, {.required_anti = {Term("hostname", {In("app", {"api"})}, {"default"})}}));
+    }
+    if (i % 8 == 7) {
+      pods.push_back(Pod(name, {}, {.required_anti = {Term("hostname", {In("app", {"api"})}, {"other"})}}));
+    }
+  }
+  FakeHandle handle(nodes, pods);
+  auto plugin = MakePlugin(handle);
+  auto info = PodInfo::Create(Pod("", {{"app", "api"}}, {.required_anti = {Term("hostname", {In("app", {"web"})})}}));
+  CycleState state;
+  ASSERT_TRUE(plugin->PreFilter(state, *info, handle.snapshot().List()).second.IsSuccess());
+  for (int i = 0; i < 40; ++i) {
+    SCOPED_TRACE(i);
+    Status want = kOk;
+    if (i % 4 == 0) want = AntiAffinityMismatch();          // web in the pod's namespace
+    if (i % 8 == 3) want = ExistingAntiAffinityMismatch();  // term on the pod's namespace
+    EXPECT_EQ(plugin->Filter(state, *info, *handle.snapshot().Get("n" + std::to_string(i))), want);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Scoring
 
@@ -1031,6 +1135,29 @@ TEST(InterPodAffinityScore, PreferredAffinityWithHardPodAffinitySymmetricWeight)
        1},
   };
   RunScoreCases(cases);
+}
+
+// Score for NodeInfos from outside the snapshot: a zone the snapshot has scores as its nodes do;
+// a zone it lacks holds no counted pods.
+TEST(InterPodAffinityScore, NodesOutsideSnapshot) {
+  FakeHandle handle({Node("n1", {{"zone", "z1"}}), Node("n2", {{"zone", "z2"}})},
+                    {Pod("n1", {{"app", "db"}}), Pod("n1", {{"app", "db"}}), Pod("n2", {{"app", "web"}})});
+  auto plugin = MakePlugin(handle);
+  auto info = PodInfo::Create(Pod("", {},
+                                  {.preferred = {Weighted(5, Term("zone", {In("app", {"db"})}))},
+                                   .preferred_anti = {Weighted(3, Term("zone", {In("app", {"web"})}))}}));
+  CycleState state;
+  ASSERT_TRUE(plugin->PreScore(state, *info, handle.snapshot().List()).IsSuccess());
+  auto score = [&](const framework::NodeInfo& n) {
+    auto [s, st] = plugin->Score(state, *info, n);
+    EXPECT_TRUE(st.IsSuccess());
+    return s;
+  };
+  EXPECT_EQ(score(*handle.snapshot().Get("n1")), 10);
+  EXPECT_EQ(score(*handle.snapshot().Get("n2")), -3);
+  EXPECT_EQ(score(framework::NodeInfo(Node("n3", {{"zone", "z1"}}))), 10);
+  EXPECT_EQ(score(framework::NodeInfo(Node("n4", {{"zone", "z9"}}))), 0);
+  EXPECT_EQ(score(framework::NodeInfo(Node("n5"))), 0);
 }
 
 TEST(InterPodAffinityScore, ScoreWithoutPreScoreIsAnError) {
