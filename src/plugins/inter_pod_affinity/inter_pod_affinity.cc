@@ -135,7 +135,8 @@ IncomingTerms::IncomingTerms(const std::vector<framework::AffinityTerm>& terms) 
     auto& sel = terms_[i].term.namespace_selector;
     if (sel && !sel->Empty()) {
       selectors_.emplace_back(i, std::move(*sel));
-      sel.reset();  // merged into namespaces as they are resolved
+      sel.reset();                // merged into namespaces as they are resolved
+      terms_[i].term.id.Reset();  // the content changes: the parsed term's id no longer names it
     }
   }
 }
@@ -146,6 +147,7 @@ IncomingTerms::IncomingTerms(const std::vector<framework::WeightedAffinityTerm>&
     if (sel && !sel->Empty()) {
       selectors_.emplace_back(i, std::move(*sel));
       sel.reset();
+      terms_[i].term.id.Reset();
     }
   }
 }
