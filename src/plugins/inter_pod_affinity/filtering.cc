@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <mutex>
+#include <optional>
 #include <vector>
 
 #include "framework/interner.h"
@@ -43,9 +45,85 @@ void CountExistingAntiAffinity(std::span<const NodeInfo* const> nodes, const api
   }
 }
 
+}  // namespace
+
+// Rows of CountIncoming ([pods matching all affinity terms, pods matching each anti-affinity
+// term...]) per node, by snapshot index, for the terms of the last pod counted, valid while the
+// node keeps its generation (a NodeInfo's generation is unique to its content: every change
+// takes a new one from a global counter). Pods of one workload share their terms, so a cycle
+// reads only the generation of a node that did not change instead of walking its pods.
+class InterPodAffinity::IncomingCountCache {
+ public:
+  std::mutex mu;
+
+  //! Whether the terms are the ones cached; when not, adopts them and forgets every row. Terms
+  //! are told apart by their interned ids, held here so that they cannot be recycled meanwhile;
+  //! false (no caching) when a term has no id (a namespaceSelector was merged into it).
+  //! num_nodes bounds the snapshot indexes cached.
+  bool Bind(const PreFilterState::Terms& terms, size_t num_nodes) {
+    std::vector<framework::InternedId> ids;
+    ids.reserve(terms.affinity.size() + terms.anti_affinity.size());
+    for (size_t t = 0; t < terms.affinity.size(); ++t) ids.push_back(terms.affinity.term(t).id);
+    for (size_t t = 0; t < terms.anti_affinity.size(); ++t) ids.push_back(terms.anti_affinity.term(t).id);
+    for (const auto& id : ids) {
+      if (id.value() == framework::kNotInterned) return false;
+    }
+    const auto same = [&] {
+      if (ids.size() != ids_.size() || num_affinity_ != terms.affinity.size()) return false;
+      for (size_t i = 0; i < ids.size(); ++i) {
+        if (ids[i].value() != ids_[i].value()) return false;
+      }
+      return true;
+    };
+    if (!same()) {
+      ids_ = std::move(ids);
+      num_affinity_ = terms.affinity.size();
+      stride_ = 1 + terms.anti_affinity.size();
+      generation_.assign(num_nodes, 0);
+      rows_.assign(num_nodes * stride_, 0);
+    } else if (generation_.size() < num_nodes) {
+      generation_.resize(num_nodes, 0);
+      rows_.resize(num_nodes * stride_, 0);
+    }
+    return true;
+  }
+
+  //! The cached row of the node, or nullptr.
+  const int64_t* Find(const NodeInfo& node) const {
+    const int32_t i = node.snapshot_index();
+    const int64_t g = node.generation();
+    if (i < 0 || static_cast<size_t>(i) >= generation_.size() || g == 0 || generation_[i] != g) return nullptr;
+    return rows_.data() + static_cast<size_t>(i) * stride_;
+  }
+
+  void Store(const NodeInfo& node, std::span<const int64_t> row) {
+    const int32_t i = node.snapshot_index();
+    const int64_t g = node.generation();
+    if (i < 0 || static_cast<size_t>(i) >= generation_.size() || g == 0) return;
+    generation_[i] = g;
+    std::copy(row.begin(), row.end(), rows_.begin() + static_cast<ptrdiff_t>(static_cast<size_t>(i) * stride_));
+  }
+
+ private:
+  std::vector<framework::InternedId> ids_;  // affinity terms', then anti-affinity terms'
+  size_t num_affinity_ = 0;
+  size_t stride_ = 1;
+  std::vector<int64_t> generation_;  // by snapshot index; 0: nothing cached
+  std::vector<int64_t> rows_;        // by snapshot index * stride_
+};
+
+namespace internal {
+std::shared_ptr<InterPodAffinity::IncomingCountCache> NewIncomingCountCache() {
+  return std::make_shared<InterPodAffinity::IncomingCountCache>();
+}
+}  // namespace internal
+
+namespace {
+
 // Existing pods matching the incoming pod's required terms: for affinity, pods matching all terms
-// count once per term; for anti-affinity, each matched term counts.
-void CountIncoming(std::span<const NodeInfo* const> nodes, PreFilterState& s) {
+// count once per term; for anti-affinity, each matched term counts. cache may be null.
+void CountIncoming(std::span<const NodeInfo* const> nodes, PreFilterState& s,
+                   InterPodAffinity::IncomingCountCache* cache) {
   const PreFilterState::Terms& terms = *s.terms;
   const size_t n_anti = terms.anti_affinity.size();
   // Bit 0: the pod matches all affinity terms; bit 1 + t: it matches anti-affinity term t. A
@@ -59,24 +137,31 @@ void CountIncoming(std::span<const NodeInfo* const> nodes, PreFilterState& s) {
     return bits;
   };
   const bool memoizable = 1 + n_anti <= static_cast<size_t>(framework::IdMemo::kBits);
-  framework::IdMemo memo(memoizable ? framework::StringInterner::PodLabelSets().size() : 0);
-  std::vector<int64_t> row(1 + n_anti);  // per node: [pods matching all affinity terms, per anti term...]
+  // Sized lazily: a cycle whose nodes are all cached needs none.
+  std::optional<framework::IdMemo> memo;
+  std::vector<int64_t> computed(1 + n_anti);  // per node: [pods matching all affinity terms, per anti term...]
   for (const NodeInfo* node_info : nodes) {
     if (node_info->node() == nullptr || node_info->pods().empty()) continue;
-    std::fill(row.begin(), row.end(), 0);
-    for (const auto& existing : node_info->pods()) {
-      const api::Pod& pod = existing->pod();
-      if (memoizable) {
-        const uint32_t bits = memo.Get(existing->label_set_id, [&] { return match_bits(pod); });
-        if (bits == 0) continue;
-        row[0] += bits & 1;
-        for (size_t t = 0; t < n_anti; ++t) row[1 + t] += (bits >> (1 + t)) & 1;
-      } else {
-        if (terms.affinity.MatchesAll(pod)) ++row[0];
-        for (size_t t = 0; t < n_anti; ++t) {
-          if (terms.anti_affinity.Matches(t, pod)) ++row[1 + t];
+    const int64_t* row = cache != nullptr ? cache->Find(*node_info) : nullptr;
+    if (row == nullptr) {
+      std::fill(computed.begin(), computed.end(), 0);
+      if (memoizable && !memo) memo.emplace(framework::StringInterner::PodLabelSets().size());
+      for (const auto& existing : node_info->pods()) {
+        const api::Pod& pod = existing->pod();
+        if (memoizable) {
+          const uint32_t bits = memo->Get(existing->label_set_id, [&] { return match_bits(pod); });
+          if (bits == 0) continue;
+          computed[0] += bits & 1;
+          for (size_t t = 0; t < n_anti; ++t) computed[1 + t] += (bits >> (1 + t)) & 1;
+        } else {
+          if (terms.affinity.MatchesAll(pod)) ++computed[0];
+          for (size_t t = 0; t < n_anti; ++t) {
+            if (terms.anti_affinity.Matches(t, pod)) ++computed[1 + t];
+          }
         }
       }
+      if (cache != nullptr) cache->Store(*node_info, computed);
+      row = computed.data();
     }
     if (row[0] > 0) {
       for (size_t t = 0; t < terms.affinity.size(); ++t) s.affinity_counts.Add(s.affinity_rows[t], *node_info, row[0]);
@@ -183,7 +268,13 @@ std::pair<framework::PreFilterResult, Status> InterPodAffinity::PreFilter(framew
   }
   s->pod_matches_own_affinity = terms->affinity.MatchesAll(pod);
   s->terms = std::move(terms);
-  if (has_terms) CountIncoming(nodes, *s);
+  if (has_terms) {
+    // Another cycle holding the cache (concurrent PreFilters) only costs this one the reuse.
+    std::unique_lock lock(incoming_counts_->mu, std::try_to_lock);
+    const bool cached =
+        lock.owns_lock() && incoming_counts_->Bind(*s->terms, std::max(nodes.size(), lister.NumNodes()));
+    CountIncoming(nodes, *s, cached ? incoming_counts_.get() : nullptr);
+  }
   cycle_state.Write(kPreFilterStateKey, std::move(s));
   return {framework::PreFilterResult{}, Status::Success()};
 }

@@ -218,9 +218,13 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
   //! Hint for a node added (new only) or updated (both).
   framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod, const framework::EventObjects& event) const;
 
+  //! Per-node counts of pods matching the incoming pod's required terms, kept across cycles.
+  class IncomingCountCache;
+
  private:
   InterPodAffinityArgs args_;
   framework::Handle& handle_;
+  std::shared_ptr<IncomingCountCache> incoming_counts_;
 };
 
 //! Factory: args as InterPodAffinityArgs JSON (null => defaults).

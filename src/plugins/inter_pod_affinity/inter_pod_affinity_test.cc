@@ -875,6 +875,69 @@ TEST(InterPodAffinityFilter, MemoizedMatchesDistinguishLabelSetsAndTerms) {
   }
 }
 
+// One plugin over many cycles (its per-node counts are reused while nodes keep their
+// generation): after pods come and go, nodes are replaced, and pods with other terms are
+// scheduled in between, PreFilter must count what a fresh plugin counts.
+TEST(InterPodAffinityFilter, CountsReusedAcrossCyclesMatchFreshPlugin) {
+  auto nodes = [](int n, const std::string& prefix) {
+    std::vector<NodePtr> out;
+    for (int i = 0; i < n; ++i) {
+      std::string name = prefix + std::to_string(i);
+      out.push_back(Node(name, {{"zone", "z" + std::to_string(i % 3)}, {"hostname", name}}));
+    }
+    return out;
+  };
+  FakeHandle handle(nodes(12, "n"), {});
+  auto plugin = MakePlugin(handle);
+  auto web = PodInfo::Create(Pod(
+      "", {{"app", "web"}},
+      {.required = {Term("zone", {In("app", {"db"})})}, .required_anti = {Term("hostname", {In("app", {"web"})})}}));
+  auto db = PodInfo::Create(Pod("", {{"app", "db"}}, {.required_anti = {Term("zone", {In("app", {"cache"})})}}));
+  auto counts = [](const CycleState& state) {
+    const PreFilterState* s = GetPreFilterState(state);
+    return s ? std::vector<CountMap>{s->affinity_counts.ToMap(), s->anti_affinity_counts.ToMap()}
+             : std::vector<CountMap>{};
+  };
+  auto check = [&](const std::string& step) {
+    SCOPED_TRACE(step);
+    for (const auto& pod : {web, web, db, db, web}) {
+      CycleState state;
+      plugin->PreFilter(state, *pod, handle.snapshot().List());
+      auto fresh = MakePlugin(handle);
+      CycleState fresh_state;
+      fresh->PreFilter(fresh_state, *pod, handle.snapshot().List());
+      EXPECT_EQ(counts(state), counts(fresh_state));
+      for (const auto* n : handle.snapshot().List()) {
+        EXPECT_EQ(plugin->Filter(state, *pod, *n), fresh->Filter(fresh_state, *pod, *n));
+      }
+    }
+  };
+  check("empty");
+  std::vector<PodPtr> added;
+  for (int i = 0; i < 12; i += 2) {
+    added.push_back(Pod("n" + std::to_string(i), {{"app", i % 4 == 0 ? "web" : "db"}}));
+    added.back()->metadata.name = "p" + std::to_string(i);
+    added.back()->metadata.uid = "uid-p" + std::to_string(i);
+    ASSERT_TRUE(handle.snapshot().AddPod(added.back()));
+  }
+  handle.snapshot().RebuildLists();
+  check("pods added");
+  ASSERT_TRUE(handle.snapshot().RemovePod(*added[0]));
+  // Nodes that had pods before and after (the counts must not come from before).
+  for (auto [node, app] : {std::pair{"n4", "db"}, std::pair{"n2", "web"}, std::pair{"n6", "cache"}}) {
+    auto p = Pod(node, {{"app", app}});
+    p->metadata.name = std::string("more-") + node;
+    p->metadata.uid = std::string("uid-more-") + node;
+    ASSERT_TRUE(handle.snapshot().AddPod(p));
+  }
+  handle.snapshot().RebuildLists();
+  check("pods changed");
+  // Other nodes at the same snapshot indexes.
+  std::vector<PodPtr> pods = {Pod("m1", {{"app", "web"}}), Pod("m2", {{"app", "db"}}), Pod("m5", {{"app", "db"}})};
+  handle.snapshot().Reset(nodes(8, "m"), pods);
+  check("nodes replaced");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Scoring
 
