@@ -21,26 +21,122 @@ using framework::Status;
 
 const framework::StateKey kPreFilterStateKey{"PreFilterInterPodAffinity"};
 
+// Topology keys by small index, few.
+class KeyTable {
+ public:
+  uint32_t Index(std::string_view key) {
+    for (size_t i = 0; i < keys_.size(); ++i) {
+      if (keys_[i] == key) return static_cast<uint32_t>(i);
+    }
+    keys_.emplace_back(key);
+    return static_cast<uint32_t>(keys_.size() - 1);
+  }
+  const std::string& key(uint32_t i) const { return keys_[i]; }
+
+ private:
+  std::vector<std::string> keys_;
+};
+
+// (topology key index, matched terms) for one node.
+using KeyCounts = std::vector<std::pair<uint32_t, int64_t>>;
+
+}  // namespace
+
+// CountExistingAntiAffinity's per-node results, by snapshot index, for the last incoming pod's
+// label set and namespace labels (all a match against the incoming pod depends on), valid while
+// the node keeps its generation (unique to a NodeInfo's content). Pods of one workload share
+// their label set, so a cycle reads only the generation of a node that did not change.
+class InterPodAffinity::ExistingCountCache {
+ public:
+  std::mutex mu;
+  KeyTable keys;
+
+  //! Whether the incoming pod's label set and namespace labels are the ones cached; when not,
+  //! adopts them and forgets every node. The label set id is held, so it cannot be recycled
+  //! meanwhile. num_nodes bounds the snapshot indexes cached.
+  bool Bind(const PodInfo& incoming, const api::Labels& namespace_labels, size_t num_nodes) {
+    if (incoming.label_set_id.value() == framework::kNotInterned) return false;
+    if (incoming.label_set_id.value() != label_set_.value() || namespace_labels != namespace_labels_) {
+      label_set_ = incoming.label_set_id;
+      namespace_labels_ = namespace_labels;
+      keys = KeyTable();
+      entries_.assign(num_nodes, Entry{});
+    } else if (entries_.size() < num_nodes) {
+      entries_.resize(num_nodes);
+    }
+    return true;
+  }
+
+  //! The node's cached counts, or nullptr.
+  const KeyCounts* Find(const NodeInfo& node) const {
+    const int32_t i = node.snapshot_index();
+    const int64_t g = node.generation();
+    if (i < 0 || static_cast<size_t>(i) >= entries_.size() || g == 0 || entries_[i].generation != g) return nullptr;
+    return &entries_[i].counts;
+  }
+
+  void Store(const NodeInfo& node, const KeyCounts& counts) {
+    const int32_t i = node.snapshot_index();
+    const int64_t g = node.generation();
+    if (i < 0 || static_cast<size_t>(i) >= entries_.size() || g == 0) return;
+    entries_[i].generation = g;
+    entries_[i].counts = counts;
+  }
+
+ private:
+  struct Entry {
+    int64_t generation = 0;  // 0: nothing cached
+    KeyCounts counts;
+  };
+  framework::InternedId label_set_;
+  api::Labels namespace_labels_;
+  std::vector<Entry> entries_;  // by snapshot index
+};
+
+namespace {
+
 // Existing pods (on nodes with pods carrying required anti-affinity) whose required anti-affinity
-// terms match the incoming pod, counted per (topology key, the existing pod's node value).
+// terms match the incoming pod, counted per (topology key, the existing pod's node value). cache
+// may be null.
 void CountExistingAntiAffinity(std::span<const NodeInfo* const> nodes, const api::Pod& incoming,
                                const api::Labels& namespace_labels, const framework::NodeInfoLister& lister,
-                               TopologyCounts& out) {
-  // Per term id: 0 when the term does not match the incoming pod, else 1 + the row of its
+                               TopologyCounts& out, InterPodAffinity::ExistingCountCache* cache) {
+  KeyTable local_keys;
+  KeyTable& keys = cache != nullptr ? cache->keys : local_keys;
+  // Per term id: 0 when the term does not match the incoming pod, else 1 + the index of its
   // topology key. Pods from one template share their terms' ids, so each distinct term is
-  // matched once. Serial: a memo hit and an array increment per pod are cheaper than fanning
-  // out and merging.
-  framework::IdMemo memo(framework::StringInterner::AffinityTerms().size());
+  // matched once. Sized lazily: a cycle whose nodes are all cached needs none. Serial: a memo
+  // hit and an array increment per pod are cheaper than fanning out and merging.
+  std::optional<framework::IdMemo> memo;
+  std::vector<uint32_t> row_of_key;  // by key index: 1 + the row in out, 0 when not made yet
+  KeyCounts computed;
   for (const NodeInfo* node_info : nodes) {
     if (node_info->node() == nullptr) continue;
-    for (const auto& existing : node_info->pods_with_required_anti_affinity()) {
-      for (const auto& term : existing->required_anti_affinity_terms) {
-        const uint32_t m = memo.Get(term.id, [&]() -> uint32_t {
-          if (!term.Matches(incoming, &namespace_labels)) return 0;
-          return 1 + static_cast<uint32_t>(out.Row(term.topology_key, &lister));
-        });
-        if (m != 0) out.Add(m - 1, *node_info, 1);
+    const KeyCounts* counts = cache != nullptr ? cache->Find(*node_info) : nullptr;
+    if (counts == nullptr) {
+      if (!memo) memo.emplace(framework::StringInterner::AffinityTerms().size());
+      computed.clear();
+      for (const auto& existing : node_info->pods_with_required_anti_affinity()) {
+        for (const auto& term : existing->required_anti_affinity_terms) {
+          const uint32_t m = memo->Get(term.id, [&]() -> uint32_t {
+            return term.Matches(incoming, &namespace_labels) ? 1 + keys.Index(term.topology_key) : 0;
+          });
+          if (m == 0) continue;
+          auto it = std::find_if(computed.begin(), computed.end(), [&](const auto& kc) { return kc.first == m - 1; });
+          if (it == computed.end()) {
+            computed.emplace_back(m - 1, 1);
+          } else {
+            ++it->second;
+          }
+        }
       }
+      if (cache != nullptr) cache->Store(*node_info, computed);
+      counts = &computed;
+    }
+    for (const auto& [key, count] : *counts) {
+      if (row_of_key.size() <= key) row_of_key.resize(key + 1, 0);
+      if (row_of_key[key] == 0) row_of_key[key] = 1 + static_cast<uint32_t>(out.Row(keys.key(key), &lister));
+      out.Add(row_of_key[key] - 1, *node_info, count);
     }
   }
 }
@@ -115,6 +211,9 @@ class InterPodAffinity::IncomingCountCache {
 namespace internal {
 std::shared_ptr<InterPodAffinity::IncomingCountCache> NewIncomingCountCache() {
   return std::make_shared<InterPodAffinity::IncomingCountCache>();
+}
+std::shared_ptr<InterPodAffinity::ExistingCountCache> NewExistingCountCache() {
+  return std::make_shared<InterPodAffinity::ExistingCountCache>();
 }
 }  // namespace internal
 
@@ -252,7 +351,12 @@ std::pair<framework::PreFilterResult, Status> InterPodAffinity::PreFilter(framew
   s->client = &handle_.client();
   s->namespace_labels = handle_.client().NamespaceLabels(pod.metadata.namespace_).value_or(api::Labels{});
   const framework::NodeInfoLister& lister = handle_.SnapshotSharedLister();
-  CountExistingAntiAffinity(with_anti_affinity, pod, s->namespace_labels, lister, s->existing_anti_affinity_counts);
+  {
+    std::unique_lock lock(existing_counts_->mu, std::try_to_lock);
+    const bool cached = lock.owns_lock() && existing_counts_->Bind(pod_info, s->namespace_labels, lister.NumNodes());
+    CountExistingAntiAffinity(with_anti_affinity, pod, s->namespace_labels, lister, s->existing_anti_affinity_counts,
+                              cached ? existing_counts_.get() : nullptr);
+  }
   if (!has_terms && s->existing_anti_affinity_counts.empty()) return {framework::PreFilterResult{}, Status::Skip()};
 
   auto terms = std::make_shared<PreFilterState::Terms>();

@@ -201,7 +201,10 @@ void ResolveNamespaces(std::span<const framework::NodeInfo* const> nodes, std::s
 // Plugin
 
 InterPodAffinity::InterPodAffinity(InterPodAffinityArgs args, framework::Handle& handle)
-    : args_(args), handle_(handle), incoming_counts_(internal::NewIncomingCountCache()) {}
+    : args_(args),
+      handle_(handle),
+      incoming_counts_(internal::NewIncomingCountCache()),
+      existing_counts_(internal::NewExistingCountCache()) {}
 
 std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
                                                                    framework::Handle& handle) {

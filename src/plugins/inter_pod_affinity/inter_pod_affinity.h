@@ -220,11 +220,14 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
 
   //! Per-node counts of pods matching the incoming pod's required terms, kept across cycles.
   class IncomingCountCache;
+  //! Per-node counts of existing anti-affinity terms matching the incoming pod, kept across cycles.
+  class ExistingCountCache;
 
  private:
   InterPodAffinityArgs args_;
   framework::Handle& handle_;
   std::shared_ptr<IncomingCountCache> incoming_counts_;
+  std::shared_ptr<ExistingCountCache> existing_counts_;
 };
 
 //! Factory: args as InterPodAffinityArgs JSON (null => defaults).

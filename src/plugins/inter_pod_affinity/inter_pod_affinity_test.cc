@@ -895,7 +895,8 @@ TEST(InterPodAffinityFilter, CountsReusedAcrossCyclesMatchFreshPlugin) {
   auto db = PodInfo::Create(Pod("", {{"app", "db"}}, {.required_anti = {Term("zone", {In("app", {"cache"})})}}));
   auto counts = [](const CycleState& state) {
     const PreFilterState* s = GetPreFilterState(state);
-    return s ? std::vector<CountMap>{s->affinity_counts.ToMap(), s->anti_affinity_counts.ToMap()}
+    return s ? std::vector<CountMap>{s->existing_anti_affinity_counts.ToMap(), s->affinity_counts.ToMap(),
+                                     s->anti_affinity_counts.ToMap()}
              : std::vector<CountMap>{};
   };
   auto check = [&](const std::string& step) {
@@ -920,12 +921,26 @@ TEST(InterPodAffinityFilter, CountsReusedAcrossCyclesMatchFreshPlugin) {
     added.back()->metadata.uid = "uid-p" + std::to_string(i);
     ASSERT_TRUE(handle.snapshot().AddPod(added.back()));
   }
+  // Existing pods whose anti-affinity repels web pods, by plain namespaces or by the namespace's
+  // labels.
+  for (int i : {1, 5, 9}) {
+    auto p = Pod("n" + std::to_string(i), {{"app", "guard"}},
+                 {.required_anti = {Term(i == 5 ? "hostname" : "zone", {In("app", {"web"})}),
+                                    Term("zone", {In("app", {"web"})}, {}, Selector({In("team", {"a"})}))}});
+    p->metadata.name = "guard" + std::to_string(i);
+    p->metadata.uid = "uid-guard" + std::to_string(i);
+    ASSERT_TRUE(handle.snapshot().AddPod(p));
+  }
   handle.snapshot().RebuildLists();
   check("pods added");
+  handle.fake_client().SetNamespaceLabels(kDefaultNs, {{"team", "a"}});
+  check("namespace labels changed");
   ASSERT_TRUE(handle.snapshot().RemovePod(*added[0]));
   // Nodes that had pods before and after (the counts must not come from before).
-  for (auto [node, app] : {std::pair{"n4", "db"}, std::pair{"n2", "web"}, std::pair{"n6", "cache"}}) {
-    auto p = Pod(node, {{"app", app}});
+  for (auto [node, app] :
+       {std::pair{"n4", "db"}, std::pair{"n2", "web"}, std::pair{"n6", "cache"}, std::pair{"n9", "db"}}) {
+    auto p = Pod(node, {{"app", app}},
+                 {.required_anti = {Term("zone", {In("app", {app == std::string("db") ? "web" : "x"})})}});
     p->metadata.name = std::string("more-") + node;
     p->metadata.uid = std::string("uid-more-") + node;
     ASSERT_TRUE(handle.snapshot().AddPod(p));

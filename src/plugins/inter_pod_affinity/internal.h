@@ -19,7 +19,8 @@ namespace kubesched::plugins::inter_pod_affinity::internal {
 void ResolveNamespaces(std::span<const framework::NodeInfo* const> nodes, std::string_view own_namespace,
                        const framework::ClusterClient& client, std::initializer_list<IncomingTerms*> term_sets);
 
-//! A new, empty cache for InterPodAffinity::incoming_counts_ (defined in filtering.cc).
+//! New, empty caches for InterPodAffinity (defined in filtering.cc).
 std::shared_ptr<InterPodAffinity::IncomingCountCache> NewIncomingCountCache();
+std::shared_ptr<InterPodAffinity::ExistingCountCache> NewExistingCountCache();
 
 }  // namespace kubesched::plugins::inter_pod_affinity::internal
