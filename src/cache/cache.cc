@@ -42,16 +42,26 @@ const NodeInfo* Snapshot::Get(std::string_view node_name) const {
 }
 
 void Snapshot::RebuildLists(const std::vector<std::string>& ordered_names) {
-  list_.clear();
-  have_pods_with_affinity_.clear();
-  have_pods_with_required_anti_affinity_.clear();
-  domains_.Clear();
+  std::vector<const NodeInfo*> previous;
+  previous.swap(list_);
   for (const auto& name : ordered_names) {
     auto it = map_.find(name);
     if (it == map_.end()) continue;
     NodeInfo* n = it->second.get();
     n->set_snapshot_index(static_cast<int32_t>(list_.size()));
     list_.push_back(n);
+  }
+  RebuildAffinityLists();
+  // Domains depend only on the nodes listed, in order (a replaced node object clears them in
+  // UpdateSnapshot): the affinity lists changing, as when a pod with affinity lands on a node
+  // that had none, keeps them. Rebuilding them costs a string per node and key.
+  if (list_ != previous) domains_.Clear();
+}
+
+void Snapshot::RebuildAffinityLists() {
+  have_pods_with_affinity_.clear();
+  have_pods_with_required_anti_affinity_.clear();
+  for (const NodeInfo* n : list_) {
     if (!n->pods_with_affinity().empty()) have_pods_with_affinity_.push_back(n);
     if (!n->pods_with_required_anti_affinity().empty()) have_pods_with_required_anti_affinity_.push_back(n);
   }
@@ -285,7 +295,8 @@ PodInfoPtr Cache::GetPod(const std::string& uid) const {
 
 void Cache::UpdateSnapshot(Snapshot& snapshot) {
   std::lock_guard lock(mu_);
-  bool lists_dirty = false;
+  bool lists_dirty = false;     // nodes came or went: List() too
+  bool affinity_dirty = false;  // only the affinity lists
   int64_t max_generation = snapshot.generation_;
   for (const std::string& name : recency_) {
     auto it = nodes_.find(name);
@@ -300,7 +311,7 @@ void Cache::UpdateSnapshot(Snapshot& snapshot) {
       lists_dirty = true;
     } else if (slot->pods_with_affinity().empty() != info.pods_with_affinity().empty() ||
                slot->pods_with_required_anti_affinity().empty() != info.pods_with_required_anti_affinity().empty()) {
-      lists_dirty = true;
+      affinity_dirty = true;
     }
     // A new node object may carry new labels: topology domains are rebuilt on next use.
     if (slot->node_ptr() != info.node_ptr()) snapshot.domains_.Clear();
@@ -351,7 +362,12 @@ void Cache::UpdateSnapshot(Snapshot& snapshot) {
     order_dirty_ = false;
     lists_dirty = true;
   }
-  if (lists_dirty) snapshot.RebuildLists(node_order_);
+  if (lists_dirty) {
+    snapshot.RebuildLists(node_order_);
+  } else if (affinity_dirty) {
+    // The same nodes in the same order (no slot was added or erased): no name lookups needed.
+    snapshot.RebuildAffinityLists();
+  }
   snapshot.generation_ = max_generation;
 }
 

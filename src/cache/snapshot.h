@@ -38,6 +38,8 @@ class Snapshot final : public framework::NodeInfoLister {
  private:
   friend class Cache;
   void RebuildLists(const std::vector<std::string>& ordered_names);
+  //! Rebuilds only the affinity lists from List() (nodes unchanged).
+  void RebuildAffinityLists();
 
   // Node infos are owned here and keep their address while the node exists, so the lists below
   // only need rebuilding when nodes come or go or a node's affinity status flips.

@@ -66,7 +66,7 @@ void AppendSelector(std::string& out, const api::LabelSelector& selector) {
   out += kEnd;
 }
 
-uint32_t InternTerm(const AffinityTerm& term) {
+InternedId InternTerm(const AffinityTerm& term) {
   std::string key = term.topology_key;
   key += kEnd;
   for (const auto& ns : term.namespaces) {
@@ -83,7 +83,7 @@ uint32_t InternTerm(const AffinityTerm& term) {
   return StringInterner::AffinityTerms().Intern(key);
 }
 
-uint32_t InternLabelSet(const api::Pod& pod) {
+InternedId InternLabelSet(const api::Pod& pod) {
   std::string key = pod.metadata.namespace_;
   key += kEnd;
   AppendLabels(key, pod.metadata.labels);

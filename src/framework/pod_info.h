@@ -8,12 +8,10 @@
 #include <vector>
 
 #include "api/types.h"
+#include "framework/interner.h"
 #include "framework/resource.h"
 
 namespace kubesched::framework {
-
-//! The id of a value nobody interned: memos compute it every time.
-inline constexpr uint32_t kNotInterned = UINT32_MAX;
 
 //! A pod (anti-)affinity term prepared for matching: the namespaces it applies to resolved
 //! (the pod's own namespace when none are listed and there is no namespaceSelector), and
@@ -26,7 +24,7 @@ struct AffinityTerm {
   std::string topology_key;
   //! Equal for terms with equal content (StringInterner::AffinityTerms), set by PodInfo::Create.
   //! Only for terms as parsed: a term whose namespaces are changed later must not be memoized by it.
-  uint32_t id = kNotInterned;
+  InternedId id;
 
   //! Whether `pod` (whose namespace has labels `namespace_labels`) matches this term.
   bool Matches(const api::Pod& pod, const api::Labels* namespace_labels) const;
@@ -53,7 +51,7 @@ class PodInfo {
 
   //! Equal for pods with the same namespace and labels (StringInterner::PodLabelSets): a term's
   //! match against a pod depends on nothing else, so matches can be memoized per cycle by it.
-  uint32_t label_set_id = kNotInterned;
+  InternedId label_set_id;
 
   //! Effective request (ComputePodRequests).
   Resource requests;

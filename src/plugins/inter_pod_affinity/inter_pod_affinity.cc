@@ -52,47 +52,76 @@ bool PendingMatchesAll(const std::vector<framework::AffinityTerm>& terms, const 
 // ---------------------------------------------------------------------------------------------
 // TopologyCounts
 
-size_t TopologyCounts::Hash::operator()(const PairView& p) const {
-  size_t h = std::hash<std::string_view>{}(p.key);
-  // boost::hash_combine
-  return h ^ (std::hash<std::string_view>{}(p.value) + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
-}
-
-void TopologyCounts::Add(std::string_view key, std::string_view value, int64_t delta) {
-  auto it = counts_.find(PairView{key, value});
-  if (it == counts_.end()) {
-    if (delta != 0) counts_.emplace(Pair{std::string(key), std::string(value)}, delta);
-    return;
+size_t TopologyCounts::Row(std::string_view key, const framework::NodeInfoLister* lister) {
+  for (size_t r = 0; r < rows_.size(); ++r) {
+    if (rows_[r].key == key) return r;
   }
-  it->second += delta;
-  if (it->second == 0) counts_.erase(it);
+  KeyRow row;
+  row.key = std::string(key);
+  if (lister != nullptr) row.domains = lister->Domains(key);
+  row.counts.assign(row.num_domains(), 0);
+  rows_.push_back(std::move(row));
+  return rows_.size() - 1;
 }
 
-int64_t TopologyCounts::Get(std::string_view key, std::string_view value) const {
-  auto it = counts_.find(PairView{key, value});
-  return it == counts_.end() ? 0 : it->second;
-}
-
-bool TopologyCounts::AnyPositiveIn(const api::Labels& node_labels) const {
-  // Scan whichever side is smaller: the node's labels (a hash lookup each) or the pairs (a
-  // binary search in the labels each).
-  if (counts_.size() <= node_labels.size()) {
-    for (const auto& [pair, count] : counts_) {
-      if (count <= 0) continue;
-      const std::string* value = node_labels.Find(pair.key);
-      if (value != nullptr && *value == pair.value) return true;
-    }
-    return false;
+int32_t TopologyCounts::FindSlotOfValue(const KeyRow& row, std::string_view value) const {
+  if (row.domains) {
+    const int32_t d = row.domains->DomainOfValue(value);
+    if (d >= 0) return d;
   }
-  for (const auto& [key, value] : node_labels) {
-    if (Get(key, value) > 0) return true;
+  for (size_t j = 0; j < row.extra_values.size(); ++j) {
+    if (row.extra_values[j] == value) return static_cast<int32_t>(row.num_domains() + j);
+  }
+  return framework::TopologyDomains::kUnknownDomain;
+}
+
+int32_t TopologyCounts::FindSlot(size_t r, const framework::NodeInfo& node) const {
+  const KeyRow& row = rows_[r];
+  if (row.domains) {
+    const int32_t d = row.domains->DomainOf(node);
+    if (d != framework::TopologyDomains::kUnknownDomain) return d;
+  }
+  if (node.node() == nullptr) return framework::TopologyDomains::kNoDomain;
+  const std::string* value = node.node()->metadata.labels.Find(row.key);
+  if (value == nullptr) return framework::TopologyDomains::kNoDomain;
+  return FindSlotOfValue(row, *value);
+}
+
+void TopologyCounts::Add(size_t r, const framework::NodeInfo& node, int64_t delta) {
+  int32_t slot = FindSlot(r, node);
+  if (slot == framework::TopologyDomains::kNoDomain || delta == 0) return;
+  if (slot == framework::TopologyDomains::kUnknownDomain) {
+    KeyRow& row = rows_[r];
+    row.extra_values.push_back(*node.node()->metadata.labels.Find(row.key));
+    row.counts.push_back(0);
+    slot = static_cast<int32_t>(row.counts.size() - 1);
+  }
+  AddAt(r, slot, delta);
+}
+
+bool TopologyCounts::AnyPositiveOn(const framework::NodeInfo& node) const {
+  for (size_t r = 0; r < rows_.size(); ++r) {
+    if (CountAt(r, FindSlot(r, node)) > 0) return true;
   }
   return false;
 }
 
+int64_t TopologyCounts::Sum(const framework::NodeInfo& node) const {
+  int64_t sum = 0;
+  for (size_t r = 0; r < rows_.size(); ++r) sum += CountAt(r, FindSlot(r, node));
+  return sum;
+}
+
 std::map<std::pair<std::string, std::string>, int64_t> TopologyCounts::ToMap() const {
   std::map<std::pair<std::string, std::string>, int64_t> out;
-  for (const auto& [pair, count] : counts_) out[{pair.key, pair.value}] = count;
+  for (const KeyRow& row : rows_) {
+    for (size_t slot = 0; slot < row.counts.size(); ++slot) {
+      if (row.counts[slot] == 0) continue;
+      const size_t n = row.num_domains();
+      std::string value(slot < n ? row.domains->value(static_cast<int32_t>(slot)) : row.extra_values[slot - n]);
+      out[{row.key, std::move(value)}] = row.counts[slot];
+    }
+  }
   return out;
 }
 
@@ -106,7 +135,8 @@ IncomingTerms::IncomingTerms(const std::vector<framework::AffinityTerm>& terms) 
     auto& sel = terms_[i].term.namespace_selector;
     if (sel && !sel->Empty()) {
       selectors_.emplace_back(i, std::move(*sel));
-      sel.reset();  // merged into namespaces as they are resolved
+      sel.reset();                // merged into namespaces as they are resolved
+      terms_[i].term.id.Reset();  // the content changes: the parsed term's id no longer names it
     }
   }
 }
@@ -117,6 +147,7 @@ IncomingTerms::IncomingTerms(const std::vector<framework::WeightedAffinityTerm>&
     if (sel && !sel->Empty()) {
       selectors_.emplace_back(i, std::move(*sel));
       sel.reset();
+      terms_[i].term.id.Reset();
     }
   }
 }
@@ -167,38 +198,13 @@ void ResolveNamespaces(std::span<const framework::NodeInfo* const> nodes, std::s
 }  // namespace internal
 
 // ---------------------------------------------------------------------------------------------
-// TopologyScores
-
-void TopologyScores::Add(std::string_view key, std::string_view value, int64_t delta) {
-  auto it = std::find_if(keys_.begin(), keys_.end(), [&](const Entry& e) { return e.key == key; });
-  if (it == keys_.end()) {
-    keys_.push_back(Entry{std::string(key), {}});
-    it = keys_.end() - 1;
-  }
-  auto v = it->values.find(value);
-  if (v == it->values.end()) {
-    it->values.emplace(std::string(value), delta);
-  } else {
-    v->second += delta;
-  }
-}
-
-int64_t TopologyScores::Score(const api::Labels& node_labels) const {
-  int64_t score = 0;
-  for (const auto& entry : keys_) {
-    const std::string* value = node_labels.Find(entry.key);
-    if (value == nullptr) continue;
-    auto it = entry.values.find(std::string_view(*value));
-    if (it != entry.values.end()) score += it->second;
-  }
-  return score;
-}
-
-// ---------------------------------------------------------------------------------------------
 // Plugin
 
 InterPodAffinity::InterPodAffinity(InterPodAffinityArgs args, framework::Handle& handle)
-    : args_(args), handle_(handle) {}
+    : args_(args),
+      handle_(handle),
+      incoming_counts_(internal::NewIncomingCountCache()),
+      existing_counts_(internal::NewExistingCountCache()) {}
 
 std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
                                                                    framework::Handle& handle) {

@@ -6,8 +6,13 @@
 //   - have a required anti-affinity term matching the incoming pod (the symmetric check),
 //   - match all of the incoming pod's required affinity terms (counted once per term),
 //   - match each of the incoming pod's required anti-affinity terms,
-// computed once per cycle in PreFilter, so Filter is a few hash lookups per node. Scoring sums
+// computed once per cycle in PreFilter, so Filter is a few array loads per node. Scoring sums
 // weights per (topology key, value) in PreScore; Score adds up the pairs a node has.
+//
+// A term's match against a pod depends only on the pod's namespace and labels (and the
+// namespace's labels, fixed for a cycle), so matches are memoized per cycle by the pod's interned
+// label set (PodInfo::label_set_id) or the term's interned content (AffinityTerm::id): pods
+// stamped from one template are evaluated once.
 
 #include <cstdint>
 #include <expected>
@@ -26,6 +31,7 @@
 #include "framework/cycle_state.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
+#include "framework/listers.h"
 #include "framework/pod_info.h"
 #include "plugins/inter_pod_affinity/args.h"
 
@@ -37,45 +43,53 @@ inline constexpr std::string_view kErrReasonExistingAntiAffinityRulesNotMatch =
 inline constexpr std::string_view kErrReasonAffinityRulesNotMatch = "node(s) didn't match pod affinity rules";
 inline constexpr std::string_view kErrReasonAntiAffinityRulesNotMatch = "node(s) didn't match pod anti-affinity rules";
 
-//! Counts per (topology key, topology value). Entries that reach zero are removed, so empty()
-//! means "no pair has a count". Lookups take string_views and allocate nothing.
+//! Counts per (topology key, topology value), in flat arrays: one row per topology key, indexed
+//! by the key's topology domains in the snapshot (framework::TopologyDomains), so counting a pod
+//! or reading a node's count is an array load rather than a hash lookup of two strings. Values
+//! no snapshot node has (nodes from outside the snapshot, e.g. preemption what-ifs) get extra
+//! slots after the snapshot's domains. Copying it copies the counts and shares the domains.
 class TopologyCounts {
  public:
-  //! Adds delta to the pair's count; removes the entry when it reaches zero.
-  void Add(std::string_view key, std::string_view value, int64_t delta);
-  //! The pair's count (0 when absent).
-  int64_t Get(std::string_view key, std::string_view value) const;
-  size_t size() const { return counts_.size(); }
-  bool empty() const { return counts_.empty(); }
-  //! Whether any pair with a positive count is one of the node's labels.
-  bool AnyPositiveIn(const api::Labels& node_labels) const;
-  //! A sorted copy, for tests and debugging.
+  //! The row of a key, added (over the lister's domains; none without a lister) when new.
+  //! Rows are never removed, so row numbers stay valid in copies.
+  size_t Row(std::string_view key, const framework::NodeInfoLister* lister);
+  //! The node's slot in a row: TopologyDomains::kNoDomain when it lacks the key,
+  //! kUnknownDomain for a value no slot has.
+  int32_t FindSlot(size_t row, const framework::NodeInfo& node) const;
+  //! Adds delta at the node's value of the row's key; nothing when the node lacks the key.
+  void Add(size_t row, const framework::NodeInfo& node, int64_t delta);
+  //! Adds delta at a slot from FindSlot (>= 0).
+  void AddAt(size_t row, int32_t slot, int64_t delta) {
+    int64_t& c = rows_[row].counts[static_cast<size_t>(slot)];
+    nonzero_ -= c != 0 ? 1 : 0;
+    c += delta;
+    nonzero_ += c != 0 ? 1 : 0;
+  }
+  //! The count at a slot from FindSlot (0 for kNoDomain / kUnknownDomain).
+  int64_t CountAt(size_t row, int32_t slot) const {
+    return slot >= 0 ? rows_[row].counts[static_cast<size_t>(slot)] : 0;
+  }
+  //! Whether no pair has a non-zero count.
+  bool empty() const { return nonzero_ == 0; }
+  //! Whether some row has a positive count at the node's value.
+  bool AnyPositiveOn(const framework::NodeInfo& node) const;
+  //! The sum over rows of the count at the node's value.
+  int64_t Sum(const framework::NodeInfo& node) const;
+  //! The non-zero pairs, sorted (tests and debugging).
   std::map<std::pair<std::string, std::string>, int64_t> ToMap() const;
 
  private:
-  struct PairView {
-    std::string_view key;
-    std::string_view value;
-  };
-  struct Pair {
+  struct KeyRow {
     std::string key;
-    std::string value;
+    std::shared_ptr<const framework::TopologyDomains> domains;  // may be null: extra slots only
+    std::vector<int64_t> counts;                                // by slot
+    std::vector<std::string> extra_values;                      // value of slot num_domains + j
+    size_t num_domains() const { return domains ? domains->size() : 0; }
   };
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(const PairView& p) const;
-    size_t operator()(const Pair& p) const { return (*this)(PairView{p.key, p.value}); }
-  };
-  struct Eq {
-    using is_transparent = void;
-    static PairView View(const Pair& p) { return {p.key, p.value}; }
-    static PairView View(const PairView& p) { return p; }
-    template <typename A, typename B>
-    bool operator()(const A& a, const B& b) const {
-      return View(a).key == View(b).key && View(a).value == View(b).value;
-    }
-  };
-  std::unordered_map<Pair, int64_t, Hash, Eq> counts_;
+  int32_t FindSlotOfValue(const KeyRow& row, std::string_view value) const;
+
+  std::vector<KeyRow> rows_;  // few distinct topology keys
+  size_t nonzero_ = 0;        // slots with a non-zero count
 };
 
 //! The incoming pod's (anti-)affinity terms with their namespaceSelector merged into the
@@ -122,7 +136,9 @@ class PreFilterState final : public framework::StateData {
 
   std::unique_ptr<framework::StateData> Clone() const override { return std::make_unique<PreFilterState>(*this); }
   //! Counts pod (on node) in, with multiplier +1, or out, with -1 (upstream's updateWithPod).
-  void UpdateWithPod(const framework::PodInfo& pod, const api::Node& node, int64_t multiplier);
+  //! lister gives the domains of topology keys met for the first time (may be null).
+  void UpdateWithPod(const framework::PodInfo& pod, const framework::NodeInfo& node, int64_t multiplier,
+                     const framework::NodeInfoLister* lister);
 
   //! Existing pods whose required anti-affinity terms match the incoming pod.
   TopologyCounts existing_anti_affinity_counts;
@@ -133,6 +149,10 @@ class PreFilterState final : public framework::StateData {
   //! The incoming pod's required terms, namespaces resolved. Shared between clones; replaced
   //! (copy-on-write) when AddPod meets a namespace not resolved yet.
   std::shared_ptr<const Terms> terms;
+  //! Per term of terms->affinity / terms->anti_affinity: its row in affinity_counts /
+  //! anti_affinity_counts.
+  std::vector<uint32_t> affinity_rows;
+  std::vector<uint32_t> anti_affinity_rows;
   std::shared_ptr<const api::Pod> pod;
   //! The incoming pod's namespace labels (empty when the namespace is unknown).
   api::Labels namespace_labels;
@@ -142,32 +162,11 @@ class PreFilterState final : public framework::StateData {
   framework::ClusterClient* client = nullptr;
 };
 
-//! Summed weights per topology key, then per topology value.
-class TopologyScores {
- public:
-  //! Adds delta at (key, value).
-  void Add(std::string_view key, std::string_view value, int64_t delta);
-  bool empty() const { return keys_.empty(); }
-  //! The sum over the node's labels of the score of (label key, label value).
-  int64_t Score(const api::Labels& node_labels) const;
-
- private:
-  struct StringHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
-  struct Entry {
-    std::string key;
-    std::unordered_map<std::string, int64_t, StringHash, std::equal_to<>> values;
-  };
-  std::vector<Entry> keys_;  // few distinct topology keys: a linear scan beats a map
-};
-
 class PreScoreState final : public framework::StateData {
  public:
   std::unique_ptr<framework::StateData> Clone() const override { return std::make_unique<PreScoreState>(*this); }
-  //! Immutable after PreScore, so clones share it.
-  std::shared_ptr<const TopologyScores> scores;
+  //! Summed weights per (topology key, value). Immutable after PreScore, so clones share it.
+  std::shared_ptr<const TopologyCounts> scores;
 };
 
 class InterPodAffinity final : public framework::PreFilterPlugin,
@@ -219,9 +218,16 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
   //! Hint for a node added (new only) or updated (both).
   framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod, const framework::EventObjects& event) const;
 
+  //! Per-node counts of pods matching the incoming pod's required terms, kept across cycles.
+  class IncomingCountCache;
+  //! Per-node counts of existing anti-affinity terms matching the incoming pod, kept across cycles.
+  class ExistingCountCache;
+
  private:
   InterPodAffinityArgs args_;
   framework::Handle& handle_;
+  std::shared_ptr<IncomingCountCache> incoming_counts_;
+  std::shared_ptr<ExistingCountCache> existing_counts_;
 };
 
 //! Factory: args as InterPodAffinityArgs JSON (null => defaults).

@@ -771,6 +771,188 @@ TEST(InterPodAffinityFilter, ManyNodesMatchBruteForce) {
   }
 }
 
+// AddPod/RemovePod and Filter with a NodeInfo from outside the snapshot (as preemption's what-ifs
+// may pass) whose topology value no snapshot node has: counted in an extra slot, and clones taken
+// before or after stay independent.
+TEST(InterPodAffinityFilter, AddRemovePodOnNodeOutsideSnapshot) {
+  FakeHandle handle({Node("n1", {{"zone", "z1"}, {"hostname", "n1"}})}, {});
+  auto plugin = MakePlugin(handle);
+  auto pending = PodInfo::Create(Pod("", {{"app", "web"}}, {.required_anti = {Term("zone", {In("app", {"web"})})}}));
+  CycleState state;
+  ASSERT_TRUE(plugin->PreFilter(state, *pending, handle.snapshot().List()).second.IsSuccess());
+  const auto* n1 = handle.snapshot().Get("n1");
+  framework::NodeInfo outside(Node("n9", {{"zone", "z9"}, {"hostname", "n9"}}));
+  framework::NodeInfo outside_same_zone(Node("n8", {{"zone", "z9"}}));
+  EXPECT_EQ(plugin->Filter(state, *pending, outside), kOk);
+  auto before = state.Clone();
+
+  // A web pod on the outside node repels the pending pod from zone z9 only.
+  auto web = PodInfo::Create(Pod("n9", {{"app", "web"}}));
+  ASSERT_TRUE(plugin->AddPod(state, *pending, *web, outside).IsSuccess());
+  EXPECT_EQ(GetPreFilterState(state)->anti_affinity_counts.ToMap(), (CountMap{{{"zone", "z9"}, 1}}));
+  EXPECT_EQ(plugin->Filter(state, *pending, outside), AntiAffinityMismatch());
+  EXPECT_EQ(plugin->Filter(state, *pending, outside_same_zone), AntiAffinityMismatch());
+  EXPECT_EQ(plugin->Filter(state, *pending, *n1), kOk);
+
+  // A pod whose required anti-affinity on a key PreFilter never met ("rack") matches the pending
+  // pod: the symmetric check rejects nodes in its rack.
+  framework::NodeInfo rack_node(Node("n7", {{"zone", "z1"}, {"rack", "r1"}}));
+  auto repeller = PodInfo::Create(Pod("n7", {{"app", "db"}}, {.required_anti = {Term("rack", {In("app", {"web"})})}}));
+  ASSERT_TRUE(plugin->AddPod(state, *pending, *repeller, rack_node).IsSuccess());
+  EXPECT_EQ(GetPreFilterState(state)->existing_anti_affinity_counts.ToMap(), (CountMap{{{"rack", "r1"}, 1}}));
+  framework::NodeInfo other_rack(Node("n6", {{"zone", "z1"}, {"rack", "r2"}}));
+  EXPECT_EQ(plugin->Filter(state, *pending, rack_node), ExistingAntiAffinityMismatch());
+  EXPECT_EQ(plugin->Filter(state, *pending, other_rack), kOk);
+
+  // Clones: the one taken before is unaffected; one taken now diverges independently.
+  EXPECT_EQ(GetPreFilterState(*before)->anti_affinity_counts.ToMap(), CountMap{});
+  EXPECT_EQ(plugin->Filter(*before, *pending, outside), kOk);
+  auto after = state.Clone();
+  ASSERT_TRUE(plugin->RemovePod(*after, *pending, *web, outside).IsSuccess());
+  ASSERT_TRUE(plugin->RemovePod(*after, *pending, *repeller, rack_node).IsSuccess());
+  EXPECT_EQ(plugin->Filter(*after, *pending, outside), kOk);
+  EXPECT_EQ(plugin->Filter(*after, *pending, rack_node), kOk);
+  EXPECT_EQ(plugin->Filter(state, *pending, outside), AntiAffinityMismatch());
+  EXPECT_EQ(plugin->Filter(state, *pending, rack_node), ExistingAntiAffinityMismatch());
+
+  // Counts that return to zero leave nothing behind.
+  ASSERT_TRUE(plugin->RemovePod(state, *pending, *web, outside).IsSuccess());
+  ASSERT_TRUE(plugin->RemovePod(state, *pending, *repeller, rack_node).IsSuccess());
+  EXPECT_TRUE(GetPreFilterState(state)->anti_affinity_counts.empty());
+  EXPECT_TRUE(GetPreFilterState(state)->existing_anti_affinity_counts.empty());
+  EXPECT_EQ(plugin->Filter(state, *pending, outside), kOk);
+}
+
+// Required affinity with the "first pod of a group" rule after AddPod/RemovePod on an outside
+// node: once a matching pod is counted anywhere, only its domain is allowed; when it is removed
+// again, the rule applies again.
+TEST(InterPodAffinityFilter, AffinityCountsReturnToEmptyOutsideSnapshot) {
+  FakeHandle handle({Node("n1", {{"zone", "z1"}})}, {});
+  auto plugin = MakePlugin(handle);
+  auto pending = PodInfo::Create(Pod("", {{"app", "web"}}, {.required = {Term("zone", {In("app", {"web"})})}}));
+  CycleState state;
+  ASSERT_TRUE(plugin->PreFilter(state, *pending, handle.snapshot().List()).second.IsSuccess());
+  const auto* n1 = handle.snapshot().Get("n1");
+  framework::NodeInfo outside(Node("n9", {{"zone", "z9"}}));
+  EXPECT_EQ(plugin->Filter(state, *pending, *n1), kOk);  // matches its own terms
+  auto web = PodInfo::Create(Pod("n9", {{"app", "web"}}));
+  ASSERT_TRUE(plugin->AddPod(state, *pending, *web, outside).IsSuccess());
+  EXPECT_EQ(plugin->Filter(state, *pending, *n1), AffinityMismatch());
+  EXPECT_EQ(plugin->Filter(state, *pending, outside), kOk);
+  ASSERT_TRUE(plugin->RemovePod(state, *pending, *web, outside).IsSuccess());
+  EXPECT_EQ(plugin->Filter(state, *pending, *n1), kOk);
+}
+
+// Pods stamped from one template share interned ids; the memoized matches must still tell apart
+// pods whose labels or namespaces differ, and existing pods' terms that differ only in namespace.
+TEST(InterPodAffinityFilter, MemoizedMatchesDistinguishLabelSetsAndTerms) {
+  std::vector<NodePtr> nodes;
+  std::vector<PodPtr> pods;
+  for (int i = 0; i < 40; ++i) {
+    std::string name = "n" + std::to_string(i);
+    nodes.push_back(Node(name, {{"hostname", name}}));
+    if (i % 4 == 0) pods.push_back(Pod(name, {{"app", "web"}}));
+    if (i % 4 == 1) pods.push_back(Pod(name, {{"app", "web"}}, {}, "other"));
+    if (i % 4 == 2) pods.push_back(Pod(name, {{"app", "db"}}));
+    if (i % 8 == 3) {
+      pods.push_back(Pod(name, {}, {.required_anti = {Term("hostname", {In("app", {"api"})}, {"default"})}}));
+    }
+    if (i % 8 == 7) {
+      pods.push_back(Pod(name, {}, {.required_anti = {Term("hostname", {In("app", {"api"})}, {"other"})}}));
+    }
+  }
+  FakeHandle handle(nodes, pods);
+  auto plugin = MakePlugin(handle);
+  auto info = PodInfo::Create(Pod("", {{"app", "api"}}, {.required_anti = {Term("hostname", {In("app", {"web"})})}}));
+  CycleState state;
+  ASSERT_TRUE(plugin->PreFilter(state, *info, handle.snapshot().List()).second.IsSuccess());
+  for (int i = 0; i < 40; ++i) {
+    SCOPED_TRACE(i);
+    Status want = kOk;
+    if (i % 4 == 0) want = AntiAffinityMismatch();          // web in the pod's namespace
+    if (i % 8 == 3) want = ExistingAntiAffinityMismatch();  // term on the pod's namespace
+    EXPECT_EQ(plugin->Filter(state, *info, *handle.snapshot().Get("n" + std::to_string(i))), want);
+  }
+}
+
+// One plugin over many cycles (its per-node counts are reused while nodes keep their
+// generation): after pods come and go, nodes are replaced, and pods with other terms are
+// scheduled in between, PreFilter must count what a fresh plugin counts.
+TEST(InterPodAffinityFilter, CountsReusedAcrossCyclesMatchFreshPlugin) {
+  auto nodes = [](int n, const std::string& prefix) {
+    std::vector<NodePtr> out;
+    for (int i = 0; i < n; ++i) {
+      std::string name = prefix + std::to_string(i);
+      out.push_back(Node(name, {{"zone", "z" + std::to_string(i % 3)}, {"hostname", name}}));
+    }
+    return out;
+  };
+  FakeHandle handle(nodes(12, "n"), {});
+  auto plugin = MakePlugin(handle);
+  auto web = PodInfo::Create(Pod(
+      "", {{"app", "web"}},
+      {.required = {Term("zone", {In("app", {"db"})})}, .required_anti = {Term("hostname", {In("app", {"web"})})}}));
+  auto db = PodInfo::Create(Pod("", {{"app", "db"}}, {.required_anti = {Term("zone", {In("app", {"cache"})})}}));
+  auto counts = [](const CycleState& state) {
+    const PreFilterState* s = GetPreFilterState(state);
+    return s ? std::vector<CountMap>{s->existing_anti_affinity_counts.ToMap(), s->affinity_counts.ToMap(),
+                                     s->anti_affinity_counts.ToMap()}
+             : std::vector<CountMap>{};
+  };
+  auto check = [&](const std::string& step) {
+    SCOPED_TRACE(step);
+    for (const auto& pod : {web, web, db, db, web}) {
+      CycleState state;
+      plugin->PreFilter(state, *pod, handle.snapshot().List());
+      auto fresh = MakePlugin(handle);
+      CycleState fresh_state;
+      fresh->PreFilter(fresh_state, *pod, handle.snapshot().List());
+      EXPECT_EQ(counts(state), counts(fresh_state));
+      for (const auto* n : handle.snapshot().List()) {
+        EXPECT_EQ(plugin->Filter(state, *pod, *n), fresh->Filter(fresh_state, *pod, *n));
+      }
+    }
+  };
+  check("empty");
+  std::vector<PodPtr> added;
+  for (int i = 0; i < 12; i += 2) {
+    added.push_back(Pod("n" + std::to_string(i), {{"app", i % 4 == 0 ? "web" : "db"}}));
+    added.back()->metadata.name = "p" + std::to_string(i);
+    added.back()->metadata.uid = "uid-p" + std::to_string(i);
+    ASSERT_TRUE(handle.snapshot().AddPod(added.back()));
+  }
+  // Existing pods whose anti-affinity repels web pods, by plain namespaces or by the namespace's
+  // labels.
+  for (int i : {1, 5, 9}) {
+    auto p = Pod("n" + std::to_string(i), {{"app", "guard"}},
+                 {.required_anti = {Term(i == 5 ? "hostname" : "zone", {In("app", {"web"})}),
+                                    Term("zone", {In("app", {"web"})}, {}, Selector({In("team", {"a"})}))}});
+    p->metadata.name = "guard" + std::to_string(i);
+    p->metadata.uid = "uid-guard" + std::to_string(i);
+    ASSERT_TRUE(handle.snapshot().AddPod(p));
+  }
+  handle.snapshot().RebuildLists();
+  check("pods added");
+  handle.fake_client().SetNamespaceLabels(kDefaultNs, {{"team", "a"}});
+  check("namespace labels changed");
+  ASSERT_TRUE(handle.snapshot().RemovePod(*added[0]));
+  // Nodes that had pods before and after (the counts must not come from before).
+  for (auto [node, app] :
+       {std::pair{"n4", "db"}, std::pair{"n2", "web"}, std::pair{"n6", "cache"}, std::pair{"n9", "db"}}) {
+    auto p = Pod(node, {{"app", app}},
+                 {.required_anti = {Term("zone", {In("app", {app == std::string("db") ? "web" : "x"})})}});
+    p->metadata.name = std::string("more-") + node;
+    p->metadata.uid = std::string("uid-more-") + node;
+    ASSERT_TRUE(handle.snapshot().AddPod(p));
+  }
+  handle.snapshot().RebuildLists();
+  check("pods changed");
+  // Other nodes at the same snapshot indexes.
+  std::vector<PodPtr> pods = {Pod("m1", {{"app", "web"}}), Pod("m2", {{"app", "db"}}), Pod("m5", {{"app", "db"}})};
+  handle.snapshot().Reset(nodes(8, "m"), pods);
+  check("nodes replaced");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Scoring
 
@@ -1031,6 +1213,29 @@ TEST(InterPodAffinityScore, PreferredAffinityWithHardPodAffinitySymmetricWeight)
        1},
   };
   RunScoreCases(cases);
+}
+
+// Score for NodeInfos from outside the snapshot: a zone the snapshot has scores as its nodes do;
+// a zone it lacks holds no counted pods.
+TEST(InterPodAffinityScore, NodesOutsideSnapshot) {
+  FakeHandle handle({Node("n1", {{"zone", "z1"}}), Node("n2", {{"zone", "z2"}})},
+                    {Pod("n1", {{"app", "db"}}), Pod("n1", {{"app", "db"}}), Pod("n2", {{"app", "web"}})});
+  auto plugin = MakePlugin(handle);
+  auto info = PodInfo::Create(Pod("", {},
+                                  {.preferred = {Weighted(5, Term("zone", {In("app", {"db"})}))},
+                                   .preferred_anti = {Weighted(3, Term("zone", {In("app", {"web"})}))}}));
+  CycleState state;
+  ASSERT_TRUE(plugin->PreScore(state, *info, handle.snapshot().List()).IsSuccess());
+  auto score = [&](const framework::NodeInfo& n) {
+    auto [s, st] = plugin->Score(state, *info, n);
+    EXPECT_TRUE(st.IsSuccess());
+    return s;
+  };
+  EXPECT_EQ(score(*handle.snapshot().Get("n1")), 10);
+  EXPECT_EQ(score(*handle.snapshot().Get("n2")), -3);
+  EXPECT_EQ(score(framework::NodeInfo(Node("n3", {{"zone", "z1"}}))), 10);
+  EXPECT_EQ(score(framework::NodeInfo(Node("n4", {{"zone", "z9"}}))), 0);
+  EXPECT_EQ(score(framework::NodeInfo(Node("n5"))), 0);
 }
 
 TEST(InterPodAffinityScore, ScoreWithoutPreScoreIsAnError) {

@@ -2,6 +2,7 @@
 // Helpers shared by the plugin's translation units; not part of its interface.
 
 #include <initializer_list>
+#include <memory>
 #include <span>
 #include <string_view>
 
@@ -17,5 +18,9 @@ namespace kubesched::plugins::inter_pod_affinity::internal {
 //! can matter to a match, so the result is the same. Does nothing when no term has a selector.
 void ResolveNamespaces(std::span<const framework::NodeInfo* const> nodes, std::string_view own_namespace,
                        const framework::ClusterClient& client, std::initializer_list<IncomingTerms*> term_sets);
+
+//! New, empty caches for InterPodAffinity (defined in filtering.cc).
+std::shared_ptr<InterPodAffinity::IncomingCountCache> NewIncomingCountCache();
+std::shared_ptr<InterPodAffinity::ExistingCountCache> NewExistingCountCache();
 
 }  // namespace kubesched::plugins::inter_pod_affinity::internal
