@@ -404,13 +404,16 @@ Status InterPodAffinity::Filter(const framework::CycleState& state, const PodInf
   if (s == nullptr) return MissingStateError();
   if (node_info.node() == nullptr) return Status::Error("node not found");
   if (!SatisfiesPodAffinity(*s, node_info)) {
-    return Status(Code::kUnschedulableAndUnresolvable, std::string(kErrReasonAffinityRulesNotMatch));
+    static const framework::StaticReasons kReasons{kErrReasonAffinityRulesNotMatch};
+    return Status(Code::kUnschedulableAndUnresolvable, kReasons);
   }
   if (!SatisfiesPodAntiAffinity(*s, node_info)) {
-    return Status(Code::kUnschedulable, std::string(kErrReasonAntiAffinityRulesNotMatch));
+    static const framework::StaticReasons kReasons{kErrReasonAntiAffinityRulesNotMatch};
+    return Status(Code::kUnschedulable, kReasons);
   }
   if (!SatisfiesExistingPodsAntiAffinity(*s, node_info)) {
-    return Status(Code::kUnschedulable, std::string(kErrReasonExistingAntiAffinityRulesNotMatch));
+    static const framework::StaticReasons kReasons{kErrReasonExistingAntiAffinityRulesNotMatch};
+    return Status(Code::kUnschedulable, kReasons);
   }
   return Status::Success();
 }
