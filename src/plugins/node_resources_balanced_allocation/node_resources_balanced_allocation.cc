@@ -65,7 +65,8 @@ std::expected<NodeResourcesBalancedAllocationArgs, std::string> ParseArgs(const 
 }
 
 BalancedAllocation::BalancedAllocation(NodeResourcesBalancedAllocationArgs args)
-    : scorer_(std::move(args.resources), /*use_requested=*/true, node_resources_fit::BalancedResourceScore) {}
+    : scorer_(std::move(args.resources), /*use_requested=*/true,
+              node_resources_fit::ResourceAllocationScorer::Strategy::kBalanced) {}
 
 framework::Status BalancedAllocation::PreScore(framework::CycleState& state, const framework::PodInfo& pod,
                                                std::span<const framework::NodeInfo* const> nodes) {

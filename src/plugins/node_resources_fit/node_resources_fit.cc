@@ -239,19 +239,23 @@ framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod, const 
 
 namespace {
 
-ResourceScorerFn MakeScorer(const ScoringStrategy& s) {
-  if (s.type == kMostAllocated) return MostAllocatedScorer(s.resources);
-  if (s.type == kRequestedToCapacityRatio) {
-    return RequestedToCapacityRatioScorer(s.resources, s.shape.value_or(std::vector<UtilizationShapePoint>{}));
+ResourceAllocationScorer MakeResourceScorer(const ScoringStrategy& s) {
+  if (s.type == kMostAllocated) {
+    return ResourceAllocationScorer(s.resources, /*use_requested=*/false,
+                                    ResourceAllocationScorer::Strategy::kMostAllocated);
   }
-  return LeastAllocatedScorer(s.resources);
+  if (s.type == kRequestedToCapacityRatio) {
+    return ResourceAllocationScorer(
+        s.resources, /*use_requested=*/false,
+        RequestedToCapacityRatioScorer(s.resources, s.shape.value_or(std::vector<UtilizationShapePoint>{})));
+  }
+  return ResourceAllocationScorer(s.resources, /*use_requested=*/false,
+                                  ResourceAllocationScorer::Strategy::kLeastAllocated);
 }
 
 }  // namespace
 
-Fit::Fit(NodeResourcesFitArgs args)
-    : args_(std::move(args)),
-      scorer_(args_.scoring_strategy.resources, /*use_requested=*/false, MakeScorer(args_.scoring_strategy)) {}
+Fit::Fit(NodeResourcesFitArgs args) : args_(std::move(args)), scorer_(MakeResourceScorer(args_.scoring_strategy)) {}
 
 std::pair<framework::PreFilterResult, framework::Status> Fit::PreFilter(
     framework::CycleState& state, const framework::PodInfo& pod, std::span<const framework::NodeInfo* const> nodes) {

@@ -15,13 +15,35 @@ constexpr size_t kInlineResources = 16;
 
 constexpr int64_t kMaxUtilization = 100;
 
+// The weighted mean of per_resource over the resources with allocatable > 0 (integer division).
+template <typename PerResource>
+int64_t WeightedMean(std::span<const int64_t> requested, std::span<const int64_t> allocatable,
+                     std::span<const int64_t> weights, PerResource per_resource) {
+  int64_t node_score = 0;
+  int64_t weight_sum = 0;
+  for (size_t i = 0; i < requested.size(); ++i) {
+    if (allocatable[i] == 0) continue;
+    node_score += per_resource(requested[i], allocatable[i]) * weights[i];
+    weight_sum += weights[i];
+  }
+  return weight_sum == 0 ? 0 : node_score / weight_sum;
+}
+
 }  // namespace
+
+ResourceAllocationScorer::ResourceAllocationScorer(std::vector<ResourceSpec> resources, bool use_requested,
+                                                   Strategy strategy)
+    : ResourceAllocationScorer(std::move(resources), use_requested, ResourceScorerFn()) {
+  strategy_ = strategy;
+}
 
 ResourceAllocationScorer::ResourceAllocationScorer(std::vector<ResourceSpec> resources, bool use_requested,
                                                    ResourceScorerFn scorer)
     : resources_(std::move(resources)), use_requested_(use_requested), scorer_(std::move(scorer)) {
   kinds_.reserve(resources_.size());
+  weights_.reserve(resources_.size());
   for (const auto& r : resources_) {
+    weights_.push_back(r.weight);
     if (r.name == api::kResourceCPU) {
       kinds_.push_back(Kind::kCpu);
     } else if (r.name == api::kResourceMemory) {
@@ -109,6 +131,20 @@ std::pair<int64_t, framework::Status> ResourceAllocationScorer::Score(const fram
     allocatable[i] = a;
     requested[i] = a == 0 ? 0 : r;
   }
+  if (strategy_) {
+    switch (*strategy_) {
+      case Strategy::kLeastAllocated:
+        return {WeightedMean(requested, allocatable, weights_,
+                             [](int64_t r, int64_t c) { return LeastRequestedScore(r, c); }),
+                framework::Status()};
+      case Strategy::kMostAllocated:
+        return {WeightedMean(requested, allocatable, weights_,
+                             [](int64_t r, int64_t c) { return MostRequestedScore(r, c); }),
+                framework::Status()};
+      case Strategy::kBalanced:
+        return {BalancedResourceScore(requested, allocatable), framework::Status()};
+    }
+  }
   return {scorer_(requested, allocatable), framework::Status()};
 }
 
@@ -133,14 +169,7 @@ ResourceScorerFn WeightedMeanScorer(std::vector<ResourceSpec> resources, PerReso
   for (const auto& r : resources) weights.push_back(r.weight);
   return [weights = std::move(weights), per_resource](std::span<const int64_t> requested,
                                                       std::span<const int64_t> allocatable) -> int64_t {
-    int64_t node_score = 0;
-    int64_t weight_sum = 0;
-    for (size_t i = 0; i < requested.size(); ++i) {
-      if (allocatable[i] == 0) continue;
-      node_score += per_resource(requested[i], allocatable[i]) * weights[i];
-      weight_sum += weights[i];
-    }
-    return weight_sum == 0 ? 0 : node_score / weight_sum;
+    return WeightedMean(requested, allocatable, weights, per_resource);
   };
 }
 

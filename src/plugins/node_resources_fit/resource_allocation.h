@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -31,6 +32,11 @@ class ResourceAllocationScorer {
   //! cpu or memory request count 100m / 200Mi (the Fit strategies).
   ResourceAllocationScorer(std::vector<ResourceSpec> resources, bool use_requested, ResourceScorerFn scorer);
 
+  //! The built-in scoring functions, called directly rather than through a std::function (this
+  //! runs for every node of every cycle).
+  enum class Strategy : uint8_t { kLeastAllocated, kMostAllocated, kBalanced };
+  ResourceAllocationScorer(std::vector<ResourceSpec> resources, bool use_requested, Strategy strategy);
+
   const std::vector<ResourceSpec>& resources() const { return resources_; }
 
   //! The pod's request for each configured resource, in order (computed once per cycle).
@@ -49,7 +55,9 @@ class ResourceAllocationScorer {
 
   std::vector<ResourceSpec> resources_;
   std::vector<Kind> kinds_;
+  std::vector<int64_t> weights_;  // by resource
   bool use_requested_;
+  std::optional<Strategy> strategy_;  // when unset, scorer_
   ResourceScorerFn scorer_;
 };
 
