@@ -63,13 +63,13 @@ int64_t CalculatePriority(int64_t sum_scores, int num_containers) {
 std::pair<int64_t, framework::Status> ImageLocality::Score(const framework::CycleState& state,
                                                            const framework::PodInfo& pod_info,
                                                            const framework::NodeInfo& node_info) {
-  size_t total_nodes = handle_.SnapshotSharedLister().NumNodes();
-  if (total_nodes == 0) return {0, framework::Status()};
   const api::PodSpec& spec = pod_info.pod().spec;
   const int num_containers = static_cast<int>(spec.init_containers.size() + spec.containers.size());
   // A node without images scores as if none of the pod's images were present, without
   // normalizing image names.
   if (node_info.image_states().empty()) return {CalculatePriority(0, num_containers), framework::Status()};
+  size_t total_nodes = handle_.SnapshotSharedLister().NumNodes();
+  if (total_nodes == 0) return {0, framework::Status()};
   int64_t sum = SumImageScores(node_info, spec.init_containers, total_nodes) +
                 SumImageScores(node_info, spec.containers, total_nodes);
   return {CalculatePriority(sum, num_containers), framework::Status()};
