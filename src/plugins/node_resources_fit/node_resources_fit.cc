@@ -126,6 +126,16 @@ const framework::StaticReasons& FixedReasons(uint32_t mask) {
   return *kLists[mask & 15];
 }
 
+// The reasons the node rejects the request for, in upstream's order.
+std::vector<std::string> InsufficientReasons(const Resource& request, const framework::NodeInfo& node) {
+  std::vector<std::string> reasons;
+  ForEachInsufficient(request, node.allocatable(), node.requested(), static_cast<int64_t>(node.pods().size()),
+                      [&](std::string_view name, std::string_view fixed_reason, int64_t, int64_t, int64_t, bool) {
+                        reasons.push_back(Reason(name, fixed_reason));
+                      });
+  return reasons;
+}
+
 // Whether the pod fits a node with nothing on it (upstream's isFit).
 bool FitsEmptyNode(const Resource& request, const Resource& allocatable) {
   bool fits = true;
@@ -300,24 +310,12 @@ framework::Status Fit::Filter(const framework::CycleState& state, const framewor
     std::atomic<const framework::StaticReasons*>& slot = s->reasons_by_mask[mask];
     const framework::StaticReasons* list = slot.load(std::memory_order_acquire);
     if (list == nullptr) {
-      std::vector<std::string> reasons;
-      ForEachInsufficient(s->request, node_info.allocatable(), node_info.requested(),
-                          static_cast<int64_t>(node_info.pods().size()),
-                          [&](std::string_view name, std::string_view fixed_reason, int64_t, int64_t, int64_t, bool) {
-                            reasons.push_back(Reason(name, fixed_reason));
-                          });
-      list = &InternReasons(std::move(reasons));
+      list = &InternReasons(InsufficientReasons(s->request, node_info));
       slot.store(list, std::memory_order_release);
     }
     return framework::Status(code, *list);
   }
-  std::vector<std::string> reasons;
-  ForEachInsufficient(s->request, node_info.allocatable(), node_info.requested(),
-                      static_cast<int64_t>(node_info.pods().size()),
-                      [&](std::string_view name, std::string_view fixed_reason, int64_t, int64_t, int64_t, bool) {
-                        reasons.push_back(Reason(name, fixed_reason));
-                      });
-  return framework::Status(code, std::move(reasons));
+  return framework::Status(code, InsufficientReasons(s->request, node_info));
 }
 
 std::vector<framework::ClusterEventWithHint> Fit::EventsToRegister() const {
