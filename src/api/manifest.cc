@@ -363,8 +363,23 @@ NodeSelector ReadNodeSelector(const MapView& m) {
   return s;
 }
 
+std::optional<int64_t> ParseRFC3339(std::string_view s);
+
+std::optional<int64_t> ReadTime(const MapView& m, std::string_view key) {
+  if (!m.Has(key)) return std::nullopt;
+  const std::string text = m.String(key);
+  auto t = ParseRFC3339(text);
+  if (!t) {
+    Fail(m.At(key), m.PathOf(key), "invalid time " + Quote(text) + "; use RFC 3339, such as \"2024-05-01T12:00:00Z\"");
+  }
+  return t;
+}
+
 ObjectMeta ReadMetadata(const MapView& m) {
   ObjectMeta meta;
+  // Timestamps are Unix time, the clock the simulation runs on too.
+  if (auto t = ReadTime(m, "creationTimestamp")) meta.creation_timestamp_ns = *t;
+  meta.deletion_timestamp_ns = ReadTime(m, "deletionTimestamp");
   meta.name = m.String("name");
   meta.generate_name = m.String("generateName");
   meta.namespace_ = m.String("namespace");
@@ -710,6 +725,22 @@ PodSpec ReadPodSpec(const MapView& m) {
     Fail(m.At("containers"), m.PathOf("containers"), "must have at least one container");
   }
   s.overhead = ReadResourceList(m, "overhead");
+  if (auto r = m.OptMap("resources")) {
+    ResourceRequirements pod_level;
+    pod_level.requests = ReadResourceList(*r, "requests");
+    pod_level.limits = ReadResourceList(*r, "limits");
+    for (const auto& [name, q] : pod_level.requests) {
+      if (name != kResourceCPU && name != kResourceMemory && !name.starts_with(kHugePagesPrefix)) {
+        Fail(r->At("requests"), r->PathOf("requests") + "[" + name + "]",
+             "unsupported pod-level resource " + Quote(name) + " (supported: cpu, memory, hugepages-<size>)");
+      }
+      auto limit = pod_level.limits.find(name);
+      if (limit != pod_level.limits.end() && Exceeds(q, limit->second)) {
+        Fail(r->At("requests"), r->PathOf("requests") + "[" + name + "]", "must be less than or equal to limit");
+      }
+    }
+    s.resources = std::move(pod_level);
+  }
 
   std::set<std::pair<std::string, UnsatisfiableConstraintAction>> spread_keys;
   m.ForEach("topologySpreadConstraints", [&](const YAML::Node& item, const std::string& path, size_t) {
@@ -727,15 +758,7 @@ PodStatus ReadPodStatus(const MapView& m) {
   PodStatus st;
   if (m.Has("phase")) st.phase = ReadEnum(m.Get("phase"), m.PathOf("phase"), kPodPhases);
   st.nominated_node_name = m.String("nominatedNodeName");
-  if (m.Has("startTime")) {
-    const std::string text = m.String("startTime");
-    auto t = ParseRFC3339(text);
-    if (!t) {
-      Fail(m.At("startTime"), m.PathOf("startTime"),
-           "invalid time " + Quote(text) + "; use RFC 3339, such as \"2024-05-01T12:00:00Z\"");
-    }
-    st.start_time_ns = *t;
-  }
+  st.start_time_ns = ReadTime(m, "startTime");
   m.ForEach("conditions", [&](const YAML::Node& item, const std::string& path, size_t) {
     MapView c(item, path);
     st.conditions.push_back(PodCondition{
@@ -1271,7 +1294,7 @@ std::optional<LoadError> Loader::AssignNames() {
                          Where(it->second) + ")");
     }
     if (meta.uid.empty()) meta.uid = GenerateUID(e.kind->kind, meta.namespace_, meta.name);
-    meta.creation_timestamp_ns = options_.creation_timestamp_ns;
+    if (meta.creation_timestamp_ns == 0) meta.creation_timestamp_ns = options_.creation_timestamp_ns;
     if (auto* node = std::get_if<std::shared_ptr<Node>>(&e.object)) {
       // The kubelet labels its node with its hostname.
       if (!(*node)->metadata.labels.Has(kLabelHostname)) {
@@ -1390,7 +1413,7 @@ std::expected<ClusterObjects, LoadError> Loader::Finish() {
   };
   auto add_pod = [&](std::shared_ptr<Pod> pod) {
     pod->metadata.creation_index = next_index++;
-    pod->metadata.creation_timestamp_ns = options_.creation_timestamp_ns;
+    if (pod->metadata.creation_timestamp_ns == 0) pod->metadata.creation_timestamp_ns = options_.creation_timestamp_ns;
     out.pods.push_back(std::move(pod));
   };
 

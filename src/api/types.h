@@ -197,6 +197,9 @@ struct PodSpec {
   std::vector<Container> containers;
   std::vector<Container> init_containers;
   ResourceList overhead;
+  //! Pod-level resources (spec.resources, the PodLevelResources feature): requests and limits for
+  //! cpu, memory and hugepages that apply to the pod as a whole.
+  std::optional<ResourceRequirements> resources;
   std::vector<TopologySpreadConstraint> topology_spread_constraints;
   bool host_network = false;
 };

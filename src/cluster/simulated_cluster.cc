@@ -47,14 +47,17 @@ void SimulatedCluster::Subscribe(EventHandler* handler) {
     for (const auto& [uid, e] : pods_) pods.push_back(e);
   }
   std::sort(pods.begin(), pods.end(), [](const PodEntry& a, const PodEntry& b) { return a.order < b.order; });
+  auto terminal = [](const api::Pod& p) {
+    return p.status.phase == api::PodPhase::kSucceeded || p.status.phase == api::PodPhase::kFailed;
+  };
   for (const auto& n : nodes) handler->OnNodeAdd(n);
   for (const auto& e : pods) {
-    if (!e.pod->spec.node_name.empty()) handler->OnPodAdd(e.pod);
+    if (!e.pod->spec.node_name.empty() && !terminal(*e.pod)) handler->OnPodAdd(e.pod);
   }
   std::vector<const PodEntry*> pending;
   std::vector<PendingPodOrigin> origins;
   for (const auto& e : pods) {
-    if (!e.pod->spec.node_name.empty()) continue;
+    if (!e.pod->spec.node_name.empty() || terminal(*e.pod)) continue;
     pending.push_back(&e);
     PendingPodOrigin origin;
     if (const api::Workload* w = OwnerWorkload(*e.pod)) {
@@ -137,7 +140,6 @@ Status SimulatedCluster::DeletePod(const api::Pod& pod, std::string_view reason)
     if (it == pods_.end()) return Status::Error(fmt::format("pods \"{}\" not found", pod.metadata.name));
     deleted = it->second.pod;
     pods_.erase(it);
-    evictions_.emplace_back(deleted, std::string(reason));
     // The owning controller notices one replica fewer and creates a new pod.
     if (const api::Workload* w = OwnerWorkload(*deleted)) {
       std::shared_ptr<api::Pod> fresh;
@@ -164,6 +166,7 @@ Status SimulatedCluster::DeletePod(const api::Pod& pod, std::string_view reason)
       replacement = fresh;
       pods_[fresh->metadata.uid] = PodEntry{fresh, next_order_++};
     }
+    evictions_.push_back(Eviction{deleted, std::string(reason), replacement});
     handler = handler_;
   }
   if (handler) {
@@ -258,7 +261,7 @@ std::vector<std::shared_ptr<const api::Node>> SimulatedCluster::Nodes() const {
   return nodes_;
 }
 
-std::vector<std::pair<std::shared_ptr<const api::Pod>, std::string>> SimulatedCluster::Evictions() const {
+std::vector<Eviction> SimulatedCluster::Evictions() const {
   std::lock_guard lock(mu_);
   return evictions_;
 }

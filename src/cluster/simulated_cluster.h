@@ -26,6 +26,13 @@
 
 namespace kubesched::cluster {
 
+//! A pod deleted by the scheduler (preemption), and what its controller made of it.
+struct Eviction {
+  std::shared_ptr<const api::Pod> pod;          //!< as it was when deleted
+  std::string reason;                           //!< as the scheduler gave it ("Preempted by pod ns/p on node n")
+  std::shared_ptr<const api::Pod> replacement;  //!< the pod its controller created instead, or null
+};
+
 class SimulatedCluster final : public framework::ClusterClient {
  public:
   SimulatedCluster(api::ClusterObjects objects, const util::Clock& clock, uint64_t seed,
@@ -33,6 +40,8 @@ class SimulatedCluster final : public framework::ClusterClient {
 
   //! Registers the handler and replays the current objects to it as adds: nodes, then bound
   //! pods in manifest order, then pending pods in the order they are created (creation_order).
+  //! Pods in phase Succeeded or Failed are not delivered: upstream's scheduler watches pods with
+  //! a field selector that leaves them out, so they hold no resources and are never scheduled.
   void Subscribe(EventHandler* handler);
 
   // --- framework::ClusterClient ------------------------------------------------------------
@@ -48,8 +57,8 @@ class SimulatedCluster final : public framework::ClusterClient {
   //! Pods in manifest order (pods created by controllers after evictions come last).
   std::vector<std::shared_ptr<const api::Pod>> Pods() const;
   std::vector<std::shared_ptr<const api::Node>> Nodes() const;
-  //! Pods evicted (deleted by preemption), with the reason given.
-  std::vector<std::pair<std::shared_ptr<const api::Pod>, std::string>> Evictions() const;
+  //! Pods evicted (deleted by preemption), in eviction order.
+  std::vector<Eviction> Evictions() const;
 
  private:
   struct PodEntry {
@@ -72,7 +81,7 @@ class SimulatedCluster final : public framework::ClusterClient {
   std::map<std::string, api::Labels, std::less<>> namespaces_;  // guarded by mu_
   std::vector<std::shared_ptr<const api::PodDisruptionBudget>> pdbs_;
   std::vector<std::shared_ptr<const api::Workload>> workloads_;
-  std::vector<std::pair<std::shared_ptr<const api::Pod>, std::string>> evictions_;  // guarded by mu_
+  std::vector<Eviction> evictions_;  // guarded by mu_
   EventHandler* handler_ = nullptr;
 };
 

@@ -91,7 +91,11 @@ int RunSimulate(const SimulateArgs& args) {
     return kExitBadInput;
   }
   PrintSimulation(*result, *format, std::cout);
-  if (!args.explain.empty()) {
+  if (!args.explain.empty() && *format == OutputFormat::kJson && !result->explanation) {
+    std::cerr << "No scheduling attempt was made for " << sim.scheduler.explain_pod
+              << " (no such pending pod, or it is bound already or handled by another scheduler).\n";
+  }
+  if (!args.explain.empty() && *format != OutputFormat::kJson) {
     std::cout << "\n";
     if (result->explanation) {
       PrintExplanation(*result->explanation, std::cout);

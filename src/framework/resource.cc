@@ -153,6 +153,31 @@ Resource ComputePodRequests(const api::PodSpec& spec, PodRequestOptions options)
   }
   reqs.SetMax(init_max);
 
+  // Pod-level requests (upstream's PodRequests with PodLevelResources, on by default since 1.34)
+  // replace the containers' sum for cpu, memory and hugepages. The API server defaults a missing
+  // pod-level request from the pod-level limit when no container requests that resource (when
+  // one does, the default is the containers' sum, which changes nothing here).
+  if (spec.resources) {
+    auto container_requests = [&](std::string_view name) {
+      auto has = [&](const api::Container& c) { return c.resources.requests.contains(name); };
+      return std::any_of(spec.containers.begin(), spec.containers.end(), has) ||
+             std::any_of(spec.init_containers.begin(), spec.init_containers.end(), has);
+    };
+    auto apply = [&](const std::string& name, const api::Quantity& q) {
+      if (name == api::kResourceCPU) {
+        reqs.milli_cpu = q.MilliValue();
+      } else if (name == api::kResourceMemory) {
+        reqs.memory = q.Value();
+      } else if (name.starts_with(api::kHugePagesPrefix)) {
+        reqs.SetScalar(name, q.Value());
+      }
+    };
+    for (const auto& [name, q] : spec.resources->requests) apply(name, q);
+    for (const auto& [name, q] : spec.resources->limits) {
+      if (!spec.resources->requests.contains(name) && !container_requests(name)) apply(name, q);
+    }
+  }
+
   if (!spec.overhead.empty()) {
     Resource overhead = Resource::FromList(spec.overhead);
     reqs.Add(overhead);

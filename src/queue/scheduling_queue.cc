@@ -557,12 +557,15 @@ int64_t SchedulingQueue::SchedulingCycle() const {
 // ---------------------------------------------------------------------------------------------
 // Cluster events
 
-void SchedulingQueue::MoveAllToActiveOrBackoffQueue(const ClusterEvent& event, const EventObjects& objects) {
+void SchedulingQueue::MoveAllToActiveOrBackoffQueue(const ClusterEvent& event, const EventObjects& objects,
+                                                    const std::function<bool(const api::Pod&)>& pre_check) {
   std::lock_guard lock(mu_);
   if (!IsEventOfInterestLocked(event)) return;
   std::vector<Item*> pool;
   pool.reserve(unschedulable_.size());
-  for (const auto& [key, item] : unschedulable_) pool.push_back(item);
+  for (const auto& [key, item] : unschedulable_) {
+    if (!pre_check || pre_check(item->info.pod())) pool.push_back(item);
+  }
   MovePodsLocked(pool, event, objects);
 }
 
@@ -732,6 +735,13 @@ void SchedulingQueue::DeleteNominatedPodIfExists(const api::Pod& pod) {
   std::lock_guard lock(mu_);
   nominator_.Delete(pod);
   nominated_count_.store(nominator_.size(), std::memory_order_release);
+}
+
+std::optional<std::string> SchedulingQueue::NominatedNodeOf(const api::Pod& pod) const {
+  std::lock_guard lock(mu_);
+  const std::string* node = nominator_.NodeOf(PodKey(pod));
+  if (!node) return std::nullopt;
+  return *node;
 }
 
 std::vector<framework::PodInfoPtr> SchedulingQueue::NominatedPodsForNode(const std::string& node_name) const {

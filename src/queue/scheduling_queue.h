@@ -158,7 +158,10 @@ class SchedulingQueue final : public framework::PodNominator {
   //! with objects.new_pod only that pod). Gated pods move only on events their gating plugin
   //! registered. A moved pod goes to backoffQ while it still backs off, else to activeQ. The
   //! event is also recorded for in-flight pods. Objects are copied if they must be kept.
-  void MoveAllToActiveOrBackoffQueue(const framework::ClusterEvent& event, const framework::EventObjects& objects);
+  //! `pre_check`, when given, limits the move to the pool pods it accepts (upstream's
+  //! PreEnqueueCheck: a failed binding cycle moves every pod but the one that failed).
+  void MoveAllToActiveOrBackoffQueue(const framework::ClusterEvent& event, const framework::EventObjects& objects,
+                                     const std::function<bool(const api::Pod&)>& pre_check = nullptr);
 
   //! A pod was bound (AssignedPodAdd, new_pod = pod).
   void AssignedPodAdded(const api::Pod& pod);
@@ -217,6 +220,9 @@ class SchedulingQueue final : public framework::PodNominator {
   //! A copy of the pods nominated to node_name, in nomination order.
   std::vector<framework::PodInfoPtr> NominatedPodsForNode(const std::string& node_name) const override;
   bool HasNominatedPods() const override { return nominated_count_.load(std::memory_order_acquire) > 0; }
+  //! The node the nominator holds this pod nominated to (which may be ahead of the pod's
+  //! status.nominatedNodeName: the status update arrives after the nomination), or nullopt.
+  std::optional<std::string> NominatedNodeOf(const api::Pod& pod) const;
 
  private:
   enum class Where { kNone, kActive, kBackoff, kErrorBackoff, kUnschedulable };

@@ -56,13 +56,32 @@ struct AttemptExplanation {
   std::string pod_key;
   std::string profile;
   std::string pre_filter_message;  // when PreFilter rejected the pod
+  struct FilterVerdict {
+    std::string plugin;
+    framework::Status status;
+    //! What exactly rejected the node, when the plugin's reason does not say: the untolerated
+    //! taint, the unmatched node selector or affinity term, the resource with its request and
+    //! free amount, the pod (anti-)affinity term.
+    std::string detail;
+  };
+  struct ScoreDetail {
+    std::string plugin;
+    int64_t raw = 0;         // as the plugin scored
+    int64_t normalized = 0;  // after NormalizeScore
+    int64_t weight = 0;
+    int64_t weighted = 0;  // normalized × weight
+  };
   struct NodeDetail {
     std::string node;
-    std::vector<std::pair<std::string, framework::Status>> filters;  // plugin → verdict
-    std::vector<std::pair<std::string, int64_t>> scores;             // plugin → weighted score
+    std::vector<FilterVerdict> filters;  // every Filter plugin's verdict, in order
+    std::vector<ScoreDetail> scores;
     int64_t total = 0;
     bool feasible = false;
-    bool evaluated = false;  // false when node sampling stopped before this node
+    //! Whether the cycle itself filtered this node. Nodes it did not (node sampling stopped
+    //! before them, or the nominated node passed first) are filtered for display only.
+    bool evaluated = false;
+    //! Set when PreFilter's result left the node out: the reason.
+    std::string excluded;
   };
   std::vector<NodeDetail> nodes;
   std::string selected_node;
@@ -113,6 +132,8 @@ class Scheduler final : public cluster::EventHandler {
   cache::Cache& cache() { return *cache_; }
   const std::optional<AttemptExplanation>& explanation() const { return explanation_; }
   size_t attempts() const { return attempts_; }
+  //! Where the next cycle's node sampling starts (upstream's nextStartNodeIndex).
+  size_t next_start_node_index() const { return next_start_node_index_; }
   //! Profile by schedulerName, or nullptr.
   framework::runtime::Framework* FrameworkFor(const std::string& scheduler_name) const;
 
@@ -122,12 +143,18 @@ class Scheduler final : public cluster::EventHandler {
     size_t evaluated_nodes = 0;
     size_t feasible_nodes = 0;
   };
+  //! Why SchedulePod found no host: a FitError (no node passed Filter; the Diagnosis says why,
+  //! PostFilter may run) or another failure (an Error, or no nodes at all).
+  struct ScheduleFailure {
+    framework::Status status;
+    bool fit_error = false;
+  };
 
   Scheduler() = default;
 
-  std::expected<ScheduleResult, framework::Status> SchedulePod(framework::runtime::Framework& fwk,
-                                                               framework::CycleState& state,
-                                                               const framework::PodInfo& pod, Diagnosis& diagnosis);
+  std::expected<ScheduleResult, ScheduleFailure> SchedulePod(framework::runtime::Framework& fwk,
+                                                             framework::CycleState& state,
+                                                             const framework::PodInfo& pod, Diagnosis& diagnosis);
   std::vector<const framework::NodeInfo*> FindNodesThatFitPod(framework::runtime::Framework& fwk,
                                                               framework::CycleState& state,
                                                               const framework::PodInfo& pod, Diagnosis& diagnosis,
@@ -136,18 +163,30 @@ class Scheduler final : public cluster::EventHandler {
                                                                    framework::CycleState& state,
                                                                    const framework::PodInfo& pod, Diagnosis& diagnosis,
                                                                    std::span<const framework::NodeInfo* const> nodes,
-                                                                   framework::Status& error);
+                                                                   framework::Status& error, size_t& processed);
   std::string SelectHost(const std::vector<framework::runtime::NodePluginScores>& scores);
   void RunBindingCycle(framework::runtime::Framework* fwk, std::shared_ptr<framework::CycleState> state,
                        framework::QueuedPodInfo qpi, framework::PodInfoPtr assumed, std::string host,
                        framework::Status permit_status);
+  //! Upstream's handleSchedulingFailure: requeues the pod (the latest version the scheduler has
+  //! seen) unless it was deleted or bound meanwhile, applies `nominating` to the nominator and to
+  //! the pod's status (kOverride with an empty node clears a nomination; kNoop keeps the one in
+  //! the pod's status), and records the PodScheduled=False condition. Only a rejection with a
+  //! diagnosis (`fit`) names the plugins whose events may requeue the pod; an error sends it to
+  //! backoff.
   void HandleSchedulingFailure(framework::runtime::Framework& fwk, framework::QueuedPodInfo qpi,
-                               const framework::Status& status, const Diagnosis* diagnosis,
-                               const framework::PostFilterResult* nominating, const std::string& message);
-  void SubmitBinding(std::function<void()> task);
+                               const framework::Status& status, const Diagnosis* fit,
+                               const framework::PostFilterResult& nominating, const std::string& message);
+  //! A rejection at Reserve or Permit, as upstream reports it: a FitError on the one node.
+  void HandleRejectionOnNode(framework::runtime::Framework& fwk, framework::QueuedPodInfo qpi,
+                             const framework::Status& status, const std::string& host);
+  //! The explanation of this cycle's decision for `simulate --explain`, built after the decision:
+  //! nodes the cycle did not evaluate are filtered for display only.
   void Explain(framework::runtime::Framework& fwk, framework::CycleState& state, const framework::PodInfo& pod,
+               const Diagnosis& diagnosis, const std::vector<const framework::NodeInfo*>& feasible,
                const std::vector<framework::runtime::NodePluginScores>* scores, const std::string& selected,
                const std::string& message);
+  void SubmitBinding(std::function<void()> task);
   bool Responsible(const api::Pod& pod) const;
 
   SchedulerOptions options_;
@@ -166,6 +205,9 @@ class Scheduler final : public cluster::EventHandler {
   size_t next_start_node_index_ = 0;
   size_t attempts_ = 0;
   std::optional<AttemptExplanation> explanation_;
+  bool explaining_ = false;  // this cycle's pod is the one to explain
+  // When explaining and PreFilter narrowed the nodes: the nodes it left.
+  std::optional<std::set<std::string>> explain_candidates_;
   // FindNodesThatPassFilters' buffers, kept to avoid allocating per cycle.
   std::vector<uint8_t> filter_passed_;
   std::vector<framework::Status> filter_round_statuses_;

@@ -1,13 +1,48 @@
 #include "scheduler/simulation.h"
 
 #include <algorithm>
+#include <chrono>
 
 namespace kubesched::scheduler {
+
+int64_t SimulationStartTime(const api::ClusterObjects& objects, int64_t now_ns) {
+  int64_t latest = 0;
+  auto see = [&](const api::ObjectMeta& m) {
+    latest = std::max(latest, m.creation_timestamp_ns);
+    if (m.deletion_timestamp_ns) latest = std::max(latest, *m.deletion_timestamp_ns);
+  };
+  for (const auto& n : objects.nodes) see(n->metadata);
+  for (const auto& p : objects.pods) {
+    see(p->metadata);
+    if (p->status.start_time_ns) latest = std::max(latest, *p->status.start_time_ns);
+  }
+  for (const auto& w : objects.workloads) see(w->metadata);
+  for (const auto& ns : objects.namespaces) see(ns->metadata);
+  return std::max(now_ns, latest + util::kNanosPerSecond);
+}
 
 std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects objects,
                                                            const SimulationOptions& options,
                                                            const framework::Registry& registry) {
-  util::VirtualClock clock(0);
+  const int64_t wall_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+  const int64_t start_ns = options.start_time_ns.value_or(SimulationStartTime(objects, wall_ns));
+  // Objects the input gives no creationTimestamp were created when the simulation starts, as the
+  // API server stamps them when they are applied.
+  auto stamp = [&](api::ObjectMeta& m) {
+    if (m.creation_timestamp_ns == 0) m.creation_timestamp_ns = start_ns;
+  };
+  for (auto& n : objects.nodes) stamp(n->metadata);
+  for (auto& p : objects.pods) stamp(p->metadata);
+  for (auto& w : objects.workloads) stamp(w->metadata);
+  for (auto& ns : objects.namespaces) stamp(ns->metadata);
+
+  SimulationResult result;
+  for (const auto& p : objects.pods) {
+    if (!p->spec.node_name.empty()) result.bound_in_input.insert(p->metadata.uid);
+  }
+
+  util::VirtualClock clock(start_ns);
   cluster::SimulatedCluster cluster(std::move(objects), clock, options.scheduler.seed, options.creation_order);
   SchedulerOptions sopts = options.scheduler;
   sopts.async_binding = false;
@@ -16,24 +51,33 @@ std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects o
   Scheduler& sched = **created;
   cluster.Subscribe(&sched);
 
+  const int64_t deadline_ns = start_ns + options.max_virtual_time_ns;
+  bool flushed_unschedulable = false;
   while (true) {
     while (sched.ScheduleOne()) sched.RunPendingBindings();
-    sched.RunPendingBindings();
     sched.FireTimers();
+    // Timers may have ended Permit waits: their binding cycles run before anything else.
+    sched.RunPendingBindings();
     if (sched.queue().NumActive() > 0) continue;
     std::optional<int64_t> next = sched.NextTimerNs(false);
-    if (!next) break;
-    if (*next > options.max_virtual_time_ns) break;
-    clock.AdvanceTo(*next);
+    if (!next && !flushed_unschedulable) {
+      // Only pods waiting for an event that will not come are left. Upstream's periodic flush
+      // retries them after podMaxInUnschedulablePodsDuration; so does the simulation, once.
+      // Every pod now in the pool has waited that long by then.
+      if (sched.NextTimerNs(true)) next = clock.NowNs() + queue::kDefaultPodMaxInUnschedulablePodsNs + 1;
+      flushed_unschedulable = true;
+    }
+    if (!next || *next > deadline_ns) break;
+    clock.AdvanceTo(std::max(*next, clock.NowNs()));
     sched.FireTimers();
   }
 
-  SimulationResult result;
   result.pods = cluster.Pods();
   result.nodes = cluster.Nodes();
   result.evictions = cluster.Evictions();
   result.explanation = sched.explanation();
   result.attempts = sched.attempts();
+  result.start_time_ns = start_ns;
   result.virtual_time_ns = clock.NowNs();
   for (const auto& p : options.scheduler.config.profiles) result.profiles.push_back(p.scheduler_name);
   return result;

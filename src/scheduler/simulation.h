@@ -1,13 +1,19 @@
 #pragma once
-// Runs the scheduler against a simulated cluster on a virtual clock until nothing more can be
-// scheduled: activeQ empty, no pod backing off, no binding in progress. Pods left in the
-// unschedulable pool stay pending (retrying them changes nothing without a cluster event).
+// Runs the scheduler against a simulated cluster on a virtual clock until nothing more can
+// change: activeQ empty, no pod backing off, no binding cycle queued or waiting at Permit, and the
+// pods left in the unschedulable pool retried once after podMaxInUnschedulablePodsDuration (as
+// upstream's periodic flush would) without any of them getting placed for good.
+//
+// The virtual clock keeps Unix time, like the timestamps in manifests: it starts at the wall
+// clock (or just after the latest timestamp in the input, if that is later), so pods bound during
+// the simulation are younger than the pods that were running before it.
 
 #include <cstdint>
 #include <expected>
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "api/manifest.h"
@@ -22,6 +28,9 @@ struct SimulationOptions {
   //! Stop after this much virtual time even if pods are still backing off (pods that fail
   //! with errors forever would otherwise retry forever).
   int64_t max_virtual_time_ns = 3600LL * util::kNanosPerSecond;
+  //! Unix time (ns) at which the simulation starts; unset: now (see above). Objects loaded
+  //! without a creationTimestamp were created at this time.
+  std::optional<int64_t> start_time_ns;
   //! The order in which the pending pods are created (see cluster/creation_order.h).
   cluster::CreationOrder creation_order = cluster::CreationOrder::kControllers;
 };
@@ -29,13 +38,20 @@ struct SimulationOptions {
 struct SimulationResult {
   std::vector<std::shared_ptr<const api::Pod>> pods;  // final state, creation order
   std::vector<std::shared_ptr<const api::Node>> nodes;
-  std::vector<std::pair<std::shared_ptr<const api::Pod>, std::string>> evictions;
+  std::vector<cluster::Eviction> evictions;
   std::optional<AttemptExplanation> explanation;
   size_t attempts = 0;
-  int64_t virtual_time_ns = 0;
+  int64_t start_time_ns = 0;    //!< Unix time the simulation started at
+  int64_t virtual_time_ns = 0;  //!< Unix time it ended at
+  //! Uids of the pods that were already bound (or had finished) in the input.
+  std::unordered_set<std::string> bound_in_input;
   //! Profile names, to tell pods this scheduler is responsible for.
   std::vector<std::string> profiles;
 };
+
+//! The Unix time a simulation of `objects` starts at: `now_ns`, or one second after the latest
+//! creation, start or deletion timestamp in the input when that is later.
+int64_t SimulationStartTime(const api::ClusterObjects& objects, int64_t now_ns);
 
 std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects objects,
                                                            const SimulationOptions& options,

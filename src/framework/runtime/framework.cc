@@ -404,22 +404,27 @@ Status Framework::RunFilterPluginsWithNominatedPods(CycleState& state, const Pod
 std::pair<PostFilterResult, Status> Framework::RunPostFilterPlugins(CycleState& state, const PodInfo& pod,
                                                                     const NodeToStatus& statuses) {
   std::vector<std::string> reasons;
-  Status last_rejection;
+  // As upstream: the last result that asks for a change of nomination (a plugin that found no
+  // candidate clears a stale one) is kept when every plugin rejects; the first rejector is named.
+  PostFilterResult result;
+  std::string rejector;
   for (auto* p : post_filter_) {
     auto [r, s] = p->PostFilter(state, pod, statuses);
     s.WithPlugin(p->Name());
     if (s.IsSuccess()) return {std::move(r), std::move(s)};
     if (s.code() == Code::kUnschedulableAndUnresolvable) return {std::move(r), std::move(s)};
     if (!s.IsRejected()) {
-      return {std::move(r), Status::Error(fmt::format("running PostFilter plugin \"{}\": {}", p->Name(), s.Message()))
-                                .WithPlugin(p->Name())};
+      return {PostFilterResult{},
+              Status::Error(fmt::format("running PostFilter plugin \"{}\": {}", p->Name(), s.Message()))
+                  .WithPlugin(p->Name())};
     }
+    if (r.mode != NominatingMode::kNoop) result = std::move(r);
     for (const auto& reason : s.reasons()) reasons.push_back(reason);
-    last_rejection = std::move(s);
+    if (rejector.empty()) rejector = std::string(p->Name());
   }
   Status out(Code::kUnschedulable, std::move(reasons));
-  out.WithPlugin(last_rejection.plugin());
-  return {PostFilterResult{}, std::move(out)};
+  out.WithPlugin(rejector);
+  return {std::move(result), std::move(out)};
 }
 
 Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const> nodes) {
@@ -479,6 +484,14 @@ std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(cons
   }
   if (failed) return {{}, first_error};
 
+  std::vector<std::vector<int64_t>> raw;
+  if (with_details) {
+    raw.resize(active.size());
+    for (size_t k = 0; k < active.size(); ++k) {
+      raw[k].reserve(num_nodes);
+      for (size_t i = 0; i < num_nodes; ++i) raw[k].push_back(per_plugin[k][i].score);
+    }
+  }
   for (size_t k = 0; k < active.size(); ++k) {
     ScorePlugin* p = score_[active[k]];
     if (ScoreExtensions* ext = p->GetScoreExtensions()) {
@@ -509,7 +522,7 @@ std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(cons
                                       p->Name(), s, kMinNodeScore, kMaxNodeScore))
                 .WithPlugin(p->Name())};
       }
-      if (with_details) out[i].scores.push_back(PluginScore{p->Name(), s * weight});
+      if (with_details) out[i].scores.push_back(PluginScore{p->Name(), s * weight, raw[k][i], s, weight});
       out[i].total += s * weight;
     }
   }

@@ -32,7 +32,11 @@ struct FrameworkDeps {
 //! A plugin's scores on one node after normalisation and weighting.
 struct PluginScore {
   std::string_view plugin;
-  int64_t score = 0;  //!< weighted
+  int64_t score = 0;  //!< normalized × weight: what the total adds up
+  // Kept only with details (explain):
+  int64_t raw = 0;         //!< as the plugin's Score returned it
+  int64_t normalized = 0;  //!< after the plugin's NormalizeScore (0..100)
+  int64_t weight = 0;
 };
 
 struct NodePluginScores {

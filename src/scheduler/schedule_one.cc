@@ -1,0 +1,467 @@
+// The scheduling cycle and the binding cycle of one pod (upstream's schedule_one.go): pop, find
+// the nodes that pass Filter (nominated node first, then a rotating sample), PostFilter when none
+// does, score, assume, Reserve, Permit; then WaitOnPermit, PreBind, Bind, PostBind. Every failure
+// goes through HandleSchedulingFailure, which decides where the pod waits and what happens to its
+// nomination, as upstream does.
+
+#include <algorithm>
+#include <atomic>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "scheduler/scheduler.h"
+
+namespace kubesched::scheduler {
+
+using framework::CycleState;
+using framework::NodeInfo;
+using framework::PodInfo;
+using framework::PodInfoPtr;
+using framework::QueuedPodInfo;
+using framework::Status;
+using framework::runtime::Framework;
+
+namespace {
+
+// Below this many nodes per round, Filter runs on the calling thread.
+constexpr size_t kMinNodesForParallelFilter = 128;
+
+// Upstream's ErrNoNodesAvailable, reported as UnschedulableAndUnresolvable.
+constexpr std::string_view kNoNodesAvailable = "no nodes available to schedule pods";
+
+// Upstream's clearNominatedNode: failures other than a PostFilter verdict drop any nomination.
+const framework::PostFilterResult kClearNomination{framework::NominatingMode::kOverride, ""};
+
+void AddPluginStatus(Diagnosis& d, const Status& s) {
+  if (s.plugin().empty()) return;
+  if (s.code() == framework::Code::kPending) {
+    d.pending_plugins.emplace(s.plugin());
+  } else {
+    d.unschedulable_plugins.emplace(s.plugin());
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Scheduling cycle
+
+bool Scheduler::ScheduleOne() {
+  std::optional<QueuedPodInfo> popped = queue_->Pop();
+  if (!popped) return false;
+  QueuedPodInfo qpi = std::move(*popped);
+  const PodInfoPtr pod_info = qpi.pod_info;
+  const api::Pod& pod = pod_info->pod();
+  Framework* fwk = FrameworkFor(pod.spec.scheduler_name);
+  if (!fwk) {
+    queue_->Done(pod.metadata.uid);
+    return true;
+  }
+  // Upstream's skipPodSchedule: a pod being deleted is not scheduled, nor is one already assumed
+  // (an update may have queued it again during its own cycle). Neither goes back to the queue.
+  if (pod.metadata.deletion_timestamp_ns || cache_->IsAssumedPod(pod)) {
+    queue_->Done(pod.metadata.uid);
+    return true;
+  }
+  {
+    // Skip pods deleted or bound since they were queued.
+    std::lock_guard lock(pods_mu_);
+    if (!pending_pods_.contains(pod.metadata.uid)) {
+      queue_->Done(pod.metadata.uid);
+      return true;
+    }
+  }
+  ++attempts_;
+
+  auto state = std::make_shared<CycleState>();
+  cache_->UpdateSnapshot(*snapshot_);
+  fwk->set_snapshot(snapshot_.get());
+
+  Diagnosis diagnosis;
+  auto result = SchedulePod(*fwk, *state, *pod_info, diagnosis);
+  if (!result) {
+    const Status& status = result.error().status;
+    if (!result.error().fit_error) {
+      // An error, or no nodes at all: no PostFilter, and any nomination is dropped.
+      if (explaining_) Explain(*fwk, *state, *pod_info, diagnosis, {}, nullptr, "", status.Message());
+      HandleSchedulingFailure(*fwk, std::move(qpi), status, nullptr, kClearNomination, status.Message());
+      return true;
+    }
+    // No node fits: PostFilter (preemption) may make room for a later cycle. Its result decides
+    // the nomination, also when it found nothing (a stale nomination is then cleared).
+    framework::PostFilterResult nominating = kClearNomination;
+    if (fwk->HasPostFilterPlugins()) {
+      auto [pf_result, pf_status] = fwk->RunPostFilterPlugins(*state, *pod_info, diagnosis.node_to_status);
+      diagnosis.post_filter_msg = pf_status.Message();
+      if (pf_status.IsError()) {
+        spdlog::error("running PostFilter for {}: {}", pod.Key(), pf_status.Message());
+      }
+      nominating = std::move(pf_result);
+    }
+    const std::string message = FitErrorMessage(snapshot_->NumNodes(), diagnosis);
+    if (explaining_) Explain(*fwk, *state, *pod_info, diagnosis, {}, nullptr, "", message);
+    HandleSchedulingFailure(*fwk, std::move(qpi), Status(framework::Code::kUnschedulable, message), &diagnosis,
+                            nominating, message);
+    return true;
+  }
+
+  const std::string host = result->suggested_host;
+  auto assumed_pod = std::make_shared<api::Pod>(pod);
+  assumed_pod->spec.node_name = host;
+  PodInfoPtr assumed = pod_info->WithPod(assumed_pod);
+  if (Status s = cache_->AssumePod(assumed); !s.IsSuccess()) {
+    HandleSchedulingFailure(*fwk, std::move(qpi), s, nullptr, kClearNomination, s.Message());
+    return true;
+  }
+  // The assumed pod now counts on its node: were it still nominated, Filter would count it twice.
+  queue_->DeleteNominatedPodIfExists(*assumed_pod);
+
+  if (Status s = fwk->RunReservePluginsReserve(*state, *assumed, host); !s.IsSuccess()) {
+    fwk->RunReservePluginsUnreserve(*state, *assumed, host);
+    (void)cache_->ForgetPod(*assumed_pod);
+    HandleRejectionOnNode(*fwk, std::move(qpi), s, host);
+    return true;
+  }
+
+  {
+    std::lock_guard lock(binding_mu_);
+    ++bindings_in_flight_;  // counted from Permit on, so a waiting pod counts as binding work
+  }
+  auto on_permit_done = [this, fwk, state, qpi, assumed, host](Status s) {
+    SubmitBinding([this, fwk, state, qpi, assumed, host, s] { RunBindingCycle(fwk, state, qpi, assumed, host, s); });
+  };
+  Status permit = fwk->RunPermitPlugins(*state, assumed, host, on_permit_done);
+  if (permit.IsWait()) return true;  // the binding cycle continues when the waiting pod completes
+  if (!permit.IsSuccess()) {
+    {
+      std::lock_guard lock(binding_mu_);
+      --bindings_in_flight_;
+    }
+    fwk->RunReservePluginsUnreserve(*state, *assumed, host);
+    (void)cache_->ForgetPod(*assumed_pod);
+    HandleRejectionOnNode(*fwk, std::move(qpi), permit, host);
+    return true;
+  }
+  on_permit_done(Status::Success());
+  return true;
+}
+
+std::expected<Scheduler::ScheduleResult, Scheduler::ScheduleFailure> Scheduler::SchedulePod(Framework& fwk,
+                                                                                            CycleState& state,
+                                                                                            const PodInfo& pod,
+                                                                                            Diagnosis& diagnosis) {
+  explaining_ = !options_.explain_pod.empty() && options_.explain_pod == pod.pod().Key();
+  if (snapshot_->NumNodes() == 0) {
+    return std::unexpected(ScheduleFailure{Status::UnschedulableAndUnresolvable(std::string(kNoNodesAvailable))});
+  }
+  Status error;
+  std::vector<const NodeInfo*> feasible = FindNodesThatFitPod(fwk, state, pod, diagnosis, error);
+  if (!error.IsSuccess()) return std::unexpected(ScheduleFailure{error});
+  if (feasible.empty()) {
+    return std::unexpected(ScheduleFailure{Status(framework::Code::kUnschedulable), true});
+  }
+  if (feasible.size() == 1) {
+    // Only one node passed: it is chosen without scoring, as upstream.
+    if (explaining_) Explain(fwk, state, pod, diagnosis, feasible, nullptr, feasible[0]->name(), "");
+    return ScheduleResult{feasible[0]->name(), 1 + diagnosis.node_to_status.size(), 1};
+  }
+  std::vector<framework::runtime::NodePluginScores> scores;
+  if (!fwk.HasScorePlugins()) {
+    scores.resize(feasible.size());
+    for (size_t i = 0; i < feasible.size(); ++i) {
+      scores[i].node = feasible[i];
+      scores[i].total = 1;
+    }
+  } else {
+    if (Status s = fwk.RunPreScorePlugins(state, pod, feasible); !s.IsSuccess()) {
+      return std::unexpected(ScheduleFailure{s});
+    }
+    auto [sc, s] = fwk.RunScorePlugins(state, pod, feasible, explaining_);
+    if (!s.IsSuccess()) return std::unexpected(ScheduleFailure{s});
+    scores = std::move(sc);
+  }
+  std::string host = SelectHost(scores);
+  if (explaining_) Explain(fwk, state, pod, diagnosis, feasible, &scores, host, "");
+  return ScheduleResult{host, feasible.size() + diagnosis.node_to_status.size(), feasible.size()};
+}
+
+std::vector<const NodeInfo*> Scheduler::FindNodesThatFitPod(Framework& fwk, CycleState& state, const PodInfo& pod,
+                                                            Diagnosis& diagnosis, Status& error) {
+  auto all = snapshot_->List();
+  explain_candidates_.reset();
+  std::vector<std::string> narrowing_plugins;
+  auto [pre_result, s] = fwk.RunPreFilterPlugins(state, pod, &narrowing_plugins);
+  if (!s.IsSuccess()) {
+    if (!s.IsRejected()) {
+      error = s;
+      return {};
+    }
+    diagnosis.node_to_status.set_absent_status(s);
+    AddPluginStatus(diagnosis, s);
+    diagnosis.pre_filter_msg = s.Message();
+    return {};
+  }
+
+  // A pod nominated by an earlier preemption tries its nominated node first. The nominator's
+  // record is the newest (the status update that carries it may not have arrived yet).
+  std::optional<std::string> nominated = queue_->NominatedNodeOf(pod.pod());
+  if (!nominated && !pod.pod().status.nominated_node_name.empty()) nominated = pod.pod().status.nominated_node_name;
+  if (nominated && !nominated->empty()) {
+    if (const NodeInfo* n = snapshot_->Get(*nominated)) {
+      Status ns = fwk.RunFilterPluginsWithNominatedPods(state, pod, *n);
+      if (ns.IsSuccess()) return {n};
+      // An error on the nominated node is logged and the search goes on over all nodes.
+      if (ns.IsError())
+        spdlog::error("evaluating nominated node {} for {}: {}", *nominated, pod.pod().Key(), ns.Message());
+    }
+  }
+
+  std::vector<const NodeInfo*> restricted;
+  std::span<const NodeInfo* const> nodes = all;
+  if (!pre_result.AllNodes()) {
+    for (const NodeInfo* n : all) {
+      if (pre_result.node_names->contains(n->name())) restricted.push_back(n);
+    }
+    nodes = restricted;
+    // Every node the PreFilter result left out is reported under the plugins that narrowed it.
+    Status absent(framework::Code::kUnschedulableAndUnresolvable);
+    std::string list;
+    for (const auto& p : narrowing_plugins) {
+      if (!list.empty()) list += " ";
+      list += p;
+      diagnosis.unschedulable_plugins.emplace(p);
+    }
+    absent.AppendReason(fmt::format("node(s) didn't satisfy plugin(s) [{}]", list));
+    diagnosis.node_to_status.set_absent_status(std::move(absent));
+    if (explaining_) {
+      explain_candidates_.emplace();
+      for (const NodeInfo* n : restricted) explain_candidates_->insert(n->name());
+    }
+  }
+  size_t processed = 0;
+  auto feasible = FindNodesThatPassFilters(fwk, state, pod, diagnosis, nodes, error, processed);
+  // As upstream, the start index advances by the nodes processed, modulo all nodes (not only
+  // those PreFilter left), also after an error, so every node gets its turn.
+  next_start_node_index_ = (next_start_node_index_ + processed) % all.size();
+  return feasible;
+}
+
+std::vector<const NodeInfo*> Scheduler::FindNodesThatPassFilters(Framework& fwk, CycleState& state, const PodInfo& pod,
+                                                                 Diagnosis& diagnosis,
+                                                                 std::span<const NodeInfo* const> nodes, Status& error,
+                                                                 size_t& processed) {
+  const size_t n = nodes.size();
+  processed = 0;
+  if (n == 0) return {};
+  const Framework& cfwk = fwk;
+  std::optional<int32_t> percentage = cfwk.percentage_of_nodes_to_score();
+  if (!percentage) percentage = options_.config.percentage_of_nodes_to_score;
+  size_t to_find = static_cast<size_t>(NumFeasibleNodesToFind(percentage, static_cast<int32_t>(n)));
+  // Without scoring, the first feasible node is as good as any.
+  if (!fwk.HasScorePlugins()) to_find = 1;
+  const size_t start = next_start_node_index_ % n;
+
+  std::vector<const NodeInfo*> feasible;
+  if (!fwk.HasFilterPlugins()) {
+    for (size_t i = 0; i < std::min(to_find, n); ++i) feasible.push_back(nodes[(start + i) % n]);
+    processed = feasible.size();
+    return feasible;
+  }
+
+  // Nodes are evaluated in rounds over contiguous ranges of the rotated order, each round sized
+  // to what is still missing, so the evaluated nodes are always a prefix and the outcome does not
+  // depend on thread timing. Within a round, nodes are filtered in parallel. Only failing nodes
+  // keep a Status (in a per-round slot array reused across cycles), so a cycle whose nodes mostly
+  // pass allocates nothing per node.
+  std::vector<uint8_t>& passed = filter_passed_;
+  std::vector<std::pair<uint32_t, Status>>& failures = filter_failures_;
+  passed.assign(n, 0);
+  failures.clear();
+  std::vector<Status>& round_statuses = filter_round_statuses_;
+  size_t evaluated = 0;
+  size_t found = 0;
+  std::atomic<bool> had_error{false};
+  while (evaluated < n && found < to_find) {
+    const size_t round = std::min(n - evaluated, std::max<size_t>(to_find - found, 32));
+    if (round_statuses.size() < round) round_statuses.resize(round);
+    auto check = [&](int k) {
+      const size_t idx = evaluated + static_cast<size_t>(k);
+      const NodeInfo& node = *nodes[(start + idx) % n];
+      Status s = fwk.RunFilterPluginsWithNominatedPods(state, pod, node);
+      if (s.IsSuccess()) {
+        passed[idx] = 1;
+      } else {
+        if (s.IsError()) had_error.store(true, std::memory_order_relaxed);
+        round_statuses[static_cast<size_t>(k)] = std::move(s);
+      }
+    };
+    if (round >= kMinNodesForParallelFilter) {
+      parallelizer_->Until(static_cast<int>(round), check);
+    } else {
+      for (size_t k = 0; k < round; ++k) check(static_cast<int>(k));
+    }
+    for (size_t k = 0; k < round; ++k) {
+      if (passed[evaluated + k]) {
+        ++found;
+      } else {
+        failures.emplace_back(static_cast<uint32_t>(evaluated + k), std::move(round_statuses[k]));
+        round_statuses[k] = Status();
+      }
+    }
+    evaluated += round;
+    if (had_error) break;
+  }
+  if (had_error) {
+    processed = evaluated;
+    for (auto& [idx, s] : failures) {
+      if (s.IsError()) {
+        error = s;
+        return {};
+      }
+    }
+  }
+  // Keep the first to_find feasible nodes; nodes after the last kept one count as not processed.
+  diagnosis.node_to_status.Reserve(failures.size());
+  feasible.reserve(std::min(found, to_find));
+  size_t next_failure = 0;
+  for (size_t i = 0; i < evaluated && feasible.size() < to_find; ++i) {
+    processed = i + 1;
+    const NodeInfo* node = nodes[(start + i) % n];
+    if (passed[i]) {
+      feasible.push_back(node);
+      continue;
+    }
+    Status& s = failures[next_failure++].second;
+    AddPluginStatus(diagnosis, s);
+    diagnosis.node_to_status.Set(node->name(), std::move(s));
+  }
+  return feasible;
+}
+
+std::string Scheduler::SelectHost(const std::vector<framework::runtime::NodePluginScores>& scores) {
+  // Highest total wins; ties are broken uniformly at random by reservoir sampling, as upstream.
+  const framework::runtime::NodePluginScores* selected = &scores[0];
+  int64_t max_score = scores[0].total;
+  uint64_t ties = 1;
+  for (size_t i = 1; i < scores.size(); ++i) {
+    if (scores[i].total > max_score) {
+      max_score = scores[i].total;
+      selected = &scores[i];
+      ties = 1;
+    } else if (scores[i].total == max_score) {
+      ++ties;
+      if (std::uniform_int_distribution<uint64_t>(0, ties - 1)(rng_) == 0) selected = &scores[i];
+    }
+  }
+  return selected->node->name();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Failure handling
+
+void Scheduler::HandleRejectionOnNode(Framework& fwk, QueuedPodInfo qpi, const Status& status,
+                                      const std::string& host) {
+  if (!status.IsRejected()) {
+    HandleSchedulingFailure(fwk, std::move(qpi), status, nullptr, kClearNomination, status.Message());
+    return;
+  }
+  Diagnosis diagnosis;
+  diagnosis.node_to_status.Set(host, status);
+  AddPluginStatus(diagnosis, status);
+  const std::string message = FitErrorMessage(1, diagnosis);
+  HandleSchedulingFailure(fwk, std::move(qpi), status, &diagnosis, kClearNomination, message);
+}
+
+void Scheduler::HandleSchedulingFailure(Framework& fwk, QueuedPodInfo qpi, const Status& status, const Diagnosis* fit,
+                                        const framework::PostFilterResult& nominating, const std::string& message) {
+  const api::Pod& pod = qpi.pod();
+  const std::string uid = pod.metadata.uid;
+  const bool rejected = status.IsRejected();
+  // Only a rejection names the plugins whose events may make the pod schedulable; a pod that
+  // failed with an error has none and is retried after backoff.
+  qpi.unschedulable_plugins.clear();
+  qpi.pending_plugins.clear();
+  if (rejected && fit) {
+    qpi.unschedulable_plugins.assign(fit->unschedulable_plugins.begin(), fit->unschedulable_plugins.end());
+    qpi.pending_plugins.assign(fit->pending_plugins.begin(), fit->pending_plugins.end());
+  }
+
+  std::shared_ptr<const api::Pod> current;
+  {
+    std::lock_guard lock(pods_mu_);
+    auto it = pending_pods_.find(uid);
+    if (it != pending_pods_.end()) current = it->second;
+  }
+  if (!current) {
+    // Deleted or bound meanwhile: nothing to requeue, and no nomination to keep.
+    queue_->DeleteNominatedPodIfExists(pod);
+    queue_->Done(uid);
+    return;
+  }
+  if (current.get() != &pod) qpi.pod_info = PodInfo::Create(current);
+  const int64_t cycle = queue_->SchedulingCycle();
+  PodInfoPtr requeued = qpi.pod_info;
+  queue_->AddUnschedulableIfNotPresent(std::move(qpi), cycle);
+
+  // The nominator learns the outcome at once, so the next cycle sees it before the status update
+  // arrives (upstream's AddNominatedPod with the NominatingInfo).
+  const std::string& status_node = current->status.nominated_node_name;
+  const std::string& node =
+      nominating.mode == framework::NominatingMode::kOverride ? nominating.nominated_node_name : status_node;
+  queue_->AddNominatedPod(requeued, node);
+  if (nominating.mode == framework::NominatingMode::kOverride && status_node != node) {
+    (void)client_->SetNominatedNodeName(*current, node);
+  }
+  api::PodCondition cond{"PodScheduled", "False", rejected ? "Unschedulable" : "SchedulerError", message};
+  (void)client_->SetPodScheduledCondition(*current, cond);
+  queue_->Done(uid);
+  spdlog::debug("unable to schedule pod {}: {}", pod.Key(), message);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Binding cycle
+
+void Scheduler::RunBindingCycle(Framework* fwk, std::shared_ptr<CycleState> state, QueuedPodInfo qpi,
+                                PodInfoPtr assumed, std::string host, Status permit_status) {
+  const std::string uid = assumed->pod().metadata.uid;
+  waiting_pods_->Remove(uid);
+  Status s = permit_status;
+  if (s.IsSuccess()) {
+    // Past Permit, a failure cannot make the pod unschedulable (PreBind and Bind failures are
+    // retried after backoff), so the queue stops recording events for it, as upstream.
+    queue_->Done(uid);
+    s = fwk->RunPreBindPlugins(*state, *assumed, host);
+    if (s.IsSuccess()) {
+      s = fwk->RunBindPlugins(*state, *assumed, host);
+      if (s.IsSkip()) s = Status::Error("no bind plugin bound the pod");
+    }
+  }
+  if (s.IsSuccess()) {
+    cache_->FinishBinding(assumed->pod());
+    fwk->RunPostBindPlugins(*state, *assumed, host);
+    return;
+  }
+  // Undo: Unreserve in reverse and forget the assumed pod. Its resources are free again, which is
+  // an AssignedPodDelete for the pods waiting for them. After a rejection (at WaitOnPermit) the
+  // pod itself is still in flight: the move waits until it is requeued and leaves it out, or the
+  // recorded event would send it straight back to backoff.
+  fwk->RunReservePluginsUnreserve(*state, *assumed, host);
+  const bool forgotten = cache_->ForgetPod(assumed->pod()).IsSuccess();
+  const framework::EventObjects objects{.old_pod = &assumed->pod()};
+  if (forgotten && !s.IsRejected()) {
+    queue_->MoveAllToActiveOrBackoffQueue(framework::events::AssignedPodDelete(), objects);
+  }
+  if (s.IsRejected()) {
+    HandleRejectionOnNode(*fwk, std::move(qpi), s, host);
+  } else {
+    const std::string message = fmt::format("binding rejected: {}", s.Message());
+    HandleSchedulingFailure(*fwk, std::move(qpi), s, nullptr, kClearNomination, message);
+  }
+  if (forgotten && s.IsRejected()) {
+    queue_->MoveAllToActiveOrBackoffQueue(framework::events::AssignedPodDelete(), objects,
+                                          [&uid](const api::Pod& p) { return p.metadata.uid != uid; });
+  }
+}
+
+}  // namespace kubesched::scheduler
