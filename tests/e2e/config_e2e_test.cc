@@ -83,7 +83,11 @@ spec:
   r = RunKubesched({"simulate", "-f", SourcePath("examples/boreas/cluster.yaml"), "-f", pod, "--explain", "web"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("Last scheduling attempt of default/web"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("TaintToleration=Unschedulable"), std::string::npos) << r.out;
+  // The control plane's taint, named; every worker's scores as raw>normalized*weight.
+  EXPECT_NE(r.out.find("TaintToleration: node(s) had untolerated taint(s) [untolerated taint "
+                       "node-role.kubernetes.io/control-plane:NoSchedule]"),
+            std::string::npos)
+      << r.out;
   EXPECT_NE(r.out.find("NodeResourcesFit="), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("selected node: worker-"), std::string::npos) << r.out;
 }
