@@ -420,8 +420,6 @@ leaderElection:
   resourceLock: leases
   resourceName: kube-scheduler
   resourceNamespace: kube-system
-healthzBindAddress: ""
-metricsBindAddress: ""
 enableProfiling: true
 enableContentionProfiling: true
 delayCacheUntilActive: false
@@ -430,23 +428,145 @@ extenders:
   filterVerb: filter
   prioritizeVerb: prioritize
   weight: 2
-  enableHTTPS: false
-  nodeCacheCapable: true
-  ignorable: true
-  httpTimeout: 5s
-  managedResources:
-  - name: example.com/gpu
-    ignoredByScheduler: true
 )";
   auto cfg = LoadConfigFromString(text, "cfg.yaml", FullRegistry());
   ASSERT_TRUE(cfg.has_value()) << cfg.error();
-  ASSERT_TRUE(cfg->extenders.is_array());
-  ASSERT_EQ(cfg->extenders.size(), 1u);
-  EXPECT_EQ(cfg->extenders[0]["urlPrefix"], "http://127.0.0.1:8888/");
-  EXPECT_EQ(cfg->extenders[0]["weight"], 2);
-  EXPECT_EQ(cfg->extenders[0]["nodeCacheCapable"], true);
-  EXPECT_EQ(cfg->extenders[0]["managedResources"][0]["name"], "example.com/gpu");
   EXPECT_EQ(cfg->profiles.size(), 1u);
+}
+
+framework::Registry InTreeRegistry() {
+  framework::Registry registry;
+  plugins::RegisterInTreePlugins(registry);
+  return registry;
+}
+
+// Fields kubescheduler.config.k8s.io/v1 does not have are rejected at every level of the file,
+// inside every plugin's args too (upstream decodes args strictly), each with its full path.
+TEST(LoadTest, UnknownFieldsAtEveryLevel) {
+  const std::string profile = kHeader + "profiles:\n- ";
+  const std::string args = profile + "pluginConfig:\n  - name: ";
+  std::vector<ErrorCase> cases = {
+      {"top level", kHeader + "percentageOfNodeToScore: 50\n", "cfg.yaml: unknown field \"percentageOfNodeToScore\""},
+      {"healthzBindAddress is not a v1 field", kHeader + "healthzBindAddress: 0.0.0.0:10251\n",
+       "cfg.yaml: unknown field \"healthzBindAddress\""},
+      {"metricsBindAddress is not a v1 field", kHeader + "metricsBindAddress: 0.0.0.0:10251\n",
+       "cfg.yaml: unknown field \"metricsBindAddress\""},
+      {"clientConnection", kHeader + "clientConnection:\n  kubeConfig: x\n",
+       "cfg.yaml: unknown field \"clientConnection.kubeConfig\""},
+      {"profile", profile + "name: x\n", "cfg.yaml: unknown field \"profiles[0].name\""},
+      {"plugins", profile + "plugins:\n    filters: {}\n", "cfg.yaml: unknown field \"profiles[0].plugins.filters\""},
+      {"plugin set", profile + "plugins:\n    filter:\n      enable: []\n",
+       "cfg.yaml: unknown field \"profiles[0].plugins.filter.enable\""},
+      {"plugin entry", profile + "plugins:\n    filter:\n      disabled: [{name: NodePorts, weigth: 1}]\n",
+       "cfg.yaml: unknown field \"profiles[0].plugins.filter.disabled[0].weigth\""},
+      {"pluginConfig entry", args + "NodePorts\n    argz: {}\n",
+       "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].argz\""},
+      {"NodeResourcesFitArgs", args + "NodeResourcesFit\n    args: {scoringStrategy: {typ: MostAllocated}}\n",
+       "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].args.scoringStrategy.typ\""},
+      {"NodeResourcesFitArgs resources",
+       args + "NodeResourcesFit\n    args: {scoringStrategy: {resources: [{name: cpu, wieght: 2}]}}\n",
+       "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].args.scoringStrategy.resources[0].wieght\""},
+      {"NodeResourcesFitArgs shape",
+       args + "NodeResourcesFit\n    args: {scoringStrategy: {type: RequestedToCapacityRatio, "
+              "requestedToCapacityRatio: {shape: [{utilisation: 0, score: 0}]}}}\n",
+       "cfg.yaml: unknown field "
+       "\"profiles[0].pluginConfig[0].args.scoringStrategy.requestedToCapacityRatio.shape[0].utilisation\""},
+      {"NodeResourcesBalancedAllocationArgs",
+       args + "NodeResourcesBalancedAllocation\n    args: {resources: [{name: cpu}], shape: []}\n",
+       "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].args.shape\""},
+      {"PodTopologySpreadArgs",
+       args + "PodTopologySpread\n    args:\n      defaultingType: List\n      defaultConstraints:\n"
+              "      - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, matchLabelKey: [a]}\n",
+       "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].args.defaultConstraints[0].matchLabelKey\""},
+      {"NodeAffinityArgs",
+       args + "NodeAffinity\n    args:\n      addedAffinity:\n        requiredDuringSchedulingIgnoredDuringExecution:\n"
+              "          nodeSelectorTerms: [{matchExpressions: [{key: a, operator: Exists, value: [x]}]}]\n",
+       "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].args.addedAffinity."
+       "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].value\""},
+      {"InterPodAffinityArgs", args + "InterPodAffinity\n    args: {hardPodAffinityWeigth: 1}\n",
+       "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].args.hardPodAffinityWeigth\""},
+      {"DefaultPreemptionArgs", args + "DefaultPreemption\n    args: {minCandidateNodesPercent: 5}\n",
+       "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].args.minCandidateNodesPercent\""},
+      {"VolumeBindingArgs (not implemented, still decoded)",
+       args + "VolumeBinding\n    args: {bindTimeoutSeconds: 60, bindTimeout: 60}\n",
+       "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].args.bindTimeout\""},
+      {"DynamicResourcesArgs (not implemented, still decoded)",
+       args + "DynamicResources\n    args: {filterTimeout: 10s, timeout: 1s}\n",
+       "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].args.timeout\""},
+      {"args of the wrong type", args + "InterPodAffinity\n    args: {hardPodAffinityWeight: high}\n",
+       "cfg.yaml: profiles[0].pluginConfig[0].args.hardPodAffinityWeight: Invalid type: expected int32, got string"},
+      {"every decoding error of the file at once, args included",
+       kHeader + "foo: 1\nprofiles:\n- pluginConfig:\n  - name: DefaultPreemption\n    args: {bar: 2}\n"
+                 "  - name: NodeResourcesFit\n    args: {scoringStrategy: {resources: [{name: cpu, weight: x}]}}\n",
+       "cfg.yaml: unknown field \"foo\"\n"
+       "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].args.bar\"\n"
+       "cfg.yaml: profiles[0].pluginConfig[1].args.scoringStrategy.resources[0].weight: Invalid type: expected int64, "
+       "got string"},
+  };
+  RunErrorCases(cases, InTreeRegistry());
+}
+
+// Args errors are validation errors like the others: every one of them, from every pluginConfig
+// entry and profile, in one list with the file name and the full field path, in upstream's order.
+TEST(LoadTest, ArgsErrorsAreListedWithTheRest) {
+  const std::string text = kHeader + R"(parallelism: 0
+profiles:
+- schedulerName: a
+  pluginConfig:
+  - name: DefaultPreemption
+    args:
+      minCandidateNodesPercentage: 200
+      minCandidateNodesAbsolute: -1
+  - name: NodeResourcesFit
+    args:
+      apiVersion: kubescheduler.config.k8s.io/v1
+      kind: NodeResourcesFitArgs
+      scoringStrategy:
+        type: Sideways
+        resources:
+        - name: cpu
+          weight: 500
+  - name: ImageLocality
+    args: {anything: goes}
+- schedulerName: b
+  percentageOfNodesToScore: 101
+  pluginConfig:
+  - name: InterPodAffinity
+    args: {hardPodAffinityWeight: 101}
+  - name: PodTopologySpread
+    args:
+      defaultingType: List
+      defaultConstraints:
+      - {maxSkew: 0, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}
+  - name: NodeAffinity
+    args:
+      addedAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms: [{matchExpressions: [{key: a, operator: Equals}]}]
+  - name: NodeResourcesBalancedAllocation
+    args: {resources: [{name: cpu, weight: 2}]}
+)";
+  RunErrorCases(
+      {{"all args errors", text,
+        "cfg.yaml: parallelism: Invalid value: 0: should be an integer value greater than zero\n"
+        "cfg.yaml: profiles[0].pluginConfig[0].args.minCandidateNodesPercentage: Invalid value: 200: not in valid "
+        "range [0, 100]\n"
+        "cfg.yaml: profiles[0].pluginConfig[0].args.minCandidateNodesAbsolute: Invalid value: -1: not in valid range "
+        "[0, inf)\n"
+        "cfg.yaml: profiles[0].pluginConfig[1].args.scoringStrategy.type: Unsupported value: \"Sideways\": supported "
+        "values: \"LeastAllocated\", \"MostAllocated\", \"RequestedToCapacityRatio\"\n"
+        "cfg.yaml: profiles[0].pluginConfig[1].args.scoringStrategy.resources[0].weight: Invalid value: 500: resource "
+        "weight of cpu not in valid range (0, 100]\n"
+        "cfg.yaml: profiles[1].percentageOfNodesToScore: Invalid value: 101: not in valid range [0-100]\n"
+        "cfg.yaml: profiles[1].pluginConfig[0].args.hardPodAffinityWeight: Invalid value: 101: not in valid range "
+        "[0, 100]\n"
+        "cfg.yaml: profiles[1].pluginConfig[1].args.defaultConstraints[0].maxSkew: Invalid value: 0: not in valid "
+        "range (0, inf)\n"
+        "cfg.yaml: profiles[1].pluginConfig[2].args.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+        "nodeSelectorTerms[0].matchExpressions[0].operator: Unsupported value: \"Equals\": supported values: \"In\", "
+        "\"NotIn\", \"Exists\", \"DoesNotExist\", \"Gt\", \"Lt\"\n"
+        "cfg.yaml: profiles[1].pluginConfig[3].args.resources[0].weight: Invalid value: 2: must be 1"}},
+      InTreeRegistry());
 }
 
 // The same configuration as YAML and as JSON.
