@@ -659,6 +659,13 @@ void Validate(ErrorList& errors, const Configuration& cfg, const std::vector<Dec
                    "must be greater than or equal to PodInitialBackoffSeconds");
   }
   ValidateExtenders(errors, cfg.extenders);
+  // Checked as upstream does above, but never called: say so rather than schedule as if the
+  // extenders had agreed to everything.
+  if (cfg.extenders.is_array() && !cfg.extenders.empty()) {
+    errors.Add("extenders",
+               fmt::format("not supported yet: kubesched does not call scheduler extenders (configured: {})",
+                           cfg.extenders.size()));
+  }
 }
 
 }  // namespace

@@ -15,7 +15,8 @@
 //      with paths such as `profiles[0].pluginConfig[1].args.scoringStrategy.resources[0].weight`)
 //      plus the checks upstream only makes when it builds the frameworks that can be made
 //      without building plugins (unknown plugin names, plugins kubesched does not support,
-//      duplicates, one queue sort plugin).
+//      duplicates, one queue sort plugin). A non-empty `extenders` list is an error too:
+//      kubesched does not call extenders yet.
 // Every error is collected; the result is all of them, one per line, each as
 // `<source>: <field path>: <message>` in upstream's wording (`Invalid value: 0: ...`,
 // `Required value`, `Duplicate value: "x"`). Decoding errors stop before validation, as upstream.

@@ -320,16 +320,19 @@ TEST(LoadTest, ValidationErrors) {
       {"args not an object", kHeader + "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args: [1]\n",
        "cfg.yaml: profiles[0].pluginConfig[0].args: Invalid type: expected object, got array"},
       {"extender without weight", kHeader + "extenders:\n- urlPrefix: http://x\n  prioritizeVerb: prioritize\n",
-       "cfg.yaml: extenders[0].weight: Invalid value: 0: must have a positive weight applied to it"},
+       "cfg.yaml: extenders[0].weight: Invalid value: 0: must have a positive weight applied to it\n"
+       "cfg.yaml: extenders: not supported yet: kubesched does not call scheduler extenders (configured: 1)"},
       {"two binding extenders",
        kHeader + "extenders:\n- urlPrefix: http://x\n  bindVerb: bind\n- urlPrefix: http://y\n  bindVerb: bind\n",
        "cfg.yaml: extenders: Invalid value: \"found 2 extenders implementing bind\": only one extender can implement "
-       "bind"},
+       "bind\n"
+       "cfg.yaml: extenders: not supported yet: kubesched does not call scheduler extenders (configured: 2)"},
       {"duplicate extender managed resource",
        kHeader + "extenders:\n- urlPrefix: http://x\n  managedResources: [{name: foo.com/bar}]\n"
                  "- urlPrefix: http://y\n  managedResources: [{name: foo.com/bar}]\n",
        "cfg.yaml: extenders[1].managedResources[0].name: Invalid value: \"foo.com/bar\": duplicate extender managed "
-       "resource name"},
+       "resource name\n"
+       "cfg.yaml: extenders: not supported yet: kubesched does not call scheduler extenders (configured: 2)"},
       {"all errors are reported at once",
        kHeader + "parallelism: 0\npercentageOfNodesToScore: 200\npodInitialBackoffSeconds: 3\npodMaxBackoffSeconds: 2\n"
                  "profiles:\n- schedulerName: a\n  percentageOfNodesToScore: -5\n  plugins:\n"
@@ -423,15 +426,42 @@ leaderElection:
 enableProfiling: true
 enableContentionProfiling: true
 delayCacheUntilActive: false
-extenders:
-- urlPrefix: http://127.0.0.1:8888/
-  filterVerb: filter
-  prioritizeVerb: prioritize
-  weight: 2
+extenders: []
 )";
   auto cfg = LoadConfigFromString(text, "cfg.yaml", FullRegistry());
   ASSERT_TRUE(cfg.has_value()) << cfg.error();
   EXPECT_EQ(cfg->profiles.size(), 1u);
+}
+
+// Until kubesched calls extenders, configuring one is an error rather than silently ignored; the
+// extenders' fields are still decoded and validated as upstream does.
+TEST(LoadTest, ExtendersAreRejected) {
+  RunErrorCases(
+      {
+          {"one valid extender", kHeader + R"(extenders:
+- urlPrefix: http://127.0.0.1:8888/
+  filterVerb: filter
+  prioritizeVerb: prioritize
+  weight: 2
+  enableHTTPS: true
+  tlsConfig: {insecure: true, serverName: x}
+  nodeCacheCapable: true
+  ignorable: true
+  httpTimeout: 5s
+  managedResources:
+  - name: example.com/gpu
+    ignoredByScheduler: true
+)",
+           "cfg.yaml: extenders: not supported yet: kubesched does not call scheduler extenders (configured: 1)"},
+          {"two, one of them invalid",
+           kHeader + "extenders:\n- urlPrefix: http://x\n  prioritizeVerb: p\n- urlPrefix: http://y\n",
+           "cfg.yaml: extenders[0].weight: Invalid value: 0: must have a positive weight applied to it\n"
+           "cfg.yaml: extenders: not supported yet: kubesched does not call scheduler extenders (configured: 2)"},
+          {"their fields are decoded strictly first",
+           kHeader + "extenders:\n- urlPrefix: http://x\n  tlsConfig: {insecure: true, cafile: x}\n",
+           "cfg.yaml: unknown field \"extenders[0].tlsConfig.cafile\""},
+      },
+      FullRegistry());
 }
 
 framework::Registry InTreeRegistry() {
