@@ -12,6 +12,7 @@
 #include "cmd/bench.h"
 #include "cmd/cli.h"
 #include "cmd/output.h"
+#include "cmd/plugins.h"
 #include "cmd/version.h"
 #include "config/load.h"
 #include "framework/registry.h"
@@ -144,6 +145,9 @@ int Main(int argc, char** argv) {
   BenchArgs bench_args;
   CLI::App* bench = AddBenchSubcommand(app, bench_args);
 
+  PluginsArgs plugins_args;
+  CLI::App* plugins_cmd = AddPluginsSubcommand(app, plugins_args);
+
   CLI::App* version =
       app.add_subcommand("version", "print kubesched's version and the Kubernetes version whose behaviour it follows");
 
@@ -166,6 +170,7 @@ int Main(int argc, char** argv) {
     }
   }
   if (bench->parsed()) return RunBench(bench_args);
+  if (plugins_cmd->parsed()) return RunPlugins(plugins_args);
   return kExitOk;
 }
 
