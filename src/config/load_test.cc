@@ -59,9 +59,11 @@ std::vector<PluginRef> Without(std::vector<PluginRef> list, const std::string& n
   return list;
 }
 
+// The source tree, as the build defines it for every test (__FILE__ may be relative: ccache's
+// base_dir rewrites paths, and CTest runs the test from another directory).
 std::filesystem::path SourceDir() {
   if (const char* dir = std::getenv("KUBESCHED_SOURCE_DIR")) return dir;
-  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
+  return KUBESCHED_SOURCE_DIR;
 }
 
 TEST(LoadTest, DefaultConfiguration) {
