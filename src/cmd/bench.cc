@@ -23,6 +23,7 @@
 
 #include "api/types.h"
 #include "cluster/event_handler.h"
+#include "cmd/cli.h"
 #include "config/load.h"
 #include "framework/client.h"
 #include "framework/registry.h"
@@ -601,10 +602,12 @@ CLI::App* AddBenchSubcommand(CLI::App& app, BenchArgs& args) {
                     "workload to run (repeatable): a test case (SchedulingBasic) or one variant "
                     "(SchedulingBasic/500Nodes); default: every variant upstream's CI gates with a threshold");
   bench->add_option("--nodes", args.nodes, "override the node count of every selected workload")
-      ->check(CLI::PositiveNumber);
+      ->check(IntegerInRange(1, INT32_MAX, "a positive integer", "POSITIVE"));
   bench->add_option("--pods", args.pods, "override the measured pod count of every selected workload")
-      ->check(CLI::PositiveNumber);
-  bench->add_option("-o,--output", args.output, "output format: table or json")->capture_default_str();
+      ->check(IntegerInRange(1, INT32_MAX, "a positive integer", "POSITIVE"));
+  bench->add_option("-o,--output", args.output, "output format: table or json")
+      ->check(OneOf({"table", "json"}))
+      ->capture_default_str();
   bench->add_flag("--list", args.list, "list the workloads and exit");
   bench->add_flag("--all", args.all, "run every workload, the 500-node variants included");
   return bench;

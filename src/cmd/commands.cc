@@ -10,7 +10,10 @@
 
 #include "api/manifest.h"
 #include "cmd/bench.h"
+#include "cmd/cli.h"
 #include "cmd/output.h"
+#include "cmd/plugins.h"
+#include "cmd/version.h"
 #include "config/load.h"
 #include "framework/registry.h"
 #include "plugins/registry.h"
@@ -22,7 +25,6 @@ namespace {
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
 constexpr int kExitBadInput = 2;
-constexpr const char* kVersion = "0.1.0";
 
 void SetVerbosity(int v) {
   auto logger = spdlog::stderr_color_mt("kubesched");
@@ -111,9 +113,13 @@ int RunSimulate(const SimulateArgs& args) {
 
 int Main(int argc, char** argv) {
   CLI::App app{"kubesched: a Kubernetes scheduler (Scheduling Framework, upstream plugins and configuration)"};
-  app.require_subcommand(1);
+  app.require_subcommand(0, 1);
+  app.fallthrough();  // global flags (-v) after the subcommand too, as kubectl's
   int verbosity = 0;
-  app.add_option("-v,--v", verbosity, "log verbosity (0-10, as kube-scheduler's --v)");
+  app.add_option("-v,--v", verbosity, "log verbosity (0-10, as kube-scheduler's --v)")
+      ->check(IntegerInRange(0, 10, "an integer from 0 to 10"));
+  bool show_version = false;
+  app.add_flag("--version", show_version, "print the version and exit");
 
   SimulateArgs sim;
   CLI::App* simulate = app.add_subcommand(
@@ -123,14 +129,18 @@ int Main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   simulate->add_option("--config", sim.config, "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1)")
       ->check(CLI::ExistingFile);
-  simulate->add_option("--seed", sim.seed, "seed for generated pod names and tie-breaking")->capture_default_str();
-  simulate->add_option("-o,--output", sim.output, "output format: table, wide or json")->capture_default_str();
+  simulate->add_option("--seed", sim.seed, "seed for generated pod names and tie-breaking")
+      ->check(NonNegativeInteger())
+      ->capture_default_str();
+  simulate->add_option("-o,--output", sim.output, "output format: table, wide or json")
+      ->check(OneOf({"table", "wide", "json"}))
+      ->capture_default_str();
   simulate
       ->add_option("--creation-order", sim.creation_order,
                    "order in which pending pods are created: controllers (pods listed directly in manifest "
                    "order, then the workloads' slow-start batches interleaved as concurrent controllers do, "
                    "drawn from --seed) or manifest (each workload's pods at its position)")
-      ->check(CLI::IsMember({"controllers", "manifest"}))
+      ->check(OneOf({"controllers", "manifest"}, "{controllers,manifest}"))
       ->capture_default_str();
   simulate->add_option("--explain", sim.explain,
                        "show each node's Filter verdicts and Score results for this pod's last attempt "
@@ -139,13 +149,20 @@ int Main(int argc, char** argv) {
   BenchArgs bench_args;
   CLI::App* bench = AddBenchSubcommand(app, bench_args);
 
-  app.add_subcommand("version", "print the version")->callback([] { std::cout << "kubesched " << kVersion << "\n"; });
+  PluginsArgs plugins_args;
+  CLI::App* plugins_cmd = AddPluginsSubcommand(app, plugins_args);
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    int code = app.exit(e);
-    return code == 0 ? kExitOk : kExitBadInput;
+  CLI::App* version =
+      app.add_subcommand("version", "print kubesched's version and the Kubernetes version whose behaviour it follows");
+
+  if (auto exit_code = ParseCommandLine(app, argc, argv, std::cout, std::cerr)) return *exit_code;
+  if (show_version || version->parsed()) {
+    std::cout << VersionText();
+    return kExitOk;
+  }
+  if (app.get_subcommands().empty()) {  // as kubectl: the usage, successfully
+    std::cout << app.help();
+    return kExitOk;
   }
   SetVerbosity(verbosity);
   if (simulate->parsed()) {
@@ -157,6 +174,7 @@ int Main(int argc, char** argv) {
     }
   }
   if (bench->parsed()) return RunBench(bench_args);
+  if (plugins_cmd->parsed()) return RunPlugins(plugins_args);
   return kExitOk;
 }
 

@@ -11,6 +11,10 @@
 
 namespace kubesched::config {
 
+//! The upstream release whose default plugins, weights, feature gates and configuration API these
+//! defaults (and kubesched's behaviour) follow. Printed by `kubesched version`.
+inline constexpr std::string_view kUpstreamKubernetesVersion = "v1.34";
+
 //! Upstream's default multiPoint list with its weights and order, unfiltered (DynamicResources
 //! included: DynamicResourceAllocation is GA and on by default since 1.34).
 std::span<const PluginRef> UpstreamDefaultPlugins();

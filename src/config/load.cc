@@ -20,58 +20,28 @@
 #include <yaml-cpp/yaml.h>
 
 #include "config/default_plugins.h"
+#include "plugins/helper/strict_decoder.h"
+#include "plugins/helper/validation.h"
 
 namespace kubesched::config {
 namespace {
 
 using json = nlohmann::json;
+namespace helper = plugins::helper;
 
 // ---------------------------------------------------------------------------------------------
 // Field paths and errors, formatted as upstream's field.Error.
 
-std::string Child(const std::string& path, std::string_view name) {
-  return path.empty() ? std::string(name) : fmt::format("{}.{}", path, name);
-}
-
-std::string Index(const std::string& path, size_t i) { return fmt::format("{}[{}]", path, i); }
-
-// Go's %q for the strings we print (enough for names and paths).
-std::string Quote(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          out += fmt::format("\\x{:02x}", c);
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  out += '"';
-  return out;
-}
+using helper::GoQuote;
+using helper::Member;
+using helper::PathChild;
+using helper::PathIndex;
 
 std::string QuoteList(const std::vector<std::string>& names) {
   std::string out;
   for (const auto& n : names) {
     if (!out.empty()) out += ", ";
-    out += Quote(n);
+    out += GoQuote(n);
   }
   return out;
 }
@@ -83,21 +53,23 @@ class ErrorList {
   }
   //! `Invalid value: <value>: <detail>`; `value` is already formatted (quoted when a string).
   void Invalid(const std::string& path, std::string_view value, std::string_view detail) {
-    Add(path,
-        detail.empty() ? fmt::format("Invalid value: {}", value) : fmt::format("Invalid value: {}: {}", value, detail));
+    errors_.push_back(helper::FieldInvalid(path, value, detail));
   }
   void Required(const std::string& path, std::string_view detail = {}) {
-    Add(path, detail.empty() ? std::string("Required value") : fmt::format("Required value: {}", detail));
+    errors_.push_back(helper::FieldRequired(path, detail));
   }
   void Duplicate(const std::string& path, std::string_view value) {
-    Add(path, fmt::format("Duplicate value: {}", value));
+    errors_.push_back(helper::FieldDuplicate(path, value));
   }
   void Unsupported(const std::string& path, std::string_view value, std::string_view supported) {
     Add(path, fmt::format("Unsupported value: {}: supported values: {}", value, supported));
   }
   //! Strict decoding errors name the whole path inside the message, as sigs.k8s.io/json does.
-  void UnknownField(const std::string& path) { errors_.push_back(fmt::format("unknown field {}", Quote(path))); }
-  void DuplicateField(const std::string& path) { errors_.push_back(fmt::format("duplicate field {}", Quote(path))); }
+  void DuplicateField(const std::string& path) { errors_.push_back(fmt::format("duplicate field {}", GoQuote(path))); }
+  //! Appends errors already rendered (plugin args errors, with their full paths).
+  void Append(const std::vector<std::string>& errors) { errors_.insert(errors_.end(), errors.begin(), errors.end()); }
+  //! The list itself, for a helper::StrictDecoder to add to in order.
+  std::vector<std::string>& list() { return errors_; }
 
   bool empty() const { return errors_.empty(); }
 
@@ -185,7 +157,7 @@ json YamlToJson(const YAML::Node& node, const std::string& path, ErrorList& erro
     case YAML::NodeType::Sequence: {
       json out = json::array();
       size_t i = 0;
-      for (const auto& item : node) out.push_back(YamlToJson(item, Index(path, i++), errors));
+      for (const auto& item : node) out.push_back(YamlToJson(item, PathIndex(path, i++), errors));
       return out;
     }
     case YAML::NodeType::Map: {
@@ -196,7 +168,7 @@ json YamlToJson(const YAML::Node& node, const std::string& path, ErrorList& erro
           continue;
         }
         const std::string& key = it->first.Scalar();
-        std::string child = Child(path, key);
+        std::string child = PathChild(path, key);
         if (out.contains(key)) {
           errors.DuplicateField(child);
           continue;
@@ -212,112 +184,28 @@ json YamlToJson(const YAML::Node& node, const std::string& path, ErrorList& erro
 // ---------------------------------------------------------------------------------------------
 // Strict decoding of the JSON document.
 
-std::string_view TypeName(const json& j) {
-  switch (j.type()) {
-    case json::value_t::null:
-      return "null";
-    case json::value_t::object:
-      return "object";
-    case json::value_t::array:
-      return "array";
-    case json::value_t::string:
-      return "string";
-    case json::value_t::boolean:
-      return "bool";
-    case json::value_t::number_integer:
-    case json::value_t::number_unsigned:
-      return "integer";
-    case json::value_t::number_float:
-      return "number";
-    default:
-      return "value";
-  }
-}
-
-class Decoder {
- public:
-  explicit Decoder(ErrorList& errors) : errors_(errors) {}
-
-  //! True when `j` is an object; reports each field not in `fields` as unknown.
-  bool Object(const json& j, const std::string& path, std::initializer_list<std::string_view> fields) {
-    if (!j.is_object()) {
-      TypeError(j, path, "object");
-      return false;
-    }
-    for (const auto& [key, value] : j.items()) {
-      if (std::ranges::find(fields, std::string_view(key)) == fields.end()) errors_.UnknownField(Child(path, key));
-    }
-    return true;
-  }
-
-  //! True when `j` is an array (null counts as absent and gives false without error).
-  bool Array(const json& j, const std::string& path) {
-    if (j.is_null()) return false;
-    if (!j.is_array()) {
-      TypeError(j, path, "array");
-      return false;
-    }
-    return true;
-  }
-
-  template <class Int>
-  std::optional<Int> Integer(const json& j, const std::string& path, std::string_view type_name) {
-    if (j.is_null()) return std::nullopt;
-    if (j.is_number_integer()) {  // signed or unsigned
-      bool fits = j.is_number_unsigned() ? j.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<Int>::max())
-                                         : j.get<int64_t>() >= std::numeric_limits<Int>::min() &&
-                                               j.get<int64_t>() <= std::numeric_limits<Int>::max();
-      if (fits) return static_cast<Int>(j.get<int64_t>());
-      errors_.Invalid(path, j.dump(), fmt::format("out of range for {}", type_name));
-      return std::nullopt;
-    }
-    TypeError(j, path, type_name);
-    return std::nullopt;
-  }
-
-  std::optional<std::string> String(const json& j, const std::string& path) {
-    if (j.is_null()) return std::nullopt;
-    if (j.is_string()) return j.get<std::string>();
-    TypeError(j, path, "string");
-    return std::nullopt;
-  }
-
-  std::optional<bool> Bool(const json& j, const std::string& path) {
-    if (j.is_null()) return std::nullopt;
-    if (j.is_boolean()) return j.get<bool>();
-    TypeError(j, path, "bool");
-    return std::nullopt;
-  }
-
- private:
-  void TypeError(const json& j, const std::string& path, std::string_view expected) {
-    errors_.Add(path, fmt::format("Invalid type: expected {}, got {}", expected, TypeName(j)));
-  }
-
-  ErrorList& errors_;
-};
-
-const json& Field(const json& object, std::string_view key) {
-  static const json kNull;
-  if (!object.is_object()) return kNull;
-  auto it = object.find(key);
-  return it != object.end() ? *it : kNull;
-}
+using Decoder = helper::StrictDecoder;
 
 // What decoding knows beyond Configuration and defaulting/validation needs.
 struct DecodedProfile {
   bool has_scheduler_name = false;
   Plugins custom;  // the file's plugins, before merging with the defaults
+  //! Per pluginConfig entry, the validation errors of its args (reported with the other
+  //! validation errors; decoding errors were reported while decoding).
+  std::vector<std::vector<std::string>> args_errors;
 };
 
 void DecodePluginList(Decoder& d, const json& j, const std::string& path, std::vector<PluginRef>& out) {
   if (!d.Array(j, path)) return;
   for (size_t i = 0; i < j.size(); ++i) {
-    std::string item_path = Index(path, i);
-    if (!d.Object(j[i], item_path, {"name", "weight"})) continue;
+    std::string item_path = PathIndex(path, i);
     PluginRef ref;
-    ref.name = d.String(Field(j[i], "name"), Child(item_path, "name")).value_or("");
-    ref.weight = d.Integer<int32_t>(Field(j[i], "weight"), Child(item_path, "weight"), "int32").value_or(0);
+    if (!d.Object(j[i], item_path, {"name", "weight"})) {
+      if (j[i].is_null()) out.push_back(ref);  // a null entry decodes as an empty one, as in Go
+      continue;
+    }
+    ref.name = d.String(Member(j[i], "name"), PathChild(item_path, "name")).value_or("");
+    ref.weight = d.Int32(Member(j[i], "weight"), PathChild(item_path, "weight")).value_or(0);
     out.push_back(std::move(ref));
   }
 }
@@ -330,28 +218,57 @@ void DecodePlugins(Decoder& d, const json& j, const std::string& path, Plugins& 
     return;
   }
   for (const auto& point : kExtensionPoints) {
-    const json& set = Field(j, point.name);
+    const json& set = Member(j, point.name);
     if (set.is_null()) continue;
-    std::string set_path = Child(path, point.name);
+    std::string set_path = PathChild(path, point.name);
     if (!d.Object(set, set_path, {"enabled", "disabled"})) continue;
-    DecodePluginList(d, Field(set, "enabled"), Child(set_path, "enabled"), (plugins.*point.member).enabled);
-    DecodePluginList(d, Field(set, "disabled"), Child(set_path, "disabled"), (plugins.*point.member).disabled);
+    DecodePluginList(d, Member(set, "enabled"), PathChild(set_path, "enabled"), (plugins.*point.member).enabled);
+    DecodePluginList(d, Member(set, "disabled"), PathChild(set_path, "disabled"), (plugins.*point.member).disabled);
+  }
+}
+
+// Args of upstream plugins kubesched does not implement are never used, but upstream decodes them
+// strictly all the same: their v1 fields (types_pluginargs.go as of v1.34) are checked.
+void DecodeUnimplementedArgs(Decoder& d, std::string_view plugin, const json& args, const std::string& path) {
+  if (plugin == "VolumeBinding") {
+    if (!d.Object(args, path, {"bindTimeoutSeconds", "shape"})) return;
+    d.Int64(Member(args, "bindTimeoutSeconds"), PathChild(path, "bindTimeoutSeconds"));
+    const json& shape = Member(args, "shape");
+    if (!d.Array(shape, PathChild(path, "shape"))) return;
+    for (size_t i = 0; i < shape.size(); ++i) {
+      std::string point_path = PathIndex(PathChild(path, "shape"), i);
+      if (!d.Object(shape[i], point_path, {"utilization", "score"})) continue;
+      d.Int32(Member(shape[i], "utilization"), PathChild(point_path, "utilization"));
+      d.Int32(Member(shape[i], "score"), PathChild(point_path, "score"));
+    }
+  } else if (plugin == "DynamicResources") {
+    if (!d.Object(args, path, {"filterTimeout"})) return;
+    d.String(Member(args, "filterTimeout"), PathChild(path, "filterTimeout"));  // a duration, "10s"
   }
 }
 
 void DecodePluginConfig(Decoder& d, ErrorList& errors, const json& j, const std::string& path,
-                        std::vector<PluginConfig>& out) {
+                        const framework::Registry& registry, std::vector<PluginConfig>& out,
+                        std::vector<std::vector<std::string>>& args_errors) {
   if (!d.Array(j, path)) return;
   for (size_t i = 0; i < j.size(); ++i) {
-    std::string item_path = Index(path, i);
-    if (!d.Object(j[i], item_path, {"name", "args"})) continue;
+    std::string item_path = PathIndex(path, i);
     PluginConfig pc;
-    pc.name = d.String(Field(j[i], "name"), Child(item_path, "name")).value_or("");
-    pc.args = Field(j[i], "args");
-    std::string args_path = Child(item_path, "args");
+    if (!d.Object(j[i], item_path, {"name", "args"})) {
+      if (j[i].is_null()) {  // a null entry decodes as an empty one, as in Go
+        out.push_back(std::move(pc));
+        args_errors.emplace_back();
+      }
+      continue;
+    }
+    pc.name = d.String(Member(j[i], "name"), PathChild(item_path, "name")).value_or("");
+    pc.args = Member(j[i], "args");
+    std::string args_path = PathChild(item_path, "args");
+    bool typed = true;  // the args can be decoded as the plugin's args type
     if (!pc.args.is_null() && !pc.args.is_object()) {
-      errors.Add(args_path, fmt::format("Invalid type: expected object, got {}", TypeName(pc.args)));
+      errors.Add(args_path, fmt::format("Invalid type: expected object, got {}", helper::JsonTypeName(pc.args)));
       pc.args = nullptr;
+      typed = false;
     }
     if (pc.args.is_object()) {
       // Upstream decodes in-tree args as the typed object "<Name>Args" of the config group, so a
@@ -359,58 +276,73 @@ void DecodePluginConfig(Decoder& d, ErrorList& errors, const json& j, const std:
       if (auto it = pc.args.find("kind"); it != pc.args.end()) {
         std::string want = pc.name + "Args";
         if (!it->is_string() || it->get<std::string>() != want) {
-          errors.Invalid(Child(args_path, "kind"), it->is_string() ? Quote(it->get<std::string>()) : it->dump(),
+          errors.Invalid(PathChild(args_path, "kind"), it->is_string() ? GoQuote(it->get<std::string>()) : it->dump(),
                          fmt::format("args for plugin {} must be of kind {}", pc.name, want));
+          typed = false;
         }
         pc.args.erase(it);
       }
       if (auto it = pc.args.find("apiVersion"); it != pc.args.end()) {
         if (!it->is_string() || it->get<std::string>() != kApiVersion) {
-          errors.Unsupported(Child(args_path, "apiVersion"),
-                             it->is_string() ? Quote(it->get<std::string>()) : it->dump(), Quote(kApiVersion));
+          errors.Unsupported(PathChild(args_path, "apiVersion"),
+                             it->is_string() ? GoQuote(it->get<std::string>()) : it->dump(), GoQuote(kApiVersion));
+          typed = false;
         }
         pc.args.erase(it);
       }
     }
+    // Typed args are decoded strictly now (as upstream's DecodeNestedObjects) and validated with
+    // the rest of the configuration; the args of plugins without an args type are passed on as
+    // they are, as upstream passes out-of-tree args.
+    std::vector<std::string> validation_errors;
+    if (typed) {
+      if (const framework::ArgsType* type = registry.FindArgsType(pc.name)) {
+        auto checked = type->decode(pc.args, args_path);
+        if (!checked && checked.error().decoding) errors.Append(checked.error().errors);
+        if (!checked && !checked.error().decoding) validation_errors = std::move(checked.error().errors);
+      } else if (registry.Find(pc.name) == nullptr && ClassifyUpstreamPlugin(pc.name) == UpstreamPlugin::kUnsupported) {
+        DecodeUnimplementedArgs(d, pc.name, pc.args, args_path);
+      }
+    }
     out.push_back(std::move(pc));
+    args_errors.push_back(std::move(validation_errors));
   }
 }
 
-void DecodeProfile(Decoder& d, ErrorList& errors, const json& j, const std::string& path, Profile& profile,
-                   DecodedProfile& decoded) {
+void DecodeProfile(Decoder& d, ErrorList& errors, const json& j, const std::string& path,
+                   const framework::Registry& registry, Profile& profile, DecodedProfile& decoded) {
   if (!d.Object(j, path, {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"})) return;
-  if (auto name = d.String(Field(j, "schedulerName"), Child(path, "schedulerName"))) {
+  if (auto name = d.String(Member(j, "schedulerName"), PathChild(path, "schedulerName"))) {
     profile.scheduler_name = *name;
     decoded.has_scheduler_name = true;
   }
   profile.percentage_of_nodes_to_score =
-      d.Integer<int32_t>(Field(j, "percentageOfNodesToScore"), Child(path, "percentageOfNodesToScore"), "int32");
-  DecodePlugins(d, Field(j, "plugins"), Child(path, "plugins"), decoded.custom);
-  DecodePluginConfig(d, errors, Field(j, "pluginConfig"), Child(path, "pluginConfig"), profile.plugin_config);
+      d.Int32(Member(j, "percentageOfNodesToScore"), PathChild(path, "percentageOfNodesToScore"));
+  DecodePlugins(d, Member(j, "plugins"), PathChild(path, "plugins"), decoded.custom);
+  DecodePluginConfig(d, errors, Member(j, "pluginConfig"), PathChild(path, "pluginConfig"), registry,
+                     profile.plugin_config, decoded.args_errors);
 }
 
 // Upstream's component-base configuration blocks: fields checked strictly, values ignored.
 void DecodeIgnoredBlocks(Decoder& d, const json& doc) {
-  if (const json& le = Field(doc, "leaderElection"); !le.is_null()) {
+  if (const json& le = Member(doc, "leaderElection"); !le.is_null()) {
     d.Object(le, "leaderElection",
              {"leaderElect", "leaseDuration", "renewDeadline", "retryPeriod", "resourceLock", "resourceName",
               "resourceNamespace"});
   }
-  if (const json& cc = Field(doc, "clientConnection"); !cc.is_null()) {
+  if (const json& cc = Member(doc, "clientConnection"); !cc.is_null()) {
     d.Object(cc, "clientConnection", {"kubeconfig", "acceptContentTypes", "contentType", "qps", "burst"});
   }
-  d.String(Field(doc, "healthzBindAddress"), "healthzBindAddress");
-  d.String(Field(doc, "metricsBindAddress"), "metricsBindAddress");
-  d.Bool(Field(doc, "enableProfiling"), "enableProfiling");
-  d.Bool(Field(doc, "enableContentionProfiling"), "enableContentionProfiling");
-  d.Bool(Field(doc, "delayCacheUntilActive"), "delayCacheUntilActive");
+  d.Bool(Member(doc, "enableProfiling"), "enableProfiling");
+  d.Bool(Member(doc, "enableContentionProfiling"), "enableContentionProfiling");
+  d.Bool(Member(doc, "delayCacheUntilActive"), "delayCacheUntilActive");
 }
 
 // Extenders are kept as JSON for the extender client; their fields are checked here.
 void DecodeExtenders(Decoder& d, const json& extenders) {
   if (!d.Array(extenders, "extenders")) return;
   for (size_t i = 0; i < extenders.size(); ++i) {
-    std::string path = Index("extenders", i);
+    std::string path = PathIndex("extenders", i);
     const json& e = extenders[i];
     if (!d.Object(e, path,
                   {"urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "weight", "bindVerb", "enableHTTPS",
@@ -418,73 +350,74 @@ void DecodeExtenders(Decoder& d, const json& extenders) {
       continue;
     }
     for (std::string_view verb : {"urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "bindVerb"}) {
-      d.String(Field(e, verb), Child(path, verb));
+      d.String(Member(e, verb), PathChild(path, verb));
     }
-    d.Integer<int64_t>(Field(e, "weight"), Child(path, "weight"), "int64");
-    d.Bool(Field(e, "enableHTTPS"), Child(path, "enableHTTPS"));
-    d.Bool(Field(e, "nodeCacheCapable"), Child(path, "nodeCacheCapable"));
-    d.Bool(Field(e, "ignorable"), Child(path, "ignorable"));
-    if (const json& tls = Field(e, "tlsConfig"); !tls.is_null()) {
-      d.Object(tls, Child(path, "tlsConfig"),
+    d.Int64(Member(e, "weight"), PathChild(path, "weight"));
+    d.Bool(Member(e, "enableHTTPS"), PathChild(path, "enableHTTPS"));
+    d.Bool(Member(e, "nodeCacheCapable"), PathChild(path, "nodeCacheCapable"));
+    d.Bool(Member(e, "ignorable"), PathChild(path, "ignorable"));
+    if (const json& tls = Member(e, "tlsConfig"); !tls.is_null()) {
+      d.Object(tls, PathChild(path, "tlsConfig"),
                {"insecure", "serverName", "certFile", "keyFile", "caFile", "certData", "keyData", "caData"});
     }
-    const json& resources = Field(e, "managedResources");
-    if (d.Array(resources, Child(path, "managedResources"))) {
+    const json& resources = Member(e, "managedResources");
+    if (d.Array(resources, PathChild(path, "managedResources"))) {
       for (size_t j = 0; j < resources.size(); ++j) {
-        std::string rpath = Index(Child(path, "managedResources"), j);
+        std::string rpath = PathIndex(PathChild(path, "managedResources"), j);
         if (!d.Object(resources[j], rpath, {"name", "ignoredByScheduler"})) continue;
-        d.String(Field(resources[j], "name"), Child(rpath, "name"));
-        d.Bool(Field(resources[j], "ignoredByScheduler"), Child(rpath, "ignoredByScheduler"));
+        d.String(Member(resources[j], "name"), PathChild(rpath, "name"));
+        d.Bool(Member(resources[j], "ignoredByScheduler"), PathChild(rpath, "ignoredByScheduler"));
       }
     }
   }
 }
 
-void Decode(const json& doc, ErrorList& errors, Configuration& cfg, std::vector<DecodedProfile>& decoded) {
-  Decoder d(errors);
-  if (!d.Object(
-          doc, "",
-          {"apiVersion", "kind", "parallelism", "leaderElection", "clientConnection", "healthzBindAddress",
-           "metricsBindAddress", "enableProfiling", "enableContentionProfiling", "percentageOfNodesToScore",
-           "podInitialBackoffSeconds", "podMaxBackoffSeconds", "profiles", "extenders", "delayCacheUntilActive"})) {
+void Decode(const json& doc, ErrorList& errors, const framework::Registry& registry, Configuration& cfg,
+            std::vector<DecodedProfile>& decoded) {
+  Decoder d(errors.list());
+  // KubeSchedulerConfiguration's v1 fields. healthzBindAddress and metricsBindAddress are not
+  // among them: they were removed before v1 and upstream rejects them as unknown.
+  if (!d.Object(doc, "",
+                {"apiVersion", "kind", "parallelism", "leaderElection", "clientConnection", "enableProfiling",
+                 "enableContentionProfiling", "percentageOfNodesToScore", "podInitialBackoffSeconds",
+                 "podMaxBackoffSeconds", "profiles", "extenders", "delayCacheUntilActive"})) {
     return;
   }
-  auto api_version = d.String(Field(doc, "apiVersion"), "apiVersion");
+  auto api_version = d.String(Member(doc, "apiVersion"), "apiVersion");
   if (!api_version || api_version->empty()) {
     errors.Required("apiVersion");
   } else if (*api_version != kApiVersion) {
-    errors.Unsupported("apiVersion", Quote(*api_version), Quote(kApiVersion));
+    errors.Unsupported("apiVersion", GoQuote(*api_version), GoQuote(kApiVersion));
   }
-  auto kind = d.String(Field(doc, "kind"), "kind");
+  auto kind = d.String(Member(doc, "kind"), "kind");
   if (!kind || kind->empty()) {
     errors.Required("kind");
   } else if (*kind != kKind) {
-    errors.Unsupported("kind", Quote(*kind), Quote(kKind));
+    errors.Unsupported("kind", GoQuote(*kind), GoQuote(kKind));
   }
 
-  if (auto v = d.Integer<int32_t>(Field(doc, "parallelism"), "parallelism", "int32")) cfg.parallelism = *v;
-  cfg.percentage_of_nodes_to_score =
-      d.Integer<int32_t>(Field(doc, "percentageOfNodesToScore"), "percentageOfNodesToScore", "int32");
-  if (auto v = d.Integer<int64_t>(Field(doc, "podInitialBackoffSeconds"), "podInitialBackoffSeconds", "int64")) {
+  if (auto v = d.Int32(Member(doc, "parallelism"), "parallelism")) cfg.parallelism = *v;
+  cfg.percentage_of_nodes_to_score = d.Int32(Member(doc, "percentageOfNodesToScore"), "percentageOfNodesToScore");
+  if (auto v = d.Int64(Member(doc, "podInitialBackoffSeconds"), "podInitialBackoffSeconds")) {
     cfg.pod_initial_backoff_seconds = *v;
   }
-  if (auto v = d.Integer<int64_t>(Field(doc, "podMaxBackoffSeconds"), "podMaxBackoffSeconds", "int64")) {
+  if (auto v = d.Int64(Member(doc, "podMaxBackoffSeconds"), "podMaxBackoffSeconds")) {
     cfg.pod_max_backoff_seconds = *v;
   }
   DecodeIgnoredBlocks(d, doc);
 
-  const json& profiles = Field(doc, "profiles");
+  const json& profiles = Member(doc, "profiles");
   if (d.Array(profiles, "profiles")) {
     for (size_t i = 0; i < profiles.size(); ++i) {
       Profile profile;
       DecodedProfile extra;
-      DecodeProfile(d, errors, profiles[i], Index("profiles", i), profile, extra);
+      DecodeProfile(d, errors, profiles[i], PathIndex("profiles", i), registry, profile, extra);
       cfg.profiles.push_back(std::move(profile));
       decoded.push_back(std::move(extra));
     }
   }
 
-  cfg.extenders = Field(doc, "extenders");
+  cfg.extenders = Member(doc, "extenders");
   DecodeExtenders(d, cfg.extenders);
 }
 
@@ -511,8 +444,8 @@ void SetDefaults(Configuration& cfg, std::vector<DecodedProfile>& decoded, const
 // its framework runtime makes).
 
 std::string InvalidInVersionDetail() {
-  return fmt::format("was invalid in version {} (KubeSchedulerConfiguration is version {})", Quote(kApiVersion),
-                     Quote(kApiVersion));
+  return fmt::format("was invalid in version {} (KubeSchedulerConfiguration is version {})", GoQuote(kApiVersion),
+                     GoQuote(kApiVersion));
 }
 
 void ValidatePercentage(ErrorList& errors, const std::string& path, const std::optional<int32_t>& value) {
@@ -525,16 +458,17 @@ void ValidateEnabledName(ErrorList& errors, const std::string& path, const std::
   if (registry.Find(name) != nullptr) return;
   switch (ClassifyUpstreamPlugin(name)) {
     case UpstreamPlugin::kRemoved:
-      errors.Invalid(path, Quote(name), InvalidInVersionDetail());
+      errors.Invalid(path, GoQuote(name), InvalidInVersionDetail());
       break;
     case UpstreamPlugin::kUnsupported:
-      errors.Invalid(path, Quote(name), fmt::format("plugin {} is not supported by kubesched", Quote(name)));
+      errors.Invalid(path, GoQuote(name), fmt::format("plugin {} is not supported by kubesched", GoQuote(name)));
       break;
     case UpstreamPlugin::kInTree:
-      errors.Invalid(path, Quote(name), fmt::format("plugin {} is not available in this kubesched build", Quote(name)));
+      errors.Invalid(path, GoQuote(name),
+                     fmt::format("plugin {} is not available in this kubesched build", GoQuote(name)));
       break;
     case UpstreamPlugin::kUnknown:
-      errors.Invalid(path, Quote(name), fmt::format("plugin {} does not exist", Quote(name)));
+      errors.Invalid(path, GoQuote(name), fmt::format("plugin {} does not exist", GoQuote(name)));
       break;
   }
 }
@@ -544,45 +478,46 @@ void ValidateCustomPlugins(ErrorList& errors, const std::string& path, const Plu
                            const framework::Registry& registry) {
   for (const auto& point : kExtensionPoints) {
     const PluginSet& set = custom.*point.member;
-    std::string enabled_path = Child(Child(path, point.name), "enabled");
+    std::string enabled_path = PathChild(PathChild(path, point.name), "enabled");
     std::set<std::string, std::less<>> seen;
     for (size_t k = 0; k < set.enabled.size(); ++k) {
       const PluginRef& p = set.enabled[k];
-      std::string item_path = Index(enabled_path, k);
+      std::string item_path = PathIndex(enabled_path, k);
       if (p.name.empty()) {
-        errors.Required(Child(item_path, "name"));
+        errors.Required(PathChild(item_path, "name"));
         continue;
       }
       ValidateEnabledName(errors, item_path, p.name, registry);
       if (p.weight < 0) {
-        errors.Invalid(Child(item_path, "weight"), std::to_string(p.weight), "must be greater than or equal to 0");
+        errors.Invalid(PathChild(item_path, "weight"), std::to_string(p.weight), "must be greater than or equal to 0");
       }
       // Upstream's runtime: `plugin "X" already registered as "FilterPlugin"`.
-      if (!seen.insert(p.name).second) errors.Duplicate(item_path, Quote(p.name));
+      if (!seen.insert(p.name).second) errors.Duplicate(item_path, GoQuote(p.name));
     }
   }
 }
 
 void ValidatePluginConfig(ErrorList& errors, const std::string& path, const Profile& profile,
-                          const framework::Registry& registry) {
+                          const DecodedProfile& decoded, const framework::Registry& registry) {
   std::set<std::string, std::less<>> seen;
   for (size_t j = 0; j < profile.plugin_config.size(); ++j) {
     const std::string& name = profile.plugin_config[j].name;
-    std::string item_path = Index(Child(path, "pluginConfig"), j);
+    std::string item_path = PathIndex(PathChild(path, "pluginConfig"), j);
     if (name.empty()) {
-      errors.Required(Child(item_path, "name"));
+      errors.Required(PathChild(item_path, "name"));
       continue;
     }
-    if (!seen.insert(name).second) errors.Duplicate(item_path, Quote(name));
+    if (!seen.insert(name).second) errors.Duplicate(item_path, GoQuote(name));
+    if (j < decoded.args_errors.size()) errors.Append(decoded.args_errors[j]);
     if (registry.Find(name) != nullptr) continue;
     // Args of a known upstream plugin that is not enabled (or not implemented) are unused, as
     // upstream ignores args of plugins it does not build; an unknown name is most likely a typo.
     switch (ClassifyUpstreamPlugin(name)) {
       case UpstreamPlugin::kRemoved:
-        errors.Invalid(item_path, Quote(name), InvalidInVersionDetail());
+        errors.Invalid(item_path, GoQuote(name), InvalidInVersionDetail());
         break;
       case UpstreamPlugin::kUnknown:
-        errors.Invalid(item_path, Quote(name), fmt::format("plugin {} does not exist", Quote(name)));
+        errors.Invalid(item_path, GoQuote(name), fmt::format("plugin {} does not exist", GoQuote(name)));
         break;
       default:
         break;
@@ -615,19 +550,19 @@ EffectivePlugins EffectiveAt(const Plugins& plugins, const PluginSet& point, boo
 }
 
 void ValidateProfileExtensionPoints(ErrorList& errors, const std::string& path, const Profile& profile) {
-  std::string plugins_path = Child(path, "plugins");
+  std::string plugins_path = PathChild(path, "plugins");
   EffectivePlugins queue_sort = EffectiveAt(profile.plugins, profile.plugins.queue_sort, IsUpstreamQueueSortPlugin);
   if (queue_sort.names.size() > 1 || (queue_sort.names.empty() && !queue_sort.unknown_kind)) {
-    errors.Add(Child(plugins_path, "queueSort"),
+    errors.Add(PathChild(plugins_path, "queueSort"),
                fmt::format("only one queue sort plugin required for profile with scheduler name {}, but got {}{}",
-                           Quote(profile.scheduler_name), queue_sort.names.size(),
+                           GoQuote(profile.scheduler_name), queue_sort.names.size(),
                            queue_sort.names.empty() ? "" : fmt::format(" ({})", QuoteList(queue_sort.names))));
   }
   EffectivePlugins bind = EffectiveAt(profile.plugins, profile.plugins.bind, IsUpstreamBindPlugin);
   if (bind.names.empty() && !bind.unknown_kind) {
-    errors.Add(Child(plugins_path, "bind"), fmt::format("at least one bind plugin is needed for profile with "
-                                                        "scheduler name {}",
-                                                        Quote(profile.scheduler_name)));
+    errors.Add(PathChild(plugins_path, "bind"), fmt::format("at least one bind plugin is needed for profile with "
+                                                            "scheduler name {}",
+                                                            GoQuote(profile.scheduler_name)));
   }
 }
 
@@ -643,16 +578,17 @@ void ValidateCommonQueueSort(ErrorList& errors, const std::vector<Profile>& prof
   std::string sort = FirstQueueSort(first);
   for (size_t i = 1; i < profiles.size(); ++i) {
     const Profile& p = profiles[i];
-    std::string path = Index("profiles", i);
+    std::string path = PathIndex("profiles", i);
     std::string p_sort = FirstQueueSort(p);
     if (p.plugins.queue_sort != first.plugins.queue_sort || p_sort != sort) {
-      errors.Invalid(Child(Child(path, "plugins"), "queueSort"), Quote(p_sort), "must be the same for all profiles");
+      errors.Invalid(PathChild(PathChild(path, "plugins"), "queueSort"), GoQuote(p_sort),
+                     "must be the same for all profiles");
       continue;
     }
     if (sort.empty() || p.ArgsFor(sort) == first.ArgsFor(sort)) continue;
     auto index = PluginConfigIndex(p, sort);
     std::string args_path =
-        index ? Child(Index(Child(path, "pluginConfig"), *index), "args") : Child(path, "pluginConfig");
+        index ? PathChild(PathIndex(PathChild(path, "pluginConfig"), *index), "args") : PathChild(path, "pluginConfig");
     errors.Invalid(args_path, p.ArgsFor(sort).dump(), "queueSort must be the same for all profiles");
   }
 }
@@ -664,28 +600,28 @@ void ValidateExtenders(ErrorList& errors, const json& extenders) {
   std::set<std::string, std::less<>> managed;
   for (size_t i = 0; i < extenders.size(); ++i) {
     const json& e = extenders[i];
-    std::string path = Index("extenders", i);
-    const json& prioritize = Field(e, "prioritizeVerb");
-    const json& weight = Field(e, "weight");
+    std::string path = PathIndex("extenders", i);
+    const json& prioritize = Member(e, "prioritizeVerb");
+    const json& weight = Member(e, "weight");
     int64_t w = weight.is_number_integer() ? weight.get<int64_t>() : 0;
     if (prioritize.is_string() && !prioritize.get<std::string>().empty() && w <= 0) {
-      errors.Invalid(Child(path, "weight"), std::to_string(w), "must have a positive weight applied to it");
+      errors.Invalid(PathChild(path, "weight"), std::to_string(w), "must have a positive weight applied to it");
     }
-    const json& bind = Field(e, "bindVerb");
+    const json& bind = Member(e, "bindVerb");
     if (bind.is_string() && !bind.get<std::string>().empty()) ++binders;
-    const json& resources = Field(e, "managedResources");
+    const json& resources = Member(e, "managedResources");
     if (!resources.is_array()) continue;
     for (size_t j = 0; j < resources.size(); ++j) {
-      const json& name = Field(resources[j], "name");
+      const json& name = Member(resources[j], "name");
       if (!name.is_string()) continue;
       if (!managed.insert(name.get<std::string>()).second) {
-        errors.Invalid(Child(Index(Child(path, "managedResources"), j), "name"), Quote(name.get<std::string>()),
-                       "duplicate extender managed resource name");
+        errors.Invalid(PathChild(PathIndex(PathChild(path, "managedResources"), j), "name"),
+                       GoQuote(name.get<std::string>()), "duplicate extender managed resource name");
       }
     }
   }
   if (binders > 1) {
-    errors.Invalid("extenders", Quote(fmt::format("found {} extenders implementing bind", binders)),
+    errors.Invalid("extenders", GoQuote(fmt::format("found {} extenders implementing bind", binders)),
                    "only one extender can implement bind");
   }
 }
@@ -701,14 +637,14 @@ void Validate(ErrorList& errors, const Configuration& cfg, const std::vector<Dec
     std::map<std::string, size_t, std::less<>> names;
     for (size_t i = 0; i < cfg.profiles.size(); ++i) {
       const Profile& p = cfg.profiles[i];
-      std::string path = Index("profiles", i);
-      if (p.scheduler_name.empty()) errors.Required(Child(path, "schedulerName"));
-      ValidatePercentage(errors, Child(path, "percentageOfNodesToScore"), p.percentage_of_nodes_to_score);
-      ValidateCustomPlugins(errors, Child(path, "plugins"), decoded[i].custom, registry);
-      ValidatePluginConfig(errors, path, p, registry);
+      std::string path = PathIndex("profiles", i);
+      if (p.scheduler_name.empty()) errors.Required(PathChild(path, "schedulerName"));
+      ValidatePercentage(errors, PathChild(path, "percentageOfNodesToScore"), p.percentage_of_nodes_to_score);
+      ValidateCustomPlugins(errors, PathChild(path, "plugins"), decoded[i].custom, registry);
+      ValidatePluginConfig(errors, path, p, decoded[i], registry);
       ValidateProfileExtensionPoints(errors, path, p);
       if (!names.emplace(p.scheduler_name, i).second) {
-        errors.Duplicate(Child(path, "schedulerName"), Quote(p.scheduler_name));
+        errors.Duplicate(PathChild(path, "schedulerName"), GoQuote(p.scheduler_name));
       }
     }
     ValidateCommonQueueSort(errors, cfg.profiles);
@@ -723,6 +659,13 @@ void Validate(ErrorList& errors, const Configuration& cfg, const std::vector<Dec
                    "must be greater than or equal to PodInitialBackoffSeconds");
   }
   ValidateExtenders(errors, cfg.extenders);
+  // Checked as upstream does above, but never called: say so rather than schedule as if the
+  // extenders had agreed to everything.
+  if (cfg.extenders.is_array() && !cfg.extenders.empty()) {
+    errors.Add("extenders",
+               fmt::format("not supported yet: kubesched does not call scheduler extenders (configured: {})",
+                           cfg.extenders.size()));
+  }
 }
 
 }  // namespace
@@ -742,7 +685,7 @@ std::expected<Configuration, std::string> LoadConfigFromString(const std::string
 
   Configuration cfg;
   std::vector<DecodedProfile> decoded;
-  Decode(doc, errors, cfg, decoded);
+  Decode(doc, errors, registry, cfg, decoded);
   if (!errors.empty()) return std::unexpected(errors.Join(source_name));  // as upstream: decode first
 
   SetDefaults(cfg, decoded, registry);

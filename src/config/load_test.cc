@@ -59,9 +59,11 @@ std::vector<PluginRef> Without(std::vector<PluginRef> list, const std::string& n
   return list;
 }
 
+// The source tree, as the build defines it for every test (__FILE__ may be relative: ccache's
+// base_dir rewrites paths, and CTest runs the test from another directory).
 std::filesystem::path SourceDir() {
   if (const char* dir = std::getenv("KUBESCHED_SOURCE_DIR")) return dir;
-  return std::filesystem::path(__FILE__).parent_path().parent_path().parent_path();
+  return KUBESCHED_SOURCE_DIR;
 }
 
 TEST(LoadTest, DefaultConfiguration) {
@@ -320,16 +322,19 @@ TEST(LoadTest, ValidationErrors) {
       {"args not an object", kHeader + "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args: [1]\n",
        "cfg.yaml: profiles[0].pluginConfig[0].args: Invalid type: expected object, got array"},
       {"extender without weight", kHeader + "extenders:\n- urlPrefix: http://x\n  prioritizeVerb: prioritize\n",
-       "cfg.yaml: extenders[0].weight: Invalid value: 0: must have a positive weight applied to it"},
+       "cfg.yaml: extenders[0].weight: Invalid value: 0: must have a positive weight applied to it\n"
+       "cfg.yaml: extenders: not supported yet: kubesched does not call scheduler extenders (configured: 1)"},
       {"two binding extenders",
        kHeader + "extenders:\n- urlPrefix: http://x\n  bindVerb: bind\n- urlPrefix: http://y\n  bindVerb: bind\n",
        "cfg.yaml: extenders: Invalid value: \"found 2 extenders implementing bind\": only one extender can implement "
-       "bind"},
+       "bind\n"
+       "cfg.yaml: extenders: not supported yet: kubesched does not call scheduler extenders (configured: 2)"},
       {"duplicate extender managed resource",
        kHeader + "extenders:\n- urlPrefix: http://x\n  managedResources: [{name: foo.com/bar}]\n"
                  "- urlPrefix: http://y\n  managedResources: [{name: foo.com/bar}]\n",
        "cfg.yaml: extenders[1].managedResources[0].name: Invalid value: \"foo.com/bar\": duplicate extender managed "
-       "resource name"},
+       "resource name\n"
+       "cfg.yaml: extenders: not supported yet: kubesched does not call scheduler extenders (configured: 2)"},
       {"all errors are reported at once",
        kHeader + "parallelism: 0\npercentageOfNodesToScore: 200\npodInitialBackoffSeconds: 3\npodMaxBackoffSeconds: 2\n"
                  "profiles:\n- schedulerName: a\n  percentageOfNodesToScore: -5\n  plugins:\n"
@@ -420,33 +425,180 @@ leaderElection:
   resourceLock: leases
   resourceName: kube-scheduler
   resourceNamespace: kube-system
-healthzBindAddress: ""
-metricsBindAddress: ""
 enableProfiling: true
 enableContentionProfiling: true
 delayCacheUntilActive: false
-extenders:
+extenders: []
+)";
+  auto cfg = LoadConfigFromString(text, "cfg.yaml", FullRegistry());
+  ASSERT_TRUE(cfg.has_value()) << cfg.error();
+  EXPECT_EQ(cfg->profiles.size(), 1u);
+}
+
+// Until kubesched calls extenders, configuring one is an error rather than silently ignored; the
+// extenders' fields are still decoded and validated as upstream does.
+TEST(LoadTest, ExtendersAreRejected) {
+  RunErrorCases(
+      {
+          {"one valid extender", kHeader + R"(extenders:
 - urlPrefix: http://127.0.0.1:8888/
   filterVerb: filter
   prioritizeVerb: prioritize
   weight: 2
-  enableHTTPS: false
+  enableHTTPS: true
+  tlsConfig: {insecure: true, serverName: x}
   nodeCacheCapable: true
   ignorable: true
   httpTimeout: 5s
   managedResources:
   - name: example.com/gpu
     ignoredByScheduler: true
+)",
+           "cfg.yaml: extenders: not supported yet: kubesched does not call scheduler extenders (configured: 1)"},
+          {"two, one of them invalid",
+           kHeader + "extenders:\n- urlPrefix: http://x\n  prioritizeVerb: p\n- urlPrefix: http://y\n",
+           "cfg.yaml: extenders[0].weight: Invalid value: 0: must have a positive weight applied to it\n"
+           "cfg.yaml: extenders: not supported yet: kubesched does not call scheduler extenders (configured: 2)"},
+          {"their fields are decoded strictly first",
+           kHeader + "extenders:\n- urlPrefix: http://x\n  tlsConfig: {insecure: true, cafile: x}\n",
+           "cfg.yaml: unknown field \"extenders[0].tlsConfig.cafile\""},
+      },
+      FullRegistry());
+}
+
+framework::Registry InTreeRegistry() {
+  framework::Registry registry;
+  plugins::RegisterInTreePlugins(registry);
+  return registry;
+}
+
+// Fields kubescheduler.config.k8s.io/v1 does not have are rejected at every level of the file,
+// inside every plugin's args too (upstream decodes args strictly), each with its full path.
+TEST(LoadTest, UnknownFieldsAtEveryLevel) {
+  const std::string profile = kHeader + "profiles:\n- ";
+  const std::string args = profile + "pluginConfig:\n  - name: ";
+  std::vector<ErrorCase> cases = {
+      {"top level", kHeader + "percentageOfNodeToScore: 50\n", "cfg.yaml: unknown field \"percentageOfNodeToScore\""},
+      {"healthzBindAddress is not a v1 field", kHeader + "healthzBindAddress: 0.0.0.0:10251\n",
+       "cfg.yaml: unknown field \"healthzBindAddress\""},
+      {"metricsBindAddress is not a v1 field", kHeader + "metricsBindAddress: 0.0.0.0:10251\n",
+       "cfg.yaml: unknown field \"metricsBindAddress\""},
+      {"clientConnection", kHeader + "clientConnection:\n  kubeConfig: x\n",
+       "cfg.yaml: unknown field \"clientConnection.kubeConfig\""},
+      {"profile", profile + "name: x\n", "cfg.yaml: unknown field \"profiles[0].name\""},
+      {"plugins", profile + "plugins:\n    filters: {}\n", "cfg.yaml: unknown field \"profiles[0].plugins.filters\""},
+      {"plugin set", profile + "plugins:\n    filter:\n      enable: []\n",
+       "cfg.yaml: unknown field \"profiles[0].plugins.filter.enable\""},
+      {"plugin entry", profile + "plugins:\n    filter:\n      disabled: [{name: NodePorts, weigth: 1}]\n",
+       "cfg.yaml: unknown field \"profiles[0].plugins.filter.disabled[0].weigth\""},
+      {"pluginConfig entry", args + "NodePorts\n    argz: {}\n",
+       "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].argz\""},
+      {"NodeResourcesFitArgs", args + "NodeResourcesFit\n    args: {scoringStrategy: {typ: MostAllocated}}\n",
+       "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].args.scoringStrategy.typ\""},
+      {"NodeResourcesFitArgs resources",
+       args + "NodeResourcesFit\n    args: {scoringStrategy: {resources: [{name: cpu, wieght: 2}]}}\n",
+       "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].args.scoringStrategy.resources[0].wieght\""},
+      {"NodeResourcesFitArgs shape",
+       args + "NodeResourcesFit\n    args: {scoringStrategy: {type: RequestedToCapacityRatio, "
+              "requestedToCapacityRatio: {shape: [{utilisation: 0, score: 0}]}}}\n",
+       "cfg.yaml: unknown field "
+       "\"profiles[0].pluginConfig[0].args.scoringStrategy.requestedToCapacityRatio.shape[0].utilisation\""},
+      {"NodeResourcesBalancedAllocationArgs",
+       args + "NodeResourcesBalancedAllocation\n    args: {resources: [{name: cpu}], shape: []}\n",
+       "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].args.shape\""},
+      {"PodTopologySpreadArgs",
+       args + "PodTopologySpread\n    args:\n      defaultingType: List\n      defaultConstraints:\n"
+              "      - {maxSkew: 1, topologyKey: zone, whenUnsatisfiable: DoNotSchedule, matchLabelKey: [a]}\n",
+       "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].args.defaultConstraints[0].matchLabelKey\""},
+      {"NodeAffinityArgs",
+       args + "NodeAffinity\n    args:\n      addedAffinity:\n        requiredDuringSchedulingIgnoredDuringExecution:\n"
+              "          nodeSelectorTerms: [{matchExpressions: [{key: a, operator: Exists, value: [x]}]}]\n",
+       "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].args.addedAffinity."
+       "requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[0].value\""},
+      {"InterPodAffinityArgs", args + "InterPodAffinity\n    args: {hardPodAffinityWeigth: 1}\n",
+       "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].args.hardPodAffinityWeigth\""},
+      {"DefaultPreemptionArgs", args + "DefaultPreemption\n    args: {minCandidateNodesPercent: 5}\n",
+       "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].args.minCandidateNodesPercent\""},
+      {"VolumeBindingArgs (not implemented, still decoded)",
+       args + "VolumeBinding\n    args: {bindTimeoutSeconds: 60, bindTimeout: 60}\n",
+       "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].args.bindTimeout\""},
+      {"DynamicResourcesArgs (not implemented, still decoded)",
+       args + "DynamicResources\n    args: {filterTimeout: 10s, timeout: 1s}\n",
+       "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].args.timeout\""},
+      {"args of the wrong type", args + "InterPodAffinity\n    args: {hardPodAffinityWeight: high}\n",
+       "cfg.yaml: profiles[0].pluginConfig[0].args.hardPodAffinityWeight: Invalid type: expected int32, got string"},
+      {"every decoding error of the file at once, args included",
+       kHeader + "foo: 1\nprofiles:\n- pluginConfig:\n  - name: DefaultPreemption\n    args: {bar: 2}\n"
+                 "  - name: NodeResourcesFit\n    args: {scoringStrategy: {resources: [{name: cpu, weight: x}]}}\n",
+       "cfg.yaml: unknown field \"foo\"\n"
+       "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].args.bar\"\n"
+       "cfg.yaml: profiles[0].pluginConfig[1].args.scoringStrategy.resources[0].weight: Invalid type: expected int64, "
+       "got string"},
+  };
+  RunErrorCases(cases, InTreeRegistry());
+}
+
+// Args errors are validation errors like the others: every one of them, from every pluginConfig
+// entry and profile, in one list with the file name and the full field path, in upstream's order.
+TEST(LoadTest, ArgsErrorsAreListedWithTheRest) {
+  const std::string text = kHeader + R"(parallelism: 0
+profiles:
+- schedulerName: a
+  pluginConfig:
+  - name: DefaultPreemption
+    args:
+      minCandidateNodesPercentage: 200
+      minCandidateNodesAbsolute: -1
+  - name: NodeResourcesFit
+    args:
+      apiVersion: kubescheduler.config.k8s.io/v1
+      kind: NodeResourcesFitArgs
+      scoringStrategy:
+        type: Sideways
+        resources:
+        - name: cpu
+          weight: 500
+  - name: ImageLocality
+    args: {anything: goes}
+- schedulerName: b
+  percentageOfNodesToScore: 101
+  pluginConfig:
+  - name: InterPodAffinity
+    args: {hardPodAffinityWeight: 101}
+  - name: PodTopologySpread
+    args:
+      defaultingType: List
+      defaultConstraints:
+      - {maxSkew: 0, topologyKey: zone, whenUnsatisfiable: DoNotSchedule}
+  - name: NodeAffinity
+    args:
+      addedAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms: [{matchExpressions: [{key: a, operator: Equals}]}]
+  - name: NodeResourcesBalancedAllocation
+    args: {resources: [{name: cpu, weight: 2}]}
 )";
-  auto cfg = LoadConfigFromString(text, "cfg.yaml", FullRegistry());
-  ASSERT_TRUE(cfg.has_value()) << cfg.error();
-  ASSERT_TRUE(cfg->extenders.is_array());
-  ASSERT_EQ(cfg->extenders.size(), 1u);
-  EXPECT_EQ(cfg->extenders[0]["urlPrefix"], "http://127.0.0.1:8888/");
-  EXPECT_EQ(cfg->extenders[0]["weight"], 2);
-  EXPECT_EQ(cfg->extenders[0]["nodeCacheCapable"], true);
-  EXPECT_EQ(cfg->extenders[0]["managedResources"][0]["name"], "example.com/gpu");
-  EXPECT_EQ(cfg->profiles.size(), 1u);
+  RunErrorCases(
+      {{"all args errors", text,
+        "cfg.yaml: parallelism: Invalid value: 0: should be an integer value greater than zero\n"
+        "cfg.yaml: profiles[0].pluginConfig[0].args.minCandidateNodesPercentage: Invalid value: 200: not in valid "
+        "range [0, 100]\n"
+        "cfg.yaml: profiles[0].pluginConfig[0].args.minCandidateNodesAbsolute: Invalid value: -1: not in valid range "
+        "[0, inf)\n"
+        "cfg.yaml: profiles[0].pluginConfig[1].args.scoringStrategy.type: Unsupported value: \"Sideways\": supported "
+        "values: \"LeastAllocated\", \"MostAllocated\", \"RequestedToCapacityRatio\"\n"
+        "cfg.yaml: profiles[0].pluginConfig[1].args.scoringStrategy.resources[0].weight: Invalid value: 500: resource "
+        "weight of cpu not in valid range (0, 100]\n"
+        "cfg.yaml: profiles[1].percentageOfNodesToScore: Invalid value: 101: not in valid range [0-100]\n"
+        "cfg.yaml: profiles[1].pluginConfig[0].args.hardPodAffinityWeight: Invalid value: 101: not in valid range "
+        "[0, 100]\n"
+        "cfg.yaml: profiles[1].pluginConfig[1].args.defaultConstraints[0].maxSkew: Invalid value: 0: not in valid "
+        "range (0, inf)\n"
+        "cfg.yaml: profiles[1].pluginConfig[2].args.addedAffinity.requiredDuringSchedulingIgnoredDuringExecution."
+        "nodeSelectorTerms[0].matchExpressions[0].operator: Unsupported value: \"Equals\": supported values: \"In\", "
+        "\"NotIn\", \"Exists\", \"DoesNotExist\", \"Gt\", \"Lt\"\n"
+        "cfg.yaml: profiles[1].pluginConfig[3].args.resources[0].weight: Invalid value: 2: must be 1"}},
+      InTreeRegistry());
 }
 
 // The same configuration as YAML and as JSON.

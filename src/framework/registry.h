@@ -1,17 +1,20 @@
 #pragma once
 // The registry of named plugin factories. Each factory reads its typed args (JSON, null when the
-// configuration gives none), applies upstream's defaults, validates, and builds the plugin.
+// configuration gives none), applies upstream's defaults, validates, and builds the plugin. A
+// plugin with typed args also registers their ArgsType (framework/args.h).
 
 #include <expected>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "framework/args.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
 
@@ -24,13 +27,22 @@ using PluginFactory =
 
 class Registry {
  public:
-  //! Fails when the name is taken.
-  std::expected<void, std::string> Register(std::string name, PluginFactory factory);
+  //! Fails when the name is taken. `args_type` is given for plugins with typed args.
+  std::expected<void, std::string> Register(std::string name, PluginFactory factory,
+                                            std::optional<ArgsType> args_type = std::nullopt);
   const PluginFactory* Find(std::string_view name) const;
+  //! The plugin's args type, or nullptr when it has none (its args are passed on unchecked) or
+  //! is not registered.
+  const ArgsType* FindArgsType(std::string_view name) const;
+  //! Registered names, sorted.
   std::vector<std::string> Names() const;
 
  private:
-  std::map<std::string, PluginFactory, std::less<>> factories_;
+  struct Entry {
+    PluginFactory factory;
+    std::optional<ArgsType> args_type;
+  };
+  std::map<std::string, Entry, std::less<>> entries_;
 };
 
 }  // namespace kubesched::framework

@@ -43,5 +43,71 @@ TEST(InTreeRegistryTest, NodeAffinityFactoryValidatesArgs) {
   EXPECT_EQ(plugin.error(), "unknown field \"bogus\"");
 }
 
+// Plugins with an upstream args type register it: kind "<Name>Args", upstream's v1 defaults
+// (encoded in upstream's field order), and errors rooted at the path the caller gives.
+TEST(InTreeRegistryTest, ArgsTypesAndTheirDefaults) {
+  framework::Registry registry;
+  RegisterInTreePlugins(registry);
+  struct Case {
+    std::string_view plugin;
+    std::string defaults;  // JSON, "" when the plugin has no args type
+  };
+  const std::vector<Case> cases = {
+      {names::kDefaultPreemption, R"({"minCandidateNodesPercentage":10,"minCandidateNodesAbsolute":100})"},
+      {names::kInterPodAffinity, R"({"hardPodAffinityWeight":1,"ignorePreferredTermsOfExistingPods":false})"},
+      {names::kNodeAffinity, R"({"addedAffinity":null})"},
+      {names::kNodeResourcesBalancedAllocation,
+       R"({"resources":[{"name":"cpu","weight":1},{"name":"memory","weight":1}]})"},
+      {names::kNodeResourcesFit,
+       R"({"ignoredResources":[],"ignoredResourceGroups":[],"scoringStrategy":{"type":"LeastAllocated",)"
+       R"("resources":[{"name":"cpu","weight":1},{"name":"memory","weight":1}],"requestedToCapacityRatio":null}})"},
+      {names::kPodTopologySpread, R"({"defaultConstraints":[],"defaultingType":"System"})"},
+      {names::kPrioritySort, ""},
+      {names::kImageLocality, ""},
+      {names::kDefaultBinder, ""},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(std::string(c.plugin));
+    const framework::ArgsType* type = registry.FindArgsType(c.plugin);
+    if (c.defaults.empty()) {
+      EXPECT_EQ(type, nullptr);
+      continue;
+    }
+    ASSERT_NE(type, nullptr);
+    EXPECT_EQ(type->kind, std::string(c.plugin) + "Args");
+    auto defaults = type->decode(nlohmann::json(nullptr), "");
+    ASSERT_TRUE(defaults.has_value());
+    EXPECT_EQ(defaults->dump(), c.defaults);
+    // The encoding reads back as the same args.
+    auto again = type->decode(nlohmann::json::parse(defaults->dump()), "");
+    ASSERT_TRUE(again.has_value()) << again.error().errors.front();
+    EXPECT_EQ(again->dump(), c.defaults);
+    auto unknown = type->decode(nlohmann::json::parse(R"({"bogus": 1})"), "profiles[0].pluginConfig[3].args");
+    ASSERT_FALSE(unknown.has_value());
+    EXPECT_TRUE(unknown.error().decoding);
+    EXPECT_EQ(unknown.error().errors,
+              std::vector<std::string>{"unknown field \"profiles[0].pluginConfig[3].args.bogus\""});
+  }
+}
+
+TEST(InTreeRegistryTest, ArgsErrorsAreAllListedWithTheirFullPaths) {
+  framework::Registry registry;
+  RegisterInTreePlugins(registry);
+  auto got = registry.FindArgsType(names::kNodeResourcesFit)
+                 ->decode(nlohmann::json::parse(R"({"ignoredResourceGroups": ["a/b"], "scoringStrategy":
+                     {"type": "Sideways", "resources": [{"name": "cpu", "weight": 500}]}})"),
+                          "profiles[0].pluginConfig[1].args");
+  ASSERT_FALSE(got.has_value());
+  EXPECT_FALSE(got.error().decoding);
+  EXPECT_EQ(got.error().errors,
+            (std::vector<std::string>{
+                "profiles[0].pluginConfig[1].args.ignoredResourceGroups[0]: Invalid value: \"a/b\": resource group "
+                "name can't contain '/'",
+                "profiles[0].pluginConfig[1].args.scoringStrategy.type: Unsupported value: \"Sideways\": supported "
+                "values: \"LeastAllocated\", \"MostAllocated\", \"RequestedToCapacityRatio\"",
+                "profiles[0].pluginConfig[1].args.scoringStrategy.resources[0].weight: Invalid value: 500: resource "
+                "weight of cpu not in valid range (0, 100]"}));
+}
+
 }  // namespace
 }  // namespace kubesched::plugins

@@ -2,7 +2,10 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "plugins/default_binder/default_binder.h"
 #include "plugins/default_preemption/default_preemption.h"
@@ -23,13 +26,30 @@
 namespace kubesched::plugins {
 namespace {
 
-void MustRegister(framework::Registry& registry, std::string_view name, framework::PluginFactory factory) {
-  auto ok = registry.Register(std::string(name), std::move(factory));
+void MustRegister(framework::Registry& registry, std::string_view name, framework::PluginFactory factory,
+                  std::optional<framework::ArgsType> args_type = std::nullopt) {
+  auto ok = registry.Register(std::string(name), std::move(factory), std::move(args_type));
   if (!ok) {
     std::fprintf(stderr, "registering in-tree plugin %.*s: %s\n", static_cast<int>(name.size()), name.data(),
                  ok.error().c_str());
     std::abort();
   }
+}
+
+// The ArgsType of a plugin whose args decode into `Args` with `decode` and encode back with
+// `encode` (kind "<name>Args", as upstream names every in-tree args type).
+template <class Args>
+framework::ArgsType ArgsTypeOf(std::string_view name,
+                               std::expected<Args, framework::ArgsErrors> (*decode)(const nlohmann::json&,
+                                                                                    const std::string&),
+                               nlohmann::ordered_json (*encode)(const Args&)) {
+  return {std::string(name) + "Args",
+          [decode, encode](const nlohmann::json& args,
+                           const std::string& path) -> std::expected<nlohmann::ordered_json, framework::ArgsErrors> {
+            auto decoded = decode(args, path);
+            if (!decoded) return std::unexpected(std::move(decoded.error()));
+            return encode(*decoded);
+          }};
 }
 
 }  // namespace
@@ -39,16 +59,24 @@ void RegisterInTreePlugins(framework::Registry& registry) {
   MustRegister(registry, scheduling_gates::SchedulingGates::kName, scheduling_gates::New);
   MustRegister(registry, node_name::NodeName::kName, node_name::New);
   MustRegister(registry, node_unschedulable::NodeUnschedulable::kName, node_unschedulable::New);
-  MustRegister(registry, node_affinity::NodeAffinity::kName, node_affinity::New);
+  MustRegister(registry, node_affinity::NodeAffinity::kName, node_affinity::New,
+               ArgsTypeOf(node_affinity::NodeAffinity::kName, node_affinity::DecodeArgs, node_affinity::EncodeArgs));
   MustRegister(registry, taint_toleration::TaintToleration::kName, taint_toleration::New);
   MustRegister(registry, node_ports::NodePorts::kName, node_ports::New);
   MustRegister(registry, default_binder::DefaultBinder::kName, default_binder::New);
-  MustRegister(registry, names::kNodeResourcesFit, node_resources_fit::New);
-  MustRegister(registry, names::kNodeResourcesBalancedAllocation, node_resources_balanced_allocation::New);
-  MustRegister(registry, names::kInterPodAffinity, inter_pod_affinity::New);
-  MustRegister(registry, names::kPodTopologySpread, pod_topology_spread::New);
+  MustRegister(registry, names::kNodeResourcesFit, node_resources_fit::New,
+               ArgsTypeOf(names::kNodeResourcesFit, node_resources_fit::DecodeNodeResourcesFitArgs,
+                          node_resources_fit::EncodeNodeResourcesFitArgs));
+  MustRegister(registry, names::kNodeResourcesBalancedAllocation, node_resources_balanced_allocation::New,
+               ArgsTypeOf(names::kNodeResourcesBalancedAllocation, node_resources_balanced_allocation::DecodeArgs,
+                          node_resources_balanced_allocation::EncodeArgs));
+  MustRegister(registry, names::kInterPodAffinity, inter_pod_affinity::New,
+               ArgsTypeOf(names::kInterPodAffinity, inter_pod_affinity::DecodeArgs, inter_pod_affinity::EncodeArgs));
+  MustRegister(registry, names::kPodTopologySpread, pod_topology_spread::New,
+               ArgsTypeOf(names::kPodTopologySpread, pod_topology_spread::DecodeArgs, pod_topology_spread::EncodeArgs));
   MustRegister(registry, names::kImageLocality, image_locality::New);
-  MustRegister(registry, names::kDefaultPreemption, default_preemption::New);
+  MustRegister(registry, names::kDefaultPreemption, default_preemption::New,
+               ArgsTypeOf(names::kDefaultPreemption, default_preemption::DecodeArgs, default_preemption::EncodeArgs));
 }
 
 }  // namespace kubesched::plugins

@@ -68,6 +68,44 @@ profiles:
   EXPECT_NE(r.err.find("Duplicate value"), std::string::npos) << r.err;
 }
 
+TEST(ConfigE2E, EveryArgsErrorIsListedWithTheFileName) {
+  std::string cfg = WriteTempFile("bad-args.yaml", R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- pluginConfig:
+  - name: DefaultPreemption
+    args: {minCandidateNodesPercentage: 200}
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: Sideways
+        resources: [{name: cpu, weight: 500}]
+)");
+  RunResult r = RunKubesched({"simulate", "-f", SourcePath("examples/boreas/cluster.yaml"), "--config", cfg});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "error: " + cfg +
+                       ": profiles[0].pluginConfig[0].args.minCandidateNodesPercentage: Invalid value: 200: not in "
+                       "valid range [0, 100]\n" +
+                       cfg +
+                       ": profiles[0].pluginConfig[1].args.scoringStrategy.type: Unsupported value: \"Sideways\": "
+                       "supported values: \"LeastAllocated\", \"MostAllocated\", \"RequestedToCapacityRatio\"\n" +
+                       cfg +
+                       ": profiles[0].pluginConfig[1].args.scoringStrategy.resources[0].weight: Invalid value: 500: "
+                       "resource weight of cpu not in valid range (0, 100]\n");
+  EXPECT_TRUE(r.out.empty());
+
+  std::string extenders = WriteTempFile("extenders.yaml", R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+extenders:
+- urlPrefix: http://127.0.0.1:8888/
+  filterVerb: filter
+)");
+  r = RunKubesched({"simulate", "-f", SourcePath("examples/boreas/cluster.yaml"), "--config", extenders});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "error: " + extenders +
+                       ": extenders: not supported yet: kubesched does not call scheduler extenders (configured: 1)\n");
+}
+
 TEST(ConfigE2E, ExplainShowsPerPluginVerdictsAndScores) {
   RunResult r = RunKubesched({"simulate", "-f", SourcePath("examples/boreas/cluster.yaml"), "-f",
                               SourcePath("examples/boreas/test-a.yaml"), "--explain", "default/does-not-exist"});

@@ -9,6 +9,9 @@
 
 #include <fmt/format.h>
 
+#include "plugins/helper/strict_decoder.h"
+#include "plugins/helper/validation.h"
+
 namespace kubesched::plugins::default_preemption {
 namespace {
 
@@ -17,16 +20,6 @@ using framework::NodeInfo;
 using framework::PodInfo;
 using framework::PodInfoPtr;
 using framework::Status;
-
-std::string Aggregate(const std::vector<std::string>& errors) {
-  if (errors.size() == 1) return errors[0];
-  std::string out = "[";
-  for (size_t i = 0; i < errors.size(); ++i) {
-    if (i > 0) out += ", ";
-    out += errors[i];
-  }
-  return out + "]";
-}
 
 int64_t StartTimeOr(const api::Pod& pod, int64_t now_ns) { return pod.status.start_time_ns.value_or(now_ns); }
 
@@ -79,48 +72,51 @@ std::string FitErrorMessage(size_t num_all_nodes, const framework::NodeToStatus&
 // ---------------------------------------------------------------------------------------------
 // Args
 
-std::expected<DefaultPreemptionArgs, std::string> ParseArgs(const nlohmann::json& json) {
+std::expected<DefaultPreemptionArgs, framework::ArgsErrors> DecodeArgs(const nlohmann::json& json,
+                                                                       const std::string& path) {
   DefaultPreemptionArgs args;
-  if (json.is_null()) return args;
-  if (!json.is_object()) return std::unexpected("expected an object");
-  for (const auto& [key, value] : json.items()) {
-    int32_t* field = nullptr;
-    if (key == "minCandidateNodesPercentage") {
-      field = &args.min_candidate_nodes_percentage;
-    } else if (key == "minCandidateNodesAbsolute") {
-      field = &args.min_candidate_nodes_absolute;
-    } else if (key == "apiVersion" || key == "kind") {
-      continue;
-    } else {
-      return std::unexpected(fmt::format("unknown field \"{}\"", key));
-    }
-    if (value.is_null()) continue;
-    if (!value.is_number_integer()) return std::unexpected(key + ": expected an integer");
-    const int64_t v = value.get<int64_t>();
-    if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
-      return std::unexpected(key + ": expected a 32-bit integer");
-    }
-    *field = static_cast<int32_t>(v);
-  }
   std::vector<std::string> errors;
+  helper::StrictDecoder d(errors);
+  const std::string pct_path = helper::PathChild(path, "minCandidateNodesPercentage");
+  const std::string abs_path = helper::PathChild(path, "minCandidateNodesAbsolute");
+  if (d.Object(json, path, {"minCandidateNodesPercentage", "minCandidateNodesAbsolute", "apiVersion", "kind"})) {
+    if (auto v = d.Int32(helper::Member(json, "minCandidateNodesPercentage"), pct_path)) {
+      args.min_candidate_nodes_percentage = *v;
+    }
+    if (auto v = d.Int32(helper::Member(json, "minCandidateNodesAbsolute"), abs_path)) {
+      args.min_candidate_nodes_absolute = *v;
+    }
+  }
+  if (!errors.empty()) return std::unexpected(framework::ArgsErrors{true, std::move(errors)});
+
+  // ValidateDefaultPreemptionArgs.
   const int32_t pct = args.min_candidate_nodes_percentage;
   const int32_t abs = args.min_candidate_nodes_absolute;
   if (pct < 0 || pct > 100) {
-    errors.push_back(fmt::format("minCandidateNodesPercentage: Invalid value: {}: not in valid range [0, 100]", pct));
+    errors.push_back(helper::FieldInvalid(pct_path, std::to_string(pct), "not in valid range [0, 100]"));
   }
-  if (abs < 0) {
-    errors.push_back(fmt::format("minCandidateNodesAbsolute: Invalid value: {}: not in valid range [0, inf)", abs));
-  }
+  if (abs < 0) errors.push_back(helper::FieldInvalid(abs_path, std::to_string(abs), "not in valid range [0, inf)"));
   if (pct == 0 && abs == 0) {
     errors.push_back(
-        "minCandidateNodesPercentage: Invalid value: 0: cannot be zero at the same time as "
-        "minCandidateNodesAbsolute");
+        helper::FieldInvalid(pct_path, "0", "cannot be zero at the same time as minCandidateNodesAbsolute"));
     errors.push_back(
-        "minCandidateNodesAbsolute: Invalid value: 0: cannot be zero at the same time as "
-        "minCandidateNodesPercentage");
+        helper::FieldInvalid(abs_path, "0", "cannot be zero at the same time as minCandidateNodesPercentage"));
   }
-  if (!errors.empty()) return std::unexpected(Aggregate(errors));
+  if (!errors.empty()) return std::unexpected(framework::ArgsErrors{false, std::move(errors)});
   return args;
+}
+
+std::expected<DefaultPreemptionArgs, std::string> ParseArgs(const nlohmann::json& json) {
+  auto decoded = DecodeArgs(json, "");
+  if (!decoded) return std::unexpected(helper::AggregateErrors(decoded.error().errors));
+  return *decoded;
+}
+
+nlohmann::ordered_json EncodeArgs(const DefaultPreemptionArgs& args) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  out["minCandidateNodesPercentage"] = args.min_candidate_nodes_percentage;
+  out["minCandidateNodesAbsolute"] = args.min_candidate_nodes_absolute;
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -440,7 +436,7 @@ std::pair<framework::PostFilterResult, Status> DefaultPreemption::PostFilter(
     candidates = DryRunPreemption(state, pod, potential, pdbs, offset, num, node_statuses, errors);
   }
   if (candidates.empty()) {
-    if (!errors.empty()) return {{}, wrap(Status::Error(Aggregate(errors)))};
+    if (!errors.empty()) return {{}, wrap(Status::Error(helper::AggregateErrors(errors)))};
     node_statuses.set_absent_status(Status::UnschedulableAndUnresolvable(std::string(kNotHelpful)));
     // kOverride with no node clears a stale nomination of the pod.
     return {{framework::NominatingMode::kOverride, ""},

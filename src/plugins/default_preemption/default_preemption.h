@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "framework/args.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
 
@@ -32,9 +33,14 @@ struct DefaultPreemptionArgs {
   int32_t min_candidate_nodes_absolute = 100;
 };
 
-//! Reads, defaults and validates the args (null/absent => defaults) with upstream's field.Error
-//! wording; several errors are joined as "[e1, e2]".
+//! Decodes the args strictly, applies the defaults (null/absent fields) and validates them; every
+//! error names its field under `path` in upstream's field.Error wording.
+std::expected<DefaultPreemptionArgs, framework::ArgsErrors> DecodeArgs(const nlohmann::json& args,
+                                                                       const std::string& path);
+//! DecodeArgs with paths relative to args, the errors joined as upstream's aggregate ("[e1, e2]").
 std::expected<DefaultPreemptionArgs, std::string> ParseArgs(const nlohmann::json& args);
+//! The args as a configuration file spells them.
+nlohmann::ordered_json EncodeArgs(const DefaultPreemptionArgs& args);
 
 //! A PodDisruptionBudget with the disruptions it currently allows (upstream reads
 //! status.disruptionsAllowed, which kubesched derives from the snapshot: see ComputePdbBudgets).

@@ -138,6 +138,14 @@ std::string FieldRequired(std::string_view path, std::string_view detail) {
   return out;
 }
 
+std::string FieldDuplicate(std::string_view path, std::string_view rendered_value) {
+  return std::string(path) + ": Duplicate value: " + std::string(rendered_value);
+}
+
+std::string FieldForbidden(std::string_view path, std::string_view detail) {
+  return std::string(path) + ": Forbidden: " + std::string(detail);
+}
+
 std::string AggregateErrors(std::span<const std::string> errs) {
   std::vector<std::string_view> seen;
   for (const auto& e : errs) {

@@ -23,8 +23,12 @@ std::string FieldInvalid(std::string_view path, std::string_view rendered_value,
 //! "<path>: Unsupported value: "<value>": supported values: "a", "b"".
 std::string FieldNotSupported(std::string_view path, std::string_view value,
                               std::initializer_list<std::string_view> supported);
-//! "<path>: Required value: <detail>".
+//! "<path>: Required value: <detail>" ("<path>: Required value" without detail).
 std::string FieldRequired(std::string_view path, std::string_view detail);
+//! "<path>: Duplicate value: <value>"; `value` must already be rendered.
+std::string FieldDuplicate(std::string_view path, std::string_view rendered_value);
+//! "<path>: Forbidden: <detail>".
+std::string FieldForbidden(std::string_view path, std::string_view detail);
 
 //! errors.NewAggregate(errs).Error(): "" for none, the message alone for one, "[e1, e2]" for more
 //! (duplicates dropped, as upstream).

@@ -2,42 +2,50 @@
 
 #include <fmt/format.h>
 
-#include <limits>
 #include <nlohmann/json.hpp>
+
+#include "plugins/helper/strict_decoder.h"
+#include "plugins/helper/validation.h"
 
 namespace kubesched::plugins::inter_pod_affinity {
 
-std::expected<InterPodAffinityArgs, std::string> ParseArgs(const nlohmann::json& args) {
+std::expected<InterPodAffinityArgs, framework::ArgsErrors> DecodeArgs(const nlohmann::json& args,
+                                                                      const std::string& path) {
   InterPodAffinityArgs out;
-  if (args.is_null()) return out;
-  if (!args.is_object()) return std::unexpected("expected an object");
-  for (const auto& [key, value] : args.items()) {
-    if (value.is_null()) continue;  // an explicit null keeps the default, as a nil pointer does
-    if (key == "hardPodAffinityWeight") {
-      if (!value.is_number_integer()) {
-        return std::unexpected(
-            fmt::format("hardPodAffinityWeight: Invalid value: {}: must be an integer", value.dump()));
-      }
-      int64_t w = value.is_number_unsigned() && value.get<uint64_t>() > uint64_t{std::numeric_limits<int64_t>::max()}
-                      ? std::numeric_limits<int64_t>::max()
-                      : value.get<int64_t>();
-      if (w < kMinHardPodAffinityWeight || w > kMaxHardPodAffinityWeight) {
-        return std::unexpected(fmt::format("hardPodAffinityWeight: Invalid value: {}: not in valid range [{}, {}]", w,
-                                           kMinHardPodAffinityWeight, kMaxHardPodAffinityWeight));
-      }
-      out.hard_pod_affinity_weight = static_cast<int32_t>(w);
-    } else if (key == "ignorePreferredTermsOfExistingPods") {
-      if (!value.is_boolean()) {
-        return std::unexpected(
-            fmt::format("ignorePreferredTermsOfExistingPods: Invalid value: {}: must be a boolean", value.dump()));
-      }
-      out.ignore_preferred_terms_of_existing_pods = value.get<bool>();
-    } else if (key == "apiVersion" || key == "kind") {
-      continue;  // the typed-args envelope
-    } else {
-      return std::unexpected(fmt::format("unknown field \"{}\"", key));
+  std::vector<std::string> errors;
+  helper::StrictDecoder d(errors);
+  if (d.Object(args, path, {"hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods", "apiVersion", "kind"})) {
+    // An explicit null keeps the default, as a nil pointer does.
+    const std::string weight_path = helper::PathChild(path, "hardPodAffinityWeight");
+    if (auto w = d.Int32(helper::Member(args, "hardPodAffinityWeight"), weight_path)) out.hard_pod_affinity_weight = *w;
+    if (auto b = d.Bool(helper::Member(args, "ignorePreferredTermsOfExistingPods"),
+                        helper::PathChild(path, "ignorePreferredTermsOfExistingPods"))) {
+      out.ignore_preferred_terms_of_existing_pods = *b;
     }
   }
+  if (!errors.empty()) return std::unexpected(framework::ArgsErrors{true, std::move(errors)});
+
+  // ValidateInterPodAffinityArgs.
+  const int32_t w = out.hard_pod_affinity_weight;
+  if (w < kMinHardPodAffinityWeight || w > kMaxHardPodAffinityWeight) {
+    errors.push_back(helper::FieldInvalid(
+        helper::PathChild(path, "hardPodAffinityWeight"), std::to_string(w),
+        fmt::format("not in valid range [{}, {}]", kMinHardPodAffinityWeight, kMaxHardPodAffinityWeight)));
+  }
+  if (!errors.empty()) return std::unexpected(framework::ArgsErrors{false, std::move(errors)});
+  return out;
+}
+
+std::expected<InterPodAffinityArgs, std::string> ParseArgs(const nlohmann::json& args) {
+  auto decoded = DecodeArgs(args, "");
+  if (!decoded) return std::unexpected(helper::AggregateErrors(decoded.error().errors));
+  return *decoded;
+}
+
+nlohmann::ordered_json EncodeArgs(const InterPodAffinityArgs& args) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  out["hardPodAffinityWeight"] = args.hard_pod_affinity_weight;
+  out["ignorePreferredTermsOfExistingPods"] = args.ignore_preferred_terms_of_existing_pods;
   return out;
 }
 

@@ -7,6 +7,8 @@
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 
+#include "framework/args.h"
+
 namespace kubesched::plugins::inter_pod_affinity {
 
 inline constexpr int32_t kDefaultHardPodAffinityWeight = 1;
@@ -22,9 +24,14 @@ struct InterPodAffinityArgs {
   bool ignore_preferred_terms_of_existing_pods = false;
 };
 
-//! Reads, defaults and validates the args (null/absent fields => upstream defaults). Errors name
-//! the field relative to args in upstream's field.Error wording, e.g.
-//! `hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]`.
+//! Decodes the args strictly, applies the defaults (null/absent fields) and validates them. Every
+//! error names its field under `path` in upstream's field.Error wording, e.g.
+//! `<path>.hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]`.
+std::expected<InterPodAffinityArgs, framework::ArgsErrors> DecodeArgs(const nlohmann::json& args,
+                                                                      const std::string& path);
+//! DecodeArgs with paths relative to args, the errors joined as upstream's aggregate ("[e1, e2]").
 std::expected<InterPodAffinityArgs, std::string> ParseArgs(const nlohmann::json& args);
+//! The args as a configuration file spells them.
+nlohmann::ordered_json EncodeArgs(const InterPodAffinityArgs& args);
 
 }  // namespace kubesched::plugins::inter_pod_affinity

@@ -1306,7 +1306,12 @@ TEST(InterPodAffinityArgs, DefaultsAndValidation) {
       {"wrong type",
        {{"ignorePreferredTermsOfExistingPods", "yes"}},
        std::nullopt,
-       "ignorePreferredTermsOfExistingPods: Invalid value: \"yes\": must be a boolean"},
+       "ignorePreferredTermsOfExistingPods: Invalid type: expected bool, got string"},
+      {"every error",
+       {{"hardPodAffinityWeight", "high"}, {"ignorePreferredTermsOfExistingPods", 1}, {"x", 1}},
+       std::nullopt,
+       "[unknown field \"x\", hardPodAffinityWeight: Invalid type: expected int32, got string, "
+       "ignorePreferredTermsOfExistingPods: Invalid type: expected bool, got integer]"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);

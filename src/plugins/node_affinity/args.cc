@@ -4,6 +4,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "plugins/helper/strict_decoder.h"
 #include "plugins/helper/validation.h"
 #include "plugins/node_affinity/node_selector.h"
 
@@ -43,75 +44,33 @@ std::optional<api::SelectorOperator> ParseOperator(std::string_view op) {
   return std::nullopt;
 }
 
-// Strict JSON decoding into the raw structs; wrong types and unknown fields are collected as
+// Strict JSON decoding into the raw structs; unknown fields and wrong types are collected as
 // decoding errors (upstream's strict decoder fails before validation runs).
 class Decoder {
  public:
-  std::vector<std::string> errs;
-
-  bool Object(const Json& j, const std::string& path, std::initializer_list<std::string_view> known) {
-    if (!j.is_object()) {
-      errs.push_back(helper::FieldInvalid(path, j.dump(), "must be an object"));
-      return false;
-    }
-    for (const auto& [k, v] : j.items()) {
-      bool ok = false;
-      for (auto name : known) ok |= k == name;
-      if (!ok) errs.push_back("unknown field " + helper::GoQuote(PathChild(path, k)));
-    }
-    return true;
-  }
-
-  // Present and non-null member, or nullptr.
-  static const Json* Member(const Json& obj, std::string_view name) {
-    auto it = obj.find(name);
-    if (it == obj.end() || it->is_null()) return nullptr;
-    return &*it;
-  }
-
-  std::string String(const Json& j, const std::string& path) {
-    if (j.is_null()) return "";
-    if (!j.is_string()) {
-      errs.push_back(helper::FieldInvalid(path, j.dump(), "must be a string"));
-      return "";
-    }
-    return j.get<std::string>();
-  }
-
-  // Calls each(element, path) for a JSON array (null reads as empty).
-  template <typename F>
-  void Array(const Json& j, const std::string& path, F&& each) {
-    if (j.is_null()) return;
-    if (!j.is_array()) {
-      errs.push_back(helper::FieldInvalid(path, j.dump(), "must be an array"));
-      return;
-    }
-    for (size_t i = 0; i < j.size(); ++i) each(j[i], PathIndex(path, i));
-  }
+  explicit Decoder(std::vector<std::string>& errs) : d_(errs) {}
 
   RawRequirement Requirement(const Json& j, const std::string& path) {
     RawRequirement r;
-    if (!Object(j, path, {"key", "operator", "values"})) return r;
-    if (const Json* v = Member(j, "key")) r.key = String(*v, PathChild(path, "key"));
-    if (const Json* v = Member(j, "operator")) r.op = String(*v, PathChild(path, "operator"));
-    if (const Json* v = Member(j, "values")) {
-      Array(*v, PathChild(path, "values"),
-            [&](const Json& e, const std::string& p) { r.values.push_back(String(e, p)); });
-    }
+    if (!d_.Object(j, path, {"key", "operator", "values"})) return r;
+    r.key = d_.String(helper::Member(j, "key"), PathChild(path, "key")).value_or("");
+    r.op = d_.String(helper::Member(j, "operator"), PathChild(path, "operator")).value_or("");
+    r.values = d_.StringList(helper::Member(j, "values"), PathChild(path, "values"));
     return r;
+  }
+
+  std::vector<RawRequirement> Requirements(const Json& j, const std::string& path) {
+    std::vector<RawRequirement> out;
+    if (!d_.Array(j, path)) return out;
+    for (size_t i = 0; i < j.size(); ++i) out.push_back(Requirement(j[i], PathIndex(path, i)));
+    return out;
   }
 
   RawTerm Term(const Json& j, const std::string& path) {
     RawTerm t;
-    if (j.is_null() || !Object(j, path, {"matchExpressions", "matchFields"})) return t;
-    if (const Json* v = Member(j, "matchExpressions")) {
-      Array(*v, PathChild(path, "matchExpressions"),
-            [&](const Json& e, const std::string& p) { t.match_expressions.push_back(Requirement(e, p)); });
-    }
-    if (const Json* v = Member(j, "matchFields")) {
-      Array(*v, PathChild(path, "matchFields"),
-            [&](const Json& e, const std::string& p) { t.match_fields.push_back(Requirement(e, p)); });
-    }
+    if (!d_.Object(j, path, {"matchExpressions", "matchFields"})) return t;
+    t.match_expressions = Requirements(helper::Member(j, "matchExpressions"), PathChild(path, "matchExpressions"));
+    t.match_fields = Requirements(helper::Member(j, "matchFields"), PathChild(path, "matchFields"));
     return t;
   }
 
@@ -119,36 +78,35 @@ class Decoder {
     RawAffinity a;
     static constexpr std::string_view kRequired = "requiredDuringSchedulingIgnoredDuringExecution";
     static constexpr std::string_view kPreferred = "preferredDuringSchedulingIgnoredDuringExecution";
-    if (!Object(j, path, {kRequired, kPreferred})) return a;
-    if (const Json* v = Member(j, kRequired)) {
-      std::string p = PathChild(path, kRequired);
+    if (!d_.Object(j, path, {kRequired, kPreferred})) return a;
+    const Json& required = helper::Member(j, kRequired);
+    const std::string required_path = PathChild(path, kRequired);
+    if (d_.Object(required, required_path, {"nodeSelectorTerms"})) {
       a.required.emplace();
-      if (Object(*v, p, {"nodeSelectorTerms"})) {
-        if (const Json* terms = Member(*v, "nodeSelectorTerms")) {
-          Array(*terms, PathChild(p, "nodeSelectorTerms"),
-                [&](const Json& e, const std::string& tp) { a.required->push_back(Term(e, tp)); });
-        }
+      const Json& terms = helper::Member(required, "nodeSelectorTerms");
+      const std::string terms_path = PathChild(required_path, "nodeSelectorTerms");
+      if (d_.Array(terms, terms_path)) {
+        for (size_t i = 0; i < terms.size(); ++i) a.required->push_back(Term(terms[i], PathIndex(terms_path, i)));
       }
     }
-    if (const Json* v = Member(j, kPreferred)) {
-      Array(*v, PathChild(path, kPreferred), [&](const Json& e, const std::string& p) {
+    const Json& preferred = helper::Member(j, kPreferred);
+    const std::string preferred_path = PathChild(path, kPreferred);
+    if (d_.Array(preferred, preferred_path)) {
+      for (size_t i = 0; i < preferred.size(); ++i) {
+        const std::string p = PathIndex(preferred_path, i);
         RawPreferred pref;
-        if (Object(e, p, {"weight", "preference"})) {
-          if (const Json* w = Member(e, "weight")) {
-            if (w->is_number_integer() && w->get<int64_t>() >= std::numeric_limits<int32_t>::min() &&
-                w->get<int64_t>() <= std::numeric_limits<int32_t>::max()) {
-              pref.weight = static_cast<int32_t>(w->get<int64_t>());
-            } else {
-              errs.push_back(helper::FieldInvalid(PathChild(p, "weight"), w->dump(), "must be a 32-bit integer"));
-            }
-          }
-          if (const Json* t = Member(e, "preference")) pref.preference = Term(*t, PathChild(p, "preference"));
+        if (d_.Object(preferred[i], p, {"weight", "preference"})) {
+          pref.weight = d_.Int32(helper::Member(preferred[i], "weight"), PathChild(p, "weight")).value_or(0);
+          pref.preference = Term(helper::Member(preferred[i], "preference"), PathChild(p, "preference"));
         }
         a.preferred.push_back(std::move(pref));
-      });
+      }
     }
     return a;
   }
+
+ private:
+  helper::StrictDecoder d_;
 };
 
 // Validation as nodeaffinity.NewNodeSelector / NewPreferredSchedulingTerms with a path option.
@@ -186,14 +144,12 @@ std::vector<api::SelectorRequirement> Convert(const std::vector<RawRequirement>&
 
 api::NodeSelectorTerm Convert(const RawTerm& t) { return {Convert(t.match_expressions), Convert(t.match_fields)}; }
 
-}  // namespace
-
-std::expected<api::NodeAffinity, std::string> DecodeNodeAffinity(const Json& json, const std::string& path) {
-  Decoder d;
-  RawAffinity raw = d.Affinity(json, path);
-  if (!d.errs.empty()) return std::unexpected(helper::AggregateErrors(d.errs));
-
+std::expected<api::NodeAffinity, framework::ArgsErrors> DecodeNodeAffinityStrict(const Json& json,
+                                                                                 const std::string& path) {
   std::vector<std::string> errs;
+  RawAffinity raw = Decoder(errs).Affinity(json, path);
+  if (!errs.empty()) return std::unexpected(framework::ArgsErrors{true, std::move(errs)});
+
   if (raw.required) {
     const std::string terms_path =
         PathChild(PathChild(path, "requiredDuringSchedulingIgnoredDuringExecution"), "nodeSelectorTerms");
@@ -209,7 +165,7 @@ std::expected<api::NodeAffinity, std::string> DecodeNodeAffinity(const Json& jso
     if (p.weight == 0 || p.preference.Empty()) continue;
     ValidateTerm(p.preference, PathIndex(preferred_path, i), errs);
   }
-  if (!errs.empty()) return std::unexpected(helper::AggregateErrors(errs));
+  if (!errs.empty()) return std::unexpected(framework::ArgsErrors{false, std::move(errs)});
 
   api::NodeAffinity out;
   if (raw.required) {
@@ -220,18 +176,88 @@ std::expected<api::NodeAffinity, std::string> DecodeNodeAffinity(const Json& jso
   return out;
 }
 
-std::expected<NodeAffinityArgs, std::string> ParseArgs(const Json& args) {
+}  // namespace
+
+std::expected<api::NodeAffinity, std::string> DecodeNodeAffinity(const Json& json, const std::string& path) {
+  auto decoded = DecodeNodeAffinityStrict(json, path);
+  if (!decoded) return std::unexpected(helper::AggregateErrors(decoded.error().errors));
+  return *decoded;
+}
+
+std::expected<NodeAffinityArgs, framework::ArgsErrors> DecodeArgs(const Json& args, const std::string& path) {
   NodeAffinityArgs out;
-  if (args.is_null()) return out;
-  Decoder d;
-  if (!d.Object(args, "", {"addedAffinity", "apiVersion", "kind"}))
-    return std::unexpected(helper::AggregateErrors(d.errs));
-  if (!d.errs.empty()) return std::unexpected(helper::AggregateErrors(d.errs));
-  if (const Json* added = Decoder::Member(args, "addedAffinity")) {
-    auto affinity = DecodeNodeAffinity(*added, "addedAffinity");
-    if (!affinity) return std::unexpected(affinity.error());
-    out.added_affinity = std::move(*affinity);
+  std::vector<std::string> errs;
+  helper::StrictDecoder d(errs);
+  if (!d.Object(args, path, {"addedAffinity", "apiVersion", "kind"})) {
+    if (!errs.empty()) return std::unexpected(framework::ArgsErrors{true, std::move(errs)});
+    return out;  // null: no added affinity
   }
+  const Json& added = helper::Member(args, "addedAffinity");
+  if (added.is_null()) {
+    if (!errs.empty()) return std::unexpected(framework::ArgsErrors{true, std::move(errs)});
+    return out;
+  }
+  auto affinity = DecodeNodeAffinityStrict(added, PathChild(path, "addedAffinity"));
+  if (!errs.empty()) {  // unknown fields beside addedAffinity: decoding errors, listed with its own
+    if (!affinity && affinity.error().decoding) {
+      errs.insert(errs.end(), affinity.error().errors.begin(), affinity.error().errors.end());
+    }
+    return std::unexpected(framework::ArgsErrors{true, std::move(errs)});
+  }
+  if (!affinity) return std::unexpected(std::move(affinity.error()));
+  out.added_affinity = std::move(*affinity);
+  return out;
+}
+
+std::expected<NodeAffinityArgs, std::string> ParseArgs(const Json& args) {
+  auto decoded = DecodeArgs(args, "");
+  if (!decoded) return std::unexpected(helper::AggregateErrors(decoded.error().errors));
+  return *decoded;
+}
+
+namespace {
+
+nlohmann::ordered_json EncodeRequirements(const std::vector<api::SelectorRequirement>& reqs) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const auto& r : reqs) {
+    nlohmann::ordered_json e = nlohmann::ordered_json::object();
+    e["key"] = r.key;
+    e["operator"] = api::ToString(r.op);
+    if (!r.values.empty()) e["values"] = r.values;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+nlohmann::ordered_json EncodeTerm(const api::NodeSelectorTerm& t) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  if (!t.match_expressions.empty()) out["matchExpressions"] = EncodeRequirements(t.match_expressions);
+  if (!t.match_fields.empty()) out["matchFields"] = EncodeRequirements(t.match_fields);
+  return out;
+}
+
+}  // namespace
+
+nlohmann::ordered_json EncodeArgs(const NodeAffinityArgs& args) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  if (!args.added_affinity) {
+    out["addedAffinity"] = nullptr;
+    return out;
+  }
+  nlohmann::ordered_json affinity = nlohmann::ordered_json::object();
+  if (args.added_affinity->required) {
+    nlohmann::ordered_json terms = nlohmann::ordered_json::array();
+    for (const auto& t : args.added_affinity->required->terms) terms.push_back(EncodeTerm(t));
+    affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {{"nodeSelectorTerms", std::move(terms)}};
+  }
+  if (!args.added_affinity->preferred.empty()) {
+    nlohmann::ordered_json preferred = nlohmann::ordered_json::array();
+    for (const auto& p : args.added_affinity->preferred) {
+      preferred.push_back({{"weight", p.weight}, {"preference", EncodeTerm(p.preference)}});
+    }
+    affinity["preferredDuringSchedulingIgnoredDuringExecution"] = std::move(preferred);
+  }
+  out["addedAffinity"] = std::move(affinity);
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "api/types.h"
+#include "framework/args.h"
 
 namespace kubesched::plugins::node_affinity {
 
@@ -17,15 +18,18 @@ struct NodeAffinityArgs {
   std::optional<api::NodeAffinity> added_affinity;
 };
 
-//! Reads NodeAffinityArgs (null or absent => no added affinity). Unknown fields and wrong JSON
-//! types are decoding errors (`unknown field "addedAffinity.foo"`); then every requirement is
-//! validated, errors named relative to args, e.g. `addedAffinity.requiredDuringScheduling...
+//! Decodes NodeAffinityArgs (null or absent => no added affinity). Unknown fields and wrong JSON
+//! types are decoding errors (`unknown field "<path>.addedAffinity.foo"`); then every requirement
+//! is validated, errors named under `path`, e.g. `<path>.addedAffinity.requiredDuringScheduling...
 //! .nodeSelectorTerms[0].matchExpressions[0].operator: Unsupported value: "Foo": supported values:
 //! "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"`.
-//! Several errors are joined as "[e1, e2]".
+std::expected<NodeAffinityArgs, framework::ArgsErrors> DecodeArgs(const nlohmann::json& args, const std::string& path);
+//! DecodeArgs with paths relative to args, the errors joined as upstream's aggregate ("[e1, e2]").
 std::expected<NodeAffinityArgs, std::string> ParseArgs(const nlohmann::json& args);
+//! The args as a configuration file spells them.
+nlohmann::ordered_json EncodeArgs(const NodeAffinityArgs& args);
 
-//! Decodes one v1.NodeAffinity object (same rules, paths rooted at `path`).
+//! Decodes one v1.NodeAffinity object (same rules, paths rooted at `path`, errors aggregated).
 std::expected<api::NodeAffinity, std::string> DecodeNodeAffinity(const nlohmann::json& json, const std::string& path);
 
 }  // namespace kubesched::plugins::node_affinity

@@ -95,10 +95,13 @@ TEST(NodeAffinityArgsTest, Validation) {
       {"unknown field", R"({"addedAffinity": {"foo": 1}})", "unknown field \"addedAffinity.foo\""},
       {"unknown top-level field", R"({"addedAffinty": {}})", "unknown field \"addedAffinty\""},
       {"wrong type", R"({"addedAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [{"weight": "high"}]}})",
-       "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: Invalid value: \"high\": "
-       "must be a "
-       "32-bit integer"},
-      {"args not an object", "[1]", "Invalid value: [1]: must be an object"},
+       "addedAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: Invalid type: expected int32, "
+       "got string"},
+      {"every decoding error", R"({"foo": 1, "addedAffinity": {"bar": 2,
+          "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [{"matchExpressions": [{"key": 1}]}]}}})",
+       "[unknown field \"foo\", unknown field \"addedAffinity.bar\", " + std::string(kRequired) +
+           ".matchExpressions[0].key: Invalid type: expected string, got integer]"},
+      {"args not an object", "[1]", "Invalid type: expected object, got array"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);

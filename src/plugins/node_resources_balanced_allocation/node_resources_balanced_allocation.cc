@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plugins/helper/strict_decoder.h"
 #include "plugins/helper/validation.h"
 
 namespace kubesched::plugins::node_resources_balanced_allocation {
@@ -19,18 +20,17 @@ struct PreScoreState final : framework::StateData {
 };
 
 // ValidateNodeResourcesBalancedAllocationArgs.
-std::vector<std::string> Validate(const NodeResourcesBalancedAllocationArgs& args) {
+std::vector<std::string> Validate(const NodeResourcesBalancedAllocationArgs& args, const std::string& path) {
   std::vector<std::string> errs;
   for (size_t i = 0; i < args.resources.size(); ++i) {
     const ResourceSpec& r = args.resources[i];
+    const std::string item_path = helper::PathIndex(helper::PathChild(path, "resources"), i);
     bool seen = false;
     for (size_t k = 0; k < i; ++k) seen |= args.resources[k].name == r.name;
-    if (seen) {
-      errs.push_back(fmt::format("resources[{}].name: Duplicate value: {}", i, helper::GoQuote(r.name)));
-    }
+    if (seen) errs.push_back(helper::FieldDuplicate(helper::PathChild(item_path, "name"), helper::GoQuote(r.name)));
     if (r.weight != 1) {
       errs.push_back(
-          helper::FieldInvalid(fmt::format("resources[{}].weight", i), std::to_string(r.weight), "must be 1"));
+          helper::FieldInvalid(helper::PathChild(item_path, "weight"), std::to_string(r.weight), "must be 1"));
     }
   }
   return errs;
@@ -38,20 +38,16 @@ std::vector<std::string> Validate(const NodeResourcesBalancedAllocationArgs& arg
 
 }  // namespace
 
-std::expected<NodeResourcesBalancedAllocationArgs, std::string> ParseArgs(const nlohmann::json& json) {
+std::expected<NodeResourcesBalancedAllocationArgs, framework::ArgsErrors> DecodeArgs(const nlohmann::json& json,
+                                                                                     const std::string& path) {
   NodeResourcesBalancedAllocationArgs args;
-  if (!json.is_null()) {
-    if (!json.is_object()) return std::unexpected("expected an object");
-    for (const auto& [key, value] : json.items()) {
-      if (key == "resources") {
-        if (auto err = args_util::ReadResourceSpecs(value, "resources", args.resources)) return std::unexpected(*err);
-      } else if (key == "apiVersion" || key == "kind") {
-        // Tolerated: args may be written as a typed object.
-      } else {
-        return std::unexpected(fmt::format("unknown field {}", helper::GoQuote(key)));
-      }
-    }
+  std::vector<std::string> errors;
+  helper::StrictDecoder d(errors);
+  if (d.Object(json, path, {"resources", "apiVersion", "kind"})) {
+    args.resources =
+        args_util::DecodeResourceSpecs(d, helper::Member(json, "resources"), helper::PathChild(path, "resources"));
   }
+  if (!errors.empty()) return std::unexpected(framework::ArgsErrors{true, std::move(errors)});
   // v1 defaulting (SetDefaults_NodeResourcesBalancedAllocationArgs).
   if (args.resources.empty()) {
     args.resources = node_resources_fit::DefaultResources();
@@ -60,8 +56,22 @@ std::expected<NodeResourcesBalancedAllocationArgs, std::string> ParseArgs(const 
       if (r.weight == 0) r.weight = 1;
     }
   }
-  if (auto errs = Validate(args); !errs.empty()) return std::unexpected(helper::AggregateErrors(errs));
+  if (auto errs = Validate(args, path); !errs.empty()) {
+    return std::unexpected(framework::ArgsErrors{false, std::move(errs)});
+  }
   return args;
+}
+
+std::expected<NodeResourcesBalancedAllocationArgs, std::string> ParseArgs(const nlohmann::json& json) {
+  auto decoded = DecodeArgs(json, "");
+  if (!decoded) return std::unexpected(helper::AggregateErrors(decoded.error().errors));
+  return *decoded;
+}
+
+nlohmann::ordered_json EncodeArgs(const NodeResourcesBalancedAllocationArgs& args) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  out["resources"] = args_util::EncodeResourceSpecs(args.resources);
+  return out;
 }
 
 BalancedAllocation::BalancedAllocation(NodeResourcesBalancedAllocationArgs args)

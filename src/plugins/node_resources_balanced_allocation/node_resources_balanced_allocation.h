@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "framework/args.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
 #include "plugins/node_resources_fit/args.h"
@@ -26,10 +27,16 @@ struct NodeResourcesBalancedAllocationArgs {
   std::vector<ResourceSpec> resources;
 };
 
-//! Reads the args (null/absent or an empty list => cpu and memory; a weight of 0 becomes 1) and
-//! validates them as upstream: names must be unique and every weight must be 1. Errors name the
-//! field relative to args, e.g. "resources[1].weight: Invalid value: 2: must be 1".
+//! Decodes the args strictly, applies the defaults (null/absent or an empty list => cpu and
+//! memory; a weight of 0 becomes 1) and validates them as upstream: names must be unique and every
+//! weight must be 1. Every error names its field under `path`, e.g.
+//! "<path>.resources[1].weight: Invalid value: 2: must be 1".
+std::expected<NodeResourcesBalancedAllocationArgs, framework::ArgsErrors> DecodeArgs(const nlohmann::json& args,
+                                                                                     const std::string& path);
+//! DecodeArgs with paths relative to args, the errors joined as upstream's aggregate ("[e1, e2]").
 std::expected<NodeResourcesBalancedAllocationArgs, std::string> ParseArgs(const nlohmann::json& args);
+//! The args as a configuration file spells them.
+nlohmann::ordered_json EncodeArgs(const NodeResourcesBalancedAllocationArgs& args);
 
 class BalancedAllocation final : public framework::PreScorePlugin, public framework::ScorePlugin {
  public:

@@ -11,6 +11,9 @@
 #include <string_view>
 #include <vector>
 
+#include "framework/args.h"
+#include "plugins/helper/strict_decoder.h"
+
 namespace kubesched::plugins::node_resources_fit {
 
 inline constexpr std::string_view kLeastAllocated = "LeastAllocated";
@@ -53,20 +56,25 @@ struct NodeResourcesFitArgs {
 //! The default scoring resources: cpu and memory, weight 1 each.
 std::vector<ResourceSpec> DefaultResources();
 
-//! Reads the args (null/absent => upstream defaults: LeastAllocated over cpu and memory with
-//! weight 1; an empty resource list gets the defaults; a weight of 0 becomes 1) and validates them.
-//! Errors name the field relative to args in upstream's field.Error wording, several joined as
-//! "[e1, e2]" (upstream's aggregate), e.g.
-//! "scoringStrategy.resources[0].weight: Invalid value: 101: resource weight of cpu not in valid
-//! range (0, 100]".
+//! Decodes the args strictly, applies the v1 defaults (null/absent => LeastAllocated over cpu and
+//! memory with weight 1; an empty resource list gets the defaults; a weight of 0 becomes 1) and
+//! validates them. Every error names its field under `path` in upstream's field.Error wording,
+//! e.g. "<path>.scoringStrategy.resources[0].weight: Invalid value: 101: resource weight of cpu
+//! not in valid range (0, 100]".
+std::expected<NodeResourcesFitArgs, framework::ArgsErrors> DecodeNodeResourcesFitArgs(const nlohmann::json& args,
+                                                                                      const std::string& path);
+//! DecodeNodeResourcesFitArgs with paths relative to args, the errors joined as upstream's
+//! aggregate ("[e1, e2]").
 std::expected<NodeResourcesFitArgs, std::string> ParseNodeResourcesFitArgs(const nlohmann::json& args);
+//! The args as a configuration file spells them.
+nlohmann::ordered_json EncodeNodeResourcesFitArgs(const NodeResourcesFitArgs& args);
 
 namespace args_util {
 
-//! Reads a list of {name, weight} at `path`; a missing weight reads as 0. nullopt on success,
-//! else the error.
-std::optional<std::string> ReadResourceSpecs(const nlohmann::json& value, std::string_view path,
-                                             std::vector<ResourceSpec>& out);
+//! Decodes a list of {name, weight} at `path` (a missing weight reads as 0).
+std::vector<ResourceSpec> DecodeResourceSpecs(helper::StrictDecoder& d, const nlohmann::json& value,
+                                              std::string_view path);
+nlohmann::ordered_json EncodeResourceSpecs(const std::vector<ResourceSpec>& resources);
 
 }  // namespace args_util
 

@@ -1150,7 +1150,16 @@ TEST(NodeResourcesFitTest, ArgsValidation) {
        "scoringStrategy.shape[1].score: Invalid value: 11: not in valid range [0, 10]]"},
       {"unknown field", json{{"foo", 1}}, "unknown field \"foo\""},
       {"wrong type", json{{"scoringStrategy", {{"resources", {{{"name", "cpu"}, {"weight", "1"}}}}}}},
-       "scoringStrategy.resources[0].weight: expected an integer"},
+       "scoringStrategy.resources[0].weight: Invalid type: expected int64, got string"},
+      {"every decoding error",
+       json{{"foo", 1},
+            {"ignoredResources", {1}},
+            {"scoringStrategy",
+             {{"type", 2}, {"resources", {{{"name", "cpu"}, {"wieght", 1}}}}, {"requestedToCapacityRatio", 3}}}},
+       "[unknown field \"foo\", ignoredResources[0]: Invalid type: expected string, got integer, "
+       "scoringStrategy.type: Invalid type: expected string, got integer, unknown field "
+       "\"scoringStrategy.resources[0].wieght\", scoringStrategy.requestedToCapacityRatio: Invalid type: expected "
+       "object, got integer]"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);

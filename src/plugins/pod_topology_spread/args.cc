@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "plugins/helper/strict_decoder.h"
 #include "plugins/helper/validation.h"
 
 namespace kubesched::plugins::pod_topology_spread {
@@ -31,100 +32,56 @@ struct RawArgs {
 };
 
 using helper::AggregateErrors;
+using helper::FieldDuplicate;
+using helper::FieldForbidden;
 using helper::FieldInvalid;
 using helper::FieldNotSupported;
 using helper::FieldRequired;
 using helper::GoQuote;
 
-// field.Forbidden and field.Duplicate renderings (the shared helper has the others).
-std::string Forbidden(std::string_view path, std::string_view detail) {
-  return fmt::format("{}: Forbidden: {}", path, detail);
-}
-std::string Duplicate(std::string_view path, std::string_view value) {
-  return fmt::format("{}: Duplicate value: {}", path, GoQuote(value));
-}
+// --- JSON decoding ---------------------------------------------------------------------------
 
-// --- JSON reading ----------------------------------------------------------------------------
-
-std::optional<std::string> ReadString(const Json& j, const std::string& path, std::string& out) {
-  if (j.is_null()) return std::nullopt;
-  if (!j.is_string()) return path + ": expected a string";
-  out = j.get<std::string>();
-  return std::nullopt;
-}
-
-std::optional<std::string> ReadInt(const Json& j, const std::string& path, int64_t& out) {
-  if (j.is_null()) return std::nullopt;
-  if (!j.is_number_integer()) return path + ": expected an integer";
-  out = j.get<int64_t>();
-  return std::nullopt;
-}
-
-std::optional<std::string> ReadConstraint(const Json& j, const std::string& path, RawConstraint& c) {
-  if (!j.is_object()) return path + ": expected an object";
-  for (const auto& [key, value] : j.items()) {
-    std::string p = path + "." + key;
-    std::optional<std::string> err;
-    if (key == "maxSkew") {
-      err = ReadInt(value, p, c.max_skew);
-    } else if (key == "topologyKey") {
-      err = ReadString(value, p, c.topology_key);
-    } else if (key == "whenUnsatisfiable") {
-      err = ReadString(value, p, c.when_unsatisfiable);
-    } else if (key == "labelSelector") {
-      c.has_label_selector = !value.is_null();
-    } else if (key == "minDomains") {
-      if (!value.is_null()) {
-        int64_t v = 0;
-        err = ReadInt(value, p, v);
-        if (!err && (v < INT32_MIN || v > INT32_MAX)) err = FieldInvalid(p, std::to_string(v), "out of range");
-        c.min_domains = static_cast<int32_t>(v);
-      }
-    } else if (key == "nodeAffinityPolicy" || key == "nodeTaintsPolicy") {
-      if (!value.is_null()) {
-        std::string v;
-        err = ReadString(value, p, v);
-        (key == "nodeAffinityPolicy" ? c.node_affinity_policy : c.node_taints_policy) = std::move(v);
-      }
-    } else if (key == "matchLabelKeys") {
-      if (!value.is_null()) {
-        if (!value.is_array()) return p + ": expected a list of strings";
-        for (size_t i = 0; i < value.size(); ++i) {
-          if (!value[i].is_string()) return fmt::format("{}[{}]: expected a string", p, i);
-          c.match_label_keys.push_back(value[i].get<std::string>());
-        }
-      }
-    } else {
-      return fmt::format("unknown field {}", GoQuote(p));
-    }
-    if (err) return err;
+RawConstraint DecodeConstraint(helper::StrictDecoder& d, const Json& j, const std::string& path) {
+  RawConstraint c;
+  if (!d.Object(j, path,
+                {"maxSkew", "topologyKey", "whenUnsatisfiable", "labelSelector", "minDomains", "nodeAffinityPolicy",
+                 "nodeTaintsPolicy", "matchLabelKeys"})) {
+    return c;
   }
-  return std::nullopt;
+  auto member = [&](std::string_view key) -> const Json& { return helper::Member(j, key); };
+  auto child = [&](std::string_view key) { return helper::PathChild(path, key); };
+  c.max_skew = d.Int32(member("maxSkew"), child("maxSkew")).value_or(0);
+  c.topology_key = d.String(member("topologyKey"), child("topologyKey")).value_or("");
+  c.when_unsatisfiable = d.String(member("whenUnsatisfiable"), child("whenUnsatisfiable")).value_or("");
+  const Json& selector = member("labelSelector");
+  if (d.Object(selector, child("labelSelector"), {"matchLabels", "matchExpressions"})) {
+    c.has_label_selector = true;  // forbidden by validation, whatever it holds
+    const std::string exprs_path = helper::PathChild(child("labelSelector"), "matchExpressions");
+    const Json& exprs = helper::Member(selector, "matchExpressions");
+    if (d.Array(exprs, exprs_path)) {
+      for (size_t i = 0; i < exprs.size(); ++i)
+        d.Object(exprs[i], helper::PathIndex(exprs_path, i), {"key", "operator", "values"});
+    }
+  }
+  c.min_domains = d.Int32(member("minDomains"), child("minDomains"));
+  c.node_affinity_policy = d.String(member("nodeAffinityPolicy"), child("nodeAffinityPolicy"));
+  c.node_taints_policy = d.String(member("nodeTaintsPolicy"), child("nodeTaintsPolicy"));
+  c.match_label_keys = d.StringList(member("matchLabelKeys"), child("matchLabelKeys"));
+  return c;
 }
 
-std::expected<RawArgs, std::string> ReadArgs(const Json& j) {
+RawArgs DecodeRawArgs(helper::StrictDecoder& d, const Json& j, const std::string& path) {
   RawArgs raw;
-  if (j.is_null()) return raw;
-  if (!j.is_object()) return std::unexpected("expected an object");
-  for (const auto& [key, value] : j.items()) {
-    if (key == "defaultConstraints") {
-      if (value.is_null()) continue;
-      if (!value.is_array()) return std::unexpected("defaultConstraints: expected a list");
-      for (size_t i = 0; i < value.size(); ++i) {
-        RawConstraint c;
-        if (auto err = ReadConstraint(value[i], fmt::format("defaultConstraints[{}]", i), c)) {
-          return std::unexpected(*err);
-        }
-        raw.constraints.push_back(std::move(c));
-      }
-    } else if (key == "defaultingType") {
-      if (auto err = ReadString(value, "defaultingType", raw.defaulting_type)) return std::unexpected(*err);
-    } else if (key == "apiVersion" || key == "kind") {
-      // Tolerated: args may be written as a typed object.
-    } else {
-      return std::unexpected(fmt::format("unknown field {}", GoQuote(key)));
+  if (!d.Object(j, path, {"defaultConstraints", "defaultingType", "apiVersion", "kind"})) return raw;
+  const std::string constraints_path = helper::PathChild(path, "defaultConstraints");
+  const Json& constraints = helper::Member(j, "defaultConstraints");
+  if (d.Array(constraints, constraints_path)) {
+    for (size_t i = 0; i < constraints.size(); ++i) {
+      raw.constraints.push_back(DecodeConstraint(d, constraints[i], helper::PathIndex(constraints_path, i)));
     }
   }
+  raw.defaulting_type =
+      d.String(helper::Member(j, "defaultingType"), helper::PathChild(path, "defaultingType")).value_or("");
   return raw;
 }
 
@@ -132,17 +89,17 @@ constexpr std::string_view kDoNotSchedule = "DoNotSchedule";
 constexpr std::string_view kScheduleAnyway = "ScheduleAnyway";
 
 // ValidatePodTopologySpreadArgs, in upstream's order and wording.
-std::vector<std::string> Validate(const RawArgs& args) {
+std::vector<std::string> Validate(const RawArgs& args, const std::string& path) {
   std::vector<std::string> errs;
+  const std::string type_path = helper::PathChild(path, "defaultingType");
   if (args.defaulting_type != kSystemDefaulting && args.defaulting_type != kListDefaulting) {
-    errs.push_back(FieldNotSupported("defaultingType", args.defaulting_type, {kSystemDefaulting, kListDefaulting}));
+    errs.push_back(FieldNotSupported(type_path, args.defaulting_type, {kSystemDefaulting, kListDefaulting}));
   } else if (args.defaulting_type == kSystemDefaulting && !args.constraints.empty()) {
-    errs.push_back(
-        FieldInvalid("defaultingType", GoQuote(args.defaulting_type), "when .defaultConstraints are not empty"));
+    errs.push_back(FieldInvalid(type_path, GoQuote(args.defaulting_type), "when .defaultConstraints are not empty"));
   }
   for (size_t i = 0; i < args.constraints.size(); ++i) {
     const RawConstraint& c = args.constraints[i];
-    std::string p = fmt::format("defaultConstraints[{}]", i);
+    std::string p = helper::PathIndex(helper::PathChild(path, "defaultConstraints"), i);
     if (c.max_skew <= 0) {
       errs.push_back(FieldInvalid(p + ".maxSkew", std::to_string(c.max_skew), "not in valid range (0, inf)"));
     }
@@ -161,12 +118,12 @@ std::vector<std::string> Validate(const RawArgs& args) {
     }
     if (c.has_label_selector) {
       errs.push_back(
-          Forbidden(p + ".labelSelector", "constraint must not define a selector, as they deduced for each pod"));
+          FieldForbidden(p + ".labelSelector", "constraint must not define a selector, as they deduced for each pod"));
     }
     for (size_t k = 0; k < i; ++k) {
       const RawConstraint& other = args.constraints[k];
       if (other.topology_key == c.topology_key && other.when_unsatisfiable == c.when_unsatisfiable) {
-        errs.push_back(Duplicate(p, fmt::format("{{{}, {}}}", c.topology_key, c.when_unsatisfiable)));
+        errs.push_back(FieldDuplicate(p, GoQuote(fmt::format("{{{}, {}}}", c.topology_key, c.when_unsatisfiable))));
         break;
       }
     }
@@ -215,16 +172,48 @@ const std::vector<api::TopologySpreadConstraint>& SystemDefaultConstraints() {
   return kDefaults;
 }
 
-std::expected<PodTopologySpreadArgs, std::string> ParseArgs(const nlohmann::json& json) {
-  auto raw = ReadArgs(json);
-  if (!raw) return std::unexpected(raw.error());
+std::expected<PodTopologySpreadArgs, framework::ArgsErrors> DecodeArgs(const nlohmann::json& json,
+                                                                       const std::string& path) {
+  std::vector<std::string> errors;
+  helper::StrictDecoder d(errors);
+  RawArgs raw = DecodeRawArgs(d, json, path);
+  if (!errors.empty()) return std::unexpected(framework::ArgsErrors{true, std::move(errors)});
   // v1 defaulting: an unset defaultingType means System.
-  if (raw->defaulting_type.empty()) raw->defaulting_type = std::string(kSystemDefaulting);
-  if (auto errs = Validate(*raw); !errs.empty()) return std::unexpected(AggregateErrors(errs));
+  if (raw.defaulting_type.empty()) raw.defaulting_type = std::string(kSystemDefaulting);
+  if (auto errs = Validate(raw, path); !errs.empty()) {
+    return std::unexpected(framework::ArgsErrors{false, std::move(errs)});
+  }
   PodTopologySpreadArgs args;
-  args.defaulting_type = raw->defaulting_type;
-  for (const auto& c : raw->constraints) args.default_constraints.push_back(Convert(c));
+  args.defaulting_type = raw.defaulting_type;
+  for (const auto& c : raw.constraints) args.default_constraints.push_back(Convert(c));
   return args;
+}
+
+std::expected<PodTopologySpreadArgs, std::string> ParseArgs(const nlohmann::json& json) {
+  auto decoded = DecodeArgs(json, "");
+  if (!decoded) return std::unexpected(AggregateErrors(decoded.error().errors));
+  return *decoded;
+}
+
+nlohmann::ordered_json EncodeArgs(const PodTopologySpreadArgs& args) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  nlohmann::ordered_json constraints = nlohmann::ordered_json::array();
+  for (const auto& c : args.default_constraints) {
+    nlohmann::ordered_json e = nlohmann::ordered_json::object();
+    e["maxSkew"] = c.max_skew;
+    e["topologyKey"] = c.topology_key;
+    e["whenUnsatisfiable"] =
+        c.when_unsatisfiable == api::UnsatisfiableConstraintAction::kDoNotSchedule ? kDoNotSchedule : kScheduleAnyway;
+    if (c.min_domains) e["minDomains"] = *c.min_domains;
+    auto policy = [](api::NodeInclusionPolicy p) { return p == api::NodeInclusionPolicy::kHonor ? "Honor" : "Ignore"; };
+    if (c.node_affinity_policy) e["nodeAffinityPolicy"] = policy(*c.node_affinity_policy);
+    if (c.node_taints_policy) e["nodeTaintsPolicy"] = policy(*c.node_taints_policy);
+    if (!c.match_label_keys.empty()) e["matchLabelKeys"] = c.match_label_keys;
+    constraints.push_back(std::move(e));
+  }
+  out["defaultConstraints"] = std::move(constraints);
+  out["defaultingType"] = args.defaulting_type;
+  return out;
 }
 
 }  // namespace kubesched::plugins::pod_topology_spread

@@ -9,6 +9,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "api/types.h"
+#include "framework/args.h"
 
 namespace kubesched::plugins::pod_topology_spread {
 
@@ -26,9 +27,13 @@ struct PodTopologySpreadArgs {
 //! Upstream's system defaults: hostname maxSkew 3 and zone maxSkew 5, both ScheduleAnyway.
 const std::vector<api::TopologySpreadConstraint>& SystemDefaultConstraints();
 
-//! Reads, defaults and validates the args (null/absent => defaultingType System). The error names
-//! the field relative to args in upstream's field.Error wording; several errors are joined as
-//! "[e1, e2]" (upstream's aggregate).
+//! Decodes the args strictly, applies the defaults (null/absent => defaultingType System) and
+//! validates them; every error names its field under `path` in upstream's field.Error wording.
+std::expected<PodTopologySpreadArgs, framework::ArgsErrors> DecodeArgs(const nlohmann::json& args,
+                                                                       const std::string& path);
+//! DecodeArgs with paths relative to args, the errors joined as upstream's aggregate ("[e1, e2]").
 std::expected<PodTopologySpreadArgs, std::string> ParseArgs(const nlohmann::json& args);
+//! The args as a configuration file spells them.
+nlohmann::ordered_json EncodeArgs(const PodTopologySpreadArgs& args);
 
 }  // namespace kubesched::plugins::pod_topology_spread

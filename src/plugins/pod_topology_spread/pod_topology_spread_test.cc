@@ -2021,7 +2021,7 @@ TEST(PodTopologySpreadArgs, Validation) {
       {"unknown field", {{"defaultingType", "List"}, {"foo", 1}}, "unknown field \"foo\""},
       {"wrong type",
        {{"defaultConstraints", {constraint("1", "node", "DoNotSchedule")}}, {"defaultingType", "List"}},
-       "defaultConstraints[0].maxSkew: expected an integer"},
+       "defaultConstraints[0].maxSkew: Invalid type: expected int32, got string"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);

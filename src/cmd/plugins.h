@@ -1,0 +1,24 @@
+#pragma once
+// `kubesched plugins`: the in-tree plugins of this build, each with the extension points it
+// implements (found on the plugin object, built with default args through the registry, so the
+// list cannot drift from the code), whether the default profile enables it and with which score
+// weight, and its args type with every field's default. `-o json` for scripts.
+
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace kubesched::cmd {
+
+struct PluginsArgs {
+  std::string output = "table";  //!< table or json
+};
+
+//! Registers the `plugins` subcommand on `app`, filling `args` when parsed.
+CLI::App* AddPluginsSubcommand(CLI::App& app, PluginsArgs& args);
+
+//! Prints the plugins; returns the process exit code (0 ok, 1 when a plugin cannot be built with
+//! its default args, which is a bug).
+int RunPlugins(const PluginsArgs& args);
+
+}  // namespace kubesched::cmd

@@ -1,0 +1,53 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "plugins/helper/strict_decoder.h"
+
+namespace kubesched::plugins::helper {
+namespace {
+
+using nlohmann::json;
+
+TEST(StrictDecoderTest, CollectsEveryErrorWithItsPath) {
+  std::vector<std::string> errors;
+  StrictDecoder d(errors);
+  json j = json::parse(R"({"a": 1, "n": "x", "big": 4294967296, "f": 1.5, "whole": 2.0, "s": 3, "b": "yes",
+                           "list": ["ok", 7], "obj": [1]})");
+  ASSERT_TRUE(d.Object(j, "args", {"n", "big", "f", "whole", "s", "b", "list", "obj"}));
+  EXPECT_EQ(d.Int32(Member(j, "n"), "args.n"), std::nullopt);
+  EXPECT_EQ(d.Int32(Member(j, "big"), "args.big"), std::nullopt);
+  EXPECT_EQ(d.Int64(Member(j, "big"), "args.big"), 4294967296);
+  EXPECT_EQ(d.Int64(Member(j, "f"), "args.f"), std::nullopt);
+  EXPECT_EQ(d.Int32(Member(j, "whole"), "args.whole"), 2);  // as sigs.k8s.io/yaml converts 2.0
+  EXPECT_EQ(d.String(Member(j, "s"), "args.s"), std::nullopt);
+  EXPECT_EQ(d.Bool(Member(j, "b"), "args.b"), std::nullopt);
+  EXPECT_EQ(d.StringList(Member(j, "list"), "args.list"), (std::vector<std::string>{"ok", ""}));
+  EXPECT_FALSE(d.Object(Member(j, "obj"), "args.obj", {}));
+  EXPECT_FALSE(d.Object(Member(j, "absent"), "args.absent", {}));  // null: absent, no error
+  EXPECT_EQ(errors, (std::vector<std::string>{
+                        "unknown field \"args.a\"",
+                        "args.n: Invalid type: expected int32, got string",
+                        "args.big: Invalid value: 4294967296: out of range for int32",
+                        "args.f: Invalid type: expected int64, got number",
+                        "args.s: Invalid type: expected string, got integer",
+                        "args.b: Invalid type: expected bool, got string",
+                        "args.list[1]: Invalid type: expected string, got integer",
+                        "args.obj: Invalid type: expected object, got array",
+                    }));
+}
+
+TEST(StrictDecoderTest, RootPath) {
+  std::vector<std::string> errors;
+  StrictDecoder d(errors);
+  EXPECT_FALSE(d.Object(json::array(), "", {}));
+  EXPECT_TRUE(d.Object(json{{"x", 1}}, "", {}));
+  EXPECT_EQ(errors, (std::vector<std::string>{"Invalid type: expected object, got array", "unknown field \"x\""}));
+  EXPECT_EQ(PathChild("", "a"), "a");
+  EXPECT_EQ(PathIndex(PathChild("a", "b"), 2), "a.b[2]");
+}
+
+}  // namespace
+}  // namespace kubesched::plugins::helper

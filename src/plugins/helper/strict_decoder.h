@@ -1,0 +1,66 @@
+#pragma once
+// Strict decoding of JSON into typed values, as upstream decodes a KubeSchedulerConfiguration and
+// its plugins' args (sigs.k8s.io/json in strict mode): an unknown field or a value of the wrong
+// type is an error naming its full field path, and every error is collected, not just the first.
+// Used by the configuration loader and by each plugin's args decoding, so that both word their
+// errors the same way:
+//   unknown field "profiles[0].pluginConfig[0].args.foo"
+//   profiles[0].pluginConfig[0].args.hardPodAffinityWeight: Invalid type: expected int32, got string
+//   parallelism: Invalid value: 4294967296: out of range for int32
+
+#include <cstddef>
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace kubesched::plugins::helper {
+
+//! field.Path rendering over strings: `path.name`, or `name` for the root path "".
+std::string PathChild(std::string_view path, std::string_view name);
+//! `path[index]`.
+std::string PathIndex(std::string_view path, size_t index);
+
+//! The JSON type named in decoding errors: null, object, array, string, bool, integer, number.
+std::string_view JsonTypeName(const nlohmann::json& j);
+
+class StrictDecoder {
+ public:
+  //! Errors go to `sink` (several decoders may share one list, in order).
+  explicit StrictDecoder(std::vector<std::string>& sink) : errors_(sink) {}
+
+  //! True when `j` is an object; each member not in `fields` is reported as unknown. Null (an
+  //! absent value) is false without error.
+  bool Object(const nlohmann::json& j, std::string_view path, std::initializer_list<std::string_view> fields);
+  //! True when `j` is an array. Null is false without error.
+  bool Array(const nlohmann::json& j, std::string_view path);
+
+  //! The value, or nullopt when null (absent) or on error. Integral floats (1.0) read as
+  //! integers, as sigs.k8s.io/yaml converts them; other floats are type errors.
+  std::optional<int32_t> Int32(const nlohmann::json& j, std::string_view path);
+  std::optional<int64_t> Int64(const nlohmann::json& j, std::string_view path);
+  std::optional<std::string> String(const nlohmann::json& j, std::string_view path);
+  std::optional<bool> Bool(const nlohmann::json& j, std::string_view path);
+  //! A list of strings; null reads as empty.
+  std::vector<std::string> StringList(const nlohmann::json& j, std::string_view path);
+
+  //! Adds an error (for checks the decoder cannot make itself, e.g. a wrong kind).
+  void Add(std::string error) { errors_.push_back(std::move(error)); }
+  size_t error_count() const { return errors_.size(); }
+
+ private:
+  template <class Int>
+  std::optional<Int> Integer(const nlohmann::json& j, std::string_view path, std::string_view type_name);
+  void TypeError(const nlohmann::json& j, std::string_view path, std::string_view expected);
+
+  std::vector<std::string>& errors_;
+};
+
+//! The member `key` of `object`, or a null json when absent (or `object` is not an object).
+const nlohmann::json& Member(const nlohmann::json& object, std::string_view key);
+
+}  // namespace kubesched::plugins::helper
