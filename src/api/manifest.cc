@@ -3,10 +3,12 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -18,10 +20,14 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <variant>
 
+#include "api/names.h"
+#include "api/schema.h"
 #include "api/workloads.h"
+#include "api/yaml_fields.h"
 
 namespace kubesched::api {
 namespace {
@@ -36,40 +42,10 @@ struct FieldError {
   int line = 0;
 };
 
-bool Present(const YAML::Node& n) { return n.IsDefined() && !n.IsNull(); }
-
-int LineOf(const YAML::Node& n) {
-  if (!n.IsDefined()) return 0;
-  const YAML::Mark mark = n.Mark();
-  return mark.line >= 0 ? mark.line + 1 : 0;
-}
-
-std::string Quote(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[(c >> 4) & 0xf];
-      out += kHex[c & 0xf];
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
-std::string Describe(const YAML::Node& n) {
-  if (!Present(n)) return "nothing";
-  if (n.IsMap()) return "a mapping";
-  if (n.IsSequence()) return "a list";
-  std::string s = n.Scalar();
-  if (s.size() > 40) s = s.substr(0, 40) + "...";
-  return Quote(s);
-}
+using yaml_fields::Describe;
+using yaml_fields::LineOf;
+using yaml_fields::Present;
+using yaml_fields::Quote;
 
 [[noreturn]] void Fail(const YAML::Node& at, std::string path, std::string message) {
   throw FieldError{std::move(path), std::move(message), LineOf(at)};
@@ -77,19 +53,15 @@ std::string Describe(const YAML::Node& n) {
 
 // Field paths as the API server prints them: dots between fields, [i] for list items, and
 // [key] for map keys that are not plain words ("requests[nvidia.com/gpu]").
-bool IsPlainKey(std::string_view key) {
-  return !key.empty() && std::all_of(key.begin(), key.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-  });
+std::string Child(std::string base, std::string_view key) {
+  yaml_fields::AppendField(base, key);
+  return base;
 }
 
-std::string Child(const std::string& base, std::string_view key) {
-  if (!IsPlainKey(key)) return base + "[" + std::string(key) + "]";
-  if (base.empty()) return std::string(key);
-  return base + "." + std::string(key);
+std::string Index(std::string base, size_t i) {
+  yaml_fields::AppendIndex(base, i);
+  return base;
 }
-
-std::string Index(const std::string& base, size_t i) { return base + "[" + std::to_string(i) + "]"; }
 
 // ---------------------------------------------------------------------------------------------
 // Typed reads of YAML nodes. Absent and null read as the default, as in the Go API types.
@@ -148,6 +120,12 @@ Enum ReadEnum(const YAML::Node& n, const std::string& path, const std::pair<std:
     supported += Quote(text);
   }
   Fail(n, path, "unsupported value " + Quote(s) + "; supported values: " + supported);
+}
+
+std::string Join(const std::vector<std::string>& messages) {
+  std::string out;
+  for (const std::string& m : messages) out += (out.empty() ? "" : "; ") + m;
+  return out;
 }
 
 // A mapping node with its field path. Lookups never insert and never throw on absent keys.
@@ -230,10 +208,31 @@ class MapView {
       f(k, it->second, Child(m.path_, k));
     }
   }
-  Labels StringMap(std::string_view key) const {
+  // A label map (metadata.labels, nodeSelector, matchLabels): keys and values checked as the API
+  // server checks labels.
+  Labels LabelMap(std::string_view key) const {
     Labels out;
     ForEachEntry(key, [&](const std::string& k, const YAML::Node& v, const std::string& path) {
-      if (k.empty()) Fail(v, path, "keys must not be empty");
+      if (auto errs = IsQualifiedName(k); !errs.empty())
+        Fail(v, path, "invalid label key " + Quote(k) + ": " + Join(errs));
+      std::string value = ReadString(v, path);
+      if (auto errs = IsValidLabelValue(value); !errs.empty()) {
+        Fail(v, path, "invalid label value " + Quote(value) + ": " + Join(errs));
+      }
+      out.Set(k, std::move(value));
+    });
+    return out;
+  }
+  // metadata.annotations: keys are qualified names (checked in lower case, as upstream), values
+  // are free text.
+  Labels AnnotationMap(std::string_view key) const {
+    Labels out;
+    ForEachEntry(key, [&](const std::string& k, const YAML::Node& v, const std::string& path) {
+      std::string lower = k;
+      std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+      if (auto errs = IsQualifiedName(lower); !errs.empty()) {
+        Fail(v, path, "invalid annotation key " + Quote(k) + ": " + Join(errs));
+      }
       out.Set(k, ReadString(v, path));
     });
     return out;
@@ -329,7 +328,7 @@ SelectorRequirement ReadRequirement(const MapView& m, RequirementKind kind) {
 
 LabelSelector ReadLabelSelector(const MapView& m) {
   LabelSelector s;
-  s.match_labels = m.StringMap("matchLabels");
+  s.match_labels = m.LabelMap("matchLabels");
   m.ForEach("matchExpressions", [&](const YAML::Node& item, const std::string& path, size_t) {
     s.match_expressions.push_back(ReadRequirement(MapView(item, path), RequirementKind::kLabel));
   });
@@ -384,8 +383,8 @@ ObjectMeta ReadMetadata(const MapView& m) {
   meta.generate_name = m.String("generateName");
   meta.namespace_ = m.String("namespace");
   meta.uid = m.String("uid");
-  meta.labels = m.StringMap("labels");
-  meta.annotations = m.StringMap("annotations");
+  meta.labels = m.LabelMap("labels");
+  meta.annotations = m.AnnotationMap("annotations");
   m.ForEach("ownerReferences", [&](const YAML::Node& item, const std::string& path, size_t) {
     MapView o(item, path);
     meta.owner_references.push_back(OwnerReference{
@@ -684,7 +683,7 @@ TopologySpreadConstraint ReadSpreadConstraint(const MapView& m) {
 PodSpec ReadPodSpec(const MapView& m) {
   PodSpec s;
   s.node_name = m.String("nodeName");
-  s.node_selector = m.StringMap("nodeSelector");
+  s.node_selector = m.LabelMap("nodeSelector");
   s.host_network = m.Bool("hostNetwork");
   if (auto affinity = m.OptMap("affinity")) s.affinity = ReadAffinity(*affinity);
   m.ForEach("tolerations", [&](const YAML::Node& item, const std::string& path, size_t) {
@@ -788,9 +787,11 @@ constexpr KindInfo kKinds[] = {
     {"PodDisruptionBudget", "policy", true},
     {"Deployment", "apps", true},
     {"ReplicaSet", "apps", true},
+    {"ReplicationController", "", true},
     {"StatefulSet", "apps", true},
     {"DaemonSet", "apps", true},
     {"Job", "batch", true},
+    {"CronJob", "batch", true},
 };
 
 const KindInfo* LookupKind(std::string_view kind) {
@@ -800,11 +801,61 @@ const KindInfo* LookupKind(std::string_view kind) {
   return nullptr;
 }
 
-std::string SupportedKinds() {
-  std::string out;
-  for (const auto& k : kKinds) {
-    if (!out.empty()) out += ", ";
-    out += k.kind;
+// The API groups Kubernetes serves itself, with their kinds (space separated). A kind kubesched
+// does not read is skipped when its group serves it; a kind a built-in group does not serve is a
+// mistake (kubectl: "no matches for kind"), such as a typo; any other group is a custom
+// resource's, skipped whatever its kind.
+struct BuiltinGroup {
+  std::string_view group;
+  std::string_view kinds;
+};
+
+constexpr BuiltinGroup kBuiltinGroups[] = {
+    {"",
+     "Binding ComponentStatus ConfigMap Endpoints Event LimitRange Namespace Node PersistentVolume "
+     "PersistentVolumeClaim Pod PodTemplate ReplicationController ResourceQuota Secret Service ServiceAccount"},
+    {"apps", "ControllerRevision DaemonSet Deployment ReplicaSet StatefulSet"},
+    {"batch", "CronJob Job"},
+    {"autoscaling", "HorizontalPodAutoscaler Scale"},
+    {"policy", "Eviction PodDisruptionBudget PodSecurityPolicy"},
+    {"extensions", "DaemonSet Deployment Ingress NetworkPolicy PodSecurityPolicy ReplicaSet"},
+    {"networking.k8s.io", "IPAddress Ingress IngressClass NetworkPolicy ServiceCIDR"},
+    {"rbac.authorization.k8s.io", "ClusterRole ClusterRoleBinding Role RoleBinding"},
+    {"storage.k8s.io", "CSIDriver CSINode CSIStorageCapacity StorageClass VolumeAttachment VolumeAttributesClass"},
+    {"scheduling.k8s.io", "PriorityClass"},
+    {"apiextensions.k8s.io", "CustomResourceDefinition"},
+    {"admissionregistration.k8s.io",
+     "MutatingAdmissionPolicy MutatingAdmissionPolicyBinding MutatingWebhookConfiguration ValidatingAdmissionPolicy "
+     "ValidatingAdmissionPolicyBinding ValidatingWebhookConfiguration"},
+    {"apiregistration.k8s.io", "APIService"},
+    {"coordination.k8s.io", "Lease LeaseCandidate"},
+    {"discovery.k8s.io", "EndpointSlice"},
+    {"events.k8s.io", "Event"},
+    {"certificates.k8s.io", "CertificateSigningRequest ClusterTrustBundle PodCertificateRequest"},
+    {"node.k8s.io", "RuntimeClass"},
+    {"flowcontrol.apiserver.k8s.io", "FlowSchema PriorityLevelConfiguration"},
+    {"resource.k8s.io", "DeviceClass DeviceTaintRule ResourceClaim ResourceClaimTemplate ResourceSlice"},
+    {"authentication.k8s.io", "SelfSubjectReview TokenRequest TokenReview"},
+    {"authorization.k8s.io",
+     "LocalSubjectAccessReview SelfSubjectAccessReview SelfSubjectRulesReview SubjectAccessReview"},
+    {"internal.apiserver.k8s.io", "StorageVersion"},
+    {"storagemigration.k8s.io", "StorageVersionMigration"},
+};
+
+const BuiltinGroup* LookupBuiltinGroup(std::string_view group) {
+  for (const auto& g : kBuiltinGroups) {
+    if (g.group == group) return &g;
+  }
+  return nullptr;
+}
+
+std::vector<std::string_view> Words(std::string_view text) {
+  std::vector<std::string_view> out;
+  while (!text.empty()) {
+    const size_t space = text.find(' ');
+    out.push_back(text.substr(0, space));
+    if (space == std::string_view::npos) break;
+    text.remove_prefix(space + 1);
   }
   return out;
 }
@@ -826,6 +877,9 @@ struct Entry {
   const KindInfo* kind = nullptr;
   Object object;
   ObjectMeta* meta = nullptr;
+  //! The pod (or a workload's pod template) uses PersistentVolumeClaims: persistentVolumeClaim or
+  //! ephemeral volumes, or a StatefulSet's volumeClaimTemplates.
+  bool uses_volume_claims = false;
 };
 
 std::string Identity(std::string_view kind, const ObjectMeta& meta, bool namespaced) {
@@ -839,12 +893,14 @@ std::string Identity(std::string_view kind, const ObjectMeta& meta, bool namespa
 std::string PeekString(const YAML::Node& obj, std::string_view a, std::string_view b = {}) {
   try {
     if (!obj.IsMap()) return "";
-    // Node::operator= writes through to the referenced node (yaml-cpp's reference semantics),
-    // so rebind with reset() instead of assigning.
-    YAML::Node n = static_cast<const YAML::Node&>(obj)[std::string(a)];
+    const YAML::Node n = static_cast<const YAML::Node&>(obj)[std::string(a)];
     if (!b.empty()) {
       if (!n.IsDefined() || !n.IsMap()) return "";
-      n.reset(static_cast<const YAML::Node&>(n)[std::string(b)]);
+      // A new node rather than n.reset(): resetting to an absent (zombie) node throws, which made
+      // every object without a generateName cost an exception.
+      const YAML::Node m = n[std::string(b)];
+      if (!m.IsDefined() || !m.IsScalar()) return "";
+      return m.Scalar();
     }
     if (!n.IsDefined() || !n.IsScalar()) return "";
     return n.Scalar();
@@ -925,34 +981,61 @@ std::optional<std::string> ReadIntOrPercent(const MapView& m, std::string_view k
   return s;
 }
 
-void ReadWorkload(const MapView& obj, Workload& w) {
-  const MapView spec = obj.Map("spec");
-  if (w.kind == "Job") {
+constexpr std::pair<std::string_view, CompletionMode> kCompletionModes[] = {
+    {"NonIndexed", CompletionMode::kNonIndexed},
+    {"Indexed", CompletionMode::kIndexed},
+};
+
+// The spec of a workload: for a CronJob, that of its jobTemplate.
+void ReadWorkloadSpec(const MapView& spec, Workload& w) {
+  const bool job = w.kind == "Job" || w.kind == "CronJob";
+  if (job) {
     auto parallelism = spec.OptInt32("parallelism", 0);
     auto completions = spec.OptInt32("completions", 0);
     // batch/v1 defaulting: both absent → 1 and 1; only parallelism → a work queue, which we run
     // as `parallelism` pods.
     w.replicas = parallelism.value_or(1);
     w.completions = completions.value_or(parallelism.value_or(1));
+    w.suspend = spec.Bool("suspend");
+    if (spec.Has("completionMode")) {
+      w.completion_mode = ReadEnum(spec.Get("completionMode"), spec.PathOf("completionMode"), kCompletionModes);
+    }
+    if (w.completion_mode == CompletionMode::kIndexed && !completions) {
+      Fail(spec.At("completions"), spec.PathOf("completions"), "required when completionMode is Indexed");
+    }
   } else if (w.kind != "DaemonSet") {
     w.replicas = spec.OptInt32("replicas", 0).value_or(1);
   }
-  w.selector = ReadOptLabelSelector(spec, "selector");
+  if (w.kind == "ReplicationController") {
+    // A plain label map, not a LabelSelector.
+    if (spec.Has("selector"))
+      w.selector = LabelSelector{.match_labels = spec.LabelMap("selector"), .match_expressions = {}};
+  } else {
+    w.selector = ReadOptLabelSelector(spec, "selector");
+  }
   if (!spec.Has("template")) Fail(spec.At("template"), spec.PathOf("template"), "required field is missing");
   const MapView tmpl = spec.Map("template");
   const MapView tmpl_meta = tmpl.Map("metadata");
-  w.template_.metadata.labels = tmpl_meta.StringMap("labels");
-  w.template_.metadata.annotations = tmpl_meta.StringMap("annotations");
+  w.template_.metadata.labels = tmpl_meta.LabelMap("labels");
+  w.template_.metadata.annotations = tmpl_meta.AnnotationMap("annotations");
   if (!tmpl.Has("spec")) Fail(tmpl.At("spec"), tmpl.PathOf("spec"), "required field is missing");
   w.template_.spec = ReadPodSpec(tmpl.Map("spec"));
 
-  if (w.kind == "Job") {
+  if (job) {
     // The Job controller labels its pods and, unless told otherwise, selects them by uid; the
     // uid is only known later, so LoadManifests finishes this (see FinishJob).
     if (w.selector && !w.selector->Empty() && !w.selector->Matches(w.template_.metadata.labels)) {
       Fail(spec.At("selector"), spec.PathOf("selector"), "does not match the template labels");
     }
     return;
+  }
+  if (w.kind == "ReplicationController" && (!w.selector || w.selector->Empty())) {
+    // Defaulting: a ReplicationController without a selector selects its template's labels.
+    if (w.template_.metadata.labels.empty()) {
+      Fail(spec.At("selector"), spec.PathOf("selector"),
+           "required field is missing (and spec.template.metadata.labels, its default, is empty)");
+    }
+    w.selector = LabelSelector{.match_labels = w.template_.metadata.labels, .match_expressions = {}};
   }
   if (!w.selector) Fail(spec.At("selector"), spec.PathOf("selector"), "required field is missing");
   if (w.selector->Empty()) {
@@ -962,6 +1045,31 @@ void ReadWorkload(const MapView& obj, Workload& w) {
     Fail(spec.At("selector"), spec.PathOf("selector"),
          "does not match the template labels (spec.template.metadata.labels must satisfy spec.selector)");
   }
+}
+
+void ReadWorkload(const MapView& obj, Workload& w) {
+  const MapView spec = obj.Map("spec");
+  if (w.kind != "CronJob") {
+    ReadWorkloadSpec(spec, w);
+    return;
+  }
+  spec.RequiredString("schedule");
+  if (!spec.Has("jobTemplate")) Fail(spec.At("jobTemplate"), spec.PathOf("jobTemplate"), "required field is missing");
+  const MapView job_template = spec.Map("jobTemplate");
+  if (!job_template.Has("spec")) {
+    Fail(job_template.At("spec"), job_template.PathOf("spec"), "required field is missing");
+  }
+  ReadWorkloadSpec(job_template.Map("spec"), w);
+}
+
+// Whether a pod spec has volumes backed by PersistentVolumeClaims.
+bool UsesVolumeClaims(const MapView& pod_spec) {
+  bool uses = false;
+  pod_spec.ForEach("volumes", [&](const YAML::Node& item, const std::string& path, size_t) {
+    const MapView v(item, path);
+    if (v.Has("persistentVolumeClaim") || v.Has("ephemeral")) uses = true;
+  });
+  return uses;
 }
 
 void ReadPriorityClass(const MapView& obj, PriorityClass& pc) {
@@ -980,25 +1088,75 @@ void ReadPriorityClass(const MapView& obj, PriorityClass& pc) {
   }
 }
 
-// Parses one object mapping (a document or a List item) into an Entry.
-Entry ReadObject(const YAML::Node& node, const std::string& prefix) {
+// What ReadObject made of an object mapping: an entry to load, or the kind of an object skipped.
+struct ReadResult {
+  std::optional<Entry> entry;
+  std::string skipped_kind;
+};
+
+// The name rules of the API server: namespaces are DNS-1123 labels, the other kinds kubesched
+// reads DNS-1123 subdomains. A generateName is checked as a prefix (a trailing '-' is fine).
+void CheckNames(const MapView& meta_view, std::string_view kind, const ObjectMeta& meta, bool namespaced) {
+  auto check = [&](std::string_view field, std::string_view what, const std::string& value, bool prefix, bool label) {
+    if (value.empty()) return;
+    std::string checked = value;
+    if (prefix && checked.ends_with('-')) checked.back() = 'a';
+    const std::vector<std::string> errs = label ? IsDNS1123Label(checked) : IsDNS1123Subdomain(checked);
+    if (!errs.empty()) {
+      Fail(meta_view.At(field), meta_view.PathOf(field),
+           "invalid " + std::string(what) + " " + Quote(value) + ": " + Join(errs));
+    }
+  };
+  const bool label = kind == "Namespace";
+  check("name", "name", meta.name, false, label);
+  check("generateName", "generateName", meta.generate_name, true, label);
+  if (namespaced) check("namespace", "namespace", meta.namespace_, false, true);
+}
+
+// Parses one object mapping (a document or a List item). Kinds kubesched does not read come back
+// as skipped; fields are checked against the schema as `validation` says, issues found under
+// kWarn appended to `warnings`.
+ReadResult ReadObject(const YAML::Node& node, const std::string& prefix, FieldValidation validation,
+                      std::vector<FieldIssue>& warnings) {
   const MapView obj(node, prefix);
   if (!Present(node)) Fail(node, prefix, "expected an object with apiVersion and kind, got nothing");
   const std::string kind = obj.RequiredString("kind");
+  const std::string api_version = obj.RequiredString("apiVersion");
+  const auto slash = api_version.find('/');
+  const std::string group = slash == std::string::npos ? "" : api_version.substr(0, slash);
+  const std::string version = slash == std::string::npos ? api_version : api_version.substr(slash + 1);
+  if (version.empty() || group.empty() != (slash == std::string::npos)) {
+    Fail(obj.At("apiVersion"), obj.PathOf("apiVersion"),
+         "invalid apiVersion " + Quote(api_version) +
+             "; expected \"version\" or \"group/version\", such as \"apps/v1\"");
+  }
+  const BuiltinGroup* builtin = LookupBuiltinGroup(group);
+  if (builtin == nullptr) return {std::nullopt, kind};  // a custom resource
   const KindInfo* info = LookupKind(kind);
   if (info == nullptr) {
-    Fail(obj.At("kind"), obj.PathOf("kind"),
-         "unsupported kind " + Quote(kind) + "; supported kinds: " + SupportedKinds());
+    const std::vector<std::string_view> served = Words(builtin->kinds);
+    if (std::find(served.begin(), served.end(), kind) != served.end()) return {std::nullopt, kind};
+    std::string message = "no kind " + Quote(kind) + " is served by apiVersion " + Quote(api_version);
+    if (std::string_view close = yaml_fields::Closest(kind, served); !close.empty()) {
+      message += " (did you mean " + Quote(close) + "?)";
+    }
+    Fail(obj.At("kind"), obj.PathOf("kind"), message);
   }
-  const std::string api_version = obj.RequiredString("apiVersion");
-  {
-    const auto slash = api_version.find('/');
-    const std::string group = slash == std::string::npos ? "" : api_version.substr(0, slash);
-    const std::string version = slash == std::string::npos ? api_version : api_version.substr(slash + 1);
-    if (group != info->group || version.empty()) {
-      const std::string want = info->group.empty() ? "v1" : std::string(info->group) + "/v1";
-      Fail(obj.At("apiVersion"), obj.PathOf("apiVersion"),
-           "apiVersion " + Quote(api_version) + " does not serve kind " + kind + "; use " + Quote(want));
+  if (group != info->group) {
+    const std::string want = info->group.empty() ? "v1" : std::string(info->group) + "/v1";
+    Fail(obj.At("apiVersion"), obj.PathOf("apiVersion"),
+         "apiVersion " + Quote(api_version) + " does not serve kind " + kind + "; use " + Quote(want));
+  }
+
+  // Unknown fields and duplicate keys, as kubectl's --validate (the API server's field
+  // validation) reports them, before the values are read (as the strict decoder does).
+  if (validation != FieldValidation::kIgnore) {
+    const size_t before = warnings.size();
+    CheckFields(node, kind, prefix, warnings);
+    if (validation == FieldValidation::kStrict && warnings.size() > before) {
+      FieldIssue first = std::move(warnings[before]);
+      warnings.resize(before);
+      throw FieldError{std::move(first.path), std::move(first.message), first.line};
     }
   }
 
@@ -1007,6 +1165,7 @@ Entry ReadObject(const YAML::Node& node, const std::string& prefix) {
   if (meta.name.empty() && meta.generate_name.empty()) {
     Fail(meta_view.At("name"), meta_view.PathOf("name"), "required field is missing (set name or generateName)");
   }
+  CheckNames(meta_view, kind, meta, info->namespaced);
   if (info->namespaced) {
     if (meta.namespace_.empty()) meta.namespace_ = kNamespaceDefault;
   } else {
@@ -1027,6 +1186,7 @@ Entry ReadObject(const YAML::Node& node, const std::string& prefix) {
     if (!obj.Has("spec")) Fail(obj.At("spec"), obj.PathOf("spec"), "required field is missing");
     p->spec = ReadPodSpec(obj.Map("spec"));
     p->status = ReadPodStatus(obj.Map("status"));
+    e.uses_volume_claims = UsesVolumeClaims(obj.Map("spec"));
     e.meta = &p->metadata;
     e.object = p;
   } else if (kind == "Namespace") {
@@ -1058,10 +1218,16 @@ Entry ReadObject(const YAML::Node& node, const std::string& prefix) {
     w->kind = kind;
     w->metadata = std::move(meta);
     ReadWorkload(obj, *w);
+    const MapView spec = obj.Map("spec");
+    const MapView pod_spec =
+        (kind == "CronJob" ? spec.Map("jobTemplate").Map("spec") : spec).Map("template").Map("spec");
+    const YAML::Node claim_templates = spec.Get("volumeClaimTemplates");
+    e.uses_volume_claims = UsesVolumeClaims(pod_spec) || (kind == "StatefulSet" && Present(claim_templates) &&
+                                                          claim_templates.IsSequence() && claim_templates.size() > 0);
     e.meta = &w->metadata;
     e.object = w;
   }
-  return e;
+  return {std::move(e), ""};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1129,6 +1295,8 @@ constexpr int32_t kNoPriority = 0;
 // in the file, as when parsing sequentially.
 struct ParsedDocument {
   std::vector<Entry> entries;
+  std::vector<std::string> skipped_kinds;  // one per object skipped
+  std::vector<LoadError> warnings;         // fields reported under FieldValidation::kWarn
   int line_offset = 0;
   std::optional<LoadError> error;
 };
@@ -1154,7 +1322,7 @@ bool Guard(ParsedDocument& out, const Origin& origin, const std::string& identit
   }
 }
 
-ParsedDocument ParseDocument(const RawDocument& doc, const std::string& file, int index) {
+ParsedDocument ParseDocument(const RawDocument& doc, const std::string& file, int index, FieldValidation validation) {
   ParsedDocument out;
   YAML::Node root;
   try {
@@ -1172,34 +1340,51 @@ ParsedDocument ParseDocument(const RawDocument& doc, const std::string& file, in
   }
   if (!Present(root)) return out;  // empty document
   out.line_offset = doc.first_line;
-  auto add = [&](Entry e, Origin origin) {
-    e.origin = std::move(origin);
-    out.entries.push_back(std::move(e));
+  std::vector<FieldIssue> issues;
+  auto read = [&](const YAML::Node& node, const std::string& prefix, Origin origin, const std::string& identity) {
+    issues.clear();
+    ReadResult r = ReadObject(node, prefix, validation, issues);
+    for (FieldIssue& issue : issues) {
+      out.warnings.push_back(LoadError{file, index, identity, std::move(issue.path), std::move(issue.message),
+                                       issue.line > 0 ? issue.line + out.line_offset : 0});
+    }
+    if (!r.entry) {
+      out.skipped_kinds.push_back(std::move(r.skipped_kind));
+      return;
+    }
+    r.entry->origin = std::move(origin);
+    out.entries.push_back(std::move(*r.entry));
   };
   Origin origin{file, index, "", LineOf(root)};
-  Guard(out, origin, PeekIdentity(root), [&] {
+  const std::string identity = PeekIdentity(root);
+  Guard(out, origin, identity, [&] {
     if (!root.IsMap()) Fail(root, "", "expected an object with apiVersion and kind, got " + Describe(root));
     const std::string kind = PeekString(root, "kind");
-    if (kind == "List" || (kind.ends_with("List") && LookupKind(kind.substr(0, kind.size() - 4)) != nullptr)) {
+    // kind: List, and typed lists such as PodList or ServiceList (what `kubectl get -o yaml` prints).
+    const bool typed_list = kind.ends_with("List") &&
+                            (LookupKind(kind.substr(0, kind.size() - 4)) != nullptr || MapView(root, "").Has("items"));
+    if (kind == "List" || typed_list) {
       const MapView list(root, "");
       list.ForEach("items", [&](const YAML::Node& item, const std::string& path, size_t) {
         Origin item_origin{file, index, path, LineOf(item)};
         // Errors inside an item name the item, not the List.
-        if (!Guard(out, item_origin, PeekIdentity(item), [&] { add(ReadObject(item, path), item_origin); })) {
+        const std::string item_identity = PeekIdentity(item);
+        if (!Guard(out, item_origin, item_identity, [&] { read(item, path, item_origin, item_identity); })) {
           throw Abort{};
         }
       });
       if (!list.Has("items")) Fail(list.At("items"), "items", "required field is missing");
       return;
     }
-    add(ReadObject(root, ""), origin);
+    read(root, "", origin, identity);
   });
   return out;
 }
 
 // Parses documents on up to the machine's cores: YAML parsing dominates loading large manifests
 // (a trace of thousands of pods), and documents are independent.
-std::vector<ParsedDocument> ParseDocuments(const std::vector<RawDocument>& docs, const std::string& file) {
+std::vector<ParsedDocument> ParseDocuments(const std::vector<RawDocument>& docs, const std::string& file,
+                                           FieldValidation validation) {
   std::vector<ParsedDocument> parsed(docs.size());
   constexpr size_t kMinDocumentsPerThread = 64;
   const size_t threads =
@@ -1211,7 +1396,8 @@ std::vector<ParsedDocument> ParseDocuments(const std::vector<RawDocument>& docs,
       const size_t begin = next.fetch_add(kBatch);
       if (begin >= docs.size()) return;
       const size_t end = std::min(docs.size(), begin + kBatch);
-      for (size_t i = begin; i < end; ++i) parsed[i] = ParseDocument(docs[i], file, static_cast<int>(i) + 1);
+      for (size_t i = begin; i < end; ++i)
+        parsed[i] = ParseDocument(docs[i], file, static_cast<int>(i) + 1, validation);
     }
   };
   std::vector<std::thread> pool;
@@ -1227,7 +1413,7 @@ class Loader {
 
   // Parses one source; false (with error_ set) on the first problem.
   bool AddSource(std::string_view text, const std::string& name) {
-    std::vector<ParsedDocument> docs = ParseDocuments(SplitDocuments(text), name);
+    std::vector<ParsedDocument> docs = ParseDocuments(SplitDocuments(text), name, options_.field_validation);
     for (ParsedDocument& doc : docs) {
       if (doc.error) {
         error_ = std::move(*doc.error);
@@ -1236,6 +1422,16 @@ class Loader {
       for (Entry& e : doc.entries) {
         entries_.push_back(std::move(e));
         line_offsets_.push_back(doc.line_offset);
+      }
+      for (LoadError& w : doc.warnings) warnings_.push_back(w.ToString());
+      for (std::string& kind : doc.skipped_kinds) {
+        ++skipped_total_;
+        auto it = std::find_if(skipped_.begin(), skipped_.end(), [&](const auto& s) { return s.first == kind; });
+        if (it == skipped_.end()) {
+          skipped_.emplace_back(std::move(kind), 1);
+        } else {
+          ++it->second;
+        }
       }
     }
     return true;
@@ -1274,6 +1470,10 @@ class Loader {
   std::unordered_map<std::string, size_t> keys_;
   std::unordered_map<std::string, const PriorityClass*> priority_classes_;
   const PriorityClass* global_default_ = nullptr;
+  std::vector<std::string> warnings_;
+  // Kinds skipped, in order of first appearance, with how many objects of each.
+  std::vector<std::pair<std::string, size_t>> skipped_;
+  size_t skipped_total_ = 0;
 };
 
 std::optional<LoadError> Loader::AssignNames() {
@@ -1387,11 +1587,32 @@ std::optional<LoadError> Loader::ResolvePriorities() {
     if (auto* pod = std::get_if<std::shared_ptr<Pod>>(&entries_[i].object)) {
       err = ResolvePriority(i, (*pod)->spec, "spec");
     } else if (auto* w = std::get_if<std::shared_ptr<Workload>>(&entries_[i].object)) {
-      err = ResolvePriority(i, (*w)->template_.spec, "spec.template.spec");
+      // A CronJob's pods only exist once a schedule fires, which a snapshot never sees.
+      if ((*w)->kind != "CronJob") err = ResolvePriority(i, (*w)->template_.spec, "spec.template.spec");
     }
     if (err) return err;
   }
   return std::nullopt;
+}
+
+// The key a controller reference is filed under: the owner's uid, or (a reference without one, as
+// hand-written manifests may have) its kind, namespace and name.
+std::string OwnerKey(const OwnerReference& ref, const std::string& namespace_) {
+  if (!ref.uid.empty()) return "uid:" + ref.uid;
+  return "ref:" + ref.kind + "/" + namespace_ + "/" + ref.name;
+}
+
+const OwnerReference* ControllerRef(const ObjectMeta& meta) {
+  for (const OwnerReference& ref : meta.owner_references) {
+    if (ref.controller) return &ref;
+  }
+  return nullptr;
+}
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
 }
 
 std::expected<ClusterObjects, LoadError> Loader::Finish() {
@@ -1399,10 +1620,28 @@ std::expected<ClusterObjects, LoadError> Loader::Finish() {
   if (auto err = ResolvePriorities()) return std::unexpected(*err);
 
   ClusterObjects out;
+  out.warnings = std::move(warnings_);
+  out.object_count = entries_.size() + skipped_total_;
   std::vector<std::shared_ptr<const Node>> nodes;
+  // What the input already has for a controller (a cluster dump), by OwnerKey: its pods, and the
+  // Deployments whose ReplicaSets are listed. Controllers create only what is missing.
+  std::unordered_map<std::string, std::vector<const Pod*>> owned_pods;
+  std::unordered_set<std::string> deployments_with_replica_sets;
   for (const Entry& e : entries_) {
     if (auto* n = std::get_if<std::shared_ptr<Node>>(&e.object)) nodes.push_back(*n);
+    const OwnerReference* ref = ControllerRef(*e.meta);
+    if (ref == nullptr) continue;
+    if (auto* p = std::get_if<std::shared_ptr<Pod>>(&e.object)) {
+      owned_pods[OwnerKey(*ref, e.meta->namespace_)].push_back(p->get());
+    } else if (auto* w = std::get_if<std::shared_ptr<Workload>>(&e.object);
+               w != nullptr && (*w)->kind == "ReplicaSet" && ref->kind == "Deployment") {
+      deployments_with_replica_sets.insert(OwnerKey(*ref, e.meta->namespace_));
+    }
   }
+  auto keys_of = [](const Workload& w) {
+    return std::array<std::string, 2>{"uid:" + w.metadata.uid,
+                                      "ref:" + w.kind + "/" + w.metadata.namespace_ + "/" + w.metadata.name};
+  };
 
   int64_t next_index = 0;
   std::set<std::string> declared_namespaces;
@@ -1411,11 +1650,14 @@ std::expected<ClusterObjects, LoadError> Loader::Finish() {
   auto use_namespace = [&](const std::string& ns) {
     if (used_set.insert(ns).second) used_namespaces.push_back(ns);
   };
-  auto add_pod = [&](std::shared_ptr<Pod> pod) {
+  size_t pending_with_claims = 0;
+  auto add_pod = [&](std::shared_ptr<Pod> pod, bool uses_volume_claims) {
     pod->metadata.creation_index = next_index++;
     if (pod->metadata.creation_timestamp_ns == 0) pod->metadata.creation_timestamp_ns = options_.creation_timestamp_ns;
+    if (uses_volume_claims && pod->spec.node_name.empty()) ++pending_with_claims;
     out.pods.push_back(std::move(pod));
   };
+  std::vector<std::string> cron_jobs;
 
   for (size_t i = 0; i < entries_.size(); ++i) {
     Entry& e = entries_[i];
@@ -1428,7 +1670,7 @@ std::expected<ClusterObjects, LoadError> Loader::Finish() {
             out.nodes.push_back(obj);
           } else if constexpr (std::is_same_v<T, Pod>) {
             ApplyMatchLabelKeys(*obj);
-            add_pod(obj);
+            add_pod(obj, e.uses_volume_claims);
           } else if constexpr (std::is_same_v<T, Namespace>) {
             declared_namespaces.insert(obj->metadata.name);
             out.namespaces.push_back(obj);
@@ -1436,6 +1678,8 @@ std::expected<ClusterObjects, LoadError> Loader::Finish() {
             out.priority_classes.push_back(obj);
           } else if constexpr (std::is_same_v<T, PodDisruptionBudget>) {
             out.pdbs.push_back(obj);
+          } else if (obj->kind == "CronJob") {
+            cron_jobs.push_back(obj->metadata.namespace_ + "/" + obj->metadata.name);
           } else {
             out.workloads.push_back(obj);
           }
@@ -1449,6 +1693,19 @@ std::expected<ClusterObjects, LoadError> Loader::Finish() {
     auto* wp = std::get_if<std::shared_ptr<Workload>>(&e.object);
     if (wp == nullptr || !options_.expand_workloads) continue;
     const Workload& w = **wp;
+    if (w.kind == "CronJob") continue;
+    std::vector<const Pod*> owned;
+    bool has_replica_sets = false;
+    for (const std::string& key : keys_of(w)) {
+      if (auto it = owned_pods.find(key); it != owned_pods.end()) {
+        for (const Pod* p : it->second) {
+          if (std::find(owned.begin(), owned.end(), p) == owned.end()) owned.push_back(p);
+        }
+      }
+      has_replica_sets = has_replica_sets || deployments_with_replica_sets.contains(key);
+    }
+    // A Deployment whose ReplicaSets are in the input creates no pods itself: its ReplicaSets do.
+    if (w.kind == "Deployment" && has_replica_sets) continue;
     int64_t expected = w.kind == "DaemonSet" ? static_cast<int64_t>(nodes.size()) : w.replicas;
     if (w.kind == "Job") expected = std::min<int64_t>(w.replicas, w.completions);
     if (out.pods.size() + static_cast<size_t>(std::max<int64_t>(expected, 0)) > options_.max_pods) {
@@ -1457,7 +1714,7 @@ std::expected<ClusterObjects, LoadError> Loader::Finish() {
                                      std::to_string(expected) + " pods would make more than " +
                                          std::to_string(options_.max_pods) + " pods in total (LoadOptions.max_pods)"));
     }
-    for (std::shared_ptr<Pod> pod : ExpandWorkload(w, nodes, rng_)) {
+    for (std::shared_ptr<Pod> pod : ExpandWorkload(w, nodes, rng_, owned)) {
       std::string key = "Pod/" + pod->metadata.namespace_ + "/" + pod->metadata.name;
       while (keys_.contains(key)) {
         if (w.kind == "StatefulSet") {
@@ -1471,8 +1728,27 @@ std::expected<ClusterObjects, LoadError> Loader::Finish() {
         key = "Pod/" + pod->metadata.namespace_ + "/" + pod->metadata.name;
       }
       keys_.emplace(key, i);
-      add_pod(std::move(pod));
+      add_pod(std::move(pod), e.uses_volume_claims);
     }
+  }
+
+  if (!skipped_.empty()) {
+    std::string kinds;
+    for (const auto& [kind, count] : skipped_)
+      kinds += (kinds.empty() ? "" : ", ") + std::to_string(count) + " " + kind;
+    out.warnings.push_back("skipped " + kinds + (skipped_total_ == 1 ? " object" : " objects") +
+                           " kubesched does not simulate");
+  }
+  if (!cron_jobs.empty()) {
+    out.warnings.push_back((cron_jobs.size() == 1 ? "CronJob " : "CronJobs ") + JoinNames(cron_jobs) +
+                           (cron_jobs.size() == 1 ? " creates" : " create") +
+                           " no pods: a snapshot has no schedule to run them on");
+  }
+  if (pending_with_claims > 0) {
+    out.warnings.push_back(std::to_string(pending_with_claims) +
+                           (pending_with_claims == 1 ? " pod to schedule uses" : " pods to schedule use") +
+                           " PersistentVolumeClaims: volume constraints (binding, volume node affinity and zones, "
+                           "attach limits) are not evaluated");
   }
 
   // Namespaces used without a Namespace object exist in any cluster that accepted the objects.
@@ -1487,6 +1763,48 @@ std::expected<ClusterObjects, LoadError> Loader::Finish() {
     out.namespaces.push_back(std::move(n));
   }
   return out;
+}
+
+// What messages call standard input (kubectl's name for it).
+constexpr std::string_view kStdinName = "STDIN";
+
+bool IsManifestFile(const std::filesystem::path& p) {
+  const std::string ext = p.extension().string();
+  return ext == ".yaml" || ext == ".yml" || ext == ".json";
+}
+
+// kubectl's walk of a path given to -f: a directory stands for its manifest files in name order,
+// its subdirectories walked in place when recursive (else skipped); symbolic links to directories
+// are not followed inside a directory, as filepath.Walk does not. Anything else is a file.
+std::optional<std::string> ExpandPath(const std::string& path, bool recursive, std::vector<std::string>& out) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (path == "-" || !fs::is_directory(path, ec)) {
+    out.push_back(path);
+    return std::nullopt;
+  }
+  auto walk = [&](auto& self, const fs::path& dir) -> std::optional<std::string> {
+    std::vector<fs::directory_entry> entries;
+    std::error_code walk_ec;
+    for (fs::directory_iterator it(dir, walk_ec), end; !walk_ec && it != end; it.increment(walk_ec)) {
+      entries.push_back(*it);
+    }
+    if (walk_ec) return "cannot read directory " + dir.string() + ": " + walk_ec.message();
+    std::sort(entries.begin(), entries.end(), [](const fs::directory_entry& a, const fs::directory_entry& b) {
+      return a.path().filename() < b.path().filename();
+    });
+    for (const fs::directory_entry& e : entries) {
+      std::error_code type_ec;
+      if (e.is_directory(type_ec) && !e.is_symlink(type_ec)) {
+        if (!recursive) continue;
+        if (auto err = self(self, e.path())) return err;
+      } else if (IsManifestFile(e.path())) {
+        out.push_back(e.path().string());
+      }
+    }
+    return std::nullopt;
+  };
+  return walk(walk, fs::path(path));
 }
 
 std::optional<std::string> ReadFile(const std::string& path, std::string& out) {
@@ -1532,11 +1850,16 @@ std::expected<ClusterObjects, LoadError> LoadManifestSources(const std::vector<M
 
 std::expected<ClusterObjects, LoadError> LoadManifests(const std::vector<std::string>& files,
                                                        const LoadOptions& options) {
-  std::vector<ManifestSource> sources;
-  sources.reserve(files.size());
+  std::vector<std::string> paths;
   for (const std::string& file : files) {
-    ManifestSource s{file, ""};
-    if (auto err = ReadFile(file, s.text)) return std::unexpected(LoadError{file, 0, "", "", *err, 0});
+    if (auto err = ExpandPath(file, options.recursive, paths))
+      return std::unexpected(LoadError{file, 0, "", "", *err, 0});
+  }
+  std::vector<ManifestSource> sources;
+  sources.reserve(paths.size());
+  for (const std::string& path : paths) {
+    ManifestSource s{path == "-" ? std::string(kStdinName) : path, ""};
+    if (auto err = ReadFile(path, s.text)) return std::unexpected(LoadError{path, 0, "", "", *err, 0});
     sources.push_back(std::move(s));
   }
   return LoadManifestSources(sources, options);

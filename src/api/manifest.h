@@ -1,9 +1,11 @@
 #pragma once
 // Loads cluster objects from Kubernetes manifests: multi-document YAML or JSON files, `kind: List`
-// included. Applies the defaulting the API server (and kubelet) would, validates what the
-// scheduler relies on, resolves pod priorities from PriorityClasses, and expands workloads into
-// pods. Loading is all-or-error: any problem yields one LoadError naming file, document, object
-// and field, and nothing is half-loaded.
+// included, read as kubectl reads them. Applies the defaulting the API server (and kubelet) would,
+// validates what the scheduler relies on and (as kubectl's --validate=strict) every field against
+// the kinds' schemas, resolves pod priorities from PriorityClasses, and expands workloads into the
+// pods their controllers would create. Kinds kubesched does not simulate (Services, ConfigMaps,
+// RBAC, custom resources, ...) are skipped with a warning. Loading is all-or-error: any problem
+// yields one LoadError naming file, document, object and field, and nothing is half-loaded.
 
 #include <cstddef>
 #include <cstdint>
@@ -41,7 +43,22 @@ struct ClusterObjects {
   std::vector<std::shared_ptr<Namespace>> namespaces;
   std::vector<std::shared_ptr<PriorityClass>> priority_classes;
   std::vector<std::shared_ptr<PodDisruptionBudget>> pdbs;
+  //! Deployments, ReplicaSets, ReplicationControllers, StatefulSets, DaemonSets and Jobs (not
+  //! CronJobs, which create nothing in a snapshot).
   std::vector<std::shared_ptr<Workload>> workloads;
+  //! What the user should know about the input that is not an error, one message each, without a
+  //! "warning: " prefix: kinds skipped, CronJobs, what is not simulated, fields reported under
+  //! FieldValidation::kWarn.
+  std::vector<std::string> warnings;
+  //! Objects in the input, skipped ones included (0: the input had no objects at all).
+  size_t object_count = 0;
+};
+
+//! What to do with unknown fields, duplicate keys and misshapen fields (kubectl's --validate).
+enum class FieldValidation {
+  kStrict,  //!< an error, as kubectl's default --validate=strict
+  kWarn,    //!< a warning each (ClusterObjects.warnings), and go on
+  kIgnore,  //!< not checked (fields kubesched reads are checked all the same)
 };
 
 struct LoadOptions {
@@ -54,6 +71,9 @@ struct LoadOptions {
   //! Upper bound on pods (explicit plus generated), so a stray `replicas: 100000000` fails with a
   //! message instead of exhausting memory.
   size_t max_pods = 1'000'000;
+  FieldValidation field_validation = FieldValidation::kStrict;
+  //! LoadManifests: descend into the subdirectories of a directory given as a path (kubectl -R).
+  bool recursive = false;
 };
 
 struct LoadError {
@@ -74,7 +94,9 @@ struct ManifestSource {
   std::string text;
 };
 
-//! Loads every file ("-" reads standard input) in order, as one cluster.
+//! Loads every path in order, as one cluster, as `kubectl apply -f` reads them: "-" is standard
+//! input; a directory stands for its *.yaml, *.yml and *.json files in name order (and, with
+//! options.recursive, its subdirectories' in the same walk); any other path is a file.
 std::expected<ClusterObjects, LoadError> LoadManifests(const std::vector<std::string>& files,
                                                        const LoadOptions& options = {});
 

@@ -9,13 +9,16 @@
 #include <string>
 #include <vector>
 
+#include "api/schema.h"
 #include "api/workloads.h"
 
 namespace kubesched::api {
 namespace {
 
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 ClusterObjects MustLoad(std::string_view text, const LoadOptions& options = {}) {
   auto r = LoadManifestsFromString(text, "test.yaml", options);
@@ -762,9 +765,14 @@ TEST(ManifestTest, ErrorsNameTheFileDocumentObjectAndField) {
        PodWith("spec:\n  containers: [{name: c, resources: {requests: {cpu: 2}, limits: {cpu: 1}}}]\n"),
        "test.yaml: document 1 (Pod default/web): spec.containers[0].resources.requests.cpu: request \"2\" must be less "
        "than or equal to the limit \"1\" (line 5)"},
-      {"unknown kind", "apiVersion: v1\nkind: Service\nmetadata: {name: s}\n",
-       "test.yaml: document 1 (Service s): kind: unsupported kind \"Service\"; supported kinds: Node, Pod, "
-       "Namespace, PriorityClass, PodDisruptionBudget, Deployment, ReplicaSet, StatefulSet, DaemonSet, Job (line 2)"},
+      {"a kind the core group does not serve", "apiVersion: v1\nkind: Gadget\nmetadata: {name: g}\n",
+       "test.yaml: document 1 (Gadget g): kind: no kind \"Gadget\" is served by apiVersion \"v1\" (line 2)"},
+      {"a typo in a kind", "apiVersion: apps/v1\nkind: Deploymnet\nmetadata: {name: web}\n",
+       "test.yaml: document 1 (Deploymnet web): kind: no kind \"Deploymnet\" is served by apiVersion \"apps/v1\" "
+       "(did you mean \"Deployment\"?) (line 2)"},
+      {"apiVersion without a version", "apiVersion: apps/\nkind: Deployment\nmetadata: {name: web}\n",
+       "test.yaml: document 1 (Deployment default/web): apiVersion: invalid apiVersion \"apps/\"; expected "
+       "\"version\" or \"group/version\", such as \"apps/v1\" (line 1)"},
       {"missing kind", "apiVersion: v1\nmetadata: {name: s}\n",
        "test.yaml: document 1: kind: required field is missing or empty (line 1)"},
       {"wrong apiVersion", "apiVersion: apps/v1\nkind: Pod\nmetadata: {name: web}\nspec: {containers: [{name: c}]}\n",
@@ -1049,6 +1057,761 @@ TEST(ManifestTest, NothingIsHalfLoaded) {
   // A valid object before the bad one does not come back on its own.
   auto r = LoadManifestsFromString("apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\nkind: Bogus\n", "x");
   EXPECT_FALSE(r.has_value());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kinds kubesched does not simulate, as in a real application's manifest.
+
+TEST(ManifestTest, SkipsKindsItDoesNotSimulateWithOneWarning) {
+  auto objs = MustLoad(R"(
+apiVersion: v1
+kind: Service
+metadata: {name: a}
+spec: {ports: [{port: 80}]}
+---
+apiVersion: v1
+kind: ConfigMap
+metadata: {name: cfg}
+data: {key: value}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: b}
+---
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: widgets.example.com}
+---
+apiVersion: example.com/v1
+kind: Widget
+metadata: {name: w}
+spec: {anything: [goes, here]}
+---
+apiVersion: example.com/v1
+kind: Pod
+metadata: {name: a-custom-resource-named-like-a-pod}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec: {containers: [{name: c}]}
+---
+apiVersion: v1
+kind: ServiceList
+items:
+- {apiVersion: v1, kind: Service, metadata: {name: c}}
+- {apiVersion: v1, kind: ConfigMap, metadata: {name: cfg2}}
+)");
+  EXPECT_EQ(OnlyPod(objs).metadata.name, "web");
+  EXPECT_EQ(objs.object_count, 9u);
+  EXPECT_THAT(objs.warnings, ElementsAre("skipped 3 Service, 2 ConfigMap, 1 CustomResourceDefinition, 1 Widget, 1 Pod "
+                                         "objects kubesched does not simulate"));
+
+  auto one = MustLoad("apiVersion: v1\nkind: Secret\nmetadata: {name: s}\n");
+  EXPECT_THAT(one.warnings, ElementsAre("skipped 1 Secret object kubesched does not simulate"));
+  EXPECT_EQ(one.object_count, 1u);
+  EXPECT_EQ(MustLoad("").object_count, 0u);
+  EXPECT_EQ(MustLoad("---\nnull\n---\n").object_count, 0u);
+}
+
+TEST(ManifestTest, ReplicationControllerExpandsLikeAReplicaSet) {
+  auto objs = MustLoad(R"(
+apiVersion: v1
+kind: ReplicationController
+metadata: {name: legacy, namespace: old}
+spec:
+  replicas: 2
+  template:
+    metadata: {labels: {app: legacy}}
+    spec: {containers: [{name: c}]}
+)");
+  ASSERT_EQ(objs.pods.size(), 2u);
+  ASSERT_EQ(objs.workloads.size(), 1u);
+  const Workload& rc = *objs.workloads[0];
+  // The selector defaults to the template's labels.
+  ASSERT_TRUE(rc.selector.has_value());
+  EXPECT_EQ(rc.selector->match_labels, (Labels{{"app", "legacy"}}));
+  for (const auto& pod : objs.pods) {
+    EXPECT_TRUE(pod->metadata.name.starts_with("legacy-")) << pod->metadata.name;
+    EXPECT_EQ(pod->metadata.name.size(), std::string("legacy-").size() + kNameSuffixLength);
+    EXPECT_EQ(pod->metadata.namespace_, "old");
+    ASSERT_EQ(pod->metadata.owner_references.size(), 1u);
+    EXPECT_EQ(pod->metadata.owner_references[0],
+              (OwnerReference{"v1", "ReplicationController", "legacy", rc.metadata.uid, true}));
+  }
+  EXPECT_EQ(LoadErrorOf(R"(apiVersion: v1
+kind: ReplicationController
+metadata: {name: legacy}
+spec:
+  selector: {app: other}
+  template:
+    metadata: {labels: {app: legacy}}
+    spec: {containers: [{name: c}]}
+)"),
+            "test.yaml: document 1 (ReplicationController default/legacy): spec.selector: does not match the template "
+            "labels (spec.template.metadata.labels must satisfy spec.selector) (line 5)");
+}
+
+TEST(ManifestTest, JobsSuspendedIndexedAndCronJobs) {
+  auto objs = MustLoad(R"(
+apiVersion: batch/v1
+kind: Job
+metadata: {name: paused}
+spec:
+  suspend: true
+  template:
+    spec: {restartPolicy: Never, containers: [{name: c}]}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: shards}
+spec:
+  completionMode: Indexed
+  completions: 5
+  parallelism: 3
+  template:
+    spec: {restartPolicy: Never, containers: [{name: c}]}
+---
+apiVersion: batch/v1
+kind: CronJob
+metadata: {name: nightly, namespace: ops}
+spec:
+  schedule: "0 2 * * *"
+  jobTemplate:
+    spec:
+      template:
+        spec: {restartPolicy: OnFailure, priorityClassName: not-defined-anywhere, containers: [{name: c}]}
+)");
+  ASSERT_EQ(objs.pods.size(), 3u);
+  for (size_t i = 0; i < objs.pods.size(); ++i) {
+    const Pod& pod = *objs.pods[i];
+    const std::string prefix = "shards-" + std::to_string(i) + "-";
+    EXPECT_TRUE(pod.metadata.name.starts_with(prefix)) << pod.metadata.name;
+    EXPECT_EQ(pod.metadata.name.size(), prefix.size() + kNameSuffixLength);
+    ASSERT_NE(pod.metadata.labels.Find(kLabelJobCompletionIndex), nullptr);
+    EXPECT_EQ(*pod.metadata.labels.Find(kLabelJobCompletionIndex), std::to_string(i));
+    ASSERT_NE(pod.metadata.annotations.Find(kLabelJobCompletionIndex), nullptr);
+    EXPECT_EQ(*pod.metadata.annotations.Find(kLabelJobCompletionIndex), std::to_string(i));
+  }
+  // The CronJob is read (and checked) but creates nothing, and says so.
+  ASSERT_EQ(objs.workloads.size(), 2u);
+  EXPECT_TRUE(objs.workloads[0]->suspend);
+  EXPECT_EQ(objs.workloads[1]->completion_mode, CompletionMode::kIndexed);
+  EXPECT_THAT(objs.warnings,
+              ElementsAre("CronJob ops/nightly creates no pods: a snapshot has no schedule to run them on"));
+
+  EXPECT_EQ(
+      LoadErrorOf("apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  completionMode: Indexed\n"
+                  "  template:\n    spec: {containers: [{name: c}]}\n"),
+      "test.yaml: document 1 (Job default/j): spec.completions: required when completionMode is Indexed (line 5)");
+  EXPECT_EQ(LoadErrorOf("apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: j}\nspec:\n  jobTemplate:\n"
+                        "    spec:\n      template:\n        spec: {containers: [{name: c}]}\n"),
+            "test.yaml: document 1 (CronJob default/j): spec.schedule: required field is missing or empty (line 5)");
+}
+
+TEST(ManifestTest, PodsUsingVolumeClaimsAreCountedInOneWarning) {
+  auto objs = MustLoad(R"(
+apiVersion: v1
+kind: Pod
+metadata: {name: with-claim}
+spec:
+  containers: [{name: c}]
+  volumes: [{name: data, persistentVolumeClaim: {claimName: data}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: already-running}
+spec:
+  nodeName: n1
+  containers: [{name: c}]
+  volumes: [{name: data, persistentVolumeClaim: {claimName: other}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: scratch}
+spec:
+  containers: [{name: c}]
+  volumes:
+  - name: scratch
+    ephemeral:
+      volumeClaimTemplate:
+        spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}
+  - {name: tmp, emptyDir: {}}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: no-claims}
+spec:
+  containers: [{name: c}]
+  volumes: [{name: tmp, emptyDir: {}}, {name: cfg, configMap: {name: cfg}}]
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  replicas: 2
+  serviceName: db
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: c, volumeMounts: [{name: data, mountPath: /data}]}]}
+  volumeClaimTemplates:
+  - metadata: {name: data}
+    spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 10Gi}}}
+)");
+  EXPECT_EQ(objs.pods.size(), 6u);
+  EXPECT_THAT(objs.warnings,
+              ElementsAre("4 pods to schedule use PersistentVolumeClaims: volume constraints (binding, volume node "
+                          "affinity and zones, attach limits) are not evaluated"));
+  EXPECT_TRUE(
+      MustLoad(PodWith("spec: {containers: [{name: c}], volumes: [{name: t, emptyDir: {}}]}\n")).warnings.empty());
+}
+
+// ---------------------------------------------------------------------------------------------
+// A cluster dump: workloads listed with the pods they already have.
+
+// A Deployment, its ReplicaSet (replicas 3) and two of its pods, linked by uid, as `kubectl get
+// deploy,rs,pods -o yaml` prints them.
+constexpr std::string_view kDumpWithDeployment = R"(
+apiVersion: v1
+kind: List
+items:
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: web, namespace: shop, uid: 11111111-0000-0000-0000-000000000001, generation: 2,
+             resourceVersion: "4711", creationTimestamp: "2024-05-01T12:00:00Z"}
+  spec:
+    replicas: 3
+    selector: {matchLabels: {app: web}}
+    template:
+      metadata: {labels: {app: web}}
+      spec: {containers: [{name: c, image: nginx}]}
+  status: {replicas: 3, readyReplicas: 2, observedGeneration: 2}
+- apiVersion: apps/v1
+  kind: ReplicaSet
+  metadata:
+    name: web-7d4b9c8f6d
+    namespace: shop
+    uid: 22222222-0000-0000-0000-000000000002
+    labels: {app: web, pod-template-hash: 7d4b9c8f6d}
+    ownerReferences:
+    - {apiVersion: apps/v1, kind: Deployment, name: web, uid: 11111111-0000-0000-0000-000000000001,
+       controller: true, blockOwnerDeletion: true}
+  spec:
+    replicas: 3
+    selector: {matchLabels: {app: web, pod-template-hash: 7d4b9c8f6d}}
+    template:
+      metadata: {labels: {app: web, pod-template-hash: 7d4b9c8f6d}}
+      spec: {containers: [{name: c, image: nginx}]}
+  status: {replicas: 2, fullyLabeledReplicas: 2, readyReplicas: 2, availableReplicas: 2}
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: web-7d4b9c8f6d-abcde
+    namespace: shop
+    uid: 33333333-0000-0000-0000-000000000003
+    labels: {app: web, pod-template-hash: 7d4b9c8f6d}
+    ownerReferences:
+    - {apiVersion: apps/v1, kind: ReplicaSet, name: web-7d4b9c8f6d, uid: 22222222-0000-0000-0000-000000000002,
+       controller: true, blockOwnerDeletion: true}
+  spec: {nodeName: n1, containers: [{name: c, image: nginx}]}
+  status: {phase: Running, podIP: 10.0.0.5, qosClass: BestEffort}
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: web-7d4b9c8f6d-fghij
+    namespace: shop
+    uid: 44444444-0000-0000-0000-000000000004
+    labels: {app: web, pod-template-hash: 7d4b9c8f6d}
+    ownerReferences:
+    - {apiVersion: apps/v1, kind: ReplicaSet, name: web-7d4b9c8f6d, uid: 22222222-0000-0000-0000-000000000002,
+       controller: true}
+  spec: {nodeName: n2, containers: [{name: c, image: nginx}]}
+  status: {phase: Running}
+)";
+
+TEST(ManifestTest, DumpedWorkloadsCreateOnlyTheMissingPods) {
+  auto objs = MustLoad(kDumpWithDeployment);
+  // The two pods of the dump and one new pod of the ReplicaSet (at the ReplicaSet's position);
+  // none of the Deployment's own.
+  ASSERT_EQ(objs.pods.size(), 3u);
+  EXPECT_EQ(objs.pods[1]->metadata.name, "web-7d4b9c8f6d-abcde");
+  EXPECT_EQ(objs.pods[2]->metadata.name, "web-7d4b9c8f6d-fghij");
+  const Pod& fresh = *objs.pods[0];
+  EXPECT_TRUE(fresh.metadata.name.starts_with("web-7d4b9c8f6d-")) << fresh.metadata.name;
+  EXPECT_TRUE(fresh.spec.node_name.empty());
+  ASSERT_EQ(fresh.metadata.owner_references.size(), 1u);
+  EXPECT_EQ(fresh.metadata.owner_references[0].uid, "22222222-0000-0000-0000-000000000002");
+  EXPECT_EQ(objs.workloads.size(), 2u);
+
+  // A ReplicaSet with replicas 1 and its running pod: nothing to create. A finished pod does not
+  // count, and a pod that only names its owner (no uid) is matched by kind and name.
+  const std::string rs = R"(
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: api, uid: rs-uid}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata: {labels: {app: api}}
+    spec: {containers: [{name: c}]}
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: api-x1
+  labels: {app: api}
+  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: api, uid: rs-uid, controller: true}]
+spec: {nodeName: n1, containers: [{name: c}]}
+status: {phase: )";
+  EXPECT_EQ(MustLoad(rs + "Running}\n").pods.size(), 1u);
+  EXPECT_EQ(MustLoad(rs + "Failed}\n").pods.size(), 2u);
+  auto by_name = MustLoad(std::string(R"(
+apiVersion: v1
+kind: Pod
+metadata:
+  name: api-x1
+  ownerReferences: [{apiVersion: apps/v1, kind: ReplicaSet, name: api, controller: true}]
+spec: {nodeName: n1, containers: [{name: c}]}
+---
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: api}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: api}}
+  template:
+    metadata: {labels: {app: api}}
+    spec: {containers: [{name: c}]}
+)"));
+  EXPECT_EQ(by_name.pods.size(), 2u);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Field validation (kubectl --validate) and names.
+
+constexpr std::string_view kDeploymentWithTypo = R"(apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      nodeSelectr: {disktype: ssd}
+      containers: [{name: c}]
+)";
+
+TEST(ManifestTest, FieldValidationErrors) {
+  const std::vector<ErrorCase> cases = {
+      {"unknown field in a workload's pod template", std::string(kDeploymentWithTypo),
+       "test.yaml: document 1 (Deployment default/web): spec.template.spec.nodeSelectr: unknown field (did you mean "
+       "\"nodeSelector\"?) (line 9)"},
+      {"unknown top-level field", "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatuss: {}\n",
+       "test.yaml: document 1 (Node n1): statuss: unknown field (did you mean \"status\"?) (line 4)"},
+      {"unknown field without a close match", PodWith("spec:\n  containers: [{name: c, flavour: {spicy: true}}]\n"),
+       "test.yaml: document 1 (Pod default/web): spec.containers[0].flavour: unknown field (line 5)"},
+      {"unknown field in a volume source",
+       PodWith("spec:\n  containers: [{name: c}]\n  volumes: [{name: v, emptyDir: {size: 1Gi}}]\n"),
+       "test.yaml: document 1 (Pod default/web): spec.volumes[0].emptyDir.size: unknown field (line 6)"},
+      {"unknown field in status", "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {capacityy: {cpu: 1}}\n",
+       "test.yaml: document 1 (Node n1): status.capacityy: unknown field (did you mean \"capacity\"?) (line 4)"},
+      {"unknown field in a List item",
+       "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Namespace\n  metadata: {name: ns, lables: {}}\n",
+       "test.yaml: document 1 (Namespace ns): items[0].metadata.lables: unknown field (did you mean \"labels\"?) "
+       "(line 6)"},
+      {"duplicate key", "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  name: n2\n",
+       "test.yaml: document 1 (Node n1): metadata.name: duplicate field (line 5)"},
+      {"duplicate label", "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {a: x, b: y, a: z}\n",
+       "test.yaml: document 1 (Node n1): metadata.labels.a: duplicate field (line 5)"},
+      {"duplicate key in JSON",
+       R"({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}, "kind": "Node"})",
+       "test.yaml: document 1 (Namespace a): kind: duplicate field (line 1)"},
+      {"a list where the schema has a mapping",
+       PodWith("spec:\n  containers:\n  - name: c\n    env: {LOG_LEVEL: debug}\n"),
+       "test.yaml: document 1 (Pod default/web): spec.containers[0].env: expected a list, got a mapping (line 7)"},
+      {"a mapping where the schema has a string", PodWith("spec:\n  containers: [{name: c, workingDir: {a: b}}]\n"),
+       "test.yaml: document 1 (Pod default/web): spec.containers[0].workingDir: expected a string, got a mapping "
+       "(line 5)"},
+      {"unknown field in a CronJob's job template",
+       "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: c}\nspec:\n  schedule: \"@daily\"\n  jobTemplate:\n"
+       "    spec:\n      backofLimit: 3\n      template: {spec: {containers: [{name: c}]}}\n",
+       "test.yaml: document 1 (CronJob default/c): spec.jobTemplate.spec.backofLimit: unknown field (did you mean "
+       "\"backoffLimit\"?) (line 8)"},
+  };
+  for (const ErrorCase& c : cases) {
+    SCOPED_TRACE(c.name + "\n" + c.yaml);
+    EXPECT_EQ(LoadErrorOf(c.yaml), c.want);
+    // Warn reports the same as a warning and loads; ignore loads silently.
+    auto warned = LoadManifestsFromString(c.yaml, "test.yaml", LoadOptions{.field_validation = FieldValidation::kWarn});
+    ASSERT_TRUE(warned.has_value()) << warned.error().ToString();
+    ASSERT_FALSE(warned->warnings.empty());
+    EXPECT_EQ(warned->warnings.front(), c.want);
+    auto ignored =
+        LoadManifestsFromString(c.yaml, "test.yaml", LoadOptions{.field_validation = FieldValidation::kIgnore});
+    ASSERT_TRUE(ignored.has_value()) << ignored.error().ToString();
+    EXPECT_THAT(ignored->warnings, Not(Contains(c.want)));
+  }
+}
+
+TEST(ManifestTest, WarnModeReportsEveryIssueInOrder) {
+  auto objs = MustLoad(R"(apiVersion: v1
+kind: Pod
+metadata: {name: web, labelz: {}}
+spec:
+  containers: [{name: c, imag: nginx}]
+  tolerations: [{key: a, operator: Exists, efect: NoSchedule}]
+)",
+                       LoadOptions{.field_validation = FieldValidation::kWarn});
+  EXPECT_THAT(objs.warnings,
+              ElementsAre("test.yaml: document 1 (Pod default/web): metadata.labelz: unknown field (did you mean "
+                          "\"labels\"?) (line 3)",
+                          "test.yaml: document 1 (Pod default/web): spec.containers[0].imag: unknown field (did you "
+                          "mean \"image\"?) (line 5)",
+                          "test.yaml: document 1 (Pod default/web): spec.tolerations[0].efect: unknown field (did you "
+                          "mean \"effect\"?) (line 6)"));
+}
+
+// Every field of these objects is a real Kubernetes field, most of them ones kubesched never reads:
+// strict validation must accept them all.
+TEST(ManifestTest, StrictValidationAcceptsRealObjects) {
+  EXPECT_THAT(FieldSchemaProblems(), ::testing::IsEmpty());
+  auto objs = MustLoad(R"(
+apiVersion: v1
+kind: Node
+metadata:
+  name: n1
+  uid: 0d1f1a55-3c43-4a63-9a2b-3d2b0f0c6a11
+  resourceVersion: "9182"
+  creationTimestamp: "2024-05-01T12:00:00Z"
+  annotations: {node.alpha.kubernetes.io/ttl: "0", volumes.kubernetes.io/controller-managed-attach-detach: "true"}
+  managedFields:
+  - {manager: kubelet, operation: Update, apiVersion: v1, time: "2024-05-01T12:00:00Z", fieldsType: FieldsV1,
+     fieldsV1: {"f:status": {"f:conditions": {}}}, subresource: status}
+spec:
+  podCIDR: 10.244.1.0/24
+  podCIDRs: [10.244.1.0/24]
+  providerID: kind://docker/kind/n1
+status:
+  addresses: [{type: InternalIP, address: 172.18.0.3}, {type: Hostname, address: n1}]
+  capacity: {cpu: "8", memory: 32Gi, ephemeral-storage: 100Gi, hugepages-2Mi: "0", pods: "110"}
+  allocatable: {cpu: "8", memory: 32Gi, pods: "110"}
+  conditions:
+  - {type: Ready, status: "True", lastHeartbeatTime: "2024-05-01T12:00:00Z", lastTransitionTime: "2024-05-01T12:00:00Z",
+     reason: KubeletReady, message: kubelet is posting ready status}
+  daemonEndpoints: {kubeletEndpoint: {Port: 10250}}
+  nodeInfo: {machineID: a, systemUUID: b, bootID: c, kernelVersion: 6.1.0, osImage: Debian, containerRuntimeVersion: containerd://1.7.13,
+             kubeletVersion: v1.30.0, kubeProxyVersion: v1.30.0, operatingSystem: linux, architecture: amd64}
+  images: [{names: [nginx:1.25], sizeBytes: 70000000}]
+  runtimeHandlers: [{name: runc, features: {recursiveReadOnlyMounts: true, userNamespaces: false}}]
+---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: web-0
+  namespace: shop
+  generation: 1
+  finalizers: [example.com/cleanup]
+  labels: {app.kubernetes.io/name: web, example.com/tier: front_end.v2}
+spec:
+  serviceAccountName: web
+  automountServiceAccountToken: false
+  terminationGracePeriodSeconds: 30
+  activeDeadlineSeconds: 3600
+  dnsPolicy: ClusterFirstWithHostNet
+  dnsConfig: {nameservers: [1.1.1.1], searches: [shop.svc.cluster.local], options: [{name: ndots, value: "2"}]}
+  hostAliases: [{ip: 127.0.0.1, hostnames: [foo.local]}]
+  imagePullSecrets: [{name: registry}]
+  enableServiceLinks: false
+  shareProcessNamespace: true
+  hostname: web-0
+  subdomain: web
+  restartPolicy: Always
+  runtimeClassName: runc
+  os: {name: linux}
+  readinessGates: [{conditionType: example.com/ready}]
+  securityContext:
+    runAsUser: 1000
+    runAsGroup: 1000
+    fsGroup: 2000
+    fsGroupChangePolicy: OnRootMismatch
+    supplementalGroups: [3000]
+    sysctls: [{name: net.core.somaxconn, value: "1024"}]
+    seccompProfile: {type: RuntimeDefault}
+  initContainers:
+  - name: sidecar
+    image: envoy
+    restartPolicy: Always
+  containers:
+  - name: web
+    image: nginx
+    command: [nginx]
+    args: [-g, daemon off;]
+    workingDir: /srv
+    env:
+    - {name: A, value: b}
+    - name: NODE
+      valueFrom: {fieldRef: {apiVersion: v1, fieldPath: spec.nodeName}}
+    - name: KEY
+      valueFrom: {configMapKeyRef: {name: cfg, key: key, optional: true}}
+    envFrom: [{prefix: CFG_, configMapRef: {name: cfg}}, {secretRef: {name: s, optional: false}}]
+    resources: {requests: {cpu: 100m}, limits: {cpu: 200m}}
+    resizePolicy: [{resourceName: cpu, restartPolicy: NotRequired}]
+    ports: [{name: http, containerPort: 80, protocol: TCP}]
+    volumeMounts:
+    - {name: data, mountPath: /data, subPath: web, mountPropagation: None, readOnly: false}
+    - {name: projected, mountPath: /var/run/secrets/tokens, recursiveReadOnly: Disabled}
+    volumeDevices: [{name: raw, devicePath: /dev/xvda}]
+    livenessProbe: {grpc: {port: 9090, service: health}, initialDelaySeconds: 3, timeoutSeconds: 1, successThreshold: 1,
+                    terminationGracePeriodSeconds: 10}
+    readinessProbe: {httpGet: {path: /, port: http, host: localhost, scheme: HTTPS, httpHeaders: [{name: a, value: b}]}}
+    startupProbe: {exec: {command: [true]}}
+    lifecycle:
+      postStart: {httpGet: {path: /started, port: 80}}
+      preStop: {sleep: {seconds: 5}}
+    terminationMessagePath: /dev/termination-log
+    terminationMessagePolicy: FallbackToLogsOnError
+    imagePullPolicy: Always
+    securityContext:
+      privileged: false
+      capabilities: {add: [NET_ADMIN], drop: [ALL]}
+      seLinuxOptions: {level: "s0:c123,c456"}
+      runAsNonRoot: true
+      procMount: Default
+      appArmorProfile: {type: RuntimeDefault}
+    stdin: false
+    tty: false
+  volumes:
+  - {name: data, persistentVolumeClaim: {claimName: data, readOnly: false}}
+  - {name: raw, hostPath: {path: /dev/xvda, type: BlockDevice}}
+  - {name: cfg, configMap: {name: cfg, items: [{key: a, path: a, mode: 0644}], defaultMode: 0644, optional: true}}
+  - {name: s, secret: {secretName: s}}
+  - {name: dapi, downwardAPI: {items: [{path: labels, fieldRef: {fieldPath: metadata.labels}}]}}
+  - {name: nfs, nfs: {server: nfs.local, path: /exports}}
+  - {name: csi, csi: {driver: example.csi.k8s.io, volumeAttributes: {size: small}, nodePublishSecretRef: {name: s}}}
+  - {name: img, image: {reference: "example.com/data:1", pullPolicy: IfNotPresent}}
+  - name: projected
+    projected:
+      defaultMode: 0400
+      sources:
+      - serviceAccountToken: {audience: vault, expirationSeconds: 3600, path: token}
+      - configMap: {name: ca, items: [{key: ca.crt, path: ca.crt}]}
+      - downwardAPI: {items: [{path: cpu, resourceFieldRef: {containerName: web, resource: requests.cpu, divisor: 1m}}]}
+status:
+  phase: Running
+  hostIP: 172.18.0.3
+  hostIPs: [{ip: 172.18.0.3}]
+  podIP: 10.244.1.7
+  podIPs: [{ip: 10.244.1.7}]
+  qosClass: Burstable
+  startTime: "2024-05-01T12:00:00Z"
+  conditions: [{type: Ready, status: "True", lastProbeTime: null, lastTransitionTime: "2024-05-01T12:00:01Z"}]
+  containerStatuses:
+  - name: web
+    ready: true
+    started: true
+    restartCount: 0
+    image: nginx:1.25
+    imageID: docker.io/library/nginx@sha256:0000
+    containerID: containerd://abc
+    state: {running: {startedAt: "2024-05-01T12:00:01Z"}}
+    lastState: {terminated: {exitCode: 137, reason: OOMKilled, startedAt: "2024-05-01T11:00:00Z", finishedAt: "2024-05-01T11:59:00Z"}}
+---
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db, namespace: shop}
+spec:
+  serviceName: db
+  replicas: 1
+  podManagementPolicy: OrderedReady
+  updateStrategy: {type: RollingUpdate, rollingUpdate: {partition: 0, maxUnavailable: 1}}
+  persistentVolumeClaimRetentionPolicy: {whenDeleted: Delete, whenScaled: Retain}
+  revisionHistoryLimit: 10
+  minReadySeconds: 0
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec: {containers: [{name: db, image: postgres}]}
+  volumeClaimTemplates:
+  - apiVersion: v1
+    kind: PersistentVolumeClaim
+    metadata: {name: data}
+    spec:
+      accessModes: [ReadWriteOnce]
+      storageClassName: standard
+      volumeMode: Filesystem
+      resources: {requests: {storage: 1Gi}}
+      dataSourceRef: {apiGroup: snapshot.storage.k8s.io, kind: VolumeSnapshot, name: seed}
+status: {replicas: 1, readyReplicas: 1, currentRevision: db-1, updateRevision: db-1, collisionCount: 0}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: migrate, namespace: shop}
+spec:
+  backoffLimit: 4
+  activeDeadlineSeconds: 600
+  ttlSecondsAfterFinished: 100
+  podReplacementPolicy: Failed
+  podFailurePolicy:
+    rules:
+    - {action: Ignore, onPodConditions: [{type: DisruptionTarget, status: "True"}]}
+    - {action: FailJob, onExitCodes: {operator: In, values: [42]}}
+  template:
+    spec: {restartPolicy: Never, containers: [{name: m, image: migrate}]}
+status: {active: 1, ready: 0, uncountedTerminatedPods: {succeeded: [], failed: []}}
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: agent, namespace: kube-system}
+spec:
+  selector: {matchLabels: {app: agent}}
+  updateStrategy: {type: RollingUpdate, rollingUpdate: {maxUnavailable: 10%, maxSurge: 0}}
+  template:
+    metadata: {labels: {app: agent}}
+    spec:
+      hostNetwork: true
+      hostPID: true
+      tolerations: [{operator: Exists}]
+      containers: [{name: agent, image: agent}]
+status: {currentNumberScheduled: 1, numberMisscheduled: 0, desiredNumberScheduled: 1, numberReady: 1}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: shop}
+spec: {finalizers: [kubernetes]}
+status: {phase: Active}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata: {name: web, namespace: shop}
+spec: {maxUnavailable: 1, unhealthyPodEvictionPolicy: AlwaysAllow}
+status: {currentHealthy: 1, desiredHealthy: 1, disruptionsAllowed: 1, expectedPods: 1, disruptedPods: {}}
+)");
+  EXPECT_TRUE(objs.warnings.size() <= 1u) << ::testing::PrintToString(objs.warnings);  // the PVC note
+  EXPECT_EQ(objs.nodes.size(), 1u);
+  EXPECT_EQ(objs.workloads.size(), 3u);
+}
+
+TEST(ManifestTest, NamesAndLabelsAreCheckedAsTheAPIServerDoes) {
+  const std::string subdomain =
+      "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start "
+      "and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+      "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+  const std::string label =
+      "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end "
+      "with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
+      "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+  const std::string name_part =
+      "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+      "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
+      "'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
+  const std::vector<ErrorCase> cases = {
+      {"pod name with capitals", "apiVersion: v1\nkind: Pod\nmetadata: {name: Web}\nspec: {containers: [{name: c}]}\n",
+       "test.yaml: document 1 (Pod default/Web): metadata.name: invalid name \"Web\": " + subdomain + " (line 3)"},
+      {"node name too long", "apiVersion: v1\nkind: Node\nmetadata: {name: " + std::string(254, 'n') + "}\n",
+       "test.yaml: document 1 (Node " + std::string(254, 'n') + "): metadata.name: invalid name \"" +
+           std::string(254, 'n') + "\": must be no more than 253 characters (line 3)"},
+      {"namespace names are labels", "apiVersion: v1\nkind: Namespace\nmetadata: {name: team.a}\n",
+       "test.yaml: document 1 (Namespace team.a): metadata.name: invalid name \"team.a\": " + label + " (line 3)"},
+      {"namespace of an object",
+       "apiVersion: v1\nkind: Pod\nmetadata: {name: web, namespace: Shop}\nspec: {containers: [{name: c}]}\n",
+       "test.yaml: document 1 (Pod Shop/web): metadata.namespace: invalid namespace \"Shop\": " + label + " (line 3)"},
+      {"generateName is checked as a prefix",
+       "apiVersion: v1\nkind: Pod\nmetadata: {generateName: Web-}\nspec: {containers: [{name: c}]}\n",
+       "test.yaml: document 1 (Pod default/Web-): metadata.generateName: invalid generateName \"Web-\": " + subdomain +
+           " (line 3)"},
+      {"label key with a space", "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {\"app \": web}\n",
+       "test.yaml: document 1 (Node n1): metadata.labels[app ]: invalid label key \"app \": " + name_part +
+           " (line 5)"},
+      {"label value too long",
+       "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {app: " + std::string(64, 'v') + "}\n",
+       "test.yaml: document 1 (Node n1): metadata.labels.app: invalid label value \"" + std::string(64, 'v') +
+           "\": must be no more than 63 characters (line 5)"},
+      {"label value with a slash", "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {app: a/b}\n",
+       "test.yaml: document 1 (Node n1): metadata.labels.app: invalid label value \"a/b\": a valid label must be an "
+       "empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
+       "alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is "
+       "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?') (line 5)"},
+      {"template labels",
+       "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {app: web}}\n"
+       "  template:\n    metadata: {labels: {app: -web}}\n    spec: {containers: [{name: c}]}\n",
+       "test.yaml: document 1 (Deployment default/web): spec.template.metadata.labels.app: invalid label value "
+       "\"-web\": a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and "
+       "must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used "
+       "for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?') (line 7)"},
+      {"nodeSelector keys are label keys",
+       PodWith("spec:\n  nodeSelector: {example.com/: x}\n  containers: [{name: c}]\n"),
+       "test.yaml: document 1 (Pod default/web): spec.nodeSelector[example.com/]: invalid label key \"example.com/\": "
+       "name part must be non-empty; " +
+           name_part + " (line 5)"},
+      {"annotation keys are qualified names",
+       "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  annotations: {\"a b\": c}\n",
+       "test.yaml: document 1 (Node n1): metadata.annotations[a b]: invalid annotation key \"a b\": " + name_part +
+           " (line 5)"},
+  };
+  for (const ErrorCase& c : cases) {
+    SCOPED_TRACE(c.name);
+    EXPECT_EQ(LoadErrorOf(c.yaml), c.want);
+  }
+  // Valid: prefixed keys, empty values, '_' and '.', a generateName ending in '-'.
+  MustLoad(R"(apiVersion: v1
+kind: Pod
+metadata:
+  generateName: web-
+  labels: {example.com/Tier_1.a: "", app: My_App.v1}
+  annotations: {Example.com/Note: "anything at all: even spaces"}
+spec: {containers: [{name: c}]}
+)");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Paths: directories, as kubectl -f DIR [-R].
+
+TEST(ManifestTest, DirectoriesAreReadAsKubectlReadsThem) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("ks_manifest_dir_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "sub" / "deeper");
+  auto node = [](const std::string& name) { return "apiVersion: v1\nkind: Node\nmetadata: {name: " + name + "}\n"; };
+  std::ofstream(dir / "b.yaml") << node("b");
+  std::ofstream(dir / "a.yml") << node("a");
+  std::ofstream(dir / "c.json") << R"({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "c"}})";
+  std::ofstream(dir / "README.md") << "not a manifest";
+  std::ofstream(dir / "d.yaml.orig") << "not: [a manifest";
+  std::ofstream(dir / "sub" / "e.yaml") << node("e");
+  std::ofstream(dir / "sub" / "deeper" / "f.yaml") << node("f");
+  std::ofstream(dir / "z.yaml") << node("z");
+  auto names = [](const ClusterObjects& objs) {
+    std::vector<std::string> out;
+    for (const auto& n : objs.nodes) out.push_back(n->metadata.name);
+    return out;
+  };
+  auto flat = LoadManifests({dir.string()});
+  ASSERT_TRUE(flat.has_value()) << flat.error().ToString();
+  EXPECT_THAT(names(*flat), ElementsAre("a", "b", "c", "z"));
+  auto recursive = LoadManifests({dir.string()}, LoadOptions{.recursive = true});
+  ASSERT_TRUE(recursive.has_value()) << recursive.error().ToString();
+  // One walk in name order, subdirectories in place ("deeper" sorts before "e.yaml"), as
+  // filepath.Walk.
+  EXPECT_THAT(names(*recursive), ElementsAre("a", "b", "c", "f", "e", "z"));
+  // A file named explicitly is read whatever its extension.
+  std::ofstream(dir / "nodes.txt") << node("t");
+  auto explicit_file = LoadManifests({(dir / "nodes.txt").string()});
+  ASSERT_TRUE(explicit_file.has_value()) << explicit_file.error().ToString();
+  EXPECT_THAT(names(*explicit_file), ElementsAre("t"));
+  // Errors name the file inside the directory.
+  std::ofstream(dir / "sub" / "e.yaml") << "apiVersion: v1\nkind: Node\nmetadata: {name: e, labelz: {}}\n";
+  auto bad = LoadManifests({dir.string()}, LoadOptions{.recursive = true});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().file, (dir / "sub" / "e.yaml").string());
+  EXPECT_EQ(bad.error().field, "metadata.labelz");
+  // An empty directory has no objects.
+  fs::create_directories(dir / "empty");
+  auto empty = LoadManifests({(dir / "empty").string()});
+  ASSERT_TRUE(empty.has_value());
+  EXPECT_EQ(empty->object_count, 0u);
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -259,15 +259,22 @@ struct PodTemplateSpec {
   PodSpec spec;
 };
 
-//! A workload controller (Deployment, ReplicaSet, StatefulSet, Job, DaemonSet) as read from a
-//! manifest; expanded into pods by the loader and re-expanded by the simulated cluster when one of
-//! its pods is evicted.
+enum class CompletionMode { kNonIndexed, kIndexed };
+
+//! A workload controller (Deployment, ReplicaSet, ReplicationController, StatefulSet, Job,
+//! DaemonSet, CronJob) as read from a manifest; expanded into pods by the loader and re-expanded by
+//! the simulated cluster when one of its pods is evicted.
 struct Workload {
-  std::string kind;  // "Deployment", "ReplicaSet", "StatefulSet", "Job", "DaemonSet"
+  // "Deployment", "ReplicaSet", "ReplicationController", "StatefulSet", "Job", "DaemonSet", "CronJob"
+  std::string kind;
   ObjectMeta metadata;
-  int32_t replicas = 1;     // Deployment, ReplicaSet, StatefulSet; Job: parallelism
+  int32_t replicas = 1;     // Deployment, ReplicaSet, ReplicationController, StatefulSet; Job: parallelism
   int32_t completions = 1;  // Job only
+  bool suspend = false;     // Job only: a suspended Job creates no pods
+  CompletionMode completion_mode = CompletionMode::kNonIndexed;  // Job only
+  //! ReplicationController: its plain selector map as matchLabels.
   std::optional<LabelSelector> selector;
+  //! CronJob: spec.jobTemplate.spec.template.
   PodTemplateSpec template_;
 };
 

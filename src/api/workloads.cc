@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <utility>
@@ -204,6 +205,7 @@ std::string EncodeSafe(uint64_t value, size_t length) {
 
 std::string_view ApiVersionOf(std::string_view kind) {
   if (kind == "Job") return "batch/v1";
+  if (kind == "ReplicationController") return "v1";
   return "apps/v1";
 }
 
@@ -268,9 +270,10 @@ std::shared_ptr<Pod> DeploymentPod(const Workload& w, Rng& rng) {
   return pod;
 }
 
+// A ReplicaSet's or ReplicationController's pod.
 std::shared_ptr<Pod> ReplicaSetPod(const Workload& w, Rng& rng) {
   const std::string base = w.metadata.name + "-";
-  return PodFromTemplate(w, GenerateName(base, rng), base, "ReplicaSet", w.metadata.name, WorkloadUID(w));
+  return PodFromTemplate(w, GenerateName(base, rng), base, w.kind, w.metadata.name, WorkloadUID(w));
 }
 
 std::shared_ptr<Pod> StatefulSetPod(const Workload& w, int64_t ordinal) {
@@ -283,14 +286,28 @@ std::shared_ptr<Pod> StatefulSetPod(const Workload& w, int64_t ordinal) {
   return pod;
 }
 
-std::shared_ptr<Pod> JobPod(const Workload& w, Rng& rng) {
-  const std::string base = w.metadata.name + "-";
+// index: the completion index of an Indexed Job's pod, else unused.
+std::shared_ptr<Pod> JobPod(const Workload& w, Rng& rng, int64_t index) {
+  const bool indexed = w.completion_mode == CompletionMode::kIndexed;
+  std::string base = w.metadata.name + "-";
+  if (indexed) {
+    // Upstream's podGenerateNameWithIndex: the job name is cut so that "-<index>-" survives the
+    // generateName limit.
+    const std::string appendix = "-" + std::to_string(index) + "-";
+    base = w.metadata.name.substr(
+               0, kMaxGeneratedNameBaseLength - std::min(appendix.size(), kMaxGeneratedNameBaseLength)) +
+           appendix;
+  }
   const std::string uid = WorkloadUID(w);
   auto pod = PodFromTemplate(w, GenerateName(base, rng), base, "Job", w.metadata.name, uid);
   pod->metadata.labels.Set(std::string(kLabelJobName), w.metadata.name);
   pod->metadata.labels.Set(std::string(kLabelBatchJobName), w.metadata.name);
   pod->metadata.labels.Set(std::string(kLabelControllerUID), uid);
   pod->metadata.labels.Set(std::string(kLabelBatchControllerUID), uid);
+  if (indexed) {
+    pod->metadata.labels.Set(std::string(kLabelJobCompletionIndex), std::to_string(index));
+    pod->metadata.annotations.Set(std::string(kLabelJobCompletionIndex), std::to_string(index));
+  }
   return pod;
 }
 
@@ -304,33 +321,54 @@ std::shared_ptr<Pod> DaemonSetPod(const Workload& w, Rng& rng, const std::string
   return pod;
 }
 
-int64_t OrdinalOf(const Pod& pod) {
-  auto parse = [](std::string_view s) -> std::optional<int64_t> {
-    int64_t v = 0;
-    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || ptr != s.data() + s.size() || v < 0) return std::nullopt;
-    return v;
-  };
-  if (const std::string* index = pod.metadata.labels.Find(kLabelPodIndex)) {
-    if (auto v = parse(*index)) return *v;
-  }
-  const auto dash = pod.metadata.name.rfind('-');
-  if (dash != std::string::npos) {
-    if (auto v = parse(std::string_view(pod.metadata.name).substr(dash + 1))) return *v;
-  }
-  return 0;
+std::optional<int64_t> ParseIndex(std::string_view s) {
+  int64_t v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size() || v < 0) return std::nullopt;
+  return v;
 }
 
-std::shared_ptr<Pod> NewPod(const Workload& w, Rng& rng, const Pod* replaced, const std::string& node_name) {
+// A StatefulSet pod's ordinal: its pod-index label, else the number after its name's last '-'.
+std::optional<int64_t> FindOrdinal(const Pod& pod) {
+  if (const std::string* index = pod.metadata.labels.Find(kLabelPodIndex)) {
+    if (auto v = ParseIndex(*index)) return *v;
+  }
+  const auto dash = pod.metadata.name.rfind('-');
+  if (dash != std::string::npos) return ParseIndex(std::string_view(pod.metadata.name).substr(dash + 1));
+  return std::nullopt;
+}
+
+int64_t OrdinalOf(const Pod& pod) { return FindOrdinal(pod).value_or(0); }
+
+// An Indexed Job pod's completion index (annotation, else label), as the Job controller reads it.
+std::optional<int64_t> CompletionIndexOf(const Pod& pod) {
+  for (const Labels* map : {&pod.metadata.annotations, &pod.metadata.labels}) {
+    if (const std::string* index = map->Find(kLabelJobCompletionIndex)) {
+      if (auto v = ParseIndex(*index)) return v;
+    }
+  }
+  return std::nullopt;
+}
+
+// Pods a controller counts as running or about to: not finished and not being deleted
+// (upstream's controller.FilterActivePods).
+bool IsActive(const Pod& pod) {
+  return pod.status.phase != PodPhase::kSucceeded && pod.status.phase != PodPhase::kFailed &&
+         !pod.metadata.deletion_timestamp_ns;
+}
+
+// node_name: a DaemonSet pod's node; index: an Indexed Job pod's completion index.
+std::shared_ptr<Pod> NewPod(const Workload& w, Rng& rng, const Pod* replaced, const std::string& node_name,
+                            int64_t index = 0) {
   std::shared_ptr<Pod> pod;
   if (w.kind == "Deployment") {
     pod = DeploymentPod(w, rng);
-  } else if (w.kind == "ReplicaSet") {
+  } else if (w.kind == "ReplicaSet" || w.kind == "ReplicationController") {
     pod = ReplicaSetPod(w, rng);
   } else if (w.kind == "StatefulSet") {
     pod = StatefulSetPod(w, replaced != nullptr ? OrdinalOf(*replaced) : 0);
   } else if (w.kind == "Job") {
-    pod = JobPod(w, rng);
+    pod = JobPod(w, rng, replaced != nullptr ? CompletionIndexOf(*replaced).value_or(0) : index);
   } else if (w.kind == "DaemonSet") {
     pod = DaemonSetPod(w, rng, replaced != nullptr ? DaemonPodTargetNode(*replaced) : node_name);
   } else {
@@ -486,9 +524,11 @@ void ApplyMatchLabelKeys(Pod& pod) {
 }
 
 std::vector<std::shared_ptr<Pod>> ExpandWorkload(const Workload& workload,
-                                                 const std::vector<std::shared_ptr<const Node>>& nodes, Rng& rng) {
+                                                 const std::vector<std::shared_ptr<const Node>>& nodes, Rng& rng,
+                                                 const std::vector<const Pod*>& owned) {
   std::vector<std::shared_ptr<Pod>> pods;
   std::unordered_set<std::string> taken;
+  for (const Pod* p : owned) taken.insert(p->metadata.name);
   // Random suffixes can collide (27^5 names); the API server would reject the duplicate and the
   // controller retry with a new name, which is what drawing again does.
   auto add_unique = [&](auto make) {
@@ -500,25 +540,66 @@ std::vector<std::shared_ptr<Pod>> ExpandWorkload(const Workload& workload,
       }
     }
   };
+  int64_t active = 0, succeeded = 0;
+  for (const Pod* p : owned) {
+    if (IsActive(*p)) ++active;
+    if (p->status.phase == PodPhase::kSucceeded) ++succeeded;
+  }
   if (workload.kind == "DaemonSet") {
+    std::unordered_set<std::string> covered;
+    for (const Pod* p : owned) {
+      if (IsActive(*p)) covered.insert(p->spec.node_name.empty() ? DaemonPodTargetNode(*p) : p->spec.node_name);
+    }
     for (const auto& node : nodes) {
-      if (node == nullptr || !DaemonSetShouldRunOnNode(workload, *node)) continue;
+      if (node == nullptr || covered.contains(node->metadata.name) || !DaemonSetShouldRunOnNode(workload, *node)) {
+        continue;
+      }
       add_unique([&] { return NewPod(workload, rng, nullptr, node->metadata.name); });
     }
     return pods;
   }
-  int64_t count = std::max<int32_t>(workload.replicas, 0);
-  if (workload.kind == "Job") count = std::min<int64_t>(count, std::max<int32_t>(workload.completions, 0));
+  const int64_t replicas = std::max<int32_t>(workload.replicas, 0);
   if (workload.kind == "StatefulSet") {
-    for (int64_t i = 0; i < count; ++i) {
+    std::unordered_set<int64_t> existing;
+    for (const Pod* p : owned) {
+      if (auto ordinal = FindOrdinal(*p); ordinal && !p->metadata.deletion_timestamp_ns) existing.insert(*ordinal);
+    }
+    for (int64_t i = 0; i < replicas; ++i) {
+      if (existing.contains(i)) continue;
       auto pod = StatefulSetPod(workload, i);
       ApplyMatchLabelKeys(*pod);
       pods.push_back(std::move(pod));
     }
     return pods;
   }
-  if (workload.kind != "Deployment" && workload.kind != "ReplicaSet" && workload.kind != "Job") return pods;
-  pods.reserve(static_cast<size_t>(count));
+  if (workload.kind == "Job") {
+    if (workload.suspend) return pods;
+    const int64_t completions = std::max<int32_t>(workload.completions, 0);
+    if (workload.completion_mode == CompletionMode::kIndexed) {
+      // Indexes with an active or succeeded pod are taken; the lowest free ones come next.
+      std::unordered_set<int64_t> taken_indexes;
+      for (const Pod* p : owned) {
+        if (auto index = CompletionIndexOf(*p); index && (IsActive(*p) || p->status.phase == PodPhase::kSucceeded)) {
+          taken_indexes.insert(*index);
+        }
+      }
+      int64_t budget = replicas - active;
+      for (int64_t index = 0; index < completions && budget > 0; ++index) {
+        if (taken_indexes.contains(index)) continue;
+        add_unique([&] { return NewPod(workload, rng, nullptr, "", index); });
+        --budget;
+      }
+      return pods;
+    }
+    const int64_t count = std::min(replicas, completions - succeeded) - active;
+    for (int64_t i = 0; i < count; ++i) add_unique([&] { return NewPod(workload, rng, nullptr, ""); });
+    return pods;
+  }
+  if (workload.kind != "Deployment" && workload.kind != "ReplicaSet" && workload.kind != "ReplicationController") {
+    return pods;
+  }
+  const int64_t count = replicas - active;
+  if (count > 0) pods.reserve(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i) add_unique([&] { return NewPod(workload, rng, nullptr, ""); });
   return pods;
 }

@@ -1,7 +1,9 @@
 #pragma once
-// Expands workload controllers (Deployment, ReplicaSet, StatefulSet, Job, DaemonSet) into the pods
-// their Kubernetes controllers would create: upstream's names, labels, owner references and, for
-// DaemonSets, the tolerations and per-node affinity the DaemonSet controller adds.
+// Expands workload controllers (Deployment, ReplicaSet, ReplicationController, StatefulSet, Job,
+// DaemonSet) into the pods their Kubernetes controllers would create: upstream's names, labels,
+// owner references and, for DaemonSets, the tolerations and per-node affinity the DaemonSet
+// controller adds. A controller whose pods partly exist already (a cluster dump) creates only the
+// missing ones.
 
 #include <cstddef>
 #include <memory>
@@ -31,6 +33,8 @@ inline constexpr std::string_view kLabelJobName = "job-name";
 inline constexpr std::string_view kLabelBatchJobName = "batch.kubernetes.io/job-name";
 inline constexpr std::string_view kLabelControllerUID = "controller-uid";
 inline constexpr std::string_view kLabelBatchControllerUID = "batch.kubernetes.io/controller-uid";
+//! Label and annotation of an Indexed Job's pods: the completion index.
+inline constexpr std::string_view kLabelJobCompletionIndex = "batch.kubernetes.io/job-completion-index";
 //! The only field a node selector's matchFields may name.
 inline constexpr std::string_view kFieldNodeName = "metadata.name";
 
@@ -84,20 +88,29 @@ std::string DaemonPodTargetNode(const Pod& pod);
 void ApplyMatchLabelKeys(Pod& pod);
 
 //! The pods a workload's controller creates: Deployment → pods of ReplicaSet
-//! `<name>-<hash>` named `<rs>-<5 chars>`; ReplicaSet → `<rs>-<5 chars>`; StatefulSet →
-//! `<name>-0` … `<name>-(N-1)`; Job → min(parallelism, completions) pods `<job>-<5 chars>`;
-//! DaemonSet → one pod `<ds>-<5 chars>` per node DaemonSetShouldRunOnNode accepts, pinned to it by
-//! a required node affinity on metadata.name (as the DaemonSet controller does, not nodeName).
+//! `<name>-<hash>` named `<rs>-<5 chars>`; ReplicaSet and ReplicationController → `<name>-<5 chars>`;
+//! StatefulSet → `<name>-0` … `<name>-(N-1)`; Job → min(parallelism, completions) pods
+//! `<job>-<5 chars>` (Indexed: `<job>-<index>-<5 chars>` with indexes 0 … n-1 in the
+//! job-completion-index label and annotation; suspended: none); DaemonSet → one pod
+//! `<ds>-<5 chars>` per node DaemonSetShouldRunOnNode accepts, pinned to it by a required node
+//! affinity on metadata.name (as the DaemonSet controller does, not nodeName).
+//! `owned` are the workload's pods that exist already (controlled by it): they count as its
+//! controller counts them, and only the rest is created. Active pods (not Succeeded, Failed or
+//! deleting) fill replicas; StatefulSet ordinals and Indexed Job indexes that exist are not created
+//! again; a DaemonSet skips nodes that have its pod; a Job's succeeded pods count against
+//! completions and its active ones against parallelism.
 //! Pods carry the template's labels and annotations plus the controller's labels, the workload's
 //! namespace, a deterministic uid and a controller owner reference. Names are unique within one
 //! call; creation_index and timestamps are left for the caller.
 std::vector<std::shared_ptr<Pod>> ExpandWorkload(const Workload& workload,
-                                                 const std::vector<std::shared_ptr<const Node>>& nodes, Rng& rng);
+                                                 const std::vector<std::shared_ptr<const Node>>& nodes, Rng& rng,
+                                                 const std::vector<const Pod*>& owned = {});
 
 //! One new pod for a workload, as its controller creates when one of its pods goes away. When
 //! `replaced` is given it keeps that pod's identity where the controller would: a StatefulSet
-//! pod gets the same name and ordinal, a DaemonSet pod the same target node. Without it a
-//! StatefulSet pod gets ordinal 0 and a DaemonSet pod no node pinning.
+//! pod gets the same name and ordinal, an Indexed Job's pod the same index, a DaemonSet pod the
+//! same target node. Without it a StatefulSet pod gets ordinal 0, an Indexed Job's pod index 0 and
+//! a DaemonSet pod no node pinning.
 std::shared_ptr<Pod> NewPodForWorkload(const Workload& workload, Rng& rng, const Pod* replaced = nullptr);
 
 }  // namespace kubesched::api

@@ -369,5 +369,126 @@ TEST(WorkloadsTest, ToleratesTaint) {
   EXPECT_FALSE(ToleratesTaint({"other", TolerationOperator::kExists, "", std::nullopt, std::nullopt}, taint));
 }
 
+TEST(WorkloadsTest, ReplicationControllerAndIndexedJobPods) {
+  Workload rc = MakeWorkload("ReplicationController", "legacy", 2);
+  Rng rng(1);
+  auto rc_pods = ExpandWorkload(rc, {}, rng);
+  ASSERT_EQ(rc_pods.size(), 2u);
+  for (const auto& pod : rc_pods) {
+    EXPECT_TRUE(pod->metadata.name.starts_with("legacy-"));
+    EXPECT_EQ(pod->metadata.generate_name, "legacy-");
+    EXPECT_THAT(pod->metadata.owner_references,
+                ElementsAre(OwnerReference{"v1", "ReplicationController", "legacy", "workload-uid", true}));
+  }
+
+  Workload job = MakeWorkload("Job", "shard", 2);
+  job.completions = 4;
+  job.completion_mode = CompletionMode::kIndexed;
+  auto pods = ExpandWorkload(job, {}, rng);
+  ASSERT_EQ(pods.size(), 2u);
+  for (size_t i = 0; i < pods.size(); ++i) {
+    EXPECT_EQ(pods[i]->metadata.generate_name, "shard-" + std::to_string(i) + "-");
+    EXPECT_EQ(*pods[i]->metadata.labels.Find(kLabelJobCompletionIndex), std::to_string(i));
+    EXPECT_EQ(*pods[i]->metadata.annotations.Find(kLabelJobCompletionIndex), std::to_string(i));
+  }
+  // A replacement keeps its index; a long job name is cut so that the index survives.
+  EXPECT_EQ(*NewPodForWorkload(job, rng, pods[1].get())->metadata.labels.Find(kLabelJobCompletionIndex), "1");
+  job.metadata.name = std::string(60, 'j');
+  auto long_name = ExpandWorkload(job, {}, rng).at(1);
+  EXPECT_EQ(long_name->metadata.generate_name, std::string(55, 'j') + "-1-");
+  EXPECT_EQ(long_name->metadata.name.size(), 63u);
+
+  job.suspend = true;
+  EXPECT_TRUE(ExpandWorkload(job, {}, rng).empty());
+}
+
+// What the controllers create when some of their pods exist already (a cluster dump).
+TEST(WorkloadsTest, ExistingPodsAreCountedAsTheirControllerCountsThem) {
+  auto owned_pod = [](std::string name, PodPhase phase = PodPhase::kRunning, std::string node = "",
+                      std::optional<int> index = std::nullopt, bool deleting = false) {
+    Pod p;
+    p.metadata.name = std::move(name);
+    p.status.phase = phase;
+    p.spec.node_name = std::move(node);
+    if (index) p.metadata.annotations.Set(std::string(kLabelJobCompletionIndex), std::to_string(*index));
+    if (deleting) p.metadata.deletion_timestamp_ns = 1;
+    return p;
+  };
+  // What a created pod is told apart by: its ordinal (StatefulSet), node (DaemonSet), completion
+  // index (Indexed Job), else just that it is new.
+  auto describe = [](const Workload& w, const Pod& pod) -> std::string {
+    if (w.kind == "StatefulSet") return pod.metadata.name;
+    if (w.kind == "DaemonSet") return DaemonPodTargetNode(pod);
+    if (const std::string* index = pod.metadata.labels.Find(kLabelJobCompletionIndex)) return "index " + *index;
+    return "new";
+  };
+  auto job = [](int32_t parallelism, int32_t completions, bool indexed = false) {
+    Workload w = MakeWorkload("Job", "job", parallelism);
+    w.completions = completions;
+    if (indexed) w.completion_mode = CompletionMode::kIndexed;
+    return w;
+  };
+  struct Case {
+    std::string name;
+    Workload workload;
+    std::vector<Pod> owned;
+    std::vector<std::string> want;
+  };
+  const std::vector<Case> cases = {
+      {"ReplicaSet with all its replicas",
+       MakeWorkload("ReplicaSet", "web", 1),
+       {owned_pod("web-a", PodPhase::kRunning, "n1")},
+       {}},
+      {"ReplicaSet missing two",
+       MakeWorkload("ReplicaSet", "web", 3),
+       {owned_pod("web-a", PodPhase::kRunning, "n1")},
+       {"new", "new"}},
+      {"finished and deleting pods do not count",
+       MakeWorkload("ReplicationController", "web", 2),
+       {owned_pod("web-a", PodPhase::kFailed, "n1"), owned_pod("web-b", PodPhase::kRunning, "n1", std::nullopt, true),
+        owned_pod("web-c", PodPhase::kPending)},
+       {"new"}},
+      {"more pods than replicas", MakeWorkload("ReplicaSet", "web", 1), {owned_pod("web-a"), owned_pod("web-b")}, {}},
+      {"StatefulSet ordinals that exist are not recreated",
+       MakeWorkload("StatefulSet", "db", 3),
+       {owned_pod("db-1", PodPhase::kRunning, "n1")},
+       {"db-0", "db-2"}},
+      {"DaemonSet nodes with its pod get no second one",
+       MakeWorkload("DaemonSet", "agent"),
+       {owned_pod("agent-x", PodPhase::kRunning, "n2")},
+       {"n1", "n3"}},
+      {"Job: active pods fill parallelism, succeeded count against completions",
+       job(2, 4),
+       {owned_pod("job-a", PodPhase::kSucceeded), owned_pod("job-b", PodPhase::kRunning, "n1")},
+       {"new"}},
+      {"Job with its completions done",
+       job(3, 2),
+       {owned_pod("job-a", PodPhase::kSucceeded), owned_pod("job-b", PodPhase::kSucceeded)},
+       {}},
+      {"Job: failed pods are replaced", job(2, 2), {owned_pod("job-a", PodPhase::kFailed)}, {"new", "new"}},
+      {"Indexed Job takes the lowest free indexes",
+       job(2, 4, true),
+       {owned_pod("job-0-a", PodPhase::kSucceeded, "", 0), owned_pod("job-1-a", PodPhase::kRunning, "n1", 1)},
+       {"index 2"}},
+      {"Indexed Job retries a failed index",
+       job(3, 3, true),
+       {owned_pod("job-0-a", PodPhase::kFailed, "", 0), owned_pod("job-2-a", PodPhase::kRunning, "n1", 2)},
+       {"index 0", "index 1"}},
+  };
+  const std::vector<std::shared_ptr<const Node>> nodes = {MakeNode("n1"), MakeNode("n2"), MakeNode("n3")};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<const Pod*> owned;
+    for (const Pod& p : c.owned) owned.push_back(&p);
+    Rng rng(1);
+    std::vector<std::string> got;
+    for (const auto& pod : ExpandWorkload(c.workload, nodes, rng, owned)) {
+      got.push_back(describe(c.workload, *pod));
+      for (const Pod& p : c.owned) EXPECT_NE(pod->metadata.name, p.metadata.name);
+    }
+    EXPECT_EQ(got, c.want);
+  }
+}
+
 }  // namespace
 }  // namespace kubesched::api

@@ -118,6 +118,12 @@ const api::Workload* SimulatedCluster::OwnerWorkload(const api::Pod& pod) const 
     if (ref.controller) owner = &ref;
   }
   if (!owner) return nullptr;
+  // The owner itself, by uid (a cluster dump's ReplicaSet owns its pods by uid).
+  if (!owner->uid.empty()) {
+    for (const auto& w : workloads_) {
+      if (w->metadata.uid == owner->uid) return w.get();
+    }
+  }
   for (const auto& w : workloads_) {
     if (w->metadata.namespace_ != pod.metadata.namespace_) continue;
     // A Deployment's pods are owned by its ReplicaSet "<deployment>-<hash>".
@@ -150,7 +156,7 @@ Status SimulatedCluster::DeletePod(const api::Pod& pod, std::string_view reason)
         fresh->spec = deleted->spec;
         fresh->spec.node_name.clear();
       } else {
-        fresh = api::NewPodForWorkload(*w, rng_);
+        fresh = api::NewPodForWorkload(*w, rng_, deleted.get());  // an Indexed Job's pod keeps its index
         // Keep the controller reference the evicted pod had (a Deployment's ReplicaSet).
         fresh->metadata.owner_references = deleted->metadata.owner_references;
         if (w->kind == "Deployment") {
@@ -158,7 +164,10 @@ Status SimulatedCluster::DeletePod(const api::Pod& pod, std::string_view reason)
             fresh->metadata.labels.Set("pod-template-hash", *hash);
           }
         }
-        if (w->kind == "DaemonSet") fresh->spec = deleted->spec;  // pinned to the same node
+        if (w->kind == "DaemonSet") {
+          fresh->spec = deleted->spec;  // pinned to the same node (by affinity), not yet bound
+          fresh->spec.node_name.clear();
+        }
       }
       fresh->metadata.uid = fmt::format("{}-r{}", deleted->metadata.uid, next_order_);
       fresh->metadata.creation_timestamp_ns = clock_.NowNs();
@@ -228,7 +237,10 @@ std::optional<api::LabelSelector> SimulatedCluster::ControllerSelector(const api
   if (!w) return std::nullopt;
   // Upstream's default spreading selects siblings through Services, ReplicationControllers,
   // ReplicaSets and StatefulSets (a Deployment's pods through its ReplicaSet).
-  if (w->kind != "Deployment" && w->kind != "ReplicaSet" && w->kind != "StatefulSet") return std::nullopt;
+  if (w->kind != "Deployment" && w->kind != "ReplicaSet" && w->kind != "ReplicationController" &&
+      w->kind != "StatefulSet") {
+    return std::nullopt;
+  }
   if (w->selector) {
     api::LabelSelector sel = *w->selector;
     if (w->kind == "Deployment") {

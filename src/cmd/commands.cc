@@ -48,6 +48,8 @@ struct SimulateArgs {
   std::string output = "table";
   std::string explain;
   std::string creation_order = "controllers";
+  bool recursive = false;
+  std::string validate = "strict";
 };
 
 int RunSimulate(const SimulateArgs& args) {
@@ -73,11 +75,22 @@ int RunSimulate(const SimulateArgs& args) {
 
   api::LoadOptions load_options;
   load_options.seed = args.seed;
+  load_options.recursive = args.recursive;
+  // kubectl's --validate: true and false are the older spellings of strict and ignore.
+  if (args.validate == "warn") load_options.field_validation = api::FieldValidation::kWarn;
+  if (args.validate == "ignore" || args.validate == "false") {
+    load_options.field_validation = api::FieldValidation::kIgnore;
+  }
   auto objects = api::LoadManifests(args.files, load_options);
   if (!objects) {
     std::cerr << "error: " << objects.error().ToString() << "\n";
     return kExitBadInput;
   }
+  if (objects->object_count == 0) {
+    std::cerr << "error: no objects passed to simulate\n";
+    return kExitBadInput;
+  }
+  for (const std::string& warning : objects->warnings) std::cerr << "warning: " << warning << "\n";
 
   scheduler::SimulationOptions sim;
   sim.scheduler.config = std::move(cfg);
@@ -124,9 +137,19 @@ int Main(int argc, char** argv) {
   SimulateArgs sim;
   CLI::App* simulate = app.add_subcommand(
       "simulate", "schedule the pending pods of Kubernetes manifests on a simulated cluster and show the placement");
-  simulate->add_option("-f,--filename", sim.files, "manifest file(s): YAML or JSON, multi-document, kind: List")
-      ->required()
-      ->check(CLI::ExistingFile);
+  simulate
+      ->add_option("-f,--filename", sim.files,
+                   "manifests: files (YAML or JSON, multi-document, kind: List), directories (their *.yaml, *.yml "
+                   "and *.json files) or - for standard input")
+      ->required();
+  simulate->add_flag("-R,--recursive", sim.recursive, "also read the subdirectories of directories given to -f");
+  simulate
+      ->add_option("--validate", sim.validate,
+                   "unknown and duplicate fields: strict (an error), warn (a warning each) or ignore; true means "
+                   "strict and false ignore, as kubectl")
+      ->expected(0, 1)
+      ->check(CLI::IsMember({"strict", "warn", "ignore", "true", "false"}))
+      ->capture_default_str();
   simulate->add_option("--config", sim.config, "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1)")
       ->check(CLI::ExistingFile);
   simulate->add_option("--seed", sim.seed, "seed for generated pod names and tie-breaking")

@@ -50,12 +50,15 @@ std::string WriteTempFile(const std::string& name, const std::string& text) {
   return path.string();
 }
 
-RunResult RunKubesched(const std::vector<std::string>& args) {
+RunResult RunKubesched(const std::vector<std::string>& args) { return RunKubeschedWithInput(args, ""); }
+
+RunResult RunKubeschedWithInput(const std::vector<std::string>& args, const std::string& stdin_text) {
   std::string cmd = Quote(Env("KUBESCHED_BINARY_DIR") + "/kubesched");
   for (const auto& a : args) cmd += " " + Quote(a);
+  std::string in_file = WriteTempFile("stdin.txt", stdin_text);
   std::string out_file = WriteTempFile("stdout.txt", "");
   std::string err_file = WriteTempFile("stderr.txt", "");
-  cmd += " >" + Quote(out_file) + " 2>" + Quote(err_file);
+  cmd += " <" + Quote(in_file) + " >" + Quote(out_file) + " 2>" + Quote(err_file);
   int status = std::system(cmd.c_str());
   RunResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

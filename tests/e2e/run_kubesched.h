@@ -16,6 +16,8 @@ struct RunResult {
 std::string SourcePath(const std::string& relative);
 //! Runs `kubesched args...` (the binary in KUBESCHED_BINARY_DIR).
 RunResult RunKubesched(const std::vector<std::string>& args);
+//! The same, with `stdin_text` on standard input.
+RunResult RunKubeschedWithInput(const std::vector<std::string>& args, const std::string& stdin_text);
 //! Writes text to a fresh temporary file and returns its path.
 std::string WriteTempFile(const std::string& name, const std::string& text);
 

@@ -1,7 +1,12 @@
 // End-to-end tests of `kubesched simulate`: manifests in, placements and messages out.
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <set>
+#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -392,6 +397,253 @@ TEST(SimulateE2E, UnknownOutputFormatAndMissingFileAreUsageErrors) {
   EXPECT_EQ(RunKubesched({"simulate", "-f", SourcePath(kCluster), "-o", "yaml"}).exit_code, 2);
   EXPECT_EQ(RunKubesched({"simulate", "-f", "/nonexistent/file.yaml"}).exit_code, 2);
   EXPECT_EQ(RunKubesched({"frobnicate"}).exit_code, 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Manifests as kubectl reads them.
+
+const std::string kStorefrontCluster = "examples/storefront/cluster.yaml";
+const std::string kStorefrontApp = "examples/storefront/app.yaml";
+
+std::string ReadSource(const std::string& relative) {
+  std::ifstream in(SourcePath(relative));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::map<std::string, std::string> NodeByPod(const json& j) {
+  std::map<std::string, std::string> out;
+  for (const auto& p : j["pods"]) out[p["name"]] = p["node"].is_null() ? "" : p["node"].get<std::string>();
+  return out;
+}
+
+// Checks the storefront run: every pod placed where its constraints say.
+void ExpectStorefrontPlacements(const json& j) {
+  EXPECT_EQ(j["summary"]["scheduled"], 10) << j.dump(2);
+  EXPECT_EQ(j["summary"]["pending"], 0);
+  std::map<std::string, std::set<std::string>> nodes_of;  // workload → nodes of its pods
+  std::map<std::string, int> pods_of;
+  for (const auto& [pod, node] : NodeByPod(j)) {
+    EXPECT_NE(node, "cp-1") << pod << " on the tainted control plane";
+    for (std::string w : {"storefront-web-", "storefront-db-", "storefront-log-agent-", "storefront-admission-create-",
+                          "storefront-admission-patch-"}) {
+      if (pod.starts_with(w)) {
+        nodes_of[w].insert(node);
+        ++pods_of[w];
+        break;
+      }
+    }
+  }
+  // Spread one per node (maxSkew 1 over three workers), database replicas apart (required
+  // anti-affinity), one log agent per worker.
+  EXPECT_EQ(pods_of["storefront-web-"], 3);
+  EXPECT_EQ(nodes_of["storefront-web-"].size(), 3u);
+  EXPECT_EQ(pods_of["storefront-db-"], 2);
+  EXPECT_EQ(nodes_of["storefront-db-"].size(), 2u);
+  EXPECT_EQ(nodes_of["storefront-log-agent-"], (std::set<std::string>{"worker-a1", "worker-b1", "worker-b2"}));
+  EXPECT_EQ(pods_of["storefront-admission-create-"], 1);
+  EXPECT_EQ(pods_of["storefront-admission-patch-"], 1);
+}
+
+TEST(SimulateE2E, ARealApplicationManifestSimulatesAsIs) {
+  RunResult r =
+      RunKubesched({"simulate", "-f", SourcePath(kStorefrontCluster), "-f", SourcePath(kStorefrontApp), "-o", "json"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ExpectStorefrontPlacements(json::parse(r.out));
+  EXPECT_EQ(r.err,
+            "warning: skipped 2 ServiceAccount, 1 ClusterRole, 1 ClusterRoleBinding, 1 Role, 1 RoleBinding, "
+            "1 ConfigMap, 1 Secret, 3 Service, 1 HorizontalPodAutoscaler, 1 IngressClass, 1 Ingress, 1 NetworkPolicy, "
+            "1 ValidatingWebhookConfiguration, 1 ServiceMonitor objects kubesched does not simulate\n"
+            "warning: CronJob storefront/storefront-db-backup creates no pods: a snapshot has no schedule to run them "
+            "on\n"
+            "warning: 2 pods to schedule use PersistentVolumeClaims: volume constraints (binding, volume node affinity "
+            "and zones, attach limits) are not evaluated\n");
+}
+
+TEST(SimulateE2E, ManifestsFromStandardInput) {
+  RunResult r = RunKubeschedWithInput({"simulate", "-f", SourcePath(kStorefrontCluster), "-f", "-", "-o", "json"},
+                                      ReadSource(kStorefrontApp));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ExpectStorefrontPlacements(json::parse(r.out));
+
+  RunResult bad = RunKubeschedWithInput({"simulate", "-f", "-"}, "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "error: STDIN: document 1 (Pod default/p): spec: required field is missing (line 1)\n");
+}
+
+TEST(SimulateE2E, DirectoriesWithAndWithoutRecursion) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("kubesched-e2e-dir-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "apps" / "team-b");
+  auto pod = [](const std::string& name) {
+    return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
+           "}\nspec: {containers: [{name: c, image: nginx, resources: {requests: {cpu: 100m}}}]}\n";
+  };
+  std::ofstream(dir / "00-cluster.yaml") << ReadSource(kStorefrontCluster);
+  std::ofstream(dir / "10-top.yml") << pod("top");
+  std::ofstream(dir / "notes.txt") << "not a manifest: [";
+  std::ofstream(dir / "apps" / "a.json")
+      << R"({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "in-apps"}, "spec": {"containers": [{"name": "c"}]}})";
+  std::ofstream(dir / "apps" / "team-b" / "b.yaml") << pod("in-team-b");
+
+  auto names = [](const json& j) {
+    std::set<std::string> out;
+    for (const auto& p : j["pods"]) out.insert(p["name"].get<std::string>());
+    return out;
+  };
+  json flat = SimulateJson({"-f", dir.string()});
+  EXPECT_EQ(names(flat), (std::set<std::string>{"top"}));
+  json recursive = SimulateJson({"-f", dir.string(), "-R"});
+  EXPECT_EQ(names(recursive), (std::set<std::string>{"top", "in-apps", "in-team-b"}));
+  EXPECT_EQ(recursive["summary"]["pending"], 0);
+  json long_flag = SimulateJson({"--recursive", "-f", dir.string()});
+  EXPECT_EQ(names(long_flag), names(recursive));
+  fs::remove_all(dir);
+}
+
+TEST(SimulateE2E, InputWithoutObjectsIsAnError) {
+  namespace fs = std::filesystem;
+  const fs::path empty_dir = fs::temp_directory_path() / ("kubesched-e2e-empty-" + std::to_string(::getpid()));
+  fs::create_directories(empty_dir);
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"simulate", "-f", WriteTempFile("empty.yaml", "# nothing here\n---\n")},
+        std::vector<std::string>{"simulate", "-f", empty_dir.string()},
+        std::vector<std::string>{"simulate", "-f", "-"}}) {
+    SCOPED_TRACE(args[2]);
+    RunResult r = RunKubesched(args);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.err, "error: no objects passed to simulate\n");
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  fs::remove_all(empty_dir);
+}
+
+constexpr const char* kDeploymentWithTypo = R"(apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      nodeSelectr: {kubernetes.io/os: linux}
+      containers: [{name: c, image: nginx, resources: {requests: {cpu: 100m}}}]
+)";
+
+TEST(SimulateE2E, UnknownFieldsFollowValidate) {
+  const std::string manifest = WriteTempFile("typo.yaml", kDeploymentWithTypo);
+  const std::string error = manifest +
+                            ": document 1 (Deployment default/web): spec.template.spec.nodeSelectr: unknown field "
+                            "(did you mean \"nodeSelector\"?) (line 10)";
+  for (std::string validate : {"", "--validate=strict", "--validate=true", "--validate"}) {
+    SCOPED_TRACE(validate);
+    std::vector<std::string> args = {"simulate", "-f", SourcePath(kStorefrontCluster), "-f", manifest};
+    if (!validate.empty()) args.push_back(validate);
+    RunResult r = RunKubesched(args);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.err, "error: " + error + "\n");
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  RunResult warn =
+      RunKubesched({"simulate", "-f", SourcePath(kStorefrontCluster), "-f", manifest, "--validate=warn", "-o", "json"});
+  ASSERT_EQ(warn.exit_code, 0) << warn.err;
+  EXPECT_EQ(warn.err, "warning: " + error + "\n");
+  EXPECT_EQ(json::parse(warn.out)["summary"]["scheduled"], 2);
+  for (std::string validate : {"--validate=ignore", "--validate=false"}) {
+    RunResult quiet =
+        RunKubesched({"simulate", "-f", SourcePath(kStorefrontCluster), "-f", manifest, validate, "-o", "json"});
+    ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+    EXPECT_TRUE(quiet.err.empty()) << quiet.err;
+  }
+  EXPECT_EQ(RunKubesched({"simulate", "-f", manifest, "--validate=maybe"}).exit_code, 2);
+}
+
+// A cluster dump: the Deployment, its ReplicaSet and the ReplicaSet's running pod, linked by uid,
+// plus a ReplicaSet of its own with its pod. The running pods stay; only the missing replica is
+// created.
+constexpr const char* kDump = R"(apiVersion: v1
+kind: List
+items:
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: web, namespace: shop, uid: 6a2f3f0e-0000-4000-8000-000000000001, generation: 1}
+  spec:
+    replicas: 2
+    selector: {matchLabels: {app: web}}
+    template:
+      metadata: {labels: {app: web}}
+      spec: {containers: [{name: web, image: nginx, resources: {requests: {cpu: 500m}}}]}
+  status: {replicas: 1, readyReplicas: 1, availableReplicas: 1, observedGeneration: 1}
+- apiVersion: apps/v1
+  kind: ReplicaSet
+  metadata:
+    name: web-5c6b7d8f9b
+    namespace: shop
+    uid: 6a2f3f0e-0000-4000-8000-000000000002
+    labels: {app: web, pod-template-hash: 5c6b7d8f9b}
+    ownerReferences:
+    - {apiVersion: apps/v1, kind: Deployment, name: web, uid: 6a2f3f0e-0000-4000-8000-000000000001,
+       controller: true, blockOwnerDeletion: true}
+  spec:
+    replicas: 2
+    selector: {matchLabels: {app: web, pod-template-hash: 5c6b7d8f9b}}
+    template:
+      metadata: {labels: {app: web, pod-template-hash: 5c6b7d8f9b}}
+      spec: {containers: [{name: web, image: nginx, resources: {requests: {cpu: 500m}}}]}
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: web-5c6b7d8f9b-x7k2p
+    namespace: shop
+    uid: 6a2f3f0e-0000-4000-8000-000000000003
+    labels: {app: web, pod-template-hash: 5c6b7d8f9b}
+    ownerReferences:
+    - {apiVersion: apps/v1, kind: ReplicaSet, name: web-5c6b7d8f9b, uid: 6a2f3f0e-0000-4000-8000-000000000002,
+       controller: true, blockOwnerDeletion: true}
+  spec:
+    nodeName: worker-a1
+    containers: [{name: web, image: nginx, resources: {requests: {cpu: 500m}}}]
+  status: {phase: Running, podIP: 10.244.1.9, hostIP: 10.0.0.11, qosClass: Burstable}
+- apiVersion: apps/v1
+  kind: ReplicaSet
+  metadata: {name: cache, namespace: shop, uid: 6a2f3f0e-0000-4000-8000-000000000004}
+  spec:
+    replicas: 1
+    selector: {matchLabels: {app: cache}}
+    template:
+      metadata: {labels: {app: cache}}
+      spec: {containers: [{name: redis, image: redis}]}
+- apiVersion: v1
+  kind: Pod
+  metadata:
+    name: cache-q9z8w
+    namespace: shop
+    labels: {app: cache}
+    ownerReferences:
+    - {apiVersion: apps/v1, kind: ReplicaSet, name: cache, uid: 6a2f3f0e-0000-4000-8000-000000000004, controller: true}
+  spec:
+    nodeName: worker-b1
+    containers: [{name: redis, image: redis}]
+  status: {phase: Running}
+)";
+
+TEST(SimulateE2E, ADumpsRunningPodsAreNotCreatedAgain) {
+  json j = SimulateJson({"-f", SourcePath(kStorefrontCluster), "-f", WriteTempFile("dump.yaml", kDump)});
+  auto by_name = NodeByPod(j);
+  ASSERT_EQ(by_name.size(), 3u) << j.dump(2);
+  EXPECT_EQ(by_name["web-5c6b7d8f9b-x7k2p"], "worker-a1");
+  EXPECT_EQ(by_name["cache-q9z8w"], "worker-b1");
+  std::string fresh;
+  for (const auto& [name, node] : by_name) {
+    if (name != "web-5c6b7d8f9b-x7k2p" && name != "cache-q9z8w") fresh = name;
+  }
+  // The ReplicaSet's missing replica, named as the ReplicaSet controller names it.
+  EXPECT_TRUE(fresh.starts_with("web-5c6b7d8f9b-")) << fresh;
+  EXPECT_EQ(fresh.size(), std::string("web-5c6b7d8f9b-").size() + 5);
+  EXPECT_FALSE(by_name[fresh].empty());
 }
 
 }  // namespace

@@ -1,14 +1,16 @@
 #pragma once
 // Upstream's validation vocabulary for plugin args: field.Error renderings
-// (k8s.io/apimachinery/pkg/util/validation/field), the aggregate error text, and the name checks
-// of k8s.io/apimachinery/pkg/util/validation (qualified names, label values, DNS subdomains),
-// with upstream's exact wording so that messages match kube-scheduler's.
+// (k8s.io/apimachinery/pkg/util/validation/field), the aggregate error text, and (from
+// api/names.h) the name checks of k8s.io/apimachinery/pkg/util/validation, with upstream's exact
+// wording so that messages match kube-scheduler's.
 
 #include <initializer_list>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "api/names.h"
 
 namespace kubesched::plugins::helper {
 
@@ -34,13 +36,11 @@ std::string FieldForbidden(std::string_view path, std::string_view detail);
 //! (duplicates dropped, as upstream).
 std::string AggregateErrors(std::span<const std::string> errs);
 
-//! validation.IsQualifiedName: "[prefix/]name" with a DNS-subdomain prefix and a name of at most
-//! 63 alphanumerics, '-', '_' or '.', starting and ending alphanumeric. Empty when valid.
-std::vector<std::string> IsQualifiedName(std::string_view value);
-//! validation.IsValidLabelValue: empty or a qualified-name-like string of at most 63 characters.
-std::vector<std::string> IsValidLabelValue(std::string_view value);
-//! validation.IsDNS1123Subdomain: lowercase RFC 1123 subdomain of at most 253 characters.
-std::vector<std::string> IsDNS1123Subdomain(std::string_view value);
+// The name checks of k8s.io/apimachinery/pkg/util/validation live with the API types (the manifest
+// loader uses them too).
+using api::IsDNS1123Subdomain;
+using api::IsQualifiedName;
+using api::IsValidLabelValue;
 
 //! Joins messages with "; " (how upstream folds several checks into one field.Error detail).
 std::string JoinDetails(std::span<const std::string> msgs);

@@ -1,0 +1,24 @@
+#pragma once
+// The API server's name checks (k8s.io/apimachinery/pkg/util/validation), with upstream's wording:
+// object names (DNS-1123 subdomains and labels), label keys (qualified names) and label values.
+// Each returns the problems found, empty when the value is valid.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kubesched::api {
+
+//! validation.IsQualifiedName: "[prefix/]name" with a DNS-subdomain prefix and a name of at most
+//! 63 alphanumerics, '-', '_' or '.', starting and ending alphanumeric (label and annotation keys).
+std::vector<std::string> IsQualifiedName(std::string_view value);
+//! validation.IsValidLabelValue: empty or a qualified-name-like string of at most 63 characters.
+std::vector<std::string> IsValidLabelValue(std::string_view value);
+//! validation.IsDNS1123Subdomain: lowercase RFC 1123 subdomain of at most 253 characters (the
+//! names of pods, nodes and workloads).
+std::vector<std::string> IsDNS1123Subdomain(std::string_view value);
+//! validation.IsDNS1123Label: one lowercase RFC 1123 label of at most 63 characters (namespace
+//! names).
+std::vector<std::string> IsDNS1123Label(std::string_view value);
+
+}  // namespace kubesched::api

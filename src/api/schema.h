@@ -1,0 +1,38 @@
+#pragma once
+// The field schema of the kinds kubesched reads (Node, Pod, Namespace, PriorityClass,
+// PodDisruptionBudget, Deployment, ReplicaSet, ReplicationController, StatefulSet, DaemonSet, Job,
+// CronJob): every field of each object, including the many the scheduler never uses, so manifests
+// can be checked as kubectl's --validate=strict checks them (unknown fields, duplicate keys).
+// The schema is data (schema.cc): each type a list of fields and their types.
+
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace kubesched::api {
+
+//! One problem the schema check found.
+struct FieldIssue {
+  std::string path;     //!< "spec.template.spec.nodeSelectr"
+  std::string message;  //!< "unknown field (did you mean \"nodeSelector\"?)", "duplicate field", ...
+  int line = 0;         //!< 1-based line within the parsed text, 0 when unknown
+};
+
+//! Whether the schema describes this kind.
+bool HasFieldSchema(std::string_view kind);
+
+//! Checks an object of `kind` against the schema and appends, in document order, one issue per
+//! unknown field, duplicate key, and mapping, list or scalar where the schema has another shape.
+//! Fields typed `any` (free-form, as x-kubernetes-preserve-unknown-fields) are not looked into.
+//! `prefix` is the object's own path ("items[2]" inside a List, else ""). Kinds without a schema
+//! are not checked. Never throws.
+void CheckFields(const YAML::Node& object, std::string_view kind, std::string_view prefix,
+                 std::vector<FieldIssue>& issues);
+
+//! Problems in the schema data itself (unknown type names, malformed lines); empty when sound.
+//! For tests.
+std::vector<std::string> FieldSchemaProblems();
+
+}  // namespace kubesched::api
