@@ -117,7 +117,8 @@ TEST(CliE2E, UsageErrorsAreOneReadableLine) {
       {{"simulate", "-f", cluster, "--creation-order", "random"},
        "error: --creation-order: unsupported value \"random\" (expected controllers or manifest)\n" + simulate_hint},
       {{"simulate", "-f", cluster, "--colour"},
-       "error: --colour: unknown flag (expected -f/--filename, -R/--recursive, --validate, --config, --seed, -o/--output, --creation-order, "
+       "error: --colour: unknown flag (expected -f/--filename, -R/--recursive, --validate, --config, --seed, "
+       "-o/--output, --creation-order, "
        "--explain, -v/--v or --version)\n" +
            simulate_hint},
       {{"simulte"},
