@@ -154,19 +154,9 @@ api::ClusterObjects Load(const std::string& yaml) {
   return std::move(*objects);
 }
 
-const api::Pod* Find(const SimulationResult& r, const std::string& name) {
-  for (const auto& p : r.pods) {
-    if (p->metadata.name == name) return p.get();
-  }
-  return nullptr;
-}
+const api::Pod* Find(const SimulationResult& r, const std::string& name) { return testing::FindPod(r.pods, name); }
 
-std::string MessageOf(const api::Pod& pod) {
-  for (const auto& c : pod.status.conditions) {
-    if (c.type == "PodScheduled" && c.status == "False") return c.message;
-  }
-  return "";
-}
+std::string MessageOf(const api::Pod& pod) { return testing::UnschedulableMessage(pod); }
 
 SimulationResult Simulate(const std::string& yaml, SimulationOptions opts = {}) {
   static const framework::Registry registry = Registry();

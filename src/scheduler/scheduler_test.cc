@@ -135,19 +135,9 @@ std::shared_ptr<api::Pod> GangPod(const std::string& name, const std::string& ga
   return MakePod().Name(name).Label("gang", gang).Label("gang-size", std::to_string(size)).Req({{"cpu", "100m"}}).Obj();
 }
 
-const api::Pod* Find(const SimulationResult& r, const std::string& name) {
-  for (const auto& p : r.pods) {
-    if (p->metadata.name == name) return p.get();
-  }
-  return nullptr;
-}
+const api::Pod* Find(const SimulationResult& r, const std::string& name) { return testing::FindPod(r.pods, name); }
 
-std::string MessageOf(const api::Pod& pod) {
-  for (const auto& c : pod.status.conditions) {
-    if (c.type == "PodScheduled" && c.status == "False") return c.message;
-  }
-  return "";
-}
+std::string MessageOf(const api::Pod& pod) { return testing::UnschedulableMessage(pod); }
 
 TEST(SchedulerPermit, WaitingPodsAreBoundOnceAllowed) {
   auto registry = TestRegistry();

@@ -8,6 +8,7 @@
 #include "api/manifest.h"
 #include "config/load.h"
 #include "plugins/registry.h"
+#include "testing/builders.h"
 
 namespace kubesched::scheduler {
 namespace {
@@ -30,19 +31,9 @@ SimulationResult Simulate(const std::string& yaml, SimulationOptions opts = {}) 
   return std::move(*r);
 }
 
-const api::Pod* Find(const SimulationResult& r, const std::string& name) {
-  for (const auto& p : r.pods) {
-    if (p->metadata.name == name) return p.get();
-  }
-  return nullptr;
-}
+const api::Pod* Find(const SimulationResult& r, const std::string& name) { return testing::FindPod(r.pods, name); }
 
-std::string MessageOf(const api::Pod& pod) {
-  for (const auto& c : pod.status.conditions) {
-    if (c.type == "PodScheduled" && c.status == "False") return c.message;
-  }
-  return "";
-}
+std::string MessageOf(const api::Pod& pod) { return testing::UnschedulableMessage(pod); }
 
 const std::string kNode = R"(apiVersion: v1
 kind: Node

@@ -302,4 +302,18 @@ std::unique_ptr<framework::NodeInfo> MakeNodeInfo(std::shared_ptr<const api::Nod
   return info;
 }
 
+const api::Pod* FindPod(const std::vector<std::shared_ptr<const api::Pod>>& pods, const std::string& name) {
+  for (const auto& p : pods) {
+    if (p->metadata.name == name) return p.get();
+  }
+  return nullptr;
+}
+
+std::string UnschedulableMessage(const api::Pod& pod) {
+  for (const auto& c : pod.status.conditions) {
+    if (c.type == "PodScheduled" && c.status == "False") return c.message;
+  }
+  return "";
+}
+
 }  // namespace kubesched::testing

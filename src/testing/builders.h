@@ -97,4 +97,10 @@ inline NodeBuilder MakeNode() { return NodeBuilder(); }
 std::unique_ptr<framework::NodeInfo> MakeNodeInfo(std::shared_ptr<const api::Node> node,
                                                   const std::vector<std::shared_ptr<api::Pod>>& pods = {});
 
+//! The pod named `name` among `pods`, or nullptr.
+const api::Pod* FindPod(const std::vector<std::shared_ptr<const api::Pod>>& pods, const std::string& name);
+
+//! The message of the pod's PodScheduled=False condition (its FailedScheduling message), or "".
+std::string UnschedulableMessage(const api::Pod& pod);
+
 }  // namespace kubesched::testing
