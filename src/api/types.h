@@ -136,11 +136,13 @@ struct Container {
 struct PreferredSchedulingTerm {
   int32_t weight = 0;
   NodeSelectorTerm preference;
+  bool operator==(const PreferredSchedulingTerm&) const = default;
 };
 
 struct NodeAffinity {
   std::optional<NodeSelector> required;  // requiredDuringSchedulingIgnoredDuringExecution
   std::vector<PreferredSchedulingTerm> preferred;
+  bool operator==(const NodeAffinity&) const = default;
 };
 
 struct PodAffinityTerm {
@@ -150,22 +152,26 @@ struct PodAffinityTerm {
   std::string topology_key;
   std::vector<std::string> match_label_keys;
   std::vector<std::string> mismatch_label_keys;
+  bool operator==(const PodAffinityTerm&) const = default;
 };
 
 struct WeightedPodAffinityTerm {
   int32_t weight = 0;
   PodAffinityTerm term;
+  bool operator==(const WeightedPodAffinityTerm&) const = default;
 };
 
 struct PodAffinity {
   std::vector<PodAffinityTerm> required;
   std::vector<WeightedPodAffinityTerm> preferred;
+  bool operator==(const PodAffinity&) const = default;
 };
 
 struct Affinity {
   std::optional<NodeAffinity> node_affinity;
   std::optional<PodAffinity> pod_affinity;
   std::optional<PodAffinity> pod_anti_affinity;
+  bool operator==(const Affinity&) const = default;
 };
 
 enum class UnsatisfiableConstraintAction { kDoNotSchedule, kScheduleAnyway };
@@ -180,6 +186,7 @@ struct TopologySpreadConstraint {
   std::optional<NodeInclusionPolicy> node_affinity_policy;  // default Honor
   std::optional<NodeInclusionPolicy> node_taints_policy;    // default Ignore
   std::vector<std::string> match_label_keys;
+  bool operator==(const TopologySpreadConstraint&) const = default;
 };
 
 enum class PreemptionPolicy { kPreemptLowerPriority, kNever };

@@ -41,6 +41,13 @@ class PodNominator {
   //! False only when no pod is nominated anywhere: lets Filter skip the per-node lookup (and its
   //! lock) in the common case. May be stale by one event; callers re-check through the lookup.
   virtual bool HasNominatedPods() const { return true; }
+  //! Holds `node_name` for `pod`, planned there by a batch placement: the pod's cycle tries that
+  //! node first (as a nominated pod), and Filter counts the pod on it for every other pod,
+  //! whatever its priority, until the pod is assumed or the plan dropped
+  //! (DeleteNominatedPodIfExists).
+  virtual void AddPlannedPod(PodInfoPtr pod, const std::string& node_name) { AddNominatedPod(std::move(pod), node_name); }
+  //! Whether the pod's nomination is a plan.
+  virtual bool IsPlanned(const api::Pod& /*pod*/) const { return false; }
 };
 
 //! Runs the profile's plugins on demand (used by preemption's what-if evaluation).
@@ -73,6 +80,9 @@ class Handle : public PluginsRunner {
   virtual const util::Clock& clock() const = 0;
   virtual util::Parallelizer& parallelizer() = 0;
   virtual std::string_view profile_name() const = 0;
+  //! Moves these pods to activeQ (upstream's Handle.Activate), in this order among equals.
+  //! Handles without a queue (tests of single plugins) ignore it.
+  virtual void Activate(const std::vector<std::shared_ptr<const api::Pod>>& /*pods*/) {}
 };
 
 }  // namespace kubesched::framework

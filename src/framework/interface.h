@@ -190,6 +190,17 @@ class BindPlugin : public virtual Plugin {
   virtual Status Bind(CycleState& state, const PodInfo& pod, const std::string& node_name) = 0;
 };
 
+//! A plugin that acts on its own schedule between scheduling cycles (a batch window that closes):
+//! the scheduler calls Tick once the clock reaches NextTickNs, with the profile's snapshot
+//! current, on the scheduling thread. Not an extension point of upstream's: the batch placement
+//! plugin collects pods at PreEnqueue and places them jointly here.
+class TimedPlugin : public virtual Plugin {
+ public:
+  //! When Tick should run next (may be <= now), or nullopt when nothing is pending.
+  virtual std::optional<int64_t> NextTickNs() const = 0;
+  virtual void Tick() = 0;
+};
+
 //! Informational, after a successful bind.
 class PostBindPlugin : public virtual Plugin {
  public:

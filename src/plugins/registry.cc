@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "plugins/batch_placement/batch_placement.h"
 #include "plugins/default_binder/default_binder.h"
 #include "plugins/default_preemption/default_preemption.h"
 #include "plugins/image_locality/image_locality.h"
@@ -77,6 +78,10 @@ void RegisterInTreePlugins(framework::Registry& registry) {
   MustRegister(registry, names::kImageLocality, image_locality::New);
   MustRegister(registry, names::kDefaultPreemption, default_preemption::New,
                ArgsTypeOf(names::kDefaultPreemption, default_preemption::DecodeArgs, default_preemption::EncodeArgs));
+  // kubesched's own.
+  MustRegister(registry, batch_placement::BatchPlacement::kName, batch_placement::New,
+               ArgsTypeOf(batch_placement::BatchPlacement::kName, batch_placement::DecodeArgs,
+                          batch_placement::EncodeArgs));
 }
 
 }  // namespace kubesched::plugins

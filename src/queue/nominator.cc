@@ -9,12 +9,17 @@ std::string PodKey(const api::Pod& pod) {
   return pod.Key();
 }
 
-void Nominator::Add(framework::PodInfoPtr pod, const std::optional<std::string>& node_name) {
+void Nominator::Add(framework::PodInfoPtr pod, const std::optional<std::string>& node_name, bool planned) {
   const api::Pod& p = pod->pod();
-  Delete(p);
-  const std::string& node = node_name ? *node_name : p.status.nominated_node_name;
-  if (node.empty() || !p.spec.node_name.empty()) return;
   const std::string key = PodKey(p);
+  std::optional<std::string> plan;
+  if (!node_name && p.status.nominated_node_name.empty() && planned_.contains(key)) {
+    if (const std::string* n = NodeOf(key)) plan = *n;
+  }
+  Delete(p);
+  const std::string node = node_name ? *node_name : plan ? *plan : p.status.nominated_node_name;
+  if (node.empty() || !p.spec.node_name.empty()) return;
+  if (planned || plan) planned_.insert(key);
   node_of_[key] = node;
   auto& list = pods_[node];
   for (const auto& existing : list) {
@@ -28,8 +33,9 @@ void Nominator::Update(const api::Pod& old_pod, framework::PodInfoPtr new_pod) {
   if (old_pod.status.nominated_node_name.empty() && new_pod->pod().status.nominated_node_name.empty()) {
     if (const std::string* node = NodeOf(PodKey(old_pod))) keep = *node;
   }
+  const bool planned = keep && planned_.contains(PodKey(old_pod));
   Delete(old_pod);
-  Add(std::move(new_pod), keep);
+  Add(std::move(new_pod), keep, planned);
 }
 
 void Nominator::Delete(const api::Pod& pod) {
@@ -45,6 +51,7 @@ void Nominator::Delete(const api::Pod& pod) {
     if (list.empty()) pods_.erase(list_it);
   }
   node_of_.erase(it);
+  planned_.erase(key);
 }
 
 std::vector<framework::PodInfoPtr> Nominator::ForNode(const std::string& node_name) const {

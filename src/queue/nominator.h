@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "api/types.h"
@@ -23,7 +24,10 @@ class Nominator {
   //! Nominates the pod to `node_name` when given (an empty string clears the nomination), else
   //! to its status.nominatedNodeName. Any earlier nomination of the pod is dropped first. A pod
   //! already bound (spec.nodeName set) is not nominated.
-  void Add(framework::PodInfoPtr pod, const std::optional<std::string>& node_name);
+  //! `planned`: the nomination is a batch placement's plan (PodNominator::AddPlannedPod). A plan
+  //! survives an Add without a node while the pod's status names no node (the pod entering
+  //! activeQ re-registers its status' nomination).
+  void Add(framework::PodInfoPtr pod, const std::optional<std::string>& node_name, bool planned = false);
   //! Follows a pod update. When neither version carries a nominatedNodeName but the pod is
   //! nominated in memory (preemption nominated it and the status update has not arrived yet),
   //! the in-memory nomination is kept; otherwise the new version's nomination applies.
@@ -32,6 +36,7 @@ class Nominator {
   std::vector<framework::PodInfoPtr> ForNode(const std::string& node_name) const;
   //! The node the pod with this key (PodKey) is nominated to, or nullptr.
   const std::string* NodeOf(const std::string& key) const;
+  bool IsPlanned(const std::string& key) const { return planned_.contains(key); }
   size_t size() const { return node_of_.size(); }
 
  private:
@@ -39,6 +44,8 @@ class Nominator {
   std::map<std::string, std::vector<framework::PodInfoPtr>, std::less<>> pods_;
   // pod key → node name.
   std::unordered_map<std::string, std::string> node_of_;
+  // Keys of pods whose nomination is a plan.
+  std::unordered_set<std::string> planned_;
 };
 
 }  // namespace kubesched::queue

@@ -583,12 +583,13 @@ void SchedulingQueue::AssignedPodDeleted(const api::Pod& pod) {
   MoveAllToActiveOrBackoffQueue(framework::events::AssignedPodDelete(), {.old_pod = &pod});
 }
 
-void SchedulingQueue::Activate(const std::vector<std::shared_ptr<const api::Pod>>& pods) {
+void SchedulingQueue::Activate(const std::vector<std::shared_ptr<const api::Pod>>& pods, bool restamp) {
   std::lock_guard lock(mu_);
   bool activated = false;
   for (const auto& pod : pods) {
     const std::string key = PodKey(*pod);
     Item* item = FindLocked(key);
+    if (item != nullptr && restamp && item->where == Where::kUnschedulable) item->info.timestamp_ns = clock_.NowNs();
     if (item != nullptr && item->where == Where::kUnschedulable) {
       activated |= MoveToActiveLocked(item, false, false);
       continue;
@@ -735,6 +736,18 @@ void SchedulingQueue::DeleteNominatedPodIfExists(const api::Pod& pod) {
   std::lock_guard lock(mu_);
   nominator_.Delete(pod);
   nominated_count_.store(nominator_.size(), std::memory_order_release);
+}
+
+void SchedulingQueue::AddPlannedPod(framework::PodInfoPtr pod, const std::string& node_name) {
+  std::lock_guard lock(mu_);
+  nominator_.Add(std::move(pod), node_name, /*planned=*/true);
+  nominated_count_.store(nominator_.size(), std::memory_order_release);
+}
+
+bool SchedulingQueue::IsPlanned(const api::Pod& pod) const {
+  if (nominated_count_.load(std::memory_order_acquire) == 0) return false;
+  std::lock_guard lock(mu_);
+  return nominator_.IsPlanned(PodKey(pod));
 }
 
 std::optional<std::string> SchedulingQueue::NominatedNodeOf(const api::Pod& pod) const {

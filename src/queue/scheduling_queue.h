@@ -173,7 +173,9 @@ class SchedulingQueue final : public framework::PodNominator {
   //! Moves these pods from the pool or backoffQ to activeQ (PreEnqueue permitting). For a pod
   //! that is in flight instead, records a ForceActivate event for it so it is requeued when it
   //! comes back. Unknown pods are ignored.
-  void Activate(const std::vector<std::shared_ptr<const api::Pod>>& pods);
+  //! `restamp`: the pods' queue timestamps become now, so that among pods of equal priority they
+  //! pop in the order given (a batch placement's plan order).
+  void Activate(const std::vector<std::shared_ptr<const api::Pod>>& pods, bool restamp = false);
 
   //! Moves the backoffQ pods whose backoff has expired on the clock to activeQ.
   void FlushBackoffQCompleted();
@@ -223,6 +225,8 @@ class SchedulingQueue final : public framework::PodNominator {
   //! The node the nominator holds this pod nominated to (which may be ahead of the pod's
   //! status.nominatedNodeName: the status update arrives after the nomination), or nullopt.
   std::optional<std::string> NominatedNodeOf(const api::Pod& pod) const;
+  void AddPlannedPod(framework::PodInfoPtr pod, const std::string& node_name) override;
+  bool IsPlanned(const api::Pod& pod) const override;
 
  private:
   enum class Where { kNone, kActive, kBackoff, kErrorBackoff, kUnschedulable };

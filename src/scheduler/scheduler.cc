@@ -126,6 +126,10 @@ std::expected<std::unique_ptr<Scheduler>, std::string> Scheduler::Create(const S
       return s->queue_->NominatedPodsForNode(node);
     }
     bool HasNominatedPods() const override { return s->queue_->HasNominatedPods(); }
+    void AddPlannedPod(PodInfoPtr pod, const std::string& node) override {
+      s->queue_->AddPlannedPod(std::move(pod), node);
+    }
+    bool IsPlanned(const api::Pod& pod) const override { return s->queue_->IsPlanned(pod); }
   };
   auto proxy = std::make_unique<NominatorProxy>();
   proxy->s = s.get();
@@ -133,6 +137,8 @@ std::expected<std::unique_ptr<Scheduler>, std::string> Scheduler::Create(const S
   s->nominator_proxy_ = std::move(proxy);
 
   framework::runtime::FrameworkDeps deps{&client, nominator, &clock, s->parallelizer_.get(), s->waiting_pods_.get()};
+  Scheduler* self = s.get();
+  deps.activate = [self](const std::vector<std::shared_ptr<const api::Pod>>& pods) { self->queue_->Activate(pods, /*restamp=*/true); };
   for (size_t i = 0; i < options.config.profiles.size(); ++i) {
     const auto& profile = options.config.profiles[i];
     auto fwk = Framework::Create(profile, i, registry, deps);
@@ -321,6 +327,31 @@ void Scheduler::FireTimers() {
   waiting_pods_->ExpireDue(clock_->NowNs());
   queue_->FlushBackoffQCompleted();
   queue_->FlushUnschedulablePodsLeftover();
+  RunTimedPlugins();
+}
+
+void Scheduler::RunTimedPlugins() {
+  const int64_t now = clock_->NowNs();
+  for (auto& [name, fwk] : profiles_) {
+    for (framework::TimedPlugin* t : fwk->timed_plugins()) {
+      auto due = t->NextTickNs();
+      if (!due || *due > now) continue;
+      // The pods this plugin holds at PreEnqueue, in queue order (the queue drops deleted ones).
+      std::vector<framework::PodInfoPtr> held;
+      for (const auto& p : queue_->PendingPods()) {
+        if (p.info.gated && p.info.gating_plugin == t->Name() && p.info.pod().spec.scheduler_name == name) {
+          held.push_back(p.info.pod_info);
+        }
+      }
+      std::stable_sort(held.begin(), held.end(), [&](const framework::PodInfoPtr& a, const framework::PodInfoPtr& b) {
+        if (a->pod().Priority() != b->pod().Priority()) return a->pod().Priority() > b->pod().Priority();
+        return a->pod().metadata.creation_timestamp_ns < b->pod().metadata.creation_timestamp_ns;
+      });
+      cache_->UpdateSnapshot(*snapshot_);
+      fwk->set_snapshot(snapshot_.get());
+      t->Tick(held);
+    }
+  }
 }
 
 std::optional<int64_t> Scheduler::NextTimerNs(bool include_unschedulable_timeout) const {
@@ -328,6 +359,11 @@ std::optional<int64_t> Scheduler::NextTimerNs(bool include_unschedulable_timeout
   // Without the unschedulable timeout, only backoff expiries count.
   if (include_unschedulable_timeout || queue_->NumBackoff() > 0) t = queue_->NextTimerNs();
   if (auto w = waiting_pods_->NextDeadline(); w && (!t || *w < *t)) t = w;
+  for (const auto& [name, fwk] : profiles_) {
+    for (const framework::TimedPlugin* p : fwk->timed_plugins()) {
+      if (auto w = p->NextTickNs(); w && (!t || *w < *t)) t = w;
+    }
+  }
   return t;
 }
 

@@ -187,6 +187,8 @@ class Scheduler final : public cluster::EventHandler {
                const std::vector<framework::runtime::NodePluginScores>* scores, const std::string& selected,
                const std::string& message);
   void SubmitBinding(std::function<void()> task);
+  //! Ticks the profiles' TimedPlugins that are due (batch windows).
+  void RunTimedPlugins();
   bool Responsible(const api::Pod& pod) const;
 
   SchedulerOptions options_;

@@ -217,6 +217,9 @@ std::expected<std::unique_ptr<Framework>, std::string> Framework::Create(const c
   for (auto* p : fw->filter_) add_enqueue(p);
   for (auto* p : fw->reserve_) add_enqueue(p);
   for (auto* p : fw->permit_) add_enqueue(p);
+  for (const auto& p : fw->owned_) {
+    if (auto* t = dynamic_cast<TimedPlugin*>(p.get())) fw->timed_.push_back(t);
+  }
   return fw;
 }
 
@@ -378,11 +381,17 @@ std::vector<std::pair<std::string_view, Status>> Framework::ExplainFilter(const 
 Status Framework::RunFilterPluginsWithNominatedPods(CycleState& state, const PodInfo& pod, const NodeInfo& node_info) {
   // Upstream runs Filter twice when the node has nominated pods of equal or higher priority:
   // once as if they were running there (they may need the resources) and once without them
-  // (inter-pod affinity must not depend on pods that may never run). Both must pass.
+  // (inter-pod affinity must not depend on pods that may never run). Both must pass. Pods a batch
+  // placement planned on the node count for every pod outside a plan, whatever its priority (the
+  // plan holds their room); a planned pod does not count other planned pods, which its plan
+  // already made room for and which arrive in the plan's order.
   std::vector<PodInfoPtr> nominated;
   if (deps_.nominator && deps_.nominator->HasNominatedPods()) {
+    const bool self_planned = deps_.nominator->IsPlanned(pod.pod());
     for (auto& p : deps_.nominator->NominatedPodsForNode(node_info.name())) {
-      if (p->pod().metadata.uid != pod.pod().metadata.uid && p->pod().Priority() >= pod.pod().Priority()) {
+      if (p->pod().metadata.uid == pod.pod().metadata.uid) continue;
+      const bool planned = deps_.nominator->IsPlanned(p->pod());
+      if (planned ? !self_planned : p->pod().Priority() >= pod.pod().Priority()) {
         nominated.push_back(std::move(p));
       }
     }

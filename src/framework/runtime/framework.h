@@ -5,6 +5,7 @@
 // reverse, first non-skipping Bind wins, ...). Implements the Handle given to plugins.
 
 #include <cstdint>
+#include <functional>
 #include <expected>
 #include <memory>
 #include <set>
@@ -27,6 +28,8 @@ struct FrameworkDeps {
   const util::Clock* clock = nullptr;
   util::Parallelizer* parallelizer = nullptr;
   WaitingPodsMap* waiting_pods = nullptr;
+  //! Moves pods to activeQ (Handle::Activate); may be empty.
+  std::function<void(const std::vector<std::shared_ptr<const api::Pod>>&)> activate;
 };
 
 //! A plugin's scores on one node after normalisation and weighting.
@@ -64,6 +67,11 @@ class Framework final : public Handle {
   const util::Clock& clock() const override { return *deps_.clock; }
   util::Parallelizer& parallelizer() override { return *deps_.parallelizer; }
   std::string_view profile_name() const override { return profile_name_; }
+  void Activate(const std::vector<std::shared_ptr<const api::Pod>>& pods) override {
+    if (deps_.activate) deps_.activate(pods);
+  }
+  //! Plugins that run on their own schedule (TimedPlugin), in configuration order.
+  const std::vector<TimedPlugin*>& timed_plugins() const { return timed_; }
 
   //! The snapshot plugins see through the Handle; set by the scheduler before each cycle.
   void set_snapshot(const NodeInfoLister* snapshot) { snapshot_ = snapshot; }
@@ -148,6 +156,7 @@ class Framework final : public Handle {
   std::vector<BindPlugin*> bind_;
   std::vector<PostBindPlugin*> post_bind_;
   std::vector<EnqueueExtensions*> enqueue_extensions_;
+  std::vector<TimedPlugin*> timed_;
 
   //! RunScorePlugins' per-plugin score lists, reused across cycles (scheduling cycles are serial).
   std::vector<NodeScoreList> score_scratch_;

@@ -1,0 +1,419 @@
+#include "optimizer/model.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+namespace kubesched::optimizer {
+namespace {
+
+constexpr std::string_view kHostnameLabel = "kubernetes.io/hostname";
+
+std::vector<HostPort> HostPortsOf(const api::Pod& pod) {
+  std::vector<HostPort> out;
+  auto add = [&](const std::vector<api::Container>& containers) {
+    for (const auto& c : containers) {
+      for (const auto& p : c.ports) {
+        if (p.host_port <= 0) continue;
+        out.push_back({p.host_ip.empty() ? "0.0.0.0" : p.host_ip, p.protocol.empty() ? "TCP" : p.protocol,
+                       p.host_port});
+      }
+    }
+  };
+  add(pod.spec.init_containers);
+  add(pod.spec.containers);
+  return out;
+}
+
+bool PortsConflict(const std::vector<HostPort>& a, const std::vector<HostPort>& b) {
+  for (const auto& x : a) {
+    for (const auto& y : b) {
+      if (x.port != y.port || x.protocol != y.protocol) continue;
+      if (x.ip == y.ip || x.ip == "0.0.0.0" || y.ip == "0.0.0.0") return true;
+    }
+  }
+  return false;
+}
+
+bool OwnedByDaemonSet(const api::Pod& pod) {
+  for (const auto& o : pod.metadata.owner_references) {
+    if (o.kind == "DaemonSet") return true;
+  }
+  return false;
+}
+
+// Whether a pod's node constraints name individual nodes (so nodes that differ only in their
+// hostname label or name are not interchangeable for it).
+bool NamesNodes(const api::Pod& pod) {
+  if (!pod.spec.node_name.empty()) return true;
+  if (pod.spec.node_selector.Has(kHostnameLabel)) return true;
+  if (pod.spec.affinity && pod.spec.affinity->node_affinity) {
+    const auto& na = *pod.spec.affinity->node_affinity;
+    auto names = [](const api::NodeSelectorTerm& t) {
+      if (!t.match_fields.empty()) return true;
+      for (const auto& r : t.match_expressions) {
+        if (r.key == kHostnameLabel) return true;
+      }
+      return false;
+    };
+    if (na.required) {
+      for (const auto& t : na.required->terms) {
+        if (names(t)) return true;
+      }
+    }
+    for (const auto& p : na.preferred) {
+      if (names(p.preference)) return true;
+    }
+  }
+  return false;
+}
+
+std::string GroupName(const api::Pod& pod) {
+  for (const auto& o : pod.metadata.owner_references) {
+    if (!o.controller && pod.metadata.owner_references.size() > 1) continue;
+    std::string name = o.name;
+    // A Deployment's ReplicaSet is "<deployment>-<pod-template-hash>": name the Deployment.
+    if (const std::string* hash = pod.metadata.labels.Find("pod-template-hash")) {
+      const std::string suffix = "-" + *hash;
+      if (name.size() > suffix.size() && name.ends_with(suffix)) name.resize(name.size() - suffix.size());
+    }
+    return name;
+  }
+  return pod.metadata.name;
+}
+
+size_t SpecHash(const api::Pod& pod, const framework::PodInfo& pi) {
+  size_t h = std::hash<std::string>{}(pod.metadata.namespace_);
+  auto mix = [&h](size_t v) { h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2); };
+  for (const auto& [k, v] : pod.metadata.labels) {
+    mix(std::hash<std::string>{}(k));
+    mix(std::hash<std::string>{}(v));
+  }
+  mix(std::hash<int64_t>{}(pi.requests.milli_cpu));
+  mix(std::hash<int64_t>{}(pi.requests.memory));
+  mix(std::hash<int32_t>{}(pod.Priority()));
+  mix(std::hash<std::string>{}(pod.spec.node_name));
+  return h;
+}
+
+// Adds requirement key In [value] for every matchLabelKeys key the pod has (as the API server
+// merges them).
+api::LabelSelector MergeMatchLabelKeys(api::LabelSelector selector, const std::vector<std::string>& keys,
+                                       const api::Labels& labels) {
+  for (const auto& k : keys) {
+    if (const std::string* v = labels.Find(k)) {
+      selector.match_expressions.push_back({k, api::SelectorOperator::kIn, {*v}});
+    }
+  }
+  return selector;
+}
+
+std::string DescribeSelector(const api::LabelSelector& s) {
+  std::string out;
+  for (const auto& [k, v] : s.match_labels) {
+    if (!out.empty()) out += ",";
+    out += k + "=" + v;
+  }
+  for (const auto& r : s.match_expressions) {
+    if (!out.empty()) out += ",";
+    out += r.key + " " + std::string(api::ToString(r.op));
+    if (!r.values.empty()) out += " [" + fmt::format("{}", fmt::join(r.values, ",")) + "]";
+  }
+  return out.empty() ? "everything" : out;
+}
+
+}  // namespace
+
+bool SameSchedulingSpec(const api::Pod& a, const framework::PodInfo& ai, const api::Pod& b,
+                        const framework::PodInfo& bi) {
+  if (a.metadata.namespace_ != b.metadata.namespace_ || !(a.metadata.labels == b.metadata.labels)) return false;
+  if (!(ai.requests == bi.requests) || a.Priority() != b.Priority()) return false;
+  const auto& x = a.spec;
+  const auto& y = b.spec;
+  if (x.node_name != y.node_name || !(x.node_selector == y.node_selector) || !(x.affinity == y.affinity) ||
+      !(x.tolerations == y.tolerations) || !(x.topology_spread_constraints == y.topology_spread_constraints) ||
+      x.scheduler_name != y.scheduler_name || x.host_network != y.host_network) {
+    return false;
+  }
+  auto ports = [](const api::Pod& p) {
+    std::vector<api::ContainerPort> out;
+    for (const auto& c : p.spec.init_containers) out.insert(out.end(), c.ports.begin(), c.ports.end());
+    for (const auto& c : p.spec.containers) out.insert(out.end(), c.ports.begin(), c.ports.end());
+    return out;
+  };
+  return ports(a) == ports(b);
+}
+
+BatchModel BuildModel(const PlacementInput& input) {
+  BatchModel m;
+  m.num_pods = input.pods.size();
+
+  // --- Groups ---------------------------------------------------------------------------------
+  std::unordered_map<size_t, std::vector<int32_t>> by_hash;
+  bool names_nodes = false;
+  for (const auto& pi : input.pods) {
+    const api::Pod& pod = pi->pod();
+    names_nodes = names_nodes || NamesNodes(pod);
+    auto& candidates = by_hash[SpecHash(pod, *pi)];
+    int32_t found = -1;
+    for (int32_t g : candidates) {
+      const auto& rep = *m.groups[g].pods.front();
+      if (SameSchedulingSpec(rep.pod(), rep, pod, *pi)) {
+        found = g;
+        break;
+      }
+    }
+    if (found < 0) {
+      found = static_cast<int32_t>(m.groups.size());
+      candidates.push_back(found);
+      Group g;
+      g.name = GroupName(pod);
+      g.priority = pod.Priority();
+      g.ports = HostPortsOf(pod);
+      m.groups.push_back(std::move(g));
+    }
+    m.groups[found].pods.push_back(pi);
+  }
+  const int32_t G = static_cast<int32_t>(m.groups.size());
+
+  // --- Resource dimensions --------------------------------------------------------------------
+  m.resources = {"cpu", "memory", "pods"};
+  bool storage = false;
+  std::vector<std::string> scalars;
+  for (const auto& g : m.groups) {
+    const auto& r = g.pods.front()->requests;
+    storage = storage || r.ephemeral_storage > 0;
+    for (const auto& [name, v] : r.scalar) {
+      if (v > 0 && std::find(scalars.begin(), scalars.end(), name) == scalars.end()) scalars.push_back(name);
+    }
+  }
+  std::sort(scalars.begin(), scalars.end());
+  if (storage) m.resources.push_back("ephemeral-storage");
+  for (auto& s : scalars) m.resources.push_back(s);
+  const size_t R = m.resources.size();
+  auto amount = [&](const framework::Resource& r, size_t dim) -> int64_t {
+    const std::string& name = m.resources[dim];
+    if (name == "cpu") return r.milli_cpu;
+    if (name == "memory") return r.memory;
+    if (name == "pods") return r.allowed_pod_number;
+    if (name == "ephemeral-storage") return r.ephemeral_storage;
+    return r.Scalar(name);
+  };
+  for (auto& g : m.groups) {
+    framework::Resource req = g.pods.front()->requests;
+    req.allowed_pod_number = 1;
+    g.demand.resize(R);
+    for (size_t d = 0; d < R; ++d) g.demand[d] = amount(req, d);
+  }
+
+  // --- Nodes and classes ----------------------------------------------------------------------
+  const int32_t N = static_cast<int32_t>(input.nodes.size());
+  m.nodes.resize(N);
+  std::unordered_map<std::string, int32_t> classes;
+  for (int32_t n = 0; n < N; ++n) {
+    const framework::NodeInfo& ni = *input.nodes[n];
+    ModelNode& mn = m.nodes[n];
+    mn.info = &ni;
+    framework::Resource used = ni.requested();
+    used.allowed_pod_number = static_cast<int64_t>(ni.pods().size());
+    if (input.reserved) {
+      framework::Resource extra = input.reserved(ni);
+      used.Add(extra);
+      used.allowed_pod_number += extra.allowed_pod_number;
+    }
+    mn.free.resize(R);
+    for (size_t d = 0; d < R; ++d) mn.free[d] = std::max<int64_t>(0, amount(ni.allocatable(), d) - amount(used, d));
+    for (const auto& p : ni.pods()) {
+      if (!OwnedByDaemonSet(p->pod())) {
+        mn.in_use = true;
+        break;
+      }
+    }
+    // The class key: everything a Filter plugin or a constraint may look at, except the node's
+    // name and hostname label when no pod of the batch names nodes.
+    std::string key;
+    const api::Node* node = ni.node();
+    if (names_nodes) key += ni.name();
+    key += '\x01';
+    for (const auto& [k, v] : node->metadata.labels) {
+      if (!names_nodes && k == kHostnameLabel) continue;
+      key += k;
+      key += '=';
+      key += v;
+      key += '\x02';
+    }
+    key += '\x01';
+    for (const auto& t : node->spec.taints) key += t.key + "=" + t.value + ":" + std::string(api::ToString(t.effect)) + '\x02';
+    key += node->spec.unschedulable ? "U" : "S";
+    for (size_t d = 0; d < R; ++d) key += fmt::format("|{}", mn.free[d]);
+    key += fmt::format("|{}|{}|{}", ni.allocatable().milli_cpu, ni.allocatable().memory, mn.in_use ? 1 : 0);
+    std::vector<std::string> pods;
+    for (const auto& p : ni.pods()) {
+      std::string s = fmt::format("{}/{}", p->label_set_id, p->pod().metadata.deletion_timestamp_ns.has_value());
+      for (const auto& t : p->required_anti_affinity_terms) s += fmt::format(",a{}", t.id);
+      for (const auto& hp : HostPortsOf(p->pod())) s += fmt::format(",p{}/{}/{}", hp.ip, hp.protocol, hp.port);
+      pods.push_back(std::move(s));
+    }
+    std::sort(pods.begin(), pods.end());
+    for (const auto& s : pods) key += "#" + s;
+    auto [it, inserted] = classes.emplace(std::move(key), static_cast<int32_t>(classes.size()));
+    mn.node_class = it->second;
+  }
+  m.num_classes = static_cast<int32_t>(classes.size());
+
+  // --- Static fit: once per group and class ---------------------------------------------------
+  m.static_reason.assign(G, std::vector<std::string>(N));
+  {
+    std::vector<int32_t> rep(m.num_classes, -1);
+    for (int32_t n = 0; n < N; ++n) {
+      if (rep[m.nodes[n].node_class] < 0) rep[m.nodes[n].node_class] = n;
+    }
+    for (int32_t g = 0; g < G; ++g) {
+      std::vector<std::string> by_class(m.num_classes);
+      auto fit = input.static_fit(*m.groups[g].pods.front());
+      for (int32_t c = 0; c < m.num_classes; ++c) by_class[c] = fit(*input.nodes[rep[c]]);
+      for (int32_t n = 0; n < N; ++n) m.static_reason[g][n] = by_class[m.nodes[n].node_class];
+    }
+  }
+
+  // --- Topology keys --------------------------------------------------------------------------
+  auto key_index = [&](const std::string& name) -> int32_t {
+    for (size_t i = 0; i < m.keys.size(); ++i) {
+      if (m.keys[i].name == name) return static_cast<int32_t>(i);
+    }
+    TopologyKey k;
+    k.name = name;
+    k.domain_of_node.assign(N, -1);
+    std::map<std::string, int32_t, std::less<>> values;
+    for (int32_t n = 0; n < N; ++n) {
+      if (const std::string* v = input.nodes[n]->node()->metadata.labels.Find(name)) {
+        auto [it, ins] = values.emplace(*v, static_cast<int32_t>(values.size()));
+        k.domain_of_node[n] = it->second;
+      }
+    }
+    k.num_domains = static_cast<int32_t>(values.size());
+    int32_t labelled = 0;
+    for (int32_t n = 0; n < N; ++n) labelled += k.domain_of_node[n] >= 0;
+    k.per_node = labelled == k.num_domains;
+    m.keys.push_back(std::move(k));
+    return static_cast<int32_t>(m.keys.size() - 1);
+  };
+
+  auto ns_labels = [&](std::string_view ns) -> const api::Labels* {
+    return input.namespace_labels ? input.namespace_labels(ns) : nullptr;
+  };
+
+  // --- Pod (anti-)affinity terms --------------------------------------------------------------
+  auto add_term = [&](int32_t owner, const framework::AffinityTerm& at, bool anti) {
+    Term t;
+    t.owner = owner;
+    t.anti = anti;
+    t.key = key_index(at.topology_key);
+    t.description = fmt::format("{} on {}", at.selector_matches_nothing ? "nothing" : DescribeSelector(at.selector),
+                                at.topology_key);
+    t.matches_group.assign(G, 0);
+    for (int32_t h = 0; h < G; ++h) {
+      const api::Pod& p = m.groups[h].pods.front()->pod();
+      t.matches_group[h] = at.Matches(p, ns_labels(p.metadata.namespace_)) ? 1 : 0;
+    }
+    const TopologyKey& key = m.keys[t.key];
+    t.existing.assign(key.num_domains, 0);
+    for (int32_t n = 0; n < N; ++n) {
+      const int32_t d = key.domain_of_node[n];
+      for (const auto& p : input.nodes[n]->pods()) {
+        if (!at.Matches(p->pod(), ns_labels(p->pod().metadata.namespace_))) continue;
+        ++t.existing_total;
+        if (d >= 0) ++t.existing[d];
+      }
+    }
+    const int32_t id = static_cast<int32_t>(m.terms.size());
+    m.terms.push_back(std::move(t));
+    (anti ? m.groups[owner].anti_terms : m.groups[owner].affinity_terms).push_back(id);
+  };
+  for (int32_t g = 0; g < G; ++g) {
+    const framework::PodInfo& pi = *m.groups[g].pods.front();
+    for (const auto& at : pi.required_affinity_terms) add_term(g, at, false);
+    for (const auto& at : pi.required_anti_affinity_terms) add_term(g, at, true);
+    bool all = !m.groups[g].affinity_terms.empty();
+    for (int32_t t : m.groups[g].affinity_terms) all = all && m.terms[t].matches_group[g];
+    m.groups[g].matches_own_affinity = all;
+  }
+  for (int32_t t = 0; t < static_cast<int32_t>(m.terms.size()); ++t) {
+    for (int32_t h = 0; h < G; ++h) {
+      if (!m.terms[t].matches_group[h]) continue;
+      m.groups[h].terms_matching.push_back(t);
+      if (m.terms[t].anti) m.groups[h].anti_terms_matching.push_back(t);
+    }
+  }
+
+  // --- DoNotSchedule topology spread constraints ----------------------------------------------
+  for (int32_t g = 0; g < G; ++g) {
+    const framework::PodInfo& pi = *m.groups[g].pods.front();
+    const api::Pod& pod = pi.pod();
+    std::vector<const api::TopologySpreadConstraint*> hard;
+    for (const auto& c : pod.spec.topology_spread_constraints) {
+      if (c.when_unsatisfiable == api::UnsatisfiableConstraintAction::kDoNotSchedule) hard.push_back(&c);
+    }
+    for (const auto* c : hard) {
+      Spread s;
+      s.owner = g;
+      s.key = key_index(c->topology_key);
+      s.max_skew = c->max_skew;
+      s.min_domains = c->min_domains.value_or(1);
+      const bool honor_affinity = c->node_affinity_policy.value_or(api::NodeInclusionPolicy::kHonor) ==
+                                  api::NodeInclusionPolicy::kHonor;
+      const bool honor_taints =
+          c->node_taints_policy.value_or(api::NodeInclusionPolicy::kIgnore) == api::NodeInclusionPolicy::kHonor;
+      // A pod's constraints count only nodes that carry every one of its constraints' keys.
+      s.node_counts.assign(N, 0);
+      for (int32_t n = 0; n < N; ++n) {
+        const auto& labels = input.nodes[n]->node()->metadata.labels;
+        bool all_keys = true;
+        for (const auto* o : hard) all_keys = all_keys && labels.Has(o->topology_key);
+        s.node_counts[n] = all_keys && (!input.spread_node_eligible ||
+                                        input.spread_node_eligible(pi, *input.nodes[n], honor_affinity, honor_taints));
+      }
+      const TopologyKey& key = m.keys[s.key];
+      s.domain_eligible.assign(key.num_domains, 0);
+      s.existing.assign(key.num_domains, 0);
+      api::LabelSelector selector;
+      bool selector_set = c->label_selector.has_value();
+      if (selector_set) selector = MergeMatchLabelKeys(*c->label_selector, c->match_label_keys, pod.metadata.labels);
+      auto matches = [&](const api::Pod& p) {
+        return selector_set && p.metadata.namespace_ == pod.metadata.namespace_ && selector.Matches(p.metadata.labels);
+      };
+      for (int32_t n = 0; n < N; ++n) {
+        if (!s.node_counts[n]) continue;
+        const int32_t d = key.domain_of_node[n];
+        if (d < 0) continue;
+        s.domain_eligible[d] = 1;
+        for (const auto& p : input.nodes[n]->pods()) {
+          if (!p->pod().metadata.deletion_timestamp_ns && matches(p->pod())) ++s.existing[d];
+        }
+      }
+      for (auto e : s.domain_eligible) s.num_eligible_domains += e;
+      s.matches_group.assign(G, 0);
+      for (int32_t h = 0; h < G; ++h) s.matches_group[h] = matches(m.groups[h].pods.front()->pod()) ? 1 : 0;
+      s.self_match = s.matches_group[g];
+      const int32_t id = static_cast<int32_t>(m.spreads.size());
+      m.spreads.push_back(std::move(s));
+      m.groups[g].spreads.push_back(id);
+    }
+  }
+  for (int32_t c = 0; c < static_cast<int32_t>(m.spreads.size()); ++c) {
+    for (int32_t h = 0; h < G; ++h) {
+      if (m.spreads[c].matches_group[h]) m.groups[h].spreads_matching.push_back(c);
+    }
+  }
+
+  // --- Host ports within the batch ------------------------------------------------------------
+  m.port_conflict.assign(G, std::vector<uint8_t>(G, 0));
+  for (int32_t g = 0; g < G; ++g) {
+    for (int32_t h = 0; h < G; ++h) m.port_conflict[g][h] = PortsConflict(m.groups[g].ports, m.groups[h].ports);
+  }
+  return m;
+}
+
+}  // namespace kubesched::optimizer

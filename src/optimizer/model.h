@@ -1,0 +1,130 @@
+#pragma once
+// The placement model of one batch: pods grouped by identical scheduling-relevant spec, the nodes
+// with their free capacity and symmetry classes, and the constraints that couple pods, kept as
+// data that the heuristic, the exact formulation and the validation all read. Constraints that
+// do not couple pods are not modelled: the profile's own Filter plugins decide them once per
+// group and node class (PlacementInput::static_fit).
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "framework/node_info.h"
+#include "framework/pod_info.h"
+
+namespace kubesched::optimizer {
+
+//! What a batch is placed into, and the hooks through which the profile's plugins speak.
+struct PlacementInput {
+  //! The batch, in queue order (higher priority first).
+  std::vector<framework::PodInfoPtr> pods;
+  //! Every node of the snapshot, in its order.
+  std::span<const framework::NodeInfo* const> nodes;
+  //! Whether `pod` may run on `node` as far as constraints that do not couple pods say: the
+  //! profile's Filter plugins on the pod with its required pod affinity and DoNotSchedule spread
+  //! constraints taken out (the model decides those). Called once per group; the function it
+  //! returns is called once per node class: empty string when the node fits, else the reason.
+  std::function<std::function<std::string(const framework::NodeInfo& node)>(const framework::PodInfo& pod)> static_fit;
+  //! Whether a node counts for a spread constraint of `pod` under the constraint's
+  //! nodeAffinityPolicy / nodeTaintsPolicy.
+  std::function<bool(const framework::PodInfo& pod, const framework::NodeInfo& node, bool honor_affinity,
+                     bool honor_taints)>
+      spread_node_eligible;
+  //! A namespace's labels (for namespaceSelector in affinity terms); nullptr when unknown.
+  std::function<const api::Labels*(std::string_view ns)> namespace_labels;
+  //! Requests already promised on a node to pods that are not in the batch (nominations and
+  //! plans of earlier batches), subtracted from its free capacity.
+  std::function<framework::Resource(const framework::NodeInfo& node)> reserved;
+};
+
+//! A pod (anti-)affinity or spread constraint is evaluated over the domains of a topology key.
+struct TopologyKey {
+  std::string name;
+  std::vector<int32_t> domain_of_node;  // per model node; -1 when the node lacks the label
+  int32_t num_domains = 0;
+  bool per_node = false;  // every node with the label is its own domain (hostname-like)
+};
+
+//! One required pod (anti-)affinity term of one group.
+struct Term {
+  int32_t owner = 0;  // group
+  int32_t key = 0;    // TopologyKey index
+  bool anti = false;
+  std::vector<uint8_t> matches_group;  // per group: its pods match the term
+  std::vector<int32_t> existing;       // per domain: running pods that match
+  int64_t existing_total = 0;
+  std::string description;  // for messages, e.g. "app In [nerthus]"
+};
+
+//! One DoNotSchedule topology spread constraint of one group.
+struct Spread {
+  int32_t owner = 0;
+  int32_t key = 0;
+  int32_t max_skew = 1;
+  int32_t min_domains = 1;
+  bool self_match = false;
+  std::vector<uint8_t> node_counts;       // per node: pods on it are counted (policies)
+  std::vector<uint8_t> domain_eligible;   // per domain: holds a counted node
+  int32_t num_eligible_domains = 0;
+  std::vector<uint8_t> matches_group;     // per group
+  std::vector<int32_t> existing;          // per domain: running pods that match on counted nodes
+};
+
+struct HostPort {
+  std::string ip;  // "0.0.0.0" when unset
+  std::string protocol;
+  int32_t port = 0;
+};
+
+struct Group {
+  std::vector<framework::PodInfoPtr> pods;  // batch order
+  std::string name;                         // for messages: the owner workload or the first pod
+  int32_t priority = 0;
+  double weight = 1;                        // objective weight of one placed pod
+  std::vector<int64_t> demand;              // per resource dimension
+  std::vector<int32_t> affinity_terms;      // Term indices owned
+  std::vector<int32_t> anti_terms;          // Term indices owned
+  std::vector<int32_t> anti_terms_matching; // anti Terms of any group that match this group's pods
+  std::vector<int32_t> spreads;             // Spread indices owned
+  std::vector<int32_t> spreads_matching;    // Spread indices whose selector matches this group
+  std::vector<int32_t> terms_matching;      // Terms (affinity or anti) whose selector matches this group
+  std::vector<HostPort> ports;
+  bool matches_own_affinity = false;        // matches every one of its affinity terms
+  int32_t count() const { return static_cast<int32_t>(pods.size()); }
+};
+
+struct ModelNode {
+  const framework::NodeInfo* info = nullptr;
+  std::vector<int64_t> free;  // per resource dimension, clamped at 0
+  bool in_use = false;        // runs a pod that is not a DaemonSet's
+  int32_t node_class = 0;
+};
+
+struct BatchModel {
+  std::vector<std::string> resources;  // dimension names ("cpu" in milli, "pods", ...)
+  std::vector<ModelNode> nodes;
+  std::vector<Group> groups;
+  //! [group][node]: empty when the profile's filters accept the group there, else the reason.
+  std::vector<std::vector<std::string>> static_reason;
+  std::vector<TopologyKey> keys;
+  std::vector<Term> terms;
+  std::vector<Spread> spreads;
+  //! [group][group]: pods of the two groups may not share a node (host ports).
+  std::vector<std::vector<uint8_t>> port_conflict;
+  int32_t num_classes = 0;
+  size_t num_pods = 0;
+
+  bool Fits(int32_t g, int32_t n) const { return static_reason[g][n].empty(); }
+};
+
+//! Builds the model (the "grouping" stage: groups, classes, keys, terms, spreads).
+BatchModel BuildModel(const PlacementInput& input);
+
+//! The scheduling-relevant identity of a pod: pods with equal keys are interchangeable for every
+//! Filter and for every constraint between pods.
+bool SameSchedulingSpec(const api::Pod& a, const framework::PodInfo& ai, const api::Pod& b,
+                        const framework::PodInfo& bi);
+
+}  // namespace kubesched::optimizer

@@ -1,0 +1,758 @@
+#include "optimizer/placement.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "optimizer/mip.h"
+#include "optimizer/placement_state.h"
+
+namespace kubesched::optimizer {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Counts = std::vector<std::vector<int32_t>>;  // [group][node]
+
+double SecondsSince(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Priority levels are lexicographic: one pod of a higher priority outweighs every pod below it.
+void AssignWeights(BatchModel& m) {
+  std::map<int32_t, int64_t> per_level;
+  for (const auto& g : m.groups) per_level[g.priority] += g.count();
+  std::map<int32_t, double> weight;
+  double below = 0;
+  for (const auto& [prio, n] : per_level) {
+    weight[prio] = below + 1;
+    below += weight[prio] * static_cast<double>(n);
+  }
+  // Beyond what a double represents exactly the levels collapse to plain counts.
+  const bool exact = below < 1e9;
+  for (auto& g : m.groups) g.weight = exact ? weight[g.priority] : 1;
+}
+
+// Groups in the order they are placed: priority first, then the targets of other groups'
+// affinity before the groups that need them, then the largest pods first.
+std::vector<int32_t> GroupOrder(const BatchModel& m) {
+  const int32_t G = static_cast<int32_t>(m.groups.size());
+  std::vector<int32_t> depth(G, 0);
+  // depth[h] = longest chain of groups that h needs (affinity) before it; a few relaxations
+  // suffice for the short chains workloads have, and cycles stop at G rounds.
+  for (int32_t round = 0; round < G; ++round) {
+    bool changed = false;
+    for (int32_t g = 0; g < G; ++g) {
+      for (int32_t t : m.groups[g].affinity_terms) {
+        for (int32_t h = 0; h < G; ++h) {
+          if (h != g && m.terms[t].matches_group[h] && depth[g] < depth[h] + 1 && depth[h] + 1 <= G) {
+            depth[g] = depth[h] + 1;
+            changed = true;
+          }
+        }
+      }
+    }
+    if (!changed) break;
+  }
+  auto size = [&](int32_t g) {
+    double s = 0;
+    for (size_t d = 0; d < m.resources.size(); ++d) {
+      double cap = 0;
+      for (const auto& n : m.nodes) cap = std::max<double>(cap, static_cast<double>(n.free[d]));
+      if (cap > 0) s = std::max(s, static_cast<double>(m.groups[g].demand[d]) / cap);
+    }
+    return s;
+  };
+  auto constrained = [&](int32_t g) {
+    const Group& x = m.groups[g];
+    return x.anti_terms.size() + x.anti_terms_matching.size() + x.spreads.size() + (x.ports.empty() ? 0 : 1);
+  };
+  std::vector<int32_t> order(G);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    if (m.groups[a].priority != m.groups[b].priority) return m.groups[a].priority > m.groups[b].priority;
+    if (depth[a] != depth[b]) return depth[a] < depth[b];
+    if (constrained(a) != constrained(b)) return constrained(a) > constrained(b);
+    return size(a) > size(b);
+  });
+  return order;
+}
+
+double Remaining(const BatchModel& m, const PlacementState& s, int32_t g, int32_t n) {
+  double r = 0;
+  for (size_t d = 0; d < m.resources.size(); ++d) {
+    if (m.groups[g].demand[d] == 0 || m.nodes[n].free[d] == 0) continue;
+    r += static_cast<double>(s.free(n, d) - m.groups[g].demand[d]) / static_cast<double>(m.nodes[n].free[d]);
+  }
+  return r;
+}
+
+enum class Greedy { kPack, kSpread };
+
+// Places one pod of g: packing prefers the fullest used node, then the first unused one;
+// spreading prefers the emptiest node (as LeastAllocated would).
+int32_t PlaceOne(const BatchModel& m, PlacementState& s, int32_t g, Greedy mode, int32_t exclude = -1) {
+  const int32_t N = static_cast<int32_t>(m.nodes.size());
+  int32_t best = -1;
+  double best_score = 0;
+  bool best_used = false;
+  for (int32_t n = 0; n < N; ++n) {
+    if (n == exclude || !m.Fits(g, n)) continue;
+    const bool used = s.used(n);
+    if (mode == Greedy::kPack && best >= 0 && best_used && !used) continue;
+    if (!s.Check(g, n).ok()) continue;
+    const double rem = Remaining(m, s, g, n);
+    bool better;
+    if (best < 0) {
+      better = true;
+    } else if (mode == Greedy::kPack) {
+      better = (used && !best_used) || (used == best_used && used && rem < best_score);
+    } else {
+      better = rem > best_score;
+    }
+    if (better) {
+      best = n;
+      best_score = rem;
+      best_used = used;
+    }
+  }
+  if (best >= 0) s.Place(g, best);
+  return best;
+}
+
+PlacementState Construct(const BatchModel& m, const std::vector<int32_t>& order, Greedy mode) {
+  PlacementState s(m);
+  for (int32_t g : order) {
+    for (int32_t i = 0; i < m.groups[g].count(); ++i) {
+      if (PlaceOne(m, s, g, mode) < 0) break;  // identical pods: the next would not fit either
+    }
+  }
+  return s;
+}
+
+// Local search: empty the least-loaded newly used nodes by moving their pods to other used
+// nodes; then retry pods left out.
+void EmptyNodes(const BatchModel& m, PlacementState& s, const std::vector<int32_t>& order, Clock::time_point deadline) {
+  const int32_t N = static_cast<int32_t>(m.nodes.size());
+  const int32_t G = static_cast<int32_t>(m.groups.size());
+  bool improved = true;
+  while (improved && Clock::now() < deadline) {
+    improved = false;
+    std::vector<int32_t> candidates;
+    for (int32_t n = 0; n < N; ++n) {
+      if (!m.nodes[n].in_use && s.batch_pods_on(n) > 0) candidates.push_back(n);
+    }
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [&](int32_t a, int32_t b) { return s.batch_pods_on(a) < s.batch_pods_on(b); });
+    for (int32_t n : candidates) {
+      if (Clock::now() >= deadline) break;
+      std::vector<std::pair<int32_t, int32_t>> moved;  // (group, to)
+      std::vector<int32_t> removed;
+      for (int32_t g = 0; g < G; ++g) {
+        for (int32_t k = s.count(g, n); k > 0; --k) {
+          s.Remove(g, n);
+          removed.push_back(g);
+        }
+      }
+      bool ok = true;
+      for (int32_t g : removed) {
+        int32_t to = -1;
+        double best = 0;
+        for (int32_t o = 0; o < N; ++o) {
+          if (o == n || !s.used(o) || !m.Fits(g, o) || !s.Check(g, o).ok()) continue;
+          const double rem = Remaining(m, s, g, o);
+          if (to < 0 || rem < best) {
+            to = o;
+            best = rem;
+          }
+        }
+        if (to < 0) {
+          ok = false;
+          break;
+        }
+        s.Place(g, to);
+        moved.emplace_back(g, to);
+      }
+      if (ok) {
+        improved = true;
+        break;  // the candidate list is stale
+      }
+      for (auto it = moved.rbegin(); it != moved.rend(); ++it) s.Remove(it->first, it->second);
+      for (int32_t g : removed) s.Place(g, n);
+    }
+  }
+  for (int32_t g : order) {
+    while (s.placed(g) < m.groups[g].count() && PlaceOne(m, s, g, Greedy::kPack) >= 0) {
+    }
+  }
+}
+
+Counts CountsOf(const BatchModel& m, const PlacementState& s) {
+  Counts c(m.groups.size(), std::vector<int32_t>(m.nodes.size(), 0));
+  for (size_t g = 0; g < m.groups.size(); ++g) {
+    for (size_t n = 0; n < m.nodes.size(); ++n) c[g][n] = s.count(static_cast<int32_t>(g), static_cast<int32_t>(n));
+  }
+  return c;
+}
+
+// A lower bound on new nodes when every pod is placed: per resource, what the used nodes cannot
+// hold over the largest unused node.
+int32_t NewNodesLowerBound(const BatchModel& m) {
+  int32_t lb = 0;
+  for (size_t d = 0; d < m.resources.size(); ++d) {
+    double need = 0, room = 0, biggest = 0;
+    for (const auto& g : m.groups) need += static_cast<double>(g.demand[d]) * g.count();
+    for (const auto& n : m.nodes) {
+      if (n.in_use) room += static_cast<double>(n.free[d]);
+      else biggest = std::max(biggest, static_cast<double>(n.free[d]));
+    }
+    if (need > room && biggest > 0) lb = std::max(lb, static_cast<int32_t>(std::ceil((need - room) / biggest - 1e-9)));
+  }
+  return lb;
+}
+
+// --- The integer program -------------------------------------------------------------------
+
+struct Formulation {
+  MipProblem mip;
+  std::vector<std::vector<int32_t>> x;  // [group][node] column or -1
+  std::vector<int32_t> u;               // [node] column or -1 (unused nodes only)
+  // Presence binaries: (group, key, domain) -> column.
+  std::map<std::tuple<int32_t, int32_t, int32_t>, int32_t> presence;
+  std::vector<std::pair<int32_t, std::vector<int32_t>>> seeds;  // (term, column per domain)
+  std::vector<std::pair<int32_t, int32_t>> spread_min;          // (spread, column)
+};
+
+MipProblem::Row MakeRow(double lb, double ub) {
+  MipProblem::Row r;
+  r.lb = lb;
+  r.ub = ub;
+  return r;
+}
+void AddTerm(MipProblem::Row& r, int32_t col, double v) {
+  r.index.push_back(col);
+  r.value.push_back(v);
+}
+
+Formulation Formulate(const BatchModel& m, double node_weight, bool symmetry) {
+  Formulation f;
+  const int32_t G = static_cast<int32_t>(m.groups.size());
+  const int32_t N = static_cast<int32_t>(m.nodes.size());
+  const size_t R = m.resources.size();
+  MipProblem& p = f.mip;
+
+  // Bounds per group and node (presolve): capacity alone, self anti-affinity and host ports on
+  // per-node keys, affinity that nothing can satisfy there.
+  f.x.assign(G, std::vector<int32_t>(N, -1));
+  std::vector<std::vector<int32_t>> ub(G, std::vector<int32_t>(N, 0));
+  for (int32_t g = 0; g < G; ++g) {
+    const Group& grp = m.groups[g];
+    const bool seedable = [&] {
+      if (!grp.matches_own_affinity) return false;
+      for (int32_t t : grp.affinity_terms) {
+        if (m.terms[t].existing_total > 0) return false;
+      }
+      return true;
+    }();
+    for (int32_t n = 0; n < N; ++n) {
+      if (!m.Fits(g, n)) continue;
+      int64_t b = grp.count();
+      for (size_t d = 0; d < R; ++d) {
+        if (grp.demand[d] > 0) b = std::min<int64_t>(b, m.nodes[n].free[d] / grp.demand[d]);
+      }
+      if (m.port_conflict[g][g]) b = std::min<int64_t>(b, 1);
+      for (int32_t t : grp.anti_terms) {
+        const auto& key = m.keys[m.terms[t].key];
+        const int32_t d = key.domain_of_node[n];
+        if (d >= 0 && m.terms[t].matches_group[g] && key.per_node) b = std::min<int64_t>(b, 1);
+      }
+      for (int32_t t : grp.affinity_terms) {
+        const Term& term = m.terms[t];
+        const int32_t d = m.keys[term.key].domain_of_node[n];
+        if (d < 0) b = 0;
+        else if (term.existing[d] == 0 && !seedable) {
+          bool other = false;
+          for (int32_t h = 0; h < G; ++h) other = other || (h != g && term.matches_group[h]);
+          if (!other) b = 0;
+        }
+      }
+      for (int32_t c : grp.spreads) {
+        if (m.keys[m.spreads[c].key].domain_of_node[n] < 0) b = 0;
+      }
+      ub[g][n] = static_cast<int32_t>(b);
+      if (b > 0) f.x[g][n] = p.AddColumn(0, static_cast<double>(b), -grp.weight * node_weight, true);
+    }
+  }
+  f.u.assign(N, -1);
+  for (int32_t n = 0; n < N; ++n) {
+    if (m.nodes[n].in_use) continue;
+    bool any = false;
+    for (int32_t g = 0; g < G && !any; ++g) any = f.x[g][n] >= 0;
+    if (any) f.u[n] = p.AddColumn(0, 1, 1, true);
+  }
+
+  // Pods per group.
+  for (int32_t g = 0; g < G; ++g) {
+    auto r = MakeRow(-MipProblem::kInf, m.groups[g].count());
+    for (int32_t n = 0; n < N; ++n) {
+      if (f.x[g][n] >= 0) AddTerm(r, f.x[g][n], 1);
+    }
+    if (!r.index.empty()) p.AddRow(std::move(r));
+  }
+  // Capacity, and the link from pods to the node they open.
+  for (int32_t n = 0; n < N; ++n) {
+    for (size_t d = 0; d < R; ++d) {
+      auto r = MakeRow(-MipProblem::kInf, f.u[n] >= 0 ? 0 : static_cast<double>(m.nodes[n].free[d]));
+      double most = 0;
+      for (int32_t g = 0; g < G; ++g) {
+        if (f.x[g][n] < 0 || m.groups[g].demand[d] == 0) continue;
+        AddTerm(r, f.x[g][n], static_cast<double>(m.groups[g].demand[d]));
+        most += static_cast<double>(m.groups[g].demand[d]) * ub[g][n];
+      }
+      if (r.index.empty()) continue;
+      if (f.u[n] >= 0) AddTerm(r, f.u[n], -static_cast<double>(m.nodes[n].free[d]));
+      else if (most <= static_cast<double>(m.nodes[n].free[d])) continue;
+      p.AddRow(std::move(r));
+    }
+    if (f.u[n] >= 0) {
+      for (int32_t g = 0; g < G; ++g) {
+        if (f.x[g][n] < 0) continue;
+        auto r = MakeRow(-MipProblem::kInf, 0);
+        AddTerm(r, f.x[g][n], 1);
+        AddTerm(r, f.u[n], -ub[g][n]);
+        p.AddRow(std::move(r));
+      }
+    }
+  }
+
+  // Presence of a group in a domain: x <= ub * B for each node of the domain, B <= sum x.
+  auto presence = [&](int32_t g, int32_t key, int32_t d) -> int32_t {
+    auto k = std::make_tuple(g, key, d);
+    if (auto it = f.presence.find(k); it != f.presence.end()) return it->second;
+    std::vector<int32_t> nodes;
+    for (int32_t n = 0; n < N; ++n) {
+      if (m.keys[key].domain_of_node[n] == d && f.x[g][n] >= 0) nodes.push_back(n);
+    }
+    if (nodes.empty()) return f.presence[k] = -1;
+    const int32_t col = p.AddColumn(0, 1, 0, true);
+    auto sum = MakeRow(-MipProblem::kInf, 0);
+    AddTerm(sum, col, 1);
+    for (int32_t n : nodes) {
+      AddTerm(sum, f.x[g][n], -1);
+      auto link = MakeRow(-MipProblem::kInf, 0);
+      AddTerm(link, f.x[g][n], 1);
+      AddTerm(link, col, -ub[g][n]);
+      p.AddRow(std::move(link));
+    }
+    p.AddRow(std::move(sum));
+    return f.presence[k] = col;
+  };
+
+  // Anti-affinity within the batch.
+  for (int32_t t = 0; t < static_cast<int32_t>(m.terms.size()); ++t) {
+    const Term& term = m.terms[t];
+    if (!term.anti) continue;
+    const TopologyKey& key = m.keys[term.key];
+    const int32_t g = term.owner;
+    for (int32_t d = 0; d < key.num_domains; ++d) {
+      const int32_t bg = presence(g, term.key, d);
+      if (bg < 0) continue;
+      if (term.matches_group[g] && !key.per_node) {
+        auto r = MakeRow(-MipProblem::kInf, 1);
+        for (int32_t n = 0; n < N; ++n) {
+          if (key.domain_of_node[n] == d && f.x[g][n] >= 0) AddTerm(r, f.x[g][n], 1);
+        }
+        p.AddRow(std::move(r));
+      }
+      for (int32_t h = 0; h < G; ++h) {
+        if (h == g || !term.matches_group[h]) continue;
+        const int32_t bh = presence(h, term.key, d);
+        if (bh < 0) continue;
+        auto r = MakeRow(-MipProblem::kInf, 1);
+        AddTerm(r, bg, 1);
+        AddTerm(r, bh, 1);
+        p.AddRow(std::move(r));
+      }
+    }
+  }
+
+  // Required affinity: a domain holds the group only if it holds a matching pod already, a
+  // matching pod of another group, or (a series with affinity to itself) the series' first pod.
+  for (int32_t g = 0; g < G; ++g) {
+    const Group& grp = m.groups[g];
+    bool seedable = grp.matches_own_affinity;
+    for (int32_t t : grp.affinity_terms) seedable = seedable && m.terms[t].existing_total == 0;
+    for (int32_t t : grp.affinity_terms) {
+      const Term& term = m.terms[t];
+      const TopologyKey& key = m.keys[term.key];
+      std::vector<int32_t> seed_cols(key.num_domains, -1);
+      auto seed = MakeRow(-MipProblem::kInf, 1);
+      for (int32_t d = 0; d < key.num_domains; ++d) {
+        if (term.existing[d] > 0) continue;
+        const int32_t bg = presence(g, term.key, d);
+        if (bg < 0) continue;
+        auto r = MakeRow(-MipProblem::kInf, 0);
+        AddTerm(r, bg, 1);
+        for (int32_t h = 0; h < G; ++h) {
+          if (h == g || !term.matches_group[h]) continue;
+          const int32_t bh = presence(h, term.key, d);
+          if (bh >= 0) AddTerm(r, bh, -1);
+        }
+        if (seedable) {
+          seed_cols[d] = p.AddColumn(0, 1, 0, true);
+          AddTerm(r, seed_cols[d], -1);
+          AddTerm(seed, seed_cols[d], 1);
+        }
+        p.AddRow(std::move(r));
+      }
+      if (!seed.index.empty()) p.AddRow(std::move(seed));
+      if (seedable) f.seeds.emplace_back(t, std::move(seed_cols));
+    }
+  }
+
+  // Topology spread (DoNotSchedule): every domain that receives the group stays within maxSkew
+  // of the least-loaded eligible domain.
+  for (int32_t c = 0; c < static_cast<int32_t>(m.spreads.size()); ++c) {
+    const Spread& s = m.spreads[c];
+    const TopologyKey& key = m.keys[s.key];
+    const int32_t g = s.owner;
+    double big = 0;
+    for (int32_t h = 0; h < G; ++h) {
+      if (s.matches_group[h]) big += m.groups[h].count();
+    }
+    int32_t most_existing = 0;
+    for (int32_t e : s.existing) most_existing = std::max(most_existing, e);
+    big += most_existing + s.max_skew;
+    const bool use_min = s.num_eligible_domains >= s.min_domains;
+    const int32_t min_col = use_min ? p.AddColumn(0, MipProblem::kInf, 0, false) : -1;
+    f.spread_min.emplace_back(c, min_col);
+    // count_d as a row expression: existing[d] + sum x over counted nodes of d.
+    auto count_terms = [&](MipProblem::Row& r, int32_t d, double sign) {
+      for (int32_t n = 0; n < N; ++n) {
+        if (key.domain_of_node[n] != d || !s.node_counts[n]) continue;
+        for (int32_t h = 0; h < G; ++h) {
+          if (s.matches_group[h] && f.x[h][n] >= 0) AddTerm(r, f.x[h][n], sign);
+        }
+      }
+    };
+    for (int32_t d = 0; d < key.num_domains; ++d) {
+      if (use_min && s.domain_eligible[d]) {
+        // min <= count_d
+        auto r = MakeRow(-MipProblem::kInf, s.existing[d]);
+        AddTerm(r, min_col, 1);
+        count_terms(r, d, -1);
+        p.AddRow(std::move(r));
+      }
+      const int32_t bg = presence(g, s.key, d);
+      if (bg < 0) continue;
+      // count_d - min + big * B <= maxSkew + big (count_d counts only on eligible domains)
+      auto r = MakeRow(-MipProblem::kInf, s.max_skew + big - (s.domain_eligible[d] ? s.existing[d] : 0));
+      if (s.domain_eligible[d]) count_terms(r, d, 1);
+      if (min_col >= 0) AddTerm(r, min_col, -1);
+      AddTerm(r, bg, big);
+      p.AddRow(std::move(r));
+    }
+  }
+
+  // Host ports: groups that conflict never share a node (each holds at most one pod there).
+  for (int32_t g = 0; g < G; ++g) {
+    for (int32_t h = g + 1; h < G; ++h) {
+      if (!m.port_conflict[g][h]) continue;
+      for (int32_t n = 0; n < N; ++n) {
+        if (f.x[g][n] < 0 || f.x[h][n] < 0) continue;
+        auto r = MakeRow(-MipProblem::kInf, 1);
+        AddTerm(r, f.x[g][n], 1);
+        AddTerm(r, f.x[h][n], 1);
+        p.AddRow(std::move(r));
+      }
+    }
+  }
+
+  // Symmetry breaking: unused nodes of one class are interchangeable; open them in order.
+  if (symmetry) {
+    std::vector<int32_t> last(m.num_classes, -1);
+    for (int32_t n = 0; n < N; ++n) {
+      if (f.u[n] < 0) continue;
+      int32_t& prev = last[m.nodes[n].node_class];
+      if (prev >= 0) {
+        auto r = MakeRow(0, MipProblem::kInf);
+        AddTerm(r, f.u[prev], 1);
+        AddTerm(r, f.u[n], -1);
+        p.AddRow(std::move(r));
+      }
+      prev = n;
+    }
+  }
+  return f;
+}
+
+// The start vector for the solver from a placement; nullopt when it does not satisfy the
+// formulation (then the solver starts cold).
+std::vector<double> StartOf(const BatchModel& m, const Formulation& f, const Counts& c, bool symmetry) {
+  std::vector<double> x(f.mip.num_columns(), 0);
+  const int32_t G = static_cast<int32_t>(m.groups.size());
+  const int32_t N = static_cast<int32_t>(m.nodes.size());
+  // With symmetry breaking the start must open nodes of a class in order: renumber.
+  std::vector<int32_t> node_map(N);
+  std::iota(node_map.begin(), node_map.end(), 0);
+  if (symmetry) {
+    std::vector<std::vector<int32_t>> used_of(m.num_classes), all_of(m.num_classes);
+    for (int32_t n = 0; n < N; ++n) {
+      if (f.u[n] < 0) continue;
+      all_of[m.nodes[n].node_class].push_back(n);
+      int32_t on = 0;
+      for (int32_t g = 0; g < G; ++g) on += c[g][n];
+      if (on > 0) used_of[m.nodes[n].node_class].push_back(n);
+    }
+    for (int32_t k = 0; k < m.num_classes; ++k) {
+      std::vector<int32_t> rest;
+      for (int32_t n : all_of[k]) {
+        if (std::find(used_of[k].begin(), used_of[k].end(), n) == used_of[k].end()) rest.push_back(n);
+      }
+      std::vector<int32_t> from = used_of[k];
+      from.insert(from.end(), rest.begin(), rest.end());
+      for (size_t i = 0; i < from.size(); ++i) node_map[from[i]] = all_of[k][i];
+    }
+  }
+  for (int32_t g = 0; g < G; ++g) {
+    for (int32_t n = 0; n < N; ++n) {
+      if (c[g][n] == 0) continue;
+      const int32_t to = node_map[n];
+      if (f.x[g][to] < 0) return {};
+      x[f.x[g][to]] = c[g][n];
+      if (f.u[to] >= 0) x[f.u[to]] = 1;
+    }
+  }
+  for (const auto& [k, col] : f.presence) {
+    if (col < 0) continue;
+    const auto [g, key, d] = k;
+    for (int32_t n = 0; n < N; ++n) {
+      if (m.keys[key].domain_of_node[n] == d && f.x[g][n] >= 0 && x[f.x[g][n]] > 0) x[col] = 1;
+    }
+  }
+  for (const auto& [t, cols] : f.seeds) {
+    const Term& term = m.terms[t];
+    for (size_t d = 0; d < cols.size(); ++d) {
+      if (cols[d] < 0) continue;
+      const auto it = f.presence.find({term.owner, term.key, static_cast<int32_t>(d)});
+      if (it == f.presence.end() || it->second < 0 || x[it->second] == 0) continue;
+      bool other = false;
+      for (size_t h = 0; h < m.groups.size(); ++h) {
+        if (static_cast<int32_t>(h) == term.owner || !term.matches_group[h]) continue;
+        auto o = f.presence.find({static_cast<int32_t>(h), term.key, static_cast<int32_t>(d)});
+        other = other || (o != f.presence.end() && o->second >= 0 && x[o->second] > 0);
+      }
+      if (!other) x[cols[d]] = 1;
+    }
+  }
+  for (const auto& [c, col] : f.spread_min) {
+    if (col < 0) continue;
+    const Spread& s = m.spreads[c];
+    const TopologyKey& key = m.keys[s.key];
+    double mn = MipProblem::kInf;
+    for (int32_t d = 0; d < key.num_domains; ++d) {
+      if (!s.domain_eligible[d]) continue;
+      double cnt = s.existing[d];
+      for (int32_t n = 0; n < N; ++n) {
+        if (key.domain_of_node[n] != d || !s.node_counts[n]) continue;
+        for (int32_t h = 0; h < G; ++h) {
+          if (s.matches_group[h] && f.x[h][n] >= 0) cnt += x[f.x[h][n]];
+        }
+      }
+      mn = std::min(mn, cnt);
+    }
+    x[col] = mn == MipProblem::kInf ? 0 : mn;
+  }
+  return x;
+}
+
+// --- Validation: replay the counts pod by pod --------------------------------------------------
+
+struct Ordered {
+  std::vector<std::pair<int32_t, int32_t>> steps;  // (group, node) in cycle order
+  PlacementState state;
+};
+
+Ordered Order(const BatchModel& m, const Counts& target, const std::vector<int32_t>& order) {
+  Ordered out{{}, PlacementState(m)};
+  PlacementState& s = out.state;
+  const int32_t N = static_cast<int32_t>(m.nodes.size());
+  Counts left = target;
+  // Priority levels in the order the queue pops them; within a level, round-robin passes over
+  // the groups (targets of affinity first) and their nodes, one pod per node and pass, which is
+  // the order in which spread constraints admit their pods.
+  size_t i = 0;
+  while (i < order.size()) {
+    size_t j = i;
+    while (j < order.size() && m.groups[order[j]].priority == m.groups[order[i]].priority) ++j;
+    bool progress = true;
+    while (progress) {
+      progress = false;
+      for (size_t k = i; k < j; ++k) {
+        const int32_t g = order[k];
+        for (int32_t n = 0; n < N; ++n) {
+          if (left[g][n] == 0 || !s.Check(g, n).ok()) continue;
+          s.Place(g, n);
+          --left[g][n];
+          out.steps.emplace_back(g, n);
+          progress = true;
+        }
+      }
+    }
+    // What could not be ordered as planned is placed wherever it passes now (repair).
+    for (size_t k = i; k < j; ++k) {
+      const int32_t g = order[k];
+      int32_t missing = 0;
+      for (int32_t n = 0; n < N; ++n) missing += left[g][n];
+      for (; missing > 0; --missing) {
+        const int32_t n = PlaceOne(m, s, g, Greedy::kPack);
+        if (n < 0) break;
+        out.steps.emplace_back(g, n);
+      }
+    }
+    i = j;
+  }
+  return out;
+}
+
+std::string UnplacedReason(const BatchModel& m, const PlacementState& s, int32_t g) {
+  std::map<std::string, int32_t> reasons;
+  int32_t fits = 0;
+  for (int32_t n = 0; n < static_cast<int32_t>(m.nodes.size()); ++n) {
+    Rejection r = s.Check(g, n);
+    if (r.ok()) {
+      ++fits;
+      continue;
+    }
+    std::string why = r.kind == Rejection::Kind::kFilters ? m.static_reason[g][n] : s.Describe(g, r);
+    ++reasons[why];
+  }
+  std::vector<std::pair<int32_t, std::string>> sorted;
+  for (auto& [why, n] : reasons) sorted.emplace_back(n, why);
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  std::string out = fmt::format("0/{} nodes can take one more pod of {} in the batch's best placement:",
+                                m.nodes.size() - static_cast<size_t>(fits), m.groups[g].name);
+  if (fits > 0) {
+    out = fmt::format("the batch's best placement leaves no room for this pod of {}", m.groups[g].name);
+    return out;
+  }
+  bool first = true;
+  for (const auto& [n, why] : sorted) {
+    out += fmt::format("{} {} {}", first ? "" : ",", n, why);
+    first = false;
+  }
+  return out + ".";
+}
+
+}  // namespace
+
+PlacementResult PlaceBatch(const PlacementInput& input, const PlacementOptions& options) {
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(std::max(0.0, options.timeout_seconds)));
+  PlacementResult result;
+
+  // grouping
+  BatchModel m = BuildModel(input);
+  AssignWeights(m);
+  result.groups = static_cast<int32_t>(m.groups.size());
+  result.node_classes = m.num_classes;
+  const std::vector<int32_t> order = GroupOrder(m);
+  int32_t unused_nodes = 0;
+  for (const auto& n : m.nodes) unused_nodes += !n.in_use;
+  // One more pod always outweighs every node it might cost.
+  const double node_weight = unused_nodes + 1;
+
+  // heuristic
+  PlacementState greedy = Construct(m, order, Greedy::kSpread);
+  result.greedy_placed = 0;
+  for (size_t g = 0; g < m.groups.size(); ++g) result.greedy_placed += greedy.placed(static_cast<int32_t>(g));
+  result.greedy_new_nodes = greedy.new_nodes_used();
+  Counts best = CountsOf(m, greedy);
+  double best_obj = greedy.Objective(node_weight);
+  if (options.heuristic) {
+    PlacementState packed = Construct(m, order, Greedy::kPack);
+    EmptyNodes(m, packed, order, deadline);
+    if (packed.Objective(node_weight) < best_obj) {
+      best_obj = packed.Objective(node_weight);
+      best = CountsOf(m, packed);
+    }
+  }
+
+  // A bound without the solver: every pod placed, and the nodes the resources need.
+  double total_weight = 0;
+  for (const auto& g : m.groups) total_weight += g.weight * g.count();
+  const double trivial_bound = NewNodesLowerBound(m);
+  double bound = trivial_bound;
+  bool optimal = best_obj <= trivial_bound + 0.5;
+  result.stopped_by = optimal ? "heuristic" : "no solver";
+
+  // exact
+  if (!optimal && options.exact && !m.groups.empty()) {
+    Formulation f = Formulate(m, node_weight, options.presolve);
+    auto solver = MakeMipSolver(options.solver);
+    if (solver) {
+      MipOptions mo;
+      mo.seed = options.seed;
+      mo.time_limit_seconds = std::max(0.05, std::chrono::duration<double>(deadline - Clock::now()).count());
+      std::vector<double> warm = StartOf(m, f, best, options.presolve);
+      if (!warm.empty()) mo.start = std::move(warm);
+      MipResult r = solver->Solve(f.mip, mo);
+      result.solver = std::string(solver->Name());
+      result.solver_seconds = r.seconds;
+      // The formulation's objective is offset by the constant total weight of all pods.
+      const double offset = total_weight * node_weight;
+      if (r.status == MipResult::Status::kOptimal || r.status == MipResult::Status::kFeasible) {
+        const double obj = r.objective + offset;
+        bound = std::max(bound, r.bound + offset);
+        if (obj < best_obj - 0.5) {
+          Counts c(m.groups.size(), std::vector<int32_t>(m.nodes.size(), 0));
+          for (size_t g = 0; g < m.groups.size(); ++g) {
+            for (size_t n = 0; n < m.nodes.size(); ++n) {
+              if (f.x[g][n] >= 0) c[g][n] = static_cast<int32_t>(std::lround(r.x[f.x[g][n]]));
+            }
+          }
+          best = std::move(c);
+          best_obj = obj;
+        }
+        optimal = r.status == MipResult::Status::kOptimal;
+        result.stopped_by = optimal ? "optimal" : "deadline";
+      } else if (r.status == MipResult::Status::kInfeasible) {
+        // Cannot happen with the empty placement feasible; keep the heuristic's answer.
+        result.stopped_by = "solver: infeasible";
+      } else {
+        result.stopped_by = r.status == MipResult::Status::kNoSolution ? "deadline" : "solver error: " + r.message;
+      }
+    }
+  }
+
+  // validation
+  Ordered ordered = Order(m, best, order);
+  const PlacementState& final_state = ordered.state;
+  std::vector<size_t> next(m.groups.size(), 0);
+  for (auto [g, n] : ordered.steps) {
+    result.plan.push_back({m.groups[g].pods[next[g]++], m.nodes[n].info->name()});
+  }
+  for (size_t g = 0; g < m.groups.size(); ++g) {
+    if (next[g] < m.groups[g].pods.size()) {
+      const std::string why = UnplacedReason(m, final_state, static_cast<int32_t>(g));
+      for (; next[g] < m.groups[g].pods.size(); ++next[g]) {
+        result.plan.push_back({m.groups[g].pods[next[g]], ""});
+        result.unplaced_reasons.emplace_back(m.groups[g].pods[next[g]]->pod().metadata.uid, why);
+      }
+    }
+  }
+  for (size_t g = 0; g < m.groups.size(); ++g) result.placed += final_state.placed(static_cast<int32_t>(g));
+  result.unplaced = static_cast<int32_t>(m.num_pods) - result.placed;
+  result.new_nodes_used = final_state.new_nodes_used();
+  const double final_obj = final_state.Objective(node_weight);
+  // Validation may only lose what the ordering could not repair; the bound stays a bound.
+  result.optimal = optimal && final_obj <= best_obj + 0.5;
+  result.gap = result.optimal ? 0 : std::max(0.0, (final_obj - bound) / std::max(1.0, final_obj));
+  result.seconds = SecondsSince(start);
+  return result;
+}
+
+}  // namespace kubesched::optimizer

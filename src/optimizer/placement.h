@@ -1,0 +1,58 @@
+#pragma once
+// Jointly optimal placement of a batch of pods: a pipeline of named, switchable stages.
+//   grouping   identical pods become one group with a count, identical nodes one class (model.h)
+//   presolve   bounds per group and node; symmetry breaking between nodes of one class
+//   heuristic  greedy constructions (packing and spreading) plus node-emptying local search;
+//              the incumbent, and the answer when the deadline hits
+//   exact      the integer program, warm-started from the incumbent, under the deadline
+//   validation the answer replayed pod by pod through upstream's checks, which gives the order
+//              the pods' own cycles must run in; a pod that cannot be ordered is left out
+// Objective, lexicographic: most pods placed (weighted by priority), then fewest nodes newly
+// used; the profile's scores break ties in the heuristic's choice among equivalent nodes.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "optimizer/model.h"
+
+namespace kubesched::optimizer {
+
+struct PlacementOptions {
+  double timeout_seconds = 10;
+  uint64_t seed = 1;
+  std::string solver = "cbc";
+  bool presolve = true;   // bounds and symmetry breaking
+  bool heuristic = true;  // greedy + local search incumbent
+  bool exact = true;      // the solver
+};
+
+struct PlannedPod {
+  framework::PodInfoPtr pod;
+  std::string node;  // empty: not placed
+};
+
+struct PlacementResult {
+  //! Placed pods in the order their cycles must run, then the pods left out (node empty).
+  std::vector<PlannedPod> plan;
+  //! Per pod left out (by uid): why no room was found for it.
+  std::vector<std::pair<std::string, std::string>> unplaced_reasons;
+  int32_t placed = 0;
+  int32_t unplaced = 0;
+  int32_t new_nodes_used = 0;
+  int32_t groups = 0;
+  int32_t node_classes = 0;
+  bool optimal = false;
+  //! (objective - bound) / objective of the lexicographic objective; 0 when optimal.
+  double gap = 0;
+  double seconds = 0;
+  double solver_seconds = 0;
+  std::string solver;          // which back end ran (empty: none needed)
+  std::string stopped_by;      // "optimal", "deadline", "heuristic" (bound met), "no solver"
+  int32_t greedy_placed = 0;   // the greedy construction's numbers, for comparison
+  int32_t greedy_new_nodes = 0;
+};
+
+PlacementResult PlaceBatch(const PlacementInput& input, const PlacementOptions& options);
+
+}  // namespace kubesched::optimizer
