@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "optimizer/cbc_solver.h"
+#include "optimizer/glpk_solver.h"
 #include "optimizer/mip_internal.h"
 
 namespace kubesched::optimizer {
@@ -29,10 +30,11 @@ std::string_view ToString(MipResult::Status status) {
 
 std::unique_ptr<MipSolver> MakeMipSolver(std::string_view name) {
   if (name == CbcSolver::kName) return std::make_unique<CbcSolver>();
+  if (name == GlpkSolver::kName) return std::make_unique<GlpkSolver>();
   return nullptr;
 }
 
-std::vector<std::string_view> MipSolverNames() { return {CbcSolver::kName}; }
+std::vector<std::string_view> MipSolverNames() { return {CbcSolver::kName, GlpkSolver::kName}; }
 
 std::string ValidateMipProblem(const MipProblem& problem, const MipOptions& options) {
   const size_t n = problem.num_columns();
