@@ -6,6 +6,7 @@ packages=(
   g++ cmake ninja-build pkg-config clang-format
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  coinor-libcbc-dev libglpk-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,7 +66,8 @@ struct MipResult {
   Status status = Status::kError;
   std::vector<double> x;  // when kOptimal or kFeasible
   double objective = 0;
-  //! Best bound on the optimal objective (a lower bound when minimising).
+  //! Best bound on the optimal objective (a lower bound when minimising); -kInf (+kInf when
+  //! maximising) when the solver stopped before it knew one.
   double bound = 0;
   double seconds = 0;
   std::string message;
@@ -77,8 +79,24 @@ class MipSolver {
  public:
   virtual ~MipSolver() = default;
   virtual std::string_view Name() const = 0;
+  //! Solves silently (nothing on stdout or stderr) and throws nothing: malformed input or a
+  //! library failure is kError with a message. When options.start is feasible the result is never
+  //! worse than it: kFeasible or kOptimal with an objective at least as good.
   virtual MipResult Solve(const MipProblem& problem, const MipOptions& options) = 0;
 };
+
+//! Empty when the problem and options are well formed (sizes agree, column indices in range and
+//! unique within a row, no NaN, a start of the right size); otherwise what is wrong. The back ends
+//! check this first: their libraries abort or throw on malformed input.
+std::string ValidateMipProblem(const MipProblem& problem, const MipOptions& options);
+
+//! The largest violation of a column bound, a row or integrality by x; 0 when x is feasible.
+//! Row and bound violations are divided by 1 + |the violated bound|, so big coefficients do not
+//! turn rounding noise into infeasibility. x must have one value per column.
+double MaxViolation(const MipProblem& problem, std::span<const double> x);
+
+//! obj·x.
+double ObjectiveValue(const MipProblem& problem, std::span<const double> x);
 
 //! "cbc" or "glpk"; nullptr for an unknown name.
 std::unique_ptr<MipSolver> MakeMipSolver(std::string_view name);

@@ -1,0 +1,200 @@
+#include "optimizer/cbc_solver.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <coin/Cbc_C_Interface.h>
+#include <fmt/format.h>
+
+#include "optimizer/mip_internal.h"
+
+namespace kubesched::optimizer {
+namespace {
+
+using Status = MipResult::Status;
+
+struct CbcModelDeleter {
+  void operator()(Cbc_Model* model) const { Cbc_deleteModel(model); }
+};
+using CbcModelPtr = std::unique_ptr<Cbc_Model, CbcModelDeleter>;
+
+// CbcMain1 reads and writes file-scope globals (its command parser's state among them).
+std::mutex& CbcMutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+
+// COIN's infinity is DBL_MAX; anything from kInf on is mapped to it.
+double ToCoin(double value) {
+  if (value >= MipProblem::kInf) return std::numeric_limits<double>::max();
+  if (value <= -MipProblem::kInf) return -std::numeric_limits<double>::max();
+  return value;
+}
+
+// CBC's random seeds are positive ints; 0 would mean "seed from the clock" for some of them.
+std::string SeedParameter(uint64_t seed) {
+  return std::to_string(1 + seed % static_cast<uint64_t>(std::numeric_limits<int>::max() - 1));
+}
+
+// Cbc_setParameter passes "-name value" to CbcMain1, as on the cbc command line; later settings win.
+void SetParameters(Cbc_Model* model, const MipOptions& options) {
+  Cbc_setLogLevel(model, 0);
+  Cbc_setParameter(model, "log", "0");
+  Cbc_setParameter(model, "slog", "0");
+  // threads 0 is CBC's serial code; any other value starts worker threads (and nondeterminism).
+  Cbc_setParameter(model, "threads", "0");
+  const std::string seed = SeedParameter(options.seed);
+  Cbc_setParameter(model, "randomSeed", seed.c_str());
+  Cbc_setParameter(model, "randomCbcSeed", seed.c_str());
+  // The limit is wall-clock time, CBC's default is CPU time.
+  Cbc_setParameter(model, "timeMode", "elapsed");
+  if (std::isfinite(options.time_limit_seconds) && options.time_limit_seconds < 1e9) {
+    const std::string seconds = fmt::format("{}", std::max(0.0, options.time_limit_seconds));
+    Cbc_setParameter(model, "sec", seconds.c_str());
+  }
+  Cbc_setAllowableGap(model, options.absolute_gap);
+  const std::string gap = fmt::format("{}", options.absolute_gap);
+  Cbc_setParameter(model, "allowableGap", gap.c_str());
+  Cbc_setParameter(model, "ratioGap", "0");
+}
+
+// Loads the problem column-wise: Cbc_loadProblem takes compressed sparse columns.
+void Load(Cbc_Model* model, const MipProblem& problem) {
+  const int n = static_cast<int>(problem.num_columns());
+  const int m = static_cast<int>(problem.rows.size());
+  std::vector<int> start(n + 1, 0);
+  for (const MipProblem::Row& row : problem.rows) {
+    for (int32_t j : row.index) ++start[j + 1];
+  }
+  for (int j = 0; j < n; ++j) start[j + 1] += start[j];
+  std::vector<int> next(start.begin(), start.end() - 1);
+  std::vector<int> index(start[n]);
+  std::vector<double> value(start[n]);
+  std::vector<double> row_lb(m), row_ub(m);
+  for (int i = 0; i < m; ++i) {
+    const MipProblem::Row& row = problem.rows[i];
+    for (size_t k = 0; k < row.index.size(); ++k) {
+      const int at = next[row.index[k]]++;
+      index[at] = i;
+      value[at] = row.value[k];
+    }
+    row_lb[i] = ToCoin(row.lb);
+    row_ub[i] = ToCoin(row.ub);
+  }
+  std::vector<double> col_lb(n), col_ub(n);
+  for (int j = 0; j < n; ++j) {
+    col_lb[j] = ToCoin(problem.col_lb[j]);
+    col_ub[j] = ToCoin(problem.col_ub[j]);
+  }
+  Cbc_loadProblem(model, n, m, start.data(), index.data(), value.data(), col_lb.data(), col_ub.data(),
+                  problem.obj.data(), row_lb.data(), row_ub.data());
+  for (int j = 0; j < n; ++j) {
+    if (problem.integer[j]) Cbc_setInteger(model, j);
+  }
+  Cbc_setObjSense(model, problem.maximize ? -1 : 1);
+}
+
+// CBC fixes the integer columns to the start's values and completes the continuous ones itself.
+void SetStart(Cbc_Model* model, const MipProblem& problem, const std::vector<double>& start) {
+  const int n = static_cast<int>(problem.num_columns());
+  std::vector<int> columns(n);
+  std::vector<double> values(start);
+  for (int j = 0; j < n; ++j) {
+    columns[j] = j;
+    if (problem.integer[j]) values[j] = std::round(values[j]);
+  }
+  Cbc_setMIPStartI(model, n, columns.data(), values.data());
+}
+
+// CBC reports huge sentinels (±1e50, DBL_MAX) when it knows no bound.
+double CleanBound(const MipProblem& problem, double bound) {
+  if (!std::isfinite(bound) || std::abs(bound) >= MipProblem::kInf) return internal::NoBound(problem);
+  return bound;
+}
+
+MipResult SolveLoaded(Cbc_Model* model, const MipProblem& problem) {
+  MipResult result;
+  const int n = static_cast<int>(problem.num_columns());
+  const int status = Cbc_solve(model);
+  if (Cbc_getNumIntegers(model) == 0) {
+    // Cbc_solve solved the LP with CLP alone; CBC's own status and bound are not set.
+    if (Cbc_isProvenOptimal(model)) {
+      const double* x = Cbc_getColSolution(model);
+      result.status = Status::kOptimal;
+      result.x.assign(x, x + n);
+    } else if (Cbc_isProvenInfeasible(model)) {
+      result.status = Status::kInfeasible;
+      result.message = "the linear program is infeasible or unbounded";
+    } else {
+      result.status = Status::kError;
+      result.message = "CLP did not solve the linear program";
+    }
+    return result;
+  }
+
+  const double* best = Cbc_bestSolution(model);
+  const int secondary = Cbc_secondaryStatus(model);
+  result.bound = CleanBound(problem, Cbc_getBestPossibleObjValue(model));
+  if (secondary == 7) {
+    result.status = Status::kError;
+    result.message = "the linear relaxation is unbounded";
+  } else if (best != nullptr && Cbc_isProvenOptimal(model)) {
+    result.status = Status::kOptimal;
+  } else if (Cbc_isProvenInfeasible(model) || (status == 0 && best == nullptr)) {
+    result.status = Status::kInfeasible;
+    result.bound = internal::NoBound(problem);
+  } else if (best != nullptr) {
+    result.status = Status::kFeasible;
+    if (Cbc_isAbandoned(model)) result.message = "CBC stopped on numerical difficulties";
+  } else if (Cbc_isAbandoned(model)) {
+    result.status = Status::kError;
+    result.message = "CBC stopped on numerical difficulties";
+  } else {
+    result.status = Status::kNoSolution;
+  }
+  if (best != nullptr && result.status != Status::kError && result.status != Status::kInfeasible) {
+    result.x.assign(best, best + n);
+  }
+  return result;
+}
+
+}  // namespace
+
+MipResult CbcSolver::Solve(const MipProblem& problem, const MipOptions& options) {
+  const auto began = std::chrono::steady_clock::now();
+  MipResult result;
+  if (std::string error = ValidateMipProblem(problem, options); !error.empty()) {
+    result.status = Status::kError;
+    result.message = std::move(error);
+  } else if (problem.num_columns() == 0) {
+    result = internal::SolveWithoutColumns(problem);
+  } else {
+    try {  // a default MipResult is kError
+      std::lock_guard lock(CbcMutex());
+      CbcModelPtr model(Cbc_newModel());
+      Load(model.get(), problem);
+      SetParameters(model.get(), options);
+      if (options.start) SetStart(model.get(), problem, *options.start);
+      result = SolveLoaded(model.get(), problem);
+    } catch (const std::exception& e) {
+      result = MipResult{};
+      result.message = fmt::format("CBC failed: {}", e.what());
+    } catch (...) {
+      // COIN throws CoinError, which does not derive from std::exception.
+      result = MipResult{};
+      result.message = "CBC failed with an exception";
+    }
+  }
+  internal::Finish(problem, options, result);
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  return result;
+}
+
+}  // namespace kubesched::optimizer

@@ -1,0 +1,19 @@
+#pragma once
+// COIN-OR CBC 2.10 (Debian's coinor-libcbc) through its C interface.
+
+#include "optimizer/mip.h"
+
+namespace kubesched::optimizer {
+
+//! Runs CBC's standard driver (CbcMain1: preprocessing, cuts, heuristics, branch and bound) in one
+//! thread with options.seed as both CBC's and CLP's random seed, a wall-clock limit and the
+//! absolute gap; the start, if any, goes in as CBC's MIP start. CbcMain1 keeps global state, so
+//! concurrent Solve calls take turns.
+class CbcSolver final : public MipSolver {
+ public:
+  static constexpr std::string_view kName = "cbc";
+  std::string_view Name() const override { return kName; }
+  MipResult Solve(const MipProblem& problem, const MipOptions& options) override;
+};
+
+}  // namespace kubesched::optimizer
