@@ -45,7 +45,9 @@ class PodNominator {
   //! node first (as a nominated pod), and Filter counts the pod on it for every other pod,
   //! whatever its priority, until the pod is assumed or the plan dropped
   //! (DeleteNominatedPodIfExists).
-  virtual void AddPlannedPod(PodInfoPtr pod, const std::string& node_name) { AddNominatedPod(std::move(pod), node_name); }
+  virtual void AddPlannedPod(PodInfoPtr pod, const std::string& node_name) {
+    AddNominatedPod(std::move(pod), node_name);
+  }
   //! Whether the pod's nomination is a plan.
   virtual bool IsPlanned(const api::Pod& /*pod*/) const { return false; }
 };

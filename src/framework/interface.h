@@ -198,7 +198,8 @@ class TimedPlugin : public virtual Plugin {
  public:
   //! When Tick should run next (may be <= now), or nullopt when nothing is pending.
   virtual std::optional<int64_t> NextTickNs() const = 0;
-  virtual void Tick() = 0;
+  //! `held`: the pending pods this plugin's PreEnqueue holds (gated), by priority then creation.
+  virtual void Tick(const std::vector<PodInfoPtr>& held) = 0;
 };
 
 //! Informational, after a successful bind.

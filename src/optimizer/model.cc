@@ -17,8 +17,8 @@ std::vector<HostPort> HostPortsOf(const api::Pod& pod) {
     for (const auto& c : containers) {
       for (const auto& p : c.ports) {
         if (p.host_port <= 0) continue;
-        out.push_back({p.host_ip.empty() ? "0.0.0.0" : p.host_ip, p.protocol.empty() ? "TCP" : p.protocol,
-                       p.host_port});
+        out.push_back(
+            {p.host_ip.empty() ? "0.0.0.0" : p.host_ip, p.protocol.empty() ? "TCP" : p.protocol, p.host_port});
       }
     }
   };
@@ -245,7 +245,8 @@ BatchModel BuildModel(const PlacementInput& input) {
       key += '\x02';
     }
     key += '\x01';
-    for (const auto& t : node->spec.taints) key += t.key + "=" + t.value + ":" + std::string(api::ToString(t.effect)) + '\x02';
+    for (const auto& t : node->spec.taints)
+      key += t.key + "=" + t.value + ":" + std::string(api::ToString(t.effect)) + '\x02';
     key += node->spec.unschedulable ? "U" : "S";
     for (size_t d = 0; d < R; ++d) key += fmt::format("|{}", mn.free[d]);
     key += fmt::format("|{}|{}|{}", ni.allocatable().milli_cpu, ni.allocatable().memory, mn.in_use ? 1 : 0);
@@ -362,8 +363,8 @@ BatchModel BuildModel(const PlacementInput& input) {
       s.key = key_index(c->topology_key);
       s.max_skew = c->max_skew;
       s.min_domains = c->min_domains.value_or(1);
-      const bool honor_affinity = c->node_affinity_policy.value_or(api::NodeInclusionPolicy::kHonor) ==
-                                  api::NodeInclusionPolicy::kHonor;
+      const bool honor_affinity =
+          c->node_affinity_policy.value_or(api::NodeInclusionPolicy::kHonor) == api::NodeInclusionPolicy::kHonor;
       const bool honor_taints =
           c->node_taints_policy.value_or(api::NodeInclusionPolicy::kIgnore) == api::NodeInclusionPolicy::kHonor;
       // A pod's constraints count only nodes that carry every one of its constraints' keys.

@@ -65,11 +65,11 @@ struct Spread {
   int32_t max_skew = 1;
   int32_t min_domains = 1;
   bool self_match = false;
-  std::vector<uint8_t> node_counts;       // per node: pods on it are counted (policies)
-  std::vector<uint8_t> domain_eligible;   // per domain: holds a counted node
+  std::vector<uint8_t> node_counts;      // per node: pods on it are counted (policies)
+  std::vector<uint8_t> domain_eligible;  // per domain: holds a counted node
   int32_t num_eligible_domains = 0;
-  std::vector<uint8_t> matches_group;     // per group
-  std::vector<int32_t> existing;          // per domain: running pods that match on counted nodes
+  std::vector<uint8_t> matches_group;  // per group
+  std::vector<int32_t> existing;       // per domain: running pods that match on counted nodes
 };
 
 struct HostPort {
@@ -82,16 +82,16 @@ struct Group {
   std::vector<framework::PodInfoPtr> pods;  // batch order
   std::string name;                         // for messages: the owner workload or the first pod
   int32_t priority = 0;
-  double weight = 1;                        // objective weight of one placed pod
-  std::vector<int64_t> demand;              // per resource dimension
-  std::vector<int32_t> affinity_terms;      // Term indices owned
-  std::vector<int32_t> anti_terms;          // Term indices owned
-  std::vector<int32_t> anti_terms_matching; // anti Terms of any group that match this group's pods
-  std::vector<int32_t> spreads;             // Spread indices owned
-  std::vector<int32_t> spreads_matching;    // Spread indices whose selector matches this group
-  std::vector<int32_t> terms_matching;      // Terms (affinity or anti) whose selector matches this group
+  double weight = 1;                         // objective weight of one placed pod
+  std::vector<int64_t> demand;               // per resource dimension
+  std::vector<int32_t> affinity_terms;       // Term indices owned
+  std::vector<int32_t> anti_terms;           // Term indices owned
+  std::vector<int32_t> anti_terms_matching;  // anti Terms of any group that match this group's pods
+  std::vector<int32_t> spreads;              // Spread indices owned
+  std::vector<int32_t> spreads_matching;     // Spread indices whose selector matches this group
+  std::vector<int32_t> terms_matching;       // Terms (affinity or anti) whose selector matches this group
   std::vector<HostPort> ports;
-  bool matches_own_affinity = false;        // matches every one of its affinity terms
+  bool matches_own_affinity = false;  // matches every one of its affinity terms
   int32_t count() const { return static_cast<int32_t>(pods.size()); }
 };
 

@@ -71,8 +71,18 @@ std::vector<int32_t> GroupOrder(const BatchModel& m) {
   };
   std::vector<int32_t> order(G);
   std::iota(order.begin(), order.end(), 0);
+  // Groups tied by affinity go first and together: a target's pods, then the pods that need them,
+  // before unrelated pods take the room next to the targets.
+  std::vector<uint8_t> tied(G, 0);
+  for (int32_t g = 0; g < G; ++g) {
+    for (int32_t t : m.groups[g].affinity_terms) {
+      tied[g] = 1;
+      for (int32_t h = 0; h < G; ++h) tied[h] |= m.terms[t].matches_group[h];
+    }
+  }
   std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
     if (m.groups[a].priority != m.groups[b].priority) return m.groups[a].priority > m.groups[b].priority;
+    if (tied[a] != tied[b]) return tied[a] > tied[b];
     if (depth[a] != depth[b]) return depth[a] < depth[b];
     if (constrained(a) != constrained(b)) return constrained(a) > constrained(b);
     return size(a) > size(b);
@@ -205,8 +215,10 @@ int32_t NewNodesLowerBound(const BatchModel& m) {
     double need = 0, room = 0, biggest = 0;
     for (const auto& g : m.groups) need += static_cast<double>(g.demand[d]) * g.count();
     for (const auto& n : m.nodes) {
-      if (n.in_use) room += static_cast<double>(n.free[d]);
-      else biggest = std::max(biggest, static_cast<double>(n.free[d]));
+      if (n.in_use)
+        room += static_cast<double>(n.free[d]);
+      else
+        biggest = std::max(biggest, static_cast<double>(n.free[d]));
     }
     if (need > room && biggest > 0) lb = std::max(lb, static_cast<int32_t>(std::ceil((need - room) / biggest - 1e-9)));
   }
@@ -271,7 +283,8 @@ Formulation Formulate(const BatchModel& m, double node_weight, bool symmetry) {
       for (int32_t t : grp.affinity_terms) {
         const Term& term = m.terms[t];
         const int32_t d = m.keys[term.key].domain_of_node[n];
-        if (d < 0) b = 0;
+        if (d < 0)
+          b = 0;
         else if (term.existing[d] == 0 && !seedable) {
           bool other = false;
           for (int32_t h = 0; h < G; ++h) other = other || (h != g && term.matches_group[h]);
@@ -312,8 +325,10 @@ Formulation Formulate(const BatchModel& m, double node_weight, bool symmetry) {
         most += static_cast<double>(m.groups[g].demand[d]) * ub[g][n];
       }
       if (r.index.empty()) continue;
-      if (f.u[n] >= 0) AddTerm(r, f.u[n], -static_cast<double>(m.nodes[n].free[d]));
-      else if (most <= static_cast<double>(m.nodes[n].free[d])) continue;
+      if (f.u[n] >= 0)
+        AddTerm(r, f.u[n], -static_cast<double>(m.nodes[n].free[d]));
+      else if (most <= static_cast<double>(m.nodes[n].free[d]))
+        continue;
       p.AddRow(std::move(r));
     }
     if (f.u[n] >= 0) {
@@ -336,6 +351,12 @@ Formulation Formulate(const BatchModel& m, double node_weight, bool symmetry) {
       if (m.keys[key].domain_of_node[n] == d && f.x[g][n] >= 0) nodes.push_back(n);
     }
     if (nodes.empty()) return f.presence[k] = -1;
+    // A domain of one node where the group holds at most one pod: presence is the pod count.
+    if (nodes.size() == 1 && ub[g][nodes[0]] == 1) {
+      bool alone = true;
+      for (int32_t n = 0; n < N && alone; ++n) alone = n == nodes[0] || m.keys[key].domain_of_node[n] != d;
+      if (alone) return f.presence[k] = f.x[g][nodes[0]];
+    }
     const int32_t col = p.AddColumn(0, 1, 0, true);
     auto sum = MakeRow(-MipProblem::kInf, 0);
     AddTerm(sum, col, 1);

@@ -47,9 +47,9 @@ struct PlacementResult {
   double gap = 0;
   double seconds = 0;
   double solver_seconds = 0;
-  std::string solver;          // which back end ran (empty: none needed)
-  std::string stopped_by;      // "optimal", "deadline", "heuristic" (bound met), "no solver"
-  int32_t greedy_placed = 0;   // the greedy construction's numbers, for comparison
+  std::string solver;         // which back end ran (empty: none needed)
+  std::string stopped_by;     // "optimal", "deadline", "heuristic" (bound met), "no solver"
+  int32_t greedy_placed = 0;  // the greedy construction's numbers, for comparison
   int32_t greedy_new_nodes = 0;
 };
 

@@ -81,7 +81,8 @@ Rejection PlacementState::Check(int32_t g, int32_t n) const {
     }
     if (!all_exist) {
       bool none_anywhere = true;
-      for (int32_t t : group.affinity_terms) none_anywhere = none_anywhere && m.terms[t].existing_total + term_total_[t] == 0;
+      for (int32_t t : group.affinity_terms)
+        none_anywhere = none_anywhere && m.terms[t].existing_total + term_total_[t] == 0;
       if (!(none_anywhere && group.matches_own_affinity)) return {Rejection::Kind::kAffinity, missing};
     }
   }

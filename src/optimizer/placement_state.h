@@ -48,15 +48,15 @@ class PlacementState {
   void RecomputeSpreadMin(int32_t c);
 
   const BatchModel* model_;
-  std::vector<std::vector<int32_t>> count_;      // [group][node]
-  std::vector<std::vector<int64_t>> used_;       // [node][dim]
-  std::vector<int32_t> on_node_;                 // batch pods per node
-  std::vector<int32_t> placed_;                  // per group
-  std::vector<std::vector<int32_t>> term_count_; // [term][domain]: batch pods matching the term
-  std::vector<int64_t> term_total_;              // [term]
-  std::vector<std::vector<int32_t>> owner_count_;// [term][domain]: batch pods of the term's owner
-  std::vector<std::vector<int32_t>> spread_count_; // [spread][domain]: existing + batch
-  std::vector<int32_t> spread_min_;              // [spread]: min over eligible domains
+  std::vector<std::vector<int32_t>> count_;         // [group][node]
+  std::vector<std::vector<int64_t>> used_;          // [node][dim]
+  std::vector<int32_t> on_node_;                    // batch pods per node
+  std::vector<int32_t> placed_;                     // per group
+  std::vector<std::vector<int32_t>> term_count_;    // [term][domain]: batch pods matching the term
+  std::vector<int64_t> term_total_;                 // [term]
+  std::vector<std::vector<int32_t>> owner_count_;   // [term][domain]: batch pods of the term's owner
+  std::vector<std::vector<int32_t>> spread_count_;  // [spread][domain]: existing + batch
+  std::vector<int32_t> spread_min_;                 // [spread]: min over eligible domains
   int32_t new_nodes_used_ = 0;
 };
 

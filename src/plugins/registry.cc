@@ -79,9 +79,9 @@ void RegisterInTreePlugins(framework::Registry& registry) {
   MustRegister(registry, names::kDefaultPreemption, default_preemption::New,
                ArgsTypeOf(names::kDefaultPreemption, default_preemption::DecodeArgs, default_preemption::EncodeArgs));
   // kubesched's own.
-  MustRegister(registry, batch_placement::BatchPlacement::kName, batch_placement::New,
-               ArgsTypeOf(batch_placement::BatchPlacement::kName, batch_placement::DecodeArgs,
-                          batch_placement::EncodeArgs));
+  MustRegister(
+      registry, batch_placement::BatchPlacement::kName, batch_placement::New,
+      ArgsTypeOf(batch_placement::BatchPlacement::kName, batch_placement::DecodeArgs, batch_placement::EncodeArgs));
 }
 
 }  // namespace kubesched::plugins

@@ -138,7 +138,9 @@ std::expected<std::unique_ptr<Scheduler>, std::string> Scheduler::Create(const S
 
   framework::runtime::FrameworkDeps deps{&client, nominator, &clock, s->parallelizer_.get(), s->waiting_pods_.get()};
   Scheduler* self = s.get();
-  deps.activate = [self](const std::vector<std::shared_ptr<const api::Pod>>& pods) { self->queue_->Activate(pods, /*restamp=*/true); };
+  deps.activate = [self](const std::vector<std::shared_ptr<const api::Pod>>& pods) {
+    self->queue_->Activate(pods, /*restamp=*/true);
+  };
   for (size_t i = 0; i < options.config.profiles.size(); ++i) {
     const auto& profile = options.config.profiles[i];
     auto fwk = Framework::Create(profile, i, registry, deps);

@@ -5,8 +5,8 @@
 // reverse, first non-skipping Bind wins, ...). Implements the Handle given to plugins.
 
 #include <cstdint>
-#include <functional>
 #include <expected>
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>

@@ -4,8 +4,8 @@
 #include <cmath>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
+#include <nlohmann/json.hpp>
 
 #include "optimizer/mip.h"
 #include "plugins/helper/strict_decoder.h"
@@ -60,7 +60,8 @@ std::expected<BatchPlacementArgs, framework::ArgsErrors> DecodeArgs(const nlohma
                {"maxBatchSize", "batchWindowSeconds", "solverTimeoutSeconds", "objective", "solver", "apiVersion",
                 "kind"})) {
     if (auto v = d.Int32(helper::Member(json, "maxBatchSize"), size_path)) args.max_batch_size = *v;
-    if (auto v = Seconds(helper::Member(json, "batchWindowSeconds"), window_path, errors)) args.batch_window_seconds = *v;
+    if (auto v = Seconds(helper::Member(json, "batchWindowSeconds"), window_path, errors))
+      args.batch_window_seconds = *v;
     if (auto v = Seconds(helper::Member(json, "solverTimeoutSeconds"), timeout_path, errors)) {
       args.solver_timeout_seconds = *v;
     }
@@ -70,7 +71,8 @@ std::expected<BatchPlacementArgs, framework::ArgsErrors> DecodeArgs(const nlohma
   if (!errors.empty()) return std::unexpected(framework::ArgsErrors{true, std::move(errors)});
 
   if (args.max_batch_size < 1 || args.max_batch_size > 100000) {
-    errors.push_back(helper::FieldInvalid(size_path, std::to_string(args.max_batch_size), "not in valid range [1, 100000]"));
+    errors.push_back(
+        helper::FieldInvalid(size_path, std::to_string(args.max_batch_size), "not in valid range [1, 100000]"));
   }
   if (!(args.batch_window_seconds >= 0 && args.batch_window_seconds <= 3600)) {
     errors.push_back(helper::FieldInvalid(window_path, fmt::format("{}", args.batch_window_seconds),
@@ -134,7 +136,8 @@ std::vector<framework::ClusterEventWithHint> BatchPlacement::EventsToRegister() 
                     action::kAdd | action::kUpdateNodeAllocatable | action::kUpdateNodeLabel | action::kUpdateNodeTaint,
                     "NodeAdd|UpdateNodeAllocatable|UpdateNodeLabel|UpdateNodeTaint"},
        nullptr},
-      {ClusterEvent{EventResource::kAssignedPod, action::kDelete | action::kUpdatePodLabel | action::kUpdatePodScaleDown,
+      {ClusterEvent{EventResource::kAssignedPod,
+                    action::kDelete | action::kUpdatePodLabel | action::kUpdatePodScaleDown,
                     "AssignedPodDelete|UpdatePodLabel|UpdatePodScaleDown"},
        nullptr},
   };
@@ -198,8 +201,8 @@ optimizer::PlacementInput BatchPlacement::MakeInput(const std::vector<PodInfoPtr
 }
 
 void BatchPlacement::Tick(const std::vector<PodInfoPtr>& held) {
-  std::vector<PodInfoPtr> batch(held.begin(),
-                                held.begin() + std::min<size_t>(held.size(), static_cast<size_t>(args_.max_batch_size)));
+  std::vector<PodInfoPtr> batch(
+      held.begin(), held.begin() + std::min<size_t>(held.size(), static_cast<size_t>(args_.max_batch_size)));
   {
     std::lock_guard lock(mu_);
     ticking_ = true;

@@ -81,9 +81,9 @@ class BatchPlacement final : public framework::PreEnqueuePlugin,
   BatchPlacementArgs args_;
   framework::Handle* handle_;
   mutable std::mutex mu_;
-  std::set<std::string> held_;              // uids PreEnqueue is holding
-  std::optional<int64_t> window_start_ns_;  // when the first held pod arrived
-  std::set<std::string> released_;          // uids decided by a batch, until their cycle
+  std::set<std::string> held_;                             // uids PreEnqueue is holding
+  std::optional<int64_t> window_start_ns_;                 // when the first held pod arrived
+  std::set<std::string> released_;                         // uids decided by a batch, until their cycle
   std::unordered_map<std::string, std::string> left_out_;  // uid -> reason
   bool ticking_ = false;
   BatchStats stats_;
