@@ -50,6 +50,7 @@ struct SimulateArgs {
   std::string creation_order = "controllers";
   bool recursive = false;
   std::string validate = "strict";
+  std::vector<std::string> compare;  // two configurations ("default" or a file)
 };
 
 int RunSimulate(const SimulateArgs& args) {
@@ -61,16 +62,21 @@ int RunSimulate(const SimulateArgs& args) {
   framework::Registry registry;
   plugins::RegisterInTreePlugins(registry);
 
-  config::Configuration cfg;
-  if (!args.config.empty()) {
-    auto loaded = config::LoadConfigFile(args.config, registry);
+  // Every configuration is loaded (and rejected) before anything runs.
+  std::vector<std::string> names = args.compare;
+  if (names.empty()) names.push_back(args.config.empty() ? "default" : args.config);
+  std::vector<config::Configuration> configs;
+  for (const std::string& name : names) {
+    if (name == "default" && (!args.compare.empty() || args.config.empty())) {
+      configs.push_back(config::DefaultConfiguration(registry));
+      continue;
+    }
+    auto loaded = config::LoadConfigFile(name, registry);
     if (!loaded) {
       std::cerr << "error: " << loaded.error() << "\n";
       return kExitBadInput;
     }
-    cfg = std::move(*loaded);
-  } else {
-    cfg = config::DefaultConfiguration(registry);
+    configs.push_back(std::move(*loaded));
   }
 
   api::LoadOptions load_options;
@@ -81,6 +87,39 @@ int RunSimulate(const SimulateArgs& args) {
   if (args.validate == "ignore" || args.validate == "false") {
     load_options.field_validation = api::FieldValidation::kIgnore;
   }
+  if (!args.compare.empty()) {
+    std::vector<ComparedRun> runs;
+    for (size_t i = 0; i < configs.size(); ++i) {
+      // Each run reads the manifests afresh (same seed: the same objects and names).
+      auto objects = api::LoadManifests(args.files, load_options);
+      if (!objects) {
+        std::cerr << "error: " << objects.error().ToString() << "\n";
+        return kExitBadInput;
+      }
+      if (objects->object_count == 0) {
+        std::cerr << "error: no objects passed to simulate\n";
+        return kExitBadInput;
+      }
+      if (i == 0) {
+        for (const std::string& warning : objects->warnings) std::cerr << "warning: " << warning << "\n";
+      }
+      scheduler::SimulationOptions sim;
+      sim.scheduler.config = std::move(configs[i]);
+      sim.scheduler.seed = args.seed;
+      sim.creation_order =
+          args.creation_order == "manifest" ? cluster::CreationOrder::kManifest : cluster::CreationOrder::kControllers;
+      auto result = scheduler::RunSimulation(std::move(*objects), sim, registry);
+      if (!result) {
+        std::cerr << "error: " << names[i] << ": " << result.error() << "\n";
+        return kExitBadInput;
+      }
+      runs.push_back({names[i], std::move(*result)});
+    }
+    PrintComparison(runs, *format, std::cout);
+    return kExitOk;
+  }
+
+  config::Configuration cfg = std::move(configs.front());
   auto objects = api::LoadManifests(args.files, load_options);
   if (!objects) {
     std::cerr << "error: " << objects.error().ToString() << "\n";
@@ -150,8 +189,17 @@ int Main(int argc, char** argv) {
       ->expected(0, 1)
       ->check(CLI::IsMember({"strict", "warn", "ignore", "true", "false"}))
       ->capture_default_str();
-  simulate->add_option("--config", sim.config, "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1)")
-      ->check(CLI::ExistingFile);
+  CLI::Option* config_opt =
+      simulate->add_option("--config", sim.config, "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1)")
+          ->check(CLI::ExistingFile);
+  CLI::Option* compare_opt =
+      simulate
+          ->add_option("--compare", sim.compare,
+                       "run the manifests under two configurations (files, or default) and show the placements "
+                       "side by side")
+          ->expected(2)
+          ->check(CLI::ExistingFile | CLI::IsMember({"default"}))
+          ->excludes(config_opt);
   simulate->add_option("--seed", sim.seed, "seed for generated pod names and tie-breaking")
       ->check(NonNegativeInteger())
       ->capture_default_str();
@@ -165,9 +213,11 @@ int Main(int argc, char** argv) {
                    "drawn from --seed) or manifest (each workload's pods at its position)")
       ->check(OneOf({"controllers", "manifest"}, "{controllers,manifest}"))
       ->capture_default_str();
-  simulate->add_option("--explain", sim.explain,
-                       "show each node's Filter verdicts and Score results for this pod's last attempt "
-                       "(namespace/name, or name in default)");
+  simulate
+      ->add_option("--explain", sim.explain,
+                   "show each node's Filter verdicts and Score results for this pod's last attempt "
+                   "(namespace/name, or name in default)")
+      ->excludes(compare_opt);
 
   BenchArgs bench_args;
   CLI::App* bench = AddBenchSubcommand(app, bench_args);

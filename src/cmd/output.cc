@@ -1,10 +1,13 @@
 #include "cmd/output.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "framework/resource.h"
 
 namespace kubesched::cmd {
 
@@ -96,6 +99,37 @@ Summary Summarize(const scheduler::SimulationResult& result) {
   return s;
 }
 
+nlohmann::ordered_json SummaryJson(const scheduler::SimulationResult& result, const Summary& sum) {
+  using nlohmann::ordered_json;
+  ordered_json j;
+  j["summary"] = {{"scheduled", sum.scheduled},
+                  {"alreadyRunning", sum.already_running},
+                  {"pending", sum.pending},
+                  {"gated", sum.gated},
+                  {"finished", sum.finished},
+                  {"evicted", result.evictions.size()},
+                  {"nodesUsed", sum.used_nodes.size()},
+                  {"nodes", result.nodes.size()}};
+  // The batch optimizer's verdict (null without BatchPlacement): proved optimal for every
+  // batch, the largest relative gap to the bound, and the solver's time summed over batches.
+  auto& s = j["summary"];
+  if (const auto& o = result.optimizer) {
+    s["optimal"] = o->all_optimal;
+    s["gap"] = o->max_gap;
+    s["solverSeconds"] = o->solver_seconds;
+    s["optimizer"] = {{"batches", o->batches},
+                      {"pods", o->pods},
+                      {"placed", o->placed},
+                      {"seconds", o->seconds},
+                      {"solver", o->solver.empty() ? ordered_json(nullptr) : ordered_json(o->solver)}};
+  } else {
+    s["optimal"] = nullptr;
+    s["gap"] = nullptr;
+    s["solverSeconds"] = nullptr;
+  }
+  return j["summary"];
+}
+
 }  // namespace
 
 std::string PodStatus(const api::Pod& pod) {
@@ -144,6 +178,15 @@ nlohmann::ordered_json ExplanationJson(const scheduler::AttemptExplanation& e) {
   return j;
 }
 
+std::string OptimizerLine(const plugins::batch_placement::BatchStats& o) {
+  std::string verdict =
+      o.all_optimal ? "proved optimal" : fmt::format("not proved optimal (gap {:.2f}%)", 100 * o.max_gap);
+  std::string line = fmt::format("optimizer: {} batch{}, {} of {} pods placed, {}, {:.2f} s", o.batches,
+                                 o.batches == 1 ? "" : "es", o.placed, o.pods, verdict, o.seconds);
+  if (!o.solver.empty()) line += fmt::format(" ({} {:.2f} s)", o.solver, o.solver_seconds);
+  return line;
+}
+
 void PrintSimulation(const scheduler::SimulationResult& result, OutputFormat format, std::ostream& out) {
   const Summary sum = Summarize(result);
 
@@ -181,14 +224,7 @@ void PrintSimulation(const scheduler::SimulationResult& result, OutputFormat for
       e["replacedBy"] = ev.replacement ? ordered_json(ev.replacement->Key()) : ordered_json(nullptr);
       j["evicted"].push_back(std::move(e));
     }
-    j["summary"] = {{"scheduled", sum.scheduled},
-                    {"alreadyRunning", sum.already_running},
-                    {"pending", sum.pending},
-                    {"gated", sum.gated},
-                    {"finished", sum.finished},
-                    {"evicted", result.evictions.size()},
-                    {"nodesUsed", sum.used_nodes.size()},
-                    {"nodes", result.nodes.size()}};
+    j["summary"] = SummaryJson(result, sum);
     if (result.explanation) j["explanation"] = ExplanationJson(*result.explanation);
     out << j.dump(2) << "\n";
     return;
@@ -259,7 +295,9 @@ void PrintSimulation(const scheduler::SimulationResult& result, OutputFormat for
   if (sum.finished > 0) summary += fmt::format(", {} finished", sum.finished);
   if (!result.evictions.empty()) summary += fmt::format(", {} preempted", result.evictions.size());
   summary += fmt::format(", {} nodes used (of {})", sum.used_nodes.size(), result.nodes.size());
-  out << "\n" << summary << "\n";
+  out << "\n";
+  if (const auto& o = result.optimizer) out << OptimizerLine(*o) << "\n";
+  out << summary << "\n";
 }
 
 void PrintExplanation(const scheduler::AttemptExplanation& e, std::ostream& out) {
@@ -299,6 +337,158 @@ void PrintExplanation(const scheduler::AttemptExplanation& e, std::ostream& out)
     out << "* not filtered by the scheduling cycle (node sampling stopped before it, or the nominated node was "
            "chosen); filtered here for display only\n";
   }
+}
+
+namespace {
+
+// The workload a pod belongs to: its controller (a Deployment rather than its ReplicaSet), else
+// the pod itself.
+std::string WorkloadOf(const api::Pod& pod) {
+  for (const auto& o : pod.metadata.owner_references) {
+    if (!o.controller && pod.metadata.owner_references.size() > 1) continue;
+    std::string name = o.name;
+    if (const std::string* hash = pod.metadata.labels.Find("pod-template-hash")) {
+      const std::string suffix = "-" + *hash;
+      if (name.size() > suffix.size() && name.ends_with(suffix)) name.resize(name.size() - suffix.size());
+    }
+    return name;
+  }
+  return pod.metadata.name;
+}
+
+std::string Cpu(int64_t milli) {
+  if (milli % 1000 == 0) return std::to_string(milli / 1000);
+  return fmt::format("{}m", milli);
+}
+
+std::string Memory(int64_t bytes) {
+  if (bytes >= 1000LL * 1000 * 1000) return fmt::format("{:.2f}G", static_cast<double>(bytes) / 1e9);
+  return fmt::format("{}M", (bytes + 999999) / 1000000);
+}
+
+struct NodeUse {
+  int pods = 0;
+  int64_t milli_cpu = 0;
+  int64_t memory = 0;
+  std::map<std::string, int> workloads;
+};
+
+std::map<std::string, NodeUse> UseByNode(const scheduler::SimulationResult& r) {
+  std::map<std::string, NodeUse> out;
+  for (const auto& p : r.pods) {
+    if (p->spec.node_name.empty() || Terminal(*p)) continue;
+    NodeUse& u = out[p->spec.node_name];
+    const framework::Resource req = framework::ComputePodRequests(p->spec);
+    ++u.pods;
+    u.milli_cpu += req.milli_cpu;
+    u.memory += req.memory;
+    ++u.workloads[WorkloadOf(*p)];
+  }
+  return out;
+}
+
+std::string Workloads(const NodeUse& u) {
+  std::string s;
+  for (const auto& [w, n] : u.workloads) s += fmt::format("{}{} {}", s.empty() ? "" : ", ", w, n);
+  return s;
+}
+
+}  // namespace
+
+void PrintComparison(const std::vector<ComparedRun>& runs, OutputFormat format, std::ostream& out) {
+  std::vector<std::map<std::string, NodeUse>> use;
+  for (const auto& r : runs) use.push_back(UseByNode(r.result));
+  // Every run sees the same nodes (the same manifests); keep the input's order.
+  const auto& nodes = runs.front().result.nodes;
+
+  if (format == OutputFormat::kJson) {
+    using nlohmann::ordered_json;
+    ordered_json j;
+    j["configurations"] = ordered_json::array();
+    for (size_t i = 0; i < runs.size(); ++i) {
+      ordered_json c;
+      c["name"] = runs[i].name;
+      c["nodes"] = ordered_json::array();
+      for (const auto& n : nodes) {
+        const NodeUse& u = use[i][n->metadata.name];
+        const framework::Resource alloc = framework::Resource::FromList(n->status.allocatable);
+        ordered_json e;
+        e["name"] = n->metadata.name;
+        e["pods"] = u.pods;
+        e["cpuRequested"] = Cpu(u.milli_cpu);
+        e["cpuAllocatable"] = Cpu(alloc.milli_cpu);
+        e["memoryRequested"] = u.memory;
+        e["memoryAllocatable"] = alloc.memory;
+        e["workloads"] = ordered_json::object();
+        for (const auto& [w, k] : u.workloads) e["workloads"][w] = k;
+        c["nodes"].push_back(std::move(e));
+      }
+      c["summary"] = SummaryJson(runs[i].result, Summarize(runs[i].result));
+      j["configurations"].push_back(std::move(c));
+    }
+    out << j.dump(2) << "\n";
+    return;
+  }
+
+  // Per node: one block of columns per run.
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> header = {"NODE"};
+  for (const auto& r : runs) {
+    header.push_back(r.name);
+    header.push_back("CPU");
+    header.push_back("MEMORY");
+  }
+  rows.push_back(header);
+  for (const auto& n : nodes) {
+    const framework::Resource alloc = framework::Resource::FromList(n->status.allocatable);
+    std::vector<std::string> row = {n->metadata.name};
+    for (size_t i = 0; i < runs.size(); ++i) {
+      auto it = use[i].find(n->metadata.name);
+      if (it == use[i].end()) {
+        row.insert(row.end(), {"-", "", ""});
+        continue;
+      }
+      const NodeUse& u = it->second;
+      row.push_back(Workloads(u));
+      row.push_back(Cpu(u.milli_cpu) + "/" + Cpu(alloc.milli_cpu));
+      row.push_back(Memory(u.memory) + "/" + Memory(alloc.memory));
+    }
+    rows.push_back(std::move(row));
+  }
+  auto print = [&out](const std::vector<std::vector<std::string>>& table) {
+    std::vector<size_t> width;
+    for (const auto& row : table) {
+      for (size_t c = 0; c < row.size(); ++c) {
+        if (width.size() <= c) width.push_back(0);
+        width[c] = std::max(width[c], row[c].size());
+      }
+    }
+    for (const auto& row : table) {
+      std::string line;
+      for (size_t c = 0; c < row.size(); ++c) {
+        line += row[c];
+        if (c + 1 < row.size()) line += std::string(width[c] - row[c].size() + 3, ' ');
+      }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out << line << "\n";
+    }
+  };
+  print(rows);
+
+  std::vector<std::vector<std::string>> summary = {
+      {"CONFIGURATION", "SCHEDULED", "PENDING", "NODES USED", "SOLVER", "OPTIMAL"}};
+  for (const auto& r : runs) {
+    const Summary s = Summarize(r.result);
+    std::string solver = "-", optimal = "-";
+    if (const auto& o = r.result.optimizer) {
+      solver = fmt::format("{:.2f} s{}", o->solver_seconds, o->solver.empty() ? "" : " (" + o->solver + ")");
+      optimal = o->all_optimal ? "yes" : fmt::format("gap {:.2f}%", 100 * o->max_gap);
+    }
+    summary.push_back({r.name, std::to_string(s.scheduled), std::to_string(s.pending),
+                       fmt::format("{} of {}", s.used_nodes.size(), r.result.nodes.size()), solver, optimal});
+  }
+  out << "\n";
+  print(summary);
 }
 
 }  // namespace kubesched::cmd

@@ -13,6 +13,7 @@
 #include <coin/Cbc_C_Interface.h>
 #include <fmt/format.h>
 
+#include "optimizer/isolated_solve.h"
 #include "optimizer/mip_internal.h"
 
 namespace kubesched::optimizer {
@@ -53,8 +54,10 @@ void SetParameters(Cbc_Model* model, const MipOptions& options) {
   const std::string seed = SeedParameter(options.seed);
   Cbc_setParameter(model, "randomSeed", seed.c_str());
   Cbc_setParameter(model, "randomCbcSeed", seed.c_str());
-  // The limit is wall-clock time, CBC's default is CPU time.
-  Cbc_setParameter(model, "timeMode", "elapsed");
+  // CPU time, which in the child process (isolated_solve.h) starts at zero: CBC's elapsed-time mode
+  // counts from a clock inherited from the parent, so a late solve would get less time. The wall
+  // clock is the parent's to enforce.
+  Cbc_setParameter(model, "timeMode", "cpu");
   if (std::isfinite(options.time_limit_seconds) && options.time_limit_seconds < 1e9) {
     const std::string seconds = fmt::format("{}", std::max(0.0, options.time_limit_seconds));
     Cbc_setParameter(model, "sec", seconds.c_str());
@@ -176,20 +179,33 @@ MipResult CbcSolver::Solve(const MipProblem& problem, const MipOptions& options)
   } else if (problem.num_columns() == 0) {
     result = internal::SolveWithoutColumns(problem);
   } else {
-    try {  // a default MipResult is kError
-      std::lock_guard lock(CbcMutex());
-      CbcModelPtr model(Cbc_newModel());
-      Load(model.get(), problem);
-      SetParameters(model.get(), options);
-      if (options.start) SetStart(model.get(), problem, *options.start);
-      result = SolveLoaded(model.get(), problem);
-    } catch (const std::exception& e) {
-      result = MipResult{};
-      result.message = fmt::format("CBC failed: {}", e.what());
-    } catch (...) {
-      // COIN throws CoinError, which does not derive from std::exception.
-      result = MipResult{};
-      result.message = "CBC failed with an exception";
+    // In a child process (isolated_solve.h): CBC 2.10 can crash in its preprocessing, and its
+    // time limit is not checked inside the root relaxation. The lock is held across the fork so
+    // that the child's copy of CBC's global state is not in the middle of another solve.
+    std::lock_guard lock(CbcMutex());
+    result = SolveIsolated(
+        [&]() -> MipResult {
+          MipResult r;
+          try {  // a default MipResult is kError
+            CbcModelPtr model(Cbc_newModel());
+            Load(model.get(), problem);
+            SetParameters(model.get(), options);
+            if (options.start) SetStart(model.get(), problem, *options.start);
+            r = SolveLoaded(model.get(), problem);
+          } catch (const std::exception& e) {
+            r = MipResult{};
+            r.message = fmt::format("CBC failed: {}", e.what());
+          } catch (...) {
+            // COIN throws CoinError, which does not derive from std::exception.
+            r = MipResult{};
+            r.message = "CBC failed with an exception";
+          }
+          return r;
+        },
+        options.time_limit_seconds, std::max(1.0, 0.1 * options.time_limit_seconds));
+    // A child killed at the deadline, or crashed, said nothing about the bound.
+    if (result.status == Status::kNoSolution || result.status == Status::kError) {
+      result.bound = internal::NoBound(problem);
     }
   }
   internal::Finish(problem, options, result);

@@ -7,7 +7,8 @@ namespace kubesched::optimizer {
 
 //! Runs CBC's standard driver (CbcMain1: preprocessing, cuts, heuristics, branch and bound) in one
 //! thread with options.seed as both CBC's and CLP's random seed, a wall-clock limit and the
-//! absolute gap; the start, if any, goes in as CBC's MIP start. CbcMain1 keeps global state, so
+//! absolute gap; the start, if any, goes in as CBC's MIP start. The solve runs in a child process
+//! (isolated_solve.h), killed a grace period after the limit; CbcMain1 keeps global state, so
 //! concurrent Solve calls take turns.
 class CbcSolver final : public MipSolver {
  public:

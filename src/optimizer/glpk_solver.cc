@@ -21,16 +21,34 @@ struct GlpProbDeleter {
 };
 using GlpProbPtr = std::unique_ptr<glp_prob, GlpProbDeleter>;
 
-// glp_term_out is per thread in GLPK 5; restores the caller's setting on the way out.
-class TerminalOff {
+// GLPK prints nothing to the terminal while a solve runs: its output goes to a hook that keeps it,
+// so that the solve can tell whether GLPK met numerical trouble (a singular basis after cuts),
+// after which it may report a search it lost as finished. glp_term_out and the hook are per
+// thread in GLPK 5; the caller's terminal setting is restored on the way out.
+class TerminalCapture {
  public:
-  TerminalOff() : previous_(glp_term_out(GLP_OFF)) {}
-  ~TerminalOff() { glp_term_out(previous_); }
-  TerminalOff(const TerminalOff&) = delete;
-  TerminalOff& operator=(const TerminalOff&) = delete;
+  TerminalCapture() : previous_(glp_term_out(GLP_ON)) { glp_term_hook(&TerminalCapture::Hook, &text_); }
+  ~TerminalCapture() {
+    glp_term_hook(nullptr, nullptr);
+    glp_term_out(previous_);
+  }
+  TerminalCapture(const TerminalCapture&) = delete;
+  TerminalCapture& operator=(const TerminalCapture&) = delete;
+
+  //! Whether GLPK reported numerical trouble so far.
+  bool NumericalTrouble() const {
+    return text_.find("nable to factorize") != std::string::npos || text_.find("nstab") != std::string::npos ||
+           text_.find("ingular") != std::string::npos;
+  }
 
  private:
+  static int Hook(void* info, const char* s) {
+    auto* text = static_cast<std::string*>(info);
+    if (text->size() < (1u << 16)) text->append(s);
+    return 1;  // handled: nothing reaches the terminal
+  }
   int previous_;
+  std::string text_;
 };
 
 // GLPK's bounds are a type plus values; ±kInf become the free sides.
@@ -112,7 +130,8 @@ void Callback(glp_tree* tree, void* info) {
   }
 }
 
-MipResult SolveLoaded(glp_prob* prob, const MipProblem& problem, const MipOptions& options) {
+MipResult SolveLoaded(glp_prob* prob, const MipProblem& problem, const MipOptions& options,
+                      const TerminalCapture& terminal) {
   using Clock = std::chrono::steady_clock;
   const auto began = Clock::now();
   MipResult result;
@@ -122,7 +141,7 @@ MipResult SolveLoaded(glp_prob* prob, const MipProblem& problem, const MipOption
 
   glp_iocp parm;
   glp_init_iocp(&parm);
-  parm.msg_lev = GLP_MSG_OFF;
+  parm.msg_lev = GLP_MSG_ERR;  // to the capturing hook only
   parm.mip_gap = 0;
   parm.mir_cuts = GLP_ON;
   parm.gmi_cuts = GLP_ON;
@@ -203,9 +222,21 @@ MipResult SolveLoaded(glp_prob* prob, const MipProblem& problem, const MipOption
       result.message = "the linear relaxation is unbounded";
       break;
     default:
-      result.status = Status::kError;
+      // Numerical trouble (a singular basis after cuts) ends the search; an incumbent found
+      // before is still a valid answer, only not a proved one.
+      if (mip_status == GLP_FEAS || mip_status == GLP_OPT) {
+        result.status = Status::kFeasible;
+      } else {
+        result.status = Status::kError;
+      }
       result.message = "glp_intopt failed with code " + std::to_string(code);
       break;
+  }
+  // GLPK may end a search it lost to numerical trouble with "tree is empty" and GLP_OPT: that is
+  // not a proof.
+  if (result.status == Status::kOptimal && !search.stopped_on_gap && terminal.NumericalTrouble()) {
+    result.status = Status::kFeasible;
+    result.message = "GLPK met numerical trouble: the answer is not proved optimal";
   }
   if (result.status == Status::kOptimal || result.status == Status::kFeasible) {
     result.objective = glp_mip_obj_val(prob);
@@ -214,6 +245,7 @@ MipResult SolveLoaded(glp_prob* prob, const MipProblem& problem, const MipOption
       result.x[j] = glp_mip_col_val(prob, static_cast<int>(j) + 1);
     }
     if (result.status == Status::kOptimal && !search.stopped_on_gap) result.bound = result.objective;
+    if (result.status == Status::kFeasible && !search.has_bound) result.bound = internal::NoBound(problem);
   } else if (result.status == Status::kInfeasible) {
     result.bound = internal::NoBound(problem);
   }
@@ -231,9 +263,9 @@ MipResult GlpkSolver::Solve(const MipProblem& problem, const MipOptions& options
   } else if (problem.num_columns() == 0) {
     result = internal::SolveWithoutColumns(problem);
   } else {
-    TerminalOff quiet;
+    TerminalCapture terminal;
     GlpProbPtr prob = Load(problem);
-    result = SolveLoaded(prob.get(), problem, options);
+    result = SolveLoaded(prob.get(), problem, options, terminal);
   }
   internal::Finish(problem, options, result);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();

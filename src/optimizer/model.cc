@@ -175,6 +175,7 @@ BatchModel BuildModel(const PlacementInput& input) {
       m.groups.push_back(std::move(g));
     }
     m.groups[found].pods.push_back(pi);
+    m.pod_group.push_back(found);
   }
   const int32_t G = static_cast<int32_t>(m.groups.size());
 

@@ -115,6 +115,8 @@ struct BatchModel {
   std::vector<std::vector<uint8_t>> port_conflict;
   int32_t num_classes = 0;
   size_t num_pods = 0;
+  //! The group of each input pod, in input (queue) order.
+  std::vector<int32_t> pod_group;
 
   bool Fits(int32_t g, int32_t n) const { return static_reason[g][n].empty(); }
 };

@@ -99,30 +99,21 @@ double Remaining(const BatchModel& m, const PlacementState& s, int32_t g, int32_
   return r;
 }
 
-enum class Greedy { kPack, kSpread };
-
-// Places one pod of g: packing prefers the fullest used node, then the first unused one;
-// spreading prefers the emptiest node (as LeastAllocated would).
-int32_t PlaceOne(const BatchModel& m, PlacementState& s, int32_t g, Greedy mode, int32_t exclude = -1) {
+// Places one pod of g where packing wants it: the fullest used node it fits, else the first
+// unused one. Returns the node, or -1.
+int32_t PlaceOne(const BatchModel& m, PlacementState& s, int32_t g) {
   const int32_t N = static_cast<int32_t>(m.nodes.size());
   int32_t best = -1;
   double best_score = 0;
   bool best_used = false;
   for (int32_t n = 0; n < N; ++n) {
-    if (n == exclude || !m.Fits(g, n)) continue;
+    if (!m.Fits(g, n)) continue;
     const bool used = s.used(n);
-    if (mode == Greedy::kPack && best >= 0 && best_used && !used) continue;
+    if (best >= 0 && (best_used && !used)) continue;
+    if (best >= 0 && !best_used && !used) continue;  // the first unused node is as good as any
     if (!s.Check(g, n).ok()) continue;
     const double rem = Remaining(m, s, g, n);
-    bool better;
-    if (best < 0) {
-      better = true;
-    } else if (mode == Greedy::kPack) {
-      better = (used && !best_used) || (used == best_used && used && rem < best_score);
-    } else {
-      better = rem > best_score;
-    }
-    if (better) {
+    if (best < 0 || (used && !best_used) || (used && rem < best_score)) {
       best = n;
       best_score = rem;
       best_used = used;
@@ -132,11 +123,56 @@ int32_t PlaceOne(const BatchModel& m, PlacementState& s, int32_t g, Greedy mode,
   return best;
 }
 
-PlacementState Construct(const BatchModel& m, const std::vector<int32_t>& order, Greedy mode) {
+// What the default profile's scores make of a node for one more pod of g: NodeResourcesFit's
+// LeastAllocated and NodeResourcesBalancedAllocation over cpu and memory (equal weights, as in the
+// default profile; the other default scores are equal across nodes without preferences).
+double DefaultScore(const BatchModel& m, const PlacementState& s, int32_t g, int32_t n) {
+  const framework::NodeInfo& ni = *m.nodes[n].info;
+  double fraction[2];
+  double least = 0;
+  for (int r = 0; r < 2; ++r) {
+    const double alloc = static_cast<double>(r == 0 ? ni.allocatable().milli_cpu : ni.allocatable().memory);
+    // Requested after placing: what the node had free for the batch, minus what the batch took.
+    const double free_after = static_cast<double>(s.free(n, r)) - static_cast<double>(m.groups[g].demand[r]);
+    fraction[r] = alloc > 0 ? std::clamp(1 - free_after / alloc, 0.0, 1.0) : 1;
+    least += alloc > 0 ? 100 * (1 - fraction[r]) : 0;
+  }
+  const double balanced = 100 * (1 - std::abs(fraction[0] - fraction[1]) / 2);
+  return least / 2 + balanced;
+}
+
+// One-by-one in queue order, each pod to the node the default scores rank first: what the
+// default profile itself would do with the batch (the baseline the optimizer must not trail).
+PlacementState ConstructAsScheduled(const BatchModel& m) {
+  PlacementState s(m);
+  const int32_t N = static_cast<int32_t>(m.nodes.size());
+  std::vector<uint8_t> stuck(m.groups.size(), 0);  // identical pods: once one fails, all do
+  for (int32_t g : m.pod_group) {
+    if (stuck[g]) continue;
+    int32_t best = -1;
+    double best_score = -1;
+    for (int32_t n = 0; n < N; ++n) {
+      if (!m.Fits(g, n) || !s.Check(g, n).ok()) continue;
+      const double score = DefaultScore(m, s, g, n);
+      if (score > best_score) {
+        best = n;
+        best_score = score;
+      }
+    }
+    if (best < 0) {
+      stuck[g] = 1;
+      continue;
+    }
+    s.Place(g, best);
+  }
+  return s;
+}
+
+PlacementState ConstructPacked(const BatchModel& m, const std::vector<int32_t>& order) {
   PlacementState s(m);
   for (int32_t g : order) {
     for (int32_t i = 0; i < m.groups[g].count(); ++i) {
-      if (PlaceOne(m, s, g, mode) < 0) break;  // identical pods: the next would not fit either
+      if (PlaceOne(m, s, g) < 0) break;  // identical pods: the next would not fit either
     }
   }
   return s;
@@ -194,7 +230,7 @@ void EmptyNodes(const BatchModel& m, PlacementState& s, const std::vector<int32_
     }
   }
   for (int32_t g : order) {
-    while (s.placed(g) < m.groups[g].count() && PlaceOne(m, s, g, Greedy::kPack) >= 0) {
+    while (s.placed(g) < m.groups[g].count() && PlaceOne(m, s, g) >= 0) {
     }
   }
 }
@@ -628,7 +664,7 @@ Ordered Order(const BatchModel& m, const Counts& target, const std::vector<int32
       int32_t missing = 0;
       for (int32_t n = 0; n < N; ++n) missing += left[g][n];
       for (; missing > 0; --missing) {
-        const int32_t n = PlaceOne(m, s, g, Greedy::kPack);
+        const int32_t n = PlaceOne(m, s, g);
         if (n < 0) break;
         out.steps.emplace_back(g, n);
       }
@@ -687,14 +723,14 @@ PlacementResult PlaceBatch(const PlacementInput& input, const PlacementOptions& 
   const double node_weight = unused_nodes + 1;
 
   // heuristic
-  PlacementState greedy = Construct(m, order, Greedy::kSpread);
+  PlacementState greedy = ConstructAsScheduled(m);
   result.greedy_placed = 0;
   for (size_t g = 0; g < m.groups.size(); ++g) result.greedy_placed += greedy.placed(static_cast<int32_t>(g));
   result.greedy_new_nodes = greedy.new_nodes_used();
   Counts best = CountsOf(m, greedy);
   double best_obj = greedy.Objective(node_weight);
   if (options.heuristic) {
-    PlacementState packed = Construct(m, order, Greedy::kPack);
+    PlacementState packed = ConstructPacked(m, order);
     EmptyNodes(m, packed, order, deadline);
     if (packed.Objective(node_weight) < best_obj) {
       best_obj = packed.Objective(node_weight);
@@ -711,13 +747,20 @@ PlacementResult PlaceBatch(const PlacementInput& input, const PlacementOptions& 
   result.stopped_by = optimal ? "heuristic" : "no solver";
 
   // exact
-  if (!optimal && options.exact && !m.groups.empty()) {
+  int64_t pairs = 0;
+  for (size_t g = 0; g < m.groups.size(); ++g) {
+    for (size_t n = 0; n < m.nodes.size(); ++n) pairs += m.Fits(static_cast<int32_t>(g), static_cast<int32_t>(n));
+  }
+  if (!optimal && options.exact && pairs > options.max_exact_columns) {
+    result.stopped_by = fmt::format("model too large for the exact stage ({} group-node pairs)", pairs);
+  } else if (!optimal && options.exact && !m.groups.empty()) {
     Formulation f = Formulate(m, node_weight, options.presolve);
     auto solver = MakeMipSolver(options.solver);
     if (solver) {
       MipOptions mo;
       mo.seed = options.seed;
-      mo.time_limit_seconds = std::max(0.05, std::chrono::duration<double>(deadline - Clock::now()).count());
+      // CBC checks its clock between nodes and overruns a little on large models: leave it a margin.
+      mo.time_limit_seconds = std::max(0.05, 0.9 * std::chrono::duration<double>(deadline - Clock::now()).count());
       std::vector<double> warm = StartOf(m, f, best, options.presolve);
       if (!warm.empty()) mo.start = std::move(warm);
       MipResult r = solver->Solve(f.mip, mo);
@@ -739,7 +782,7 @@ PlacementResult PlaceBatch(const PlacementInput& input, const PlacementOptions& 
           best_obj = obj;
         }
         optimal = r.status == MipResult::Status::kOptimal;
-        result.stopped_by = optimal ? "optimal" : "deadline";
+        result.stopped_by = optimal ? "optimal" : r.message.empty() ? "deadline" : "solver: " + r.message;
       } else if (r.status == MipResult::Status::kInfeasible) {
         // Cannot happen with the empty placement feasible; keep the heuristic's answer.
         result.stopped_by = "solver: infeasible";

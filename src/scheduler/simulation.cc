@@ -79,7 +79,28 @@ std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects o
   result.attempts = sched.attempts();
   result.start_time_ns = start_ns;
   result.virtual_time_ns = clock.NowNs();
-  for (const auto& p : options.scheduler.config.profiles) result.profiles.push_back(p.scheduler_name);
+  for (const auto& p : options.scheduler.config.profiles) {
+    result.profiles.push_back(p.scheduler_name);
+    auto* fwk = sched.FrameworkFor(p.scheduler_name);
+    auto* batch = fwk ? dynamic_cast<plugins::batch_placement::BatchPlacement*>(
+                            fwk->GetPlugin(plugins::batch_placement::BatchPlacement::kName))
+                      : nullptr;
+    if (!batch) continue;
+    const auto s = batch->stats();
+    if (!result.optimizer) {
+      result.optimizer = s;
+      continue;
+    }
+    auto& o = *result.optimizer;
+    o.batches += s.batches;
+    o.pods += s.pods;
+    o.placed += s.placed;
+    o.all_optimal = o.all_optimal && s.all_optimal;
+    o.max_gap = std::max(o.max_gap, s.max_gap);
+    o.solver_seconds += s.solver_seconds;
+    o.seconds += s.seconds;
+    if (o.solver.empty()) o.solver = s.solver;
+  }
   return result;
 }
 

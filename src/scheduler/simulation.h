@@ -19,6 +19,7 @@
 #include "api/manifest.h"
 #include "cluster/simulated_cluster.h"
 #include "framework/registry.h"
+#include "plugins/batch_placement/batch_placement.h"
 #include "scheduler/scheduler.h"
 
 namespace kubesched::scheduler {
@@ -47,6 +48,9 @@ struct SimulationResult {
   std::unordered_set<std::string> bound_in_input;
   //! Profile names, to tell pods this scheduler is responsible for.
   std::vector<std::string> profiles;
+  //! What the batch placements of every profile with BatchPlacement reported; unset when no
+  //! profile has it.
+  std::optional<plugins::batch_placement::BatchStats> optimizer;
 };
 
 //! The Unix time a simulation of `objects` starts at: `now_ns`, or one second after the latest

@@ -50,13 +50,14 @@ TEST(CliE2E, PluginsJson) {
   ASSERT_TRUE(j["plugins"].is_array());
   std::vector<std::string> names;
   for (const auto& p : j["plugins"]) names.push_back(p["name"]);
-  // The default profile's plugins, in upstream's order.
+  // The default profile's plugins, in upstream's order, then kubesched's own.
   EXPECT_EQ(names.front(), "SchedulingGates");
-  EXPECT_EQ(names.back(), "DefaultBinder");
-  EXPECT_EQ(names.size(), 14u);
+  ASSERT_EQ(names.size(), 15u);
+  EXPECT_EQ(names[13], "DefaultBinder");
+  EXPECT_EQ(names.back(), "BatchPlacement");
   for (const auto& p : j["plugins"]) {
     SCOPED_TRACE(p.dump());
-    EXPECT_TRUE(p["defaultProfile"].get<bool>());
+    EXPECT_EQ(p["defaultProfile"].get<bool>(), p["name"] != "BatchPlacement");
     EXPECT_FALSE(p["extensionPoints"].empty());
     if (p["name"] != "NodeResourcesFit") continue;
     EXPECT_EQ(p["extensionPoints"], json({"PreFilter", "Filter", "PreScore", "Score", "EnqueueExtensions"}));
@@ -117,7 +118,8 @@ TEST(CliE2E, UsageErrorsAreOneReadableLine) {
       {{"simulate", "-f", cluster, "--creation-order", "random"},
        "error: --creation-order: unsupported value \"random\" (expected controllers or manifest)\n" + simulate_hint},
       {{"simulate", "-f", cluster, "--colour"},
-       "error: --colour: unknown flag (expected -f/--filename, -R/--recursive, --validate, --config, --seed, "
+       "error: --colour: unknown flag (expected -f/--filename, -R/--recursive, --validate, --config, --compare, "
+       "--seed, "
        "-o/--output, --creation-order, "
        "--explain, -v/--v or --version)\n" +
            simulate_hint},

@@ -647,4 +647,11 @@ std::vector<std::string> Framework::PluginNames(std::string_view point) const {
   return out;
 }
 
+Plugin* Framework::GetPlugin(std::string_view name) const {
+  for (const auto& p : owned_) {
+    if (p->Name() == name) return p.get();
+  }
+  return nullptr;
+}
+
 }  // namespace kubesched::framework::runtime

@@ -130,6 +130,8 @@ class Framework final : public Handle {
 
   const std::string& name() const { return profile_name_; }
   std::optional<int32_t> percentage_of_nodes_to_score() const { return percentage_of_nodes_to_score_; }
+  //! The profile's instance of a plugin, or nullptr when it is not enabled.
+  Plugin* GetPlugin(std::string_view name) const;
   //! Every plugin's name per extension point (for logs and tests).
   std::vector<std::string> PluginNames(std::string_view extension_point) const;
 
