@@ -130,4 +130,17 @@ std::vector<std::string> IsDNS1123Label(std::string_view value) {
   return errs;
 }
 
+std::string WorkloadName(const Pod& pod) {
+  for (const auto& o : pod.metadata.owner_references) {
+    if (!o.controller && pod.metadata.owner_references.size() > 1) continue;
+    std::string name = o.name;
+    if (const std::string* hash = pod.metadata.labels.Find("pod-template-hash")) {
+      const std::string suffix = "-" + *hash;
+      if (name.size() > suffix.size() && name.ends_with(suffix)) name.resize(name.size() - suffix.size());
+    }
+    return name;
+  }
+  return pod.metadata.name;
+}
+
 }  // namespace kubesched::api

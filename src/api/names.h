@@ -7,7 +7,13 @@
 #include <string_view>
 #include <vector>
 
+#include "api/types.h"
+
 namespace kubesched::api {
+
+//! The workload a pod belongs to, for people: its controller's name (a Deployment's rather than
+//! its ReplicaSet's "<deployment>-<pod-template-hash>"), else the pod's own name.
+std::string WorkloadName(const Pod& pod);
 
 //! validation.IsQualifiedName: "[prefix/]name" with a DNS-subdomain prefix and a name of at most
 //! 63 alphanumerics, '-', '_' or '.', starting and ending alphanumeric (label and annotation keys).

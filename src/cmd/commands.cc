@@ -87,28 +87,37 @@ int RunSimulate(const SimulateArgs& args) {
   if (args.validate == "ignore" || args.validate == "false") {
     load_options.field_validation = api::FieldValidation::kIgnore;
   }
+  // Reads the manifests (each run afresh: the same seed gives the same objects and names).
+  auto load = [&](bool warn) -> std::optional<api::ClusterObjects> {
+    auto objects = api::LoadManifests(args.files, load_options);
+    if (!objects) {
+      std::cerr << "error: " << objects.error().ToString() << "\n";
+      return std::nullopt;
+    }
+    if (objects->object_count == 0) {
+      std::cerr << "error: no objects passed to simulate\n";
+      return std::nullopt;
+    }
+    if (warn) {
+      for (const std::string& warning : objects->warnings) std::cerr << "warning: " << warning << "\n";
+    }
+    return std::move(*objects);
+  };
+  auto options = [&](config::Configuration cfg) {
+    scheduler::SimulationOptions sim;
+    sim.scheduler.config = std::move(cfg);
+    sim.scheduler.seed = args.seed;
+    sim.creation_order =
+        args.creation_order == "manifest" ? cluster::CreationOrder::kManifest : cluster::CreationOrder::kControllers;
+    return sim;
+  };
+
   if (!args.compare.empty()) {
     std::vector<ComparedRun> runs;
     for (size_t i = 0; i < configs.size(); ++i) {
-      // Each run reads the manifests afresh (same seed: the same objects and names).
-      auto objects = api::LoadManifests(args.files, load_options);
-      if (!objects) {
-        std::cerr << "error: " << objects.error().ToString() << "\n";
-        return kExitBadInput;
-      }
-      if (objects->object_count == 0) {
-        std::cerr << "error: no objects passed to simulate\n";
-        return kExitBadInput;
-      }
-      if (i == 0) {
-        for (const std::string& warning : objects->warnings) std::cerr << "warning: " << warning << "\n";
-      }
-      scheduler::SimulationOptions sim;
-      sim.scheduler.config = std::move(configs[i]);
-      sim.scheduler.seed = args.seed;
-      sim.creation_order =
-          args.creation_order == "manifest" ? cluster::CreationOrder::kManifest : cluster::CreationOrder::kControllers;
-      auto result = scheduler::RunSimulation(std::move(*objects), sim, registry);
+      auto objects = load(/*warn=*/i == 0);
+      if (!objects) return kExitBadInput;
+      auto result = scheduler::RunSimulation(std::move(*objects), options(std::move(configs[i])), registry);
       if (!result) {
         std::cerr << "error: " << names[i] << ": " << result.error() << "\n";
         return kExitBadInput;
@@ -119,23 +128,9 @@ int RunSimulate(const SimulateArgs& args) {
     return kExitOk;
   }
 
-  config::Configuration cfg = std::move(configs.front());
-  auto objects = api::LoadManifests(args.files, load_options);
-  if (!objects) {
-    std::cerr << "error: " << objects.error().ToString() << "\n";
-    return kExitBadInput;
-  }
-  if (objects->object_count == 0) {
-    std::cerr << "error: no objects passed to simulate\n";
-    return kExitBadInput;
-  }
-  for (const std::string& warning : objects->warnings) std::cerr << "warning: " << warning << "\n";
-
-  scheduler::SimulationOptions sim;
-  sim.scheduler.config = std::move(cfg);
-  sim.scheduler.seed = args.seed;
-  sim.creation_order =
-      args.creation_order == "manifest" ? cluster::CreationOrder::kManifest : cluster::CreationOrder::kControllers;
+  auto objects = load(/*warn=*/true);
+  if (!objects) return kExitBadInput;
+  scheduler::SimulationOptions sim = options(std::move(configs.front()));
   if (!args.explain.empty()) {
     sim.scheduler.explain_pod = args.explain.find('/') == std::string::npos ? "default/" + args.explain : args.explain;
   }

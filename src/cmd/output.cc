@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "api/names.h"
 #include "framework/resource.h"
 
 namespace kubesched::cmd {
@@ -341,21 +342,6 @@ void PrintExplanation(const scheduler::AttemptExplanation& e, std::ostream& out)
 
 namespace {
 
-// The workload a pod belongs to: its controller (a Deployment rather than its ReplicaSet), else
-// the pod itself.
-std::string WorkloadOf(const api::Pod& pod) {
-  for (const auto& o : pod.metadata.owner_references) {
-    if (!o.controller && pod.metadata.owner_references.size() > 1) continue;
-    std::string name = o.name;
-    if (const std::string* hash = pod.metadata.labels.Find("pod-template-hash")) {
-      const std::string suffix = "-" + *hash;
-      if (name.size() > suffix.size() && name.ends_with(suffix)) name.resize(name.size() - suffix.size());
-    }
-    return name;
-  }
-  return pod.metadata.name;
-}
-
 std::string Cpu(int64_t milli) {
   if (milli % 1000 == 0) return std::to_string(milli / 1000);
   return fmt::format("{}m", milli);
@@ -382,7 +368,7 @@ std::map<std::string, NodeUse> UseByNode(const scheduler::SimulationResult& r) {
     ++u.pods;
     u.milli_cpu += req.milli_cpu;
     u.memory += req.memory;
-    ++u.workloads[WorkloadOf(*p)];
+    ++u.workloads[api::WorkloadName(*p)];
   }
   return out;
 }

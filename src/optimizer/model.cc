@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "api/names.h"
+
 namespace kubesched::optimizer {
 namespace {
 
@@ -68,20 +70,6 @@ bool NamesNodes(const api::Pod& pod) {
     }
   }
   return false;
-}
-
-std::string GroupName(const api::Pod& pod) {
-  for (const auto& o : pod.metadata.owner_references) {
-    if (!o.controller && pod.metadata.owner_references.size() > 1) continue;
-    std::string name = o.name;
-    // A Deployment's ReplicaSet is "<deployment>-<pod-template-hash>": name the Deployment.
-    if (const std::string* hash = pod.metadata.labels.Find("pod-template-hash")) {
-      const std::string suffix = "-" + *hash;
-      if (name.size() > suffix.size() && name.ends_with(suffix)) name.resize(name.size() - suffix.size());
-    }
-    return name;
-  }
-  return pod.metadata.name;
 }
 
 size_t SpecHash(const api::Pod& pod, const framework::PodInfo& pi) {
@@ -169,7 +157,7 @@ BatchModel BuildModel(const PlacementInput& input) {
       found = static_cast<int32_t>(m.groups.size());
       candidates.push_back(found);
       Group g;
-      g.name = GroupName(pod);
+      g.name = api::WorkloadName(pod);
       g.priority = pod.Priority();
       g.ports = HostPortsOf(pod);
       m.groups.push_back(std::move(g));

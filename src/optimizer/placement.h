@@ -8,7 +8,7 @@
 //   validation the answer replayed pod by pod through upstream's checks, which gives the order
 //              the pods' own cycles must run in; a pod that cannot be ordered is left out
 // Objective, lexicographic: most pods placed (weighted by priority), then fewest nodes newly
-// used; the profile's scores break ties in the heuristic's choice among equivalent nodes.
+// used. (The profile's own scores as a third level are not modelled yet.)
 
 #include <cstdint>
 #include <string>

@@ -11,6 +11,7 @@
 #include "config/load.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
+#include "testing/builders.h"
 
 namespace kubesched::scheduler {
 namespace {
@@ -122,6 +123,27 @@ TEST(BatchScheduling, PlanInvalidatedByANodeRemovalFallsBackToNormalScheduling) 
   }
   EXPECT_EQ(bound, 6);
   for (const auto& [node, n] : per_node) EXPECT_LE(n, 3) << node << " over capacity";
+}
+
+TEST(BatchScheduling, PodsLeftOutSayWhyAndStayPending) {
+  // Two 1-CPU nodes, three 600m pods: the best subset is two; the third is told which constraint
+  // binds and waits for room.
+  Harness h(Nodes(2) + Pods(3, "p", "600m"), kConfig);
+  h.clock.AdvanceTo(*h.sched->NextTimerNs(false));
+  h.sched->FireTimers();
+  h.Drain();
+  int bound = 0;
+  std::string message;
+  for (const auto& p : h.cluster->Pods()) {
+    if (!p->spec.node_name.empty()) {
+      ++bound;
+      continue;
+    }
+    message = testing::UnschedulableMessage(*p);
+  }
+  EXPECT_EQ(bound, 2);
+  EXPECT_NE(message.find("the batch optimizer found no room for this pod"), std::string::npos) << message;
+  EXPECT_NE(message.find("2 Insufficient cpu"), std::string::npos) << message;
 }
 
 TEST(BatchScheduling, PlannedRoomIsHeldAgainstOtherPods) {
