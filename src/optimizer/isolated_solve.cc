@@ -24,7 +24,9 @@ using Clock = std::chrono::steady_clock;
 // The result as bytes: status, objective, bound, seconds, the solution, the message.
 std::string Encode(const MipResult& r) {
   std::string out;
-  auto put = [&out](const void* p, size_t n) { out.append(static_cast<const char*>(p), n); };
+  auto put = [&out](const void* p, size_t n) {
+    if (n > 0) out.append(static_cast<const char*>(p), n);
+  };
   const int32_t status = static_cast<int32_t>(r.status);
   const uint64_t n = r.x.size();
   const uint64_t m = r.message.size();
@@ -43,7 +45,7 @@ bool Decode(const std::string& in, MipResult& r) {
   size_t pos = 0;
   auto get = [&](void* p, size_t n) {
     if (pos + n > in.size()) return false;
-    std::memcpy(p, in.data() + pos, n);
+    if (n > 0) std::memcpy(p, in.data() + pos, n);
     pos += n;
     return true;
   };
@@ -128,6 +130,9 @@ MipResult SolveIsolated(const std::function<MipResult()>& solve, double deadline
   result.status = MipResult::Status::kError;
   if (WIFSIGNALED(wstatus)) {
     result.message = fmt::format("the solver crashed (signal {})", WTERMSIG(wstatus));
+  } else if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) != 0) {
+    // A sanitizer's report of the crash ends the child with an exit code instead of the signal.
+    result.message = fmt::format("the solver failed (exit code {})", WEXITSTATUS(wstatus));
   } else {
     result.message = "the solver's answer could not be read";
   }
