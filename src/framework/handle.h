@@ -66,6 +66,13 @@ class PluginsRunner {
   //! two-pass evaluation).
   virtual Status RunFilterPluginsWithNominatedPods(CycleState& state, const PodInfo& pod,
                                                    const NodeInfo& node_info) = 0;
+  //! PreScore then Score over `nodes` (after PreFilter ran on `state`): each node's total of
+  //! normalized, weighted scores, in the order of `nodes`. Runners without score plugins (tests
+  //! of single plugins) return all zeros.
+  virtual std::pair<std::vector<int64_t>, Status> RunScoreTotals(CycleState& /*state*/, const PodInfo& /*pod*/,
+                                                                 std::span<const NodeInfo* const> nodes) {
+    return {std::vector<int64_t>(nodes.size(), 0), Status()};
+  }
 };
 
 class Handle : public PluginsRunner {

@@ -255,6 +255,7 @@ BatchModel BuildModel(const PlacementInput& input) {
 
   // --- Static fit: once per group and class ---------------------------------------------------
   m.static_reason.assign(G, std::vector<std::string>(N));
+  m.preference.assign(G, {});
   {
     std::vector<int32_t> rep(m.num_classes, -1);
     for (int32_t n = 0; n < N; ++n) {
@@ -265,6 +266,26 @@ BatchModel BuildModel(const PlacementInput& input) {
       auto fit = input.static_fit(*m.groups[g].pods.front());
       for (int32_t c = 0; c < m.num_classes; ++c) by_class[c] = fit(*input.nodes[rep[c]]);
       for (int32_t n = 0; n < N; ++n) m.static_reason[g][n] = by_class[m.nodes[n].node_class];
+      // Scores on the class representatives that fit, scaled to [0, 1] (min to max).
+      m.preference[g].assign(N, 0);
+      if (!input.scores) continue;
+      std::vector<const framework::NodeInfo*> fitting;
+      std::vector<int32_t> classes;
+      for (int32_t c = 0; c < m.num_classes; ++c) {
+        if (!by_class[c].empty()) continue;
+        fitting.push_back(input.nodes[rep[c]]);
+        classes.push_back(c);
+      }
+      const std::vector<int64_t> scores =
+          fitting.empty() ? std::vector<int64_t>{} : input.scores(*m.groups[g].pods.front(), fitting);
+      if (scores.size() != fitting.size()) continue;
+      const auto [lo, hi] = std::minmax_element(scores.begin(), scores.end());
+      if (lo == scores.end() || *hi == *lo) continue;
+      std::vector<double> by(m.num_classes, 0);
+      for (size_t i = 0; i < classes.size(); ++i) {
+        by[classes[i]] = static_cast<double>(scores[i] - *lo) / static_cast<double>(*hi - *lo);
+      }
+      for (int32_t n = 0; n < N; ++n) m.preference[g][n] = by[m.nodes[n].node_class];
     }
   }
 

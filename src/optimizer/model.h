@@ -27,6 +27,10 @@ struct PlacementInput {
   //! constraints taken out (the model decides those). Called once per group; the function it
   //! returns is called once per node class: empty string when the node fits, else the reason.
   std::function<std::function<std::string(const framework::NodeInfo& node)>(const framework::PodInfo& pod)> static_fit;
+  //! The profile's Score plugins' totals for `pod` on each of `nodes` (the third objective level,
+  //! a tie-break). May be empty: then every node is equally preferred.
+  std::function<std::vector<int64_t>(const framework::PodInfo& pod, std::span<const framework::NodeInfo* const> nodes)>
+      scores;
   //! Whether a node counts for a spread constraint of `pod` under the constraint's
   //! nodeAffinityPolicy / nodeTaintsPolicy.
   std::function<bool(const framework::PodInfo& pod, const framework::NodeInfo& node, bool honor_affinity,
@@ -117,6 +121,10 @@ struct BatchModel {
   size_t num_pods = 0;
   //! The group of each input pod, in input (queue) order.
   std::vector<int32_t> pod_group;
+
+  //! [group][node]: the profile's score of the node for the group, scaled to [0, 1] per group
+  //! (1 for the best node); all 0 without a scores hook.
+  std::vector<std::vector<double>> preference;
 
   bool Fits(int32_t g, int32_t n) const { return static_reason[g][n].empty(); }
 };

@@ -110,10 +110,11 @@ int32_t PlaceOne(const BatchModel& m, PlacementState& s, int32_t g) {
     if (!m.Fits(g, n)) continue;
     const bool used = s.used(n);
     if (best >= 0 && (best_used && !used)) continue;
-    if (best >= 0 && !best_used && !used) continue;  // the first unused node is as good as any
+    // Unused nodes of one class are alike: the profile's preference decides between classes.
+    if (best >= 0 && !best_used && !used && m.preference[g][n] <= m.preference[g][best]) continue;
     if (!s.Check(g, n).ok()) continue;
     const double rem = Remaining(m, s, g, n);
-    if (best < 0 || (used && !best_used) || (used && rem < best_score)) {
+    if (best < 0 || (used && !best_used) || (used && rem < best_score) || (!used && !best_used)) {
       best = n;
       best_score = rem;
       best_used = used;
@@ -284,6 +285,10 @@ void AddTerm(MipProblem::Row& r, int32_t col, double v) {
   r.value.push_back(v);
 }
 
+// The profile's scores enter the objective as a tie-break worth less than 0.4 in all, so that an
+// absolute gap of 0.5 still proves the two integral levels above it.
+double TieBreakWeight(const BatchModel& m) { return 0.4 / static_cast<double>(std::max<size_t>(1, m.num_pods)); }
+
 Formulation Formulate(const BatchModel& m, double node_weight, bool symmetry) {
   Formulation f;
   const int32_t G = static_cast<int32_t>(m.groups.size());
@@ -331,7 +336,10 @@ Formulation Formulate(const BatchModel& m, double node_weight, bool symmetry) {
         if (m.keys[m.spreads[c].key].domain_of_node[n] < 0) b = 0;
       }
       ub[g][n] = static_cast<int32_t>(b);
-      if (b > 0) f.x[g][n] = p.AddColumn(0, static_cast<double>(b), -grp.weight * node_weight, true);
+      if (b > 0) {
+        const double cost = -grp.weight * node_weight - TieBreakWeight(m) * m.preference[g][n];
+        f.x[g][n] = p.AddColumn(0, static_cast<double>(b), cost, true);
+      }
     }
   }
   f.u.assign(N, -1);
@@ -729,11 +737,24 @@ PlacementResult PlaceBatch(const PlacementInput& input, const PlacementOptions& 
   result.greedy_new_nodes = greedy.new_nodes_used();
   Counts best = CountsOf(m, greedy);
   double best_obj = greedy.Objective(node_weight);
+  // Between placements equal on the levels above it, the profile's scores decide.
+  auto tie_break = [&](const PlacementState& s) {
+    double t = 0;
+    for (size_t g = 0; g < m.groups.size(); ++g) {
+      for (size_t n = 0; n < m.nodes.size(); ++n) {
+        t += m.preference[g][n] * s.count(static_cast<int32_t>(g), static_cast<int32_t>(n));
+      }
+    }
+    return t;
+  };
+  double best_tie_break = tie_break(greedy);
   if (options.heuristic) {
     PlacementState packed = ConstructPacked(m, order);
     EmptyNodes(m, packed, order, deadline);
-    if (packed.Objective(node_weight) < best_obj) {
-      best_obj = packed.Objective(node_weight);
+    const double obj = packed.Objective(node_weight);
+    if (obj < best_obj - 0.5 || (obj < best_obj + 0.5 && tie_break(packed) > best_tie_break)) {
+      best_obj = obj;
+      best_tie_break = tie_break(packed);
       best = CountsOf(m, packed);
     }
   }
@@ -769,17 +790,23 @@ PlacementResult PlaceBatch(const PlacementInput& input, const PlacementOptions& 
       // The formulation's objective is offset by the constant total weight of all pods.
       const double offset = total_weight * node_weight;
       if (r.status == MipResult::Status::kOptimal || r.status == MipResult::Status::kFeasible) {
-        const double obj = r.objective + offset;
+        // The tie-break term is <= 0, so the bound on the total bounds the two levels above it.
         bound = std::max(bound, r.bound + offset);
-        if (obj < best_obj - 0.5) {
-          Counts c(m.groups.size(), std::vector<int32_t>(m.nodes.size(), 0));
-          for (size_t g = 0; g < m.groups.size(); ++g) {
-            for (size_t n = 0; n < m.nodes.size(); ++n) {
-              if (f.x[g][n] >= 0) c[g][n] = static_cast<int32_t>(std::lround(r.x[f.x[g][n]]));
-            }
+        Counts c(m.groups.size(), std::vector<int32_t>(m.nodes.size(), 0));
+        double tie_break = 0;
+        for (size_t g = 0; g < m.groups.size(); ++g) {
+          for (size_t n = 0; n < m.nodes.size(); ++n) {
+            if (f.x[g][n] < 0) continue;
+            c[g][n] = static_cast<int32_t>(std::lround(r.x[f.x[g][n]]));
+            tie_break += TieBreakWeight(m) * m.preference[g][n] * c[g][n];
           }
+        }
+        // Started from the incumbent, the solver's answer is no worse on the levels above the
+        // tie-break, and at least as good on it when they are equal.
+        const double obj = r.objective + offset + tie_break;
+        if (obj < best_obj + 0.5) {
           best = std::move(c);
-          best_obj = obj;
+          best_obj = std::min(best_obj, obj);
         }
         optimal = r.status == MipResult::Status::kOptimal;
         result.stopped_by = optimal ? "optimal" : r.message.empty() ? "deadline" : "solver: " + r.message;

@@ -8,7 +8,8 @@
 //   validation the answer replayed pod by pod through upstream's checks, which gives the order
 //              the pods' own cycles must run in; a pod that cannot be ordered is left out
 // Objective, lexicographic: most pods placed (weighted by priority), then fewest nodes newly
-// used. (The profile's own scores as a third level are not modelled yet.)
+// used, then the profile's own scores (PlacementInput::scores) as a tie-break worth less than 0.4
+// in all, so that an absolute gap of 0.5 still proves the two integral levels.
 
 #include <cstdint>
 #include <string>

@@ -159,6 +159,30 @@ TEST(PlaceBatch, RunningPodsCountForAffinityAndCapacity) {
   for (const auto& p : r.plan) EXPECT_EQ(p.node, "n1");
 }
 
+TEST(PlaceBatch, TheProfilesScoresBreakTies) {
+  // Two pods that need a node each, four empty nodes of two kinds: the scores prefer ssd nodes,
+  // and the placement (equal on pods and nodes either way) follows them.
+  Cluster c;
+  for (int i = 0; i < 4; ++i) {
+    auto b = MakeNode().Name("n" + std::to_string(i)).Capacity({{"cpu", "1"}, {"pods", "110"}});
+    if (i >= 2) b.Label("disk", "ssd");
+    c.Add(b.Obj());
+  }
+  PlacementInput in;
+  in.pods = Replicas(2, "db", "600m");
+  in.nodes = c.list;
+  in.static_fit = [](const framework::PodInfo&) { return [](const framework::NodeInfo&) { return std::string(); }; };
+  in.scores = [](const framework::PodInfo&, std::span<const framework::NodeInfo* const> nodes) {
+    std::vector<int64_t> out;
+    for (const auto* n : nodes) out.push_back(n->node()->metadata.labels.Has("disk") ? 100 : 0);
+    return out;
+  };
+  auto r = PlaceBatch(in, {});
+  EXPECT_EQ(r.placed, 2);
+  EXPECT_EQ(r.new_nodes_used, 2);
+  for (const auto& p : r.plan) EXPECT_TRUE(p.node == "n2" || p.node == "n3") << p.node;
+}
+
 // Boreas test C at ten times its size: a tight packing the greedy construction misses.
 std::vector<framework::PodInfoPtr> BoreasC(int k) {
   const std::string host = "kubernetes.io/hostname";

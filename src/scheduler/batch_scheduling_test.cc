@@ -146,6 +146,28 @@ TEST(BatchScheduling, PodsLeftOutSayWhyAndStayPending) {
   EXPECT_NE(message.find("2 Insufficient cpu"), std::string::npos) << message;
 }
 
+TEST(BatchScheduling, ThePlanFollowsTheProfilesScoresBetweenEqualPlacements) {
+  // Preferred node affinity (NodeAffinity's score) for the labelled node: the batch uses it,
+  // although any one node holds the three pods.
+  std::string yaml = Nodes(2) + R"(apiVersion: v1
+kind: Node
+metadata: {name: fast, labels: {disk: ssd}}
+status: {capacity: {cpu: "1", memory: 8Gi, pods: "110"}}
+---
+)";
+  for (int i = 0; i < 3; ++i) {
+    yaml += "apiVersion: v1\nkind: Pod\nmetadata: {name: p" + std::to_string(i) +
+            "}\nspec:\n  affinity:\n    nodeAffinity:\n      preferredDuringSchedulingIgnoredDuringExecution:\n"
+            "      - weight: 10\n        preference: {matchExpressions: [{key: disk, operator: In, values: [ssd]}]}\n"
+            "  containers: [{name: c, image: x, resources: {requests: {cpu: 300m}}}]\n---\n";
+  }
+  Harness h(yaml, kConfig);
+  h.clock.AdvanceTo(*h.sched->NextTimerNs(false));
+  h.sched->FireTimers();
+  h.Drain();
+  for (const auto& [pod, node] : h.Placement()) EXPECT_EQ(node, "fast") << pod;
+}
+
 TEST(BatchScheduling, PlannedRoomIsHeldAgainstOtherPods) {
   // A second profile without the optimizer schedules a 500m pod while the batch's plan holds
   // n0's room: it must go elsewhere although n0 is the emptiest node at that moment.

@@ -647,6 +647,17 @@ std::vector<std::string> Framework::PluginNames(std::string_view point) const {
   return out;
 }
 
+std::pair<std::vector<int64_t>, Status> Framework::RunScoreTotals(CycleState& state, const PodInfo& pod,
+                                                                  std::span<const NodeInfo* const> nodes) {
+  std::vector<int64_t> totals(nodes.size(), 0);
+  if (score_.empty() || nodes.empty()) return {totals, Status()};
+  if (Status s = RunPreScorePlugins(state, pod, nodes); !s.IsSuccess()) return {totals, s};
+  auto [scores, status] = RunScorePlugins(state, pod, nodes);
+  if (!status.IsSuccess()) return {totals, status};
+  for (size_t i = 0; i < scores.size() && i < totals.size(); ++i) totals[i] = scores[i].total;
+  return {totals, Status()};
+}
+
 Plugin* Framework::GetPlugin(std::string_view name) const {
   for (const auto& p : owned_) {
     if (p->Name() == name) return p.get();

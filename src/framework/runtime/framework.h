@@ -104,6 +104,8 @@ class Framework final : public Handle {
   bool HasPostFilterPlugins() const { return !post_filter_.empty(); }
 
   Status RunPreScorePlugins(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const> nodes);
+  std::pair<std::vector<int64_t>, Status> RunScoreTotals(CycleState& state, const PodInfo& pod,
+                                                         std::span<const NodeInfo* const> nodes) override;
   //! Scores every node with every (non-skipped) score plugin in parallel, normalises per plugin,
   //! applies weights, and sums.
   //! Per-plugin scores are kept only `with_details` (explain): the totals are all selection needs.

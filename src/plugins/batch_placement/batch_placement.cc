@@ -170,6 +170,17 @@ optimizer::PlacementInput BatchPlacement::MakeInput(const std::vector<PodInfoPtr
       return s.Message().empty() ? std::string("rejected by a filter") : s.Message();
     };
   };
+  // The profile's scores of each node class for the group, as the pod's own cycle would rank them
+  // on the snapshot before the batch: the tie-break between otherwise equal placements.
+  in.scores = [h](const PodInfo& pod, std::span<const framework::NodeInfo* const> nodes) -> std::vector<int64_t> {
+    PodInfoPtr relaxed = Relaxed(pod);
+    framework::CycleState state;
+    auto [pre, status] = h->RunPreFilterPlugins(state, *relaxed);
+    if (!status.IsSuccess()) return {};
+    auto [totals, s] = h->RunScoreTotals(state, *relaxed, nodes);
+    if (!s.IsSuccess()) return {};
+    return totals;
+  };
   in.spread_node_eligible = [](const PodInfo& pod, const framework::NodeInfo& node, bool honor_affinity,
                                bool honor_taints) {
     if (honor_affinity && !node_affinity::RequiredNodeAffinity(pod.pod()).Match(*node.node())) return false;
