@@ -37,6 +37,7 @@ class Nominator {
   //! The node the pod with this key (PodKey) is nominated to, or nullptr.
   const std::string* NodeOf(const std::string& key) const;
   bool IsPlanned(const std::string& key) const { return planned_.contains(key); }
+  size_t planned_size() const { return planned_.size(); }
   size_t size() const { return node_of_.size(); }
 
  private:

@@ -229,6 +229,7 @@ bool SchedulingQueue::MoveToActiveLocked(Item* item, bool moves_from_backoff, bo
   AttachActiveLocked(item);
   if (nominate) nominator_.Add(item->info.pod_info, std::nullopt);
   nominated_count_.store(nominator_.size(), std::memory_order_release);
+  planned_count_.store(nominator_.planned_size(), std::memory_order_release);
   return true;
 }
 
@@ -431,6 +432,7 @@ void SchedulingQueue::Update(const api::Pod& old_pod, framework::PodInfoPtr new_
     }
     nominator_.Update(old_pod, new_pod);
     nominated_count_.store(nominator_.size(), std::memory_order_release);
+    planned_count_.store(nominator_.planned_size(), std::memory_order_release);
     return;
   }
 
@@ -438,6 +440,7 @@ void SchedulingQueue::Update(const api::Pod& old_pod, framework::PodInfoPtr new_
     item->info.pod_info = new_pod;
     nominator_.Update(old_pod, new_pod);
     nominated_count_.store(nominator_.size(), std::memory_order_release);
+    planned_count_.store(nominator_.planned_size(), std::memory_order_release);
     // The strongest verdict over the update's events decides.
     Strategy strategy = Strategy::kSkip;
     for (const auto& e : events) {
@@ -460,6 +463,7 @@ void SchedulingQueue::Delete(const api::Pod& pod) {
   std::lock_guard lock(mu_);
   nominator_.Delete(pod);
   nominated_count_.store(nominator_.size(), std::memory_order_release);
+  planned_count_.store(nominator_.planned_size(), std::memory_order_release);
   if (Item* item = FindLocked(PodKey(pod))) EraseItemLocked(item);
 }
 
@@ -730,22 +734,25 @@ void SchedulingQueue::AddNominatedPod(framework::PodInfoPtr pod, const std::stri
   std::lock_guard lock(mu_);
   nominator_.Add(std::move(pod), node_name);
   nominated_count_.store(nominator_.size(), std::memory_order_release);
+  planned_count_.store(nominator_.planned_size(), std::memory_order_release);
 }
 
 void SchedulingQueue::DeleteNominatedPodIfExists(const api::Pod& pod) {
   std::lock_guard lock(mu_);
   nominator_.Delete(pod);
   nominated_count_.store(nominator_.size(), std::memory_order_release);
+  planned_count_.store(nominator_.planned_size(), std::memory_order_release);
 }
 
 void SchedulingQueue::AddPlannedPod(framework::PodInfoPtr pod, const std::string& node_name) {
   std::lock_guard lock(mu_);
   nominator_.Add(std::move(pod), node_name, /*planned=*/true);
   nominated_count_.store(nominator_.size(), std::memory_order_release);
+  planned_count_.store(nominator_.planned_size(), std::memory_order_release);
 }
 
 bool SchedulingQueue::IsPlanned(const api::Pod& pod) const {
-  if (nominated_count_.load(std::memory_order_acquire) == 0) return false;
+  if (planned_count_.load(std::memory_order_acquire) == 0) return false;
   std::lock_guard lock(mu_);
   return nominator_.IsPlanned(PodKey(pod));
 }

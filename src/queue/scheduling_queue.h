@@ -327,6 +327,8 @@ class SchedulingQueue final : public framework::PodNominator {
   // nominator_.size(), updated under mu_ after each change, read without the lock.
 
   std::atomic<size_t> nominated_count_{0};
+  // Planned pods among them: IsPlanned answers without the lock while there are none.
+  std::atomic<size_t> planned_count_{0};
 };
 
 }  // namespace kubesched::queue
