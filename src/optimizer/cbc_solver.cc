@@ -171,19 +171,12 @@ MipResult SolveLoaded(Cbc_Model* model, const MipProblem& problem) {
 }  // namespace
 
 MipResult CbcSolver::Solve(const MipProblem& problem, const MipOptions& options) {
-  const auto began = std::chrono::steady_clock::now();
-  MipResult result;
-  if (std::string error = ValidateMipProblem(problem, options); !error.empty()) {
-    result.status = Status::kError;
-    result.message = std::move(error);
-  } else if (problem.num_columns() == 0) {
-    result = internal::SolveWithoutColumns(problem);
-  } else {
+  return internal::Solve(problem, options, [&] {
     // In a child process (isolated_solve.h): CBC 2.10 can crash in its preprocessing, and its
     // time limit is not checked inside the root relaxation. The lock is held across the fork so
     // that the child's copy of CBC's global state is not in the middle of another solve.
     std::lock_guard lock(CbcMutex());
-    result = SolveIsolated(
+    MipResult result = SolveIsolated(
         [&]() -> MipResult {
           MipResult r;
           try {  // a default MipResult is kError
@@ -207,10 +200,8 @@ MipResult CbcSolver::Solve(const MipProblem& problem, const MipOptions& options)
     if (result.status == Status::kNoSolution || result.status == Status::kError) {
       result.bound = internal::NoBound(problem);
     }
-  }
-  internal::Finish(problem, options, result);
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-  return result;
+    return result;
+  });
 }
 
 }  // namespace kubesched::optimizer

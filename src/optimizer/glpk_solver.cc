@@ -255,21 +255,11 @@ MipResult SolveLoaded(glp_prob* prob, const MipProblem& problem, const MipOption
 }  // namespace
 
 MipResult GlpkSolver::Solve(const MipProblem& problem, const MipOptions& options) {
-  const auto began = std::chrono::steady_clock::now();
-  MipResult result;
-  if (std::string error = ValidateMipProblem(problem, options); !error.empty()) {
-    result.status = Status::kError;
-    result.message = std::move(error);
-  } else if (problem.num_columns() == 0) {
-    result = internal::SolveWithoutColumns(problem);
-  } else {
+  return internal::Solve(problem, options, [&] {
     TerminalCapture terminal;
     GlpProbPtr prob = Load(problem);
-    result = SolveLoaded(prob.get(), problem, options, terminal);
-  }
-  internal::Finish(problem, options, result);
-  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
-  return result;
+    return SolveLoaded(prob.get(), problem, options, terminal);
+  });
 }
 
 }  // namespace kubesched::optimizer

@@ -1,6 +1,7 @@
 #include "optimizer/mip.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <limits>
 
@@ -125,6 +126,22 @@ MipResult SolveWithoutColumns(const MipProblem& problem) {
     }
   }
   result.status = MipResult::Status::kOptimal;
+  return result;
+}
+
+MipResult Solve(const MipProblem& problem, const MipOptions& options, const std::function<MipResult()>& solve) {
+  const auto began = std::chrono::steady_clock::now();
+  MipResult result;
+  if (std::string error = ValidateMipProblem(problem, options); !error.empty()) {
+    result.status = MipResult::Status::kError;
+    result.message = std::move(error);
+  } else if (problem.num_columns() == 0) {
+    result = SolveWithoutColumns(problem);
+  } else {
+    result = solve();
+  }
+  Finish(problem, options, result);
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
   return result;
 }
 

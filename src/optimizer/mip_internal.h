@@ -1,6 +1,8 @@
 #pragma once
 // What every MIP back end does before and after calling its library, so the solvers answer alike.
 
+#include <functional>
+
 #include "optimizer/mip.h"
 
 namespace kubesched::optimizer::internal {
@@ -22,5 +24,9 @@ MipResult SolveWithoutColumns(const MipProblem& problem);
 //! objective recomputed from x, a feasible start kept when the solver found nothing as good, and
 //! the bound no worse than the objective it accompanies.
 void Finish(const MipProblem& problem, const MipOptions& options, MipResult& result);
+
+//! The frame of every back end's Solve: validation, the problem without columns, `solve` (the
+//! library's part) otherwise, then Finish and the time taken.
+MipResult Solve(const MipProblem& problem, const MipOptions& options, const std::function<MipResult()>& solve);
 
 }  // namespace kubesched::optimizer::internal
