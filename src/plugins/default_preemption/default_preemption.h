@@ -18,14 +18,22 @@
 #include "framework/args.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
+#include "framework/preemption/evaluator.h"
 
 namespace kubesched::plugins::default_preemption {
 
-inline constexpr std::string_view kNotEligibleNever = "not eligible due to preemptionPolicy=Never.";
-inline constexpr std::string_view kNotEligibleTerminating =
-    "not eligible due to a terminating pod on the nominated node.";
-inline constexpr std::string_view kNoVictims = "No preemption victims found for incoming pod";
-inline constexpr std::string_view kNotHelpful = "Preemption is not helpful for scheduling";
+// The shared machinery (framework/preemption), under the names this plugin's callers know.
+using framework::preemption::Candidate;
+using framework::preemption::ComputePdbBudgets;
+using framework::preemption::FilterPodsWithPdbViolation;
+using framework::preemption::kNotEligibleNever;
+using framework::preemption::kNotEligibleTerminating;
+using framework::preemption::kNotHelpful;
+using framework::preemption::kNoVictims;
+using framework::preemption::MoreImportantPod;
+using framework::preemption::PdbBudget;
+using framework::preemption::PickOneNodeForPreemption;
+using framework::preemption::Victims;
 
 //! Upstream's DefaultPreemptionArgs.
 struct DefaultPreemptionArgs {
@@ -41,46 +49,6 @@ std::expected<DefaultPreemptionArgs, framework::ArgsErrors> DecodeArgs(const nlo
 std::expected<DefaultPreemptionArgs, std::string> ParseArgs(const nlohmann::json& args);
 //! The args as a configuration file spells them.
 nlohmann::ordered_json EncodeArgs(const DefaultPreemptionArgs& args);
-
-//! A PodDisruptionBudget with the disruptions it currently allows (upstream reads
-//! status.disruptionsAllowed, which kubesched derives from the snapshot: see ComputePdbBudgets).
-struct PdbBudget {
-  std::shared_ptr<const api::PodDisruptionBudget> pdb;
-  int32_t disruptions_allowed = 0;
-};
-
-//! Derives each PDB's disruptionsAllowed as the disruption controller would, counting the
-//! non-terminating pods of the snapshot that the PDB selects as healthy and taking the expected
-//! count to be that number (kubesched has no controller scale): minAvailable N → healthy - N,
-//! maxUnavailable M → M; percentages are scaled and rounded up; never negative.
-std::vector<PdbBudget> ComputePdbBudgets(std::span<const std::shared_ptr<const api::PodDisruptionBudget>> pdbs,
-                                         std::span<const framework::NodeInfo* const> nodes);
-
-//! Splits pods (keeping their order) into those whose eviction would violate a PDB and the rest,
-//! consuming each matching PDB's budget in order (upstream's filterPodsWithPDBViolation).
-void FilterPodsWithPdbViolation(const std::vector<framework::PodInfoPtr>& pods, std::span<const PdbBudget> pdbs,
-                                std::vector<framework::PodInfoPtr>& violating,
-                                std::vector<framework::PodInfoPtr>& non_violating);
-
-//! The pods to evict on one node, most important first.
-struct Victims {
-  std::vector<framework::PodInfoPtr> pods;
-  int64_t num_pdb_violations = 0;
-};
-
-struct Candidate {
-  std::string node_name;
-  Victims victims;
-};
-
-//! Upstream's util.MoreImportantPod: higher priority, then earlier start time (a pod without a
-//! start time counts as starting now_ns).
-bool MoreImportantPod(const api::Pod& a, const api::Pod& b, int64_t now_ns);
-
-//! Index of the candidate to preempt on, by upstream's ordered criteria: fewest PDB violations,
-//! lowest highest-victim priority, smallest sum of priorities, fewest victims, latest earliest
-//! start time among the highest-priority victims; ties go to the first. -1 when empty.
-int PickOneNodeForPreemption(std::span<const Candidate> candidates, int64_t now_ns);
 
 class DefaultPreemption final : public framework::PostFilterPlugin {
  public:
@@ -125,10 +93,9 @@ class DefaultPreemption final : public framework::PostFilterPlugin {
                                           framework::NodeToStatus& node_statuses, std::vector<std::string>& errors);
 
  private:
-  framework::Status PrepareCandidate(const Candidate& candidate, const framework::PodInfo& pod);
-
   DefaultPreemptionArgs args_;
   framework::Handle& handle_;
+  framework::preemption::Evaluator evaluator_;
   std::mt19937 rng_{0x5eed};
   int32_t fixed_offset_ = -1;
 };
