@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "plugins/batch_placement/batch_placement.h"
+#include "plugins/cross_node_preemption/cross_node_preemption.h"
 #include "plugins/default_binder/default_binder.h"
 #include "plugins/default_preemption/default_preemption.h"
 #include "plugins/image_locality/image_locality.h"
@@ -82,6 +83,9 @@ void RegisterInTreePlugins(framework::Registry& registry) {
   MustRegister(
       registry, batch_placement::BatchPlacement::kName, batch_placement::New,
       ArgsTypeOf(batch_placement::BatchPlacement::kName, batch_placement::DecodeArgs, batch_placement::EncodeArgs));
+  MustRegister(registry, cross_node_preemption::CrossNodePreemption::kName, cross_node_preemption::New,
+               ArgsTypeOf(cross_node_preemption::CrossNodePreemption::kName, cross_node_preemption::DecodeArgs,
+                          cross_node_preemption::EncodeArgs));
 }
 
 }  // namespace kubesched::plugins

@@ -1,0 +1,92 @@
+#pragma once
+// The cross-node preemption model: where a pending pod (the preemptor) can run once some
+// lower-priority pods leave their nodes, either evicted or moved to another node (a controller
+// recreates a moved pod and the scheduler steers the new pod there). One mixed-integer program
+// over a neighbourhood of the cluster (the nodes the preemptor may take, the nodes a moved pod may
+// go to), solved by the same MIP back ends as batch placement. Lexicographic objective: fewest
+// evictions (the preemptor and every moved pod have a place), then evictions of the least
+// important pods, then fewest moves. The framework side (which pods, which nodes, which pairs
+// pass Filter) is the CrossNodePreemption plugin's; this file knows only numbers.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "optimizer/mip.h"
+
+namespace kubesched::optimizer {
+
+struct PreemptionModel {
+  //! Per resource dimension (cpu, memory, pods, ...), in the same order everywhere.
+  size_t num_resources = 0;
+
+  struct Node {
+    std::string name;
+    //! allocatable − requested − held (nominations), per dimension; may be negative.
+    std::vector<int64_t> free;
+    //! Whether the preemptor may be placed here (it fits once the pods the model removes leave).
+    bool preemptor_candidate = false;
+  };
+  std::vector<Node> nodes;
+
+  std::vector<int64_t> preemptor_request;
+
+  //! A pod that may leave its node: evicted, or (movable) moved to one of `destinations`.
+  struct Pod {
+    int node = -1;  //!< index in nodes
+    std::vector<int64_t> request;
+    //! Eviction weight class: 0 for the least important priority among the candidates, rising.
+    int32_t priority_rank = 0;
+    bool movable = false;
+    std::vector<int> destinations;  //!< node indices (never its own node)
+    std::vector<int> pdbs;          //!< indices into pdb_allowed of the budgets that select it
+  };
+  std::vector<Pod> pods;
+  //! Disruptions each PodDisruptionBudget still allows (evictions and moves both count).
+  std::vector<int32_t> pdb_allowed;
+
+  //! The preemptor may run on `node` only when `pod` is neither left on a node of `domain` nor
+  //! moved into one (required anti-affinity in either direction, over a topology domain).
+  struct Conflict {
+    int node = -1;
+    int pod = -1;
+    std::vector<int> domain;  //!< node indices of the domain (including `node`)
+  };
+  std::vector<Conflict> conflicts;
+
+  //! Cuts learned when a plan failed validation.
+  std::vector<int> forbidden_nodes;
+  std::vector<std::pair<int, int>> forbidden_moves;  //!< (pod, destination)
+};
+
+struct PreemptionPlanResult {
+  enum class Status { kPlan, kNoPlan, kError };
+  Status status = Status::kNoPlan;
+  int node = -1;
+  std::vector<int> evicted;                //!< pod indices
+  std::vector<std::pair<int, int>> moves;  //!< (pod, destination)
+  bool optimal = false;
+  double gap = 0;  //!< relative, on the weighted objective; 0 when optimal
+  double solver_seconds = 0;
+  std::string message;
+};
+
+//! A plan found greedily, used as the solver's start and as the answer when the solver gives
+//! none: for each candidate node, the least important pods leave (moved when a destination has
+//! room, else evicted) until the preemptor fits by resources; the cheapest node wins.
+PreemptionPlanResult GreedyPreemptionPlan(const PreemptionModel& model);
+
+//! The optimal plan (or the best found within the time limit).
+PreemptionPlanResult SolvePreemptionModel(const PreemptionModel& model, MipSolver& solver, const MipOptions& options);
+
+//! Evictions, weighted evictions and moves of a plan, as the objective ranks them.
+struct PlanCost {
+  int64_t evictions = 0;
+  int64_t weighted = 0;
+  int64_t moves = 0;
+  auto operator<=>(const PlanCost&) const = default;
+};
+PlanCost CostOf(const PreemptionModel& model, const PreemptionPlanResult& plan);
+
+}  // namespace kubesched::optimizer
