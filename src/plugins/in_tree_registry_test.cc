@@ -20,7 +20,7 @@ TEST(InTreeRegistryTest, RegistersEveryImplementedPluginByUpstreamName) {
       names::kNodeResourcesFit, names::kNodeResourcesBalancedAllocation,
       names::kInterPodAffinity, names::kPodTopologySpread,
       names::kImageLocality,    names::kDefaultPreemption,
-      "BatchPlacement",  // kubesched's own
+      "BatchPlacement",         "CrossNodePreemption",  // kubesched's own
   };
   testing::FakeHandle handle;
   for (auto name : want) {

@@ -62,6 +62,9 @@ std::string TemplateKey(const PodInfo& pi) {
   return key;
 }
 
+// Decision times kept for percentiles (a long-running scheduler stops recording after these).
+constexpr size_t kMaxRecordedDecisions = 1'000'000;
+
 int64_t GraceSeconds(const api::Pod&) { return 30; }
 
 // The pod as its controller would recreate it: not bound to any node yet.
@@ -186,6 +189,8 @@ std::pair<framework::PreFilterResult, Status> CrossNodePreemption::PreFilter(Cyc
   if (plans_.empty() || !p.spec.node_name.empty() || !ControllerOf(p)) return {{}, Status::Skip()};
   std::string key;
   for (auto& [uid, plan] : plans_) {
+    // A replacement is created after the plan; older pending siblings are not replacements.
+    if (p.metadata.creation_timestamp_ns < plan.created_ns) continue;
     for (auto& m : plan.moves) {
       if (m.done || m.claimed_by) continue;
       if (key.empty()) key = TemplateKey(pod);
@@ -678,7 +683,7 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
     {
       std::lock_guard lock(mu_);
       stats_.solver_seconds += solver_seconds;
-      stats_.decision_seconds.push_back(decision_seconds);
+      if (stats_.decision_seconds.size() < kMaxRecordedDecisions) stats_.decision_seconds.push_back(decision_seconds);
     }
     std::string why = plan.status == optimizer::PreemptionPlanResult::Status::kPlan || !last_failure.empty()
                           ? "no plan passed the filters (" + last_failure + ")"
@@ -730,7 +735,7 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
     stats_.evictions += static_cast<int64_t>(plan.evicted.size());
     stats_.moves += static_cast<int64_t>(plan.moves.size());
     stats_.solver_seconds += solver_seconds;
-    stats_.decision_seconds.push_back(decision_seconds);
+    if (stats_.decision_seconds.size() < kMaxRecordedDecisions) stats_.decision_seconds.push_back(decision_seconds);
     plans_[applied.preemptor_uid] = std::move(applied);
   }
   spdlog::info("cross-node preemption: {} on node {}: {} evicted, {} moved ({}; {:.1f} ms)", p.Key(), target->name(),
