@@ -20,6 +20,11 @@ class ClusterClient {
   virtual Status Bind(const api::Pod& pod, const std::string& node_name) = 0;
   //! Evicts (deletes) a pod, as preemption does.
   virtual Status DeletePod(const api::Pod& pod, std::string_view reason) = 0;
+  //! Evicts a pod that a controller will recreate, for cross-node preemption to place its
+  //! replacement on `destination_node` (the simulated cluster records the move).
+  virtual Status DeletePodForMove(const api::Pod& pod, const std::string& destination_node, std::string_view reason) {
+    return DeletePod(pod, reason);
+  }
   //! Sets (or, with "", clears) status.nominatedNodeName.
   virtual Status SetNominatedNodeName(const api::Pod& pod, const std::string& node_name) = 0;
   //! Records the PodScheduled condition (reason Unschedulable / SchedulerError and a message).
