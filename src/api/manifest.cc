@@ -28,6 +28,7 @@
 #include "api/schema.h"
 #include "api/workloads.h"
 #include "api/yaml_fields.h"
+#include "util/duration.h"
 
 namespace kubesched::api {
 namespace {
@@ -374,6 +375,18 @@ std::optional<int64_t> ReadTime(const MapView& m, std::string_view key) {
   return t;
 }
 
+// The scenario timeline's annotations (kAnnotationCreateAfter, kAnnotationDeleteAfter): a
+// non-negative Go duration each, read by the simulated cluster.
+void CheckTimelineAnnotations(const MapView& annotations) {
+  for (std::string_view key : {kAnnotationCreateAfter, kAnnotationDeleteAfter}) {
+    if (!annotations.Has(key)) continue;
+    const YAML::Node& v = annotations.Get(key);
+    auto d = util::ParseDuration(ReadString(v, annotations.PathOf(key)));
+    if (!d) Fail(v, annotations.PathOf(key), d.error());
+    if (*d < 0) Fail(v, annotations.PathOf(key), "must not be negative, got " + Quote(v.Scalar()));
+  }
+}
+
 ObjectMeta ReadMetadata(const MapView& m) {
   ObjectMeta meta;
   // Timestamps are Unix time, the clock the simulation runs on too.
@@ -385,6 +398,7 @@ ObjectMeta ReadMetadata(const MapView& m) {
   meta.uid = m.String("uid");
   meta.labels = m.LabelMap("labels");
   meta.annotations = m.AnnotationMap("annotations");
+  CheckTimelineAnnotations(m.Map("annotations"));
   m.ForEach("ownerReferences", [&](const YAML::Node& item, const std::string& path, size_t) {
     MapView o(item, path);
     meta.owner_references.push_back(OwnerReference{
@@ -691,6 +705,14 @@ PodSpec ReadPodSpec(const MapView& m) {
   });
   if (std::string name = m.String("schedulerName"); !name.empty()) s.scheduler_name = std::move(name);
   s.priority = m.OptInt32("priority");
+  if (auto grace = m.OptInt("terminationGracePeriodSeconds", std::numeric_limits<int64_t>::min(),
+                            std::numeric_limits<int64_t>::max())) {
+    if (*grace < 0) {
+      Fail(m.At("terminationGracePeriodSeconds"), m.PathOf("terminationGracePeriodSeconds"),
+           "must be greater than or equal to 0, got " + std::to_string(*grace));
+    }
+    s.termination_grace_period_seconds = *grace;
+  }
   s.priority_class_name = m.String("priorityClassName");
   if (m.Has("preemptionPolicy")) {
     s.preemption_policy = ReadEnum(m.Get("preemptionPolicy"), m.PathOf("preemptionPolicy"), kPreemptionPolicies);
@@ -1018,6 +1040,7 @@ void ReadWorkloadSpec(const MapView& spec, Workload& w) {
   const MapView tmpl_meta = tmpl.Map("metadata");
   w.template_.metadata.labels = tmpl_meta.LabelMap("labels");
   w.template_.metadata.annotations = tmpl_meta.AnnotationMap("annotations");
+  CheckTimelineAnnotations(tmpl_meta.Map("annotations"));
   if (!tmpl.Has("spec")) Fail(tmpl.At("spec"), tmpl.PathOf("spec"), "required field is missing");
   w.template_.spec = ReadPodSpec(tmpl.Map("spec"));
 

@@ -984,6 +984,16 @@ TEST(ManifestTest, ErrorsNameTheFileDocumentObjectAndField) {
        "apiVersion: policy/v1\nkind: PodDisruptionBudget\nmetadata: {name: p}\nspec: {minAvailable: 150%}\n",
        "test.yaml: document 1 (PodDisruptionBudget default/p): spec.minAvailable: expected a non-negative integer or "
        "a percentage such as \"50%\", got \"150%\" (line 4)"},
+      {"negative termination grace period",
+       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  terminationGracePeriodSeconds: -5\n"
+       "  containers: [{name: c}]\n",
+       "test.yaml: document 1 (Pod default/p): spec.terminationGracePeriodSeconds: must be greater than or equal to 0, "
+       "got -5 (line 5)"},
+      {"timeline annotation that is not a duration",
+       "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  annotations: {simulate.kubesched.io/delete-after: "
+       "soon}\n",
+       "test.yaml: document 1 (Node n): metadata.annotations[simulate.kubesched.io/delete-after]: invalid duration "
+       "\"soon\": expected a number, such as 30s, 1m30s or 500ms (line 5)"},
       {"deployment selector mismatch",
        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  selector: {matchLabels: {app: web}}\n"
        "  template:\n    metadata: {labels: {app: api}}\n    spec: {containers: [{name: c}]}\n",
@@ -1812,6 +1822,20 @@ TEST(ManifestTest, DirectoriesAreReadAsKubectlReadsThem) {
   ASSERT_TRUE(empty.has_value());
   EXPECT_EQ(empty->object_count, 0u);
   fs::remove_all(dir);
+}
+
+TEST(ManifestTest, TerminationGracePeriodDefaultsToThirtySeconds) {
+  auto r = LoadManifestsFromString(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\nspec: {containers: [{name: c}]}\n---\n"
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: b}\nspec: {terminationGracePeriodSeconds: 0, containers: [{name: "
+      "c}]}\n",
+      "test.yaml");
+  ASSERT_TRUE(r.has_value()) << r.error().ToString();
+  ASSERT_EQ(r->pods.size(), 2u);
+  EXPECT_FALSE(r->pods[0]->spec.termination_grace_period_seconds.has_value());
+  EXPECT_EQ(r->pods[0]->spec.TerminationGracePeriodSeconds(), 30);
+  EXPECT_EQ(r->pods[1]->spec.termination_grace_period_seconds, 0);
+  EXPECT_EQ(r->pods[1]->spec.TerminationGracePeriodSeconds(), 0);
 }
 
 }  // namespace

@@ -29,6 +29,12 @@ inline constexpr std::string_view kLabelTopologyZone = "topology.kubernetes.io/z
 inline constexpr std::string_view kLabelTopologyRegion = "topology.kubernetes.io/region";
 inline constexpr std::string_view kDefaultSchedulerName = "default-scheduler";
 inline constexpr std::string_view kNamespaceDefault = "default";
+//! Scenario timeline of `kubesched simulate`: on a Pod or Node, a Go duration after the start of
+//! the simulation at which the object is created (it does not exist before) or deleted.
+inline constexpr std::string_view kAnnotationCreateAfter = "simulate.kubesched.io/create-after";
+inline constexpr std::string_view kAnnotationDeleteAfter = "simulate.kubesched.io/delete-after";
+//! spec.terminationGracePeriodSeconds when the manifest leaves it out (the API server's default).
+inline constexpr int64_t kDefaultTerminationGracePeriodSeconds = 30;
 inline constexpr std::string_view kNamespaceSystem = "kube-system";
 
 struct OwnerReference {
@@ -209,6 +215,12 @@ struct PodSpec {
   std::optional<ResourceRequirements> resources;
   std::vector<TopologySpreadConstraint> topology_spread_constraints;
   bool host_network = false;
+  //! spec.terminationGracePeriodSeconds; unset means kDefaultTerminationGracePeriodSeconds.
+  std::optional<int64_t> termination_grace_period_seconds;
+
+  int64_t TerminationGracePeriodSeconds() const {
+    return termination_grace_period_seconds.value_or(kDefaultTerminationGracePeriodSeconds);
+  }
 };
 
 enum class PodPhase { kPending, kRunning, kSucceeded, kFailed, kUnknown };

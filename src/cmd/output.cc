@@ -74,11 +74,14 @@ struct Summary {
   size_t gated = 0;
   size_t finished = 0;  // Succeeded or Failed
   size_t terminating = 0;
+  size_t evictions = 0;  // deleted by preemption
+  size_t moves = 0;      // deleted by preemption for a move to another node (Eviction.moved_to)
   std::set<std::string> used_nodes;
 };
 
 Summary Summarize(const scheduler::SimulationResult& result) {
   Summary s;
+  for (const auto& e : result.evictions) ++(e.moved_to.empty() ? s.evictions : s.moves);
   for (const auto& p : result.pods) {
     if (Terminal(*p)) {
       ++s.finished;
@@ -109,6 +112,8 @@ nlohmann::ordered_json SummaryJson(const scheduler::SimulationResult& result, co
                   {"gated", sum.gated},
                   {"finished", sum.finished},
                   {"evicted", result.evictions.size()},
+                  {"evictions", sum.evictions},
+                  {"moves", sum.moves},
                   {"nodesUsed", sum.used_nodes.size()},
                   {"nodes", result.nodes.size()}};
   // The batch optimizer's verdict (null without BatchPlacement): proved optimal for every
@@ -223,6 +228,7 @@ void PrintSimulation(const scheduler::SimulationResult& result, OutputFormat for
       e["preemptedBy"] = by.empty() ? ordered_json(nullptr) : ordered_json(by);
       e["reason"] = ev.reason;
       e["replacedBy"] = ev.replacement ? ordered_json(ev.replacement->Key()) : ordered_json(nullptr);
+      if (!ev.moved_to.empty()) e["movedTo"] = ev.moved_to;
       j["evicted"].push_back(std::move(e));
     }
     j["summary"] = SummaryJson(result, sum);
@@ -294,7 +300,9 @@ void PrintSimulation(const scheduler::SimulationResult& result, OutputFormat for
   std::string summary = fmt::format("{} scheduled, {} pending", sum.scheduled, sum.pending);
   if (sum.already_running > 0) summary += fmt::format(", {} already running", sum.already_running);
   if (sum.finished > 0) summary += fmt::format(", {} finished", sum.finished);
-  if (!result.evictions.empty()) summary += fmt::format(", {} preempted", result.evictions.size());
+  // Preempted counts plain evictions; moves (cross-node preemption) are counted apart.
+  if (sum.evictions > 0) summary += fmt::format(", {} preempted", sum.evictions);
+  if (sum.moves > 0) summary += fmt::format(", {} moved", sum.moves);
   summary += fmt::format(", {} nodes used (of {})", sum.used_nodes.size(), result.nodes.size());
   out << "\n";
   if (const auto& o = result.optimizer) out << OptimizerLine(*o) << "\n";

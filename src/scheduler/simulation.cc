@@ -53,13 +53,22 @@ std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects o
 
   const int64_t deadline_ns = start_ns + options.max_virtual_time_ns;
   bool flushed_unschedulable = false;
+  // The earlier of the scheduler's next timer and the cluster's next event (a terminating pod's
+  // removal, a timeline creation or deletion).
+  auto next_due = [&](bool include_unschedulable) {
+    std::optional<int64_t> next = sched.NextTimerNs(include_unschedulable);
+    if (auto event = cluster.NextEventNs(); event && (!next || *event < *next)) next = event;
+    return next;
+  };
   while (true) {
+    // Timeline events due at the start (create-after: 0s) and those a deletion made due at once.
+    if (cluster.FireEvents()) sched.RunPendingBindings();
     while (sched.ScheduleOne()) sched.RunPendingBindings();
     sched.FireTimers();
     // Timers may have ended Permit waits: their binding cycles run before anything else.
     sched.RunPendingBindings();
     if (sched.queue().NumActive() > 0) continue;
-    std::optional<int64_t> next = sched.NextTimerNs(false);
+    std::optional<int64_t> next = next_due(false);
     if (!next && !flushed_unschedulable) {
       // Only pods waiting for an event that will not come are left. Upstream's periodic flush
       // retries them after podMaxInUnschedulablePodsDuration; so does the simulation, once.
@@ -69,6 +78,8 @@ std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects o
     }
     if (!next || *next > deadline_ns) break;
     clock.AdvanceTo(std::max(*next, clock.NowNs()));
+    // The cluster's events first: a victim's removal is what a pod in backoff may be waiting for.
+    cluster.FireEvents();
     sched.FireTimers();
   }
 

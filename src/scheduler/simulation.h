@@ -1,8 +1,10 @@
 #pragma once
 // Runs the scheduler against a simulated cluster on a virtual clock until nothing more can
-// change: activeQ empty, no pod backing off, no binding cycle queued or waiting at Permit, and the
-// pods left in the unschedulable pool retried once after podMaxInUnschedulablePodsDuration (as
-// upstream's periodic flush would) without any of them getting placed for good.
+// change: activeQ empty, no pod backing off, no binding cycle queued or waiting at Permit, no
+// cluster event pending (a terminating pod's removal after its grace period, the scenario
+// timeline's creations and deletions: SimulatedCluster::NextEventNs), and the pods left in the unschedulable pool
+// retried once after podMaxInUnschedulablePodsDuration (as upstream's periodic flush would) without any of them getting
+// placed for good.
 //
 // The virtual clock keeps Unix time, like the timestamps in manifests: it starts at the wall
 // clock (or just after the latest timestamp in the input, if that is later), so pods bound during

@@ -136,6 +136,62 @@ TEST(TerminatingPods, DoNotCountForTopologySpread) {
   EXPECT_EQ(Find(r, "new")->spec.node_name, "n0") << MessageOf(*Find(r, "new"));
 }
 
+// --- Graceful deletion of preemption victims ---------------------------------------------------
+
+// n0 has room for one 2-cpu pod: "victim" (priority 0, 20 s grace period) runs there; "preemptor"
+// (priority 1000) needs it; "late" (priority 0, 1 cpu) is created 5 s in, while the victim is
+// still terminating.
+std::string GraceScenario() {
+  return kNode + kPriorityClass +
+         Pod("victim", "2", "", "  nodeName: n0\n  terminationGracePeriodSeconds: 20\n", "  phase: Running\n") +
+         Pod("preemptor", "2", "", "  priorityClassName: high\n") +
+         Pod("late", "1", "  annotations: {simulate.kubesched.io/create-after: 5s}\n");
+}
+
+TEST(GracefulPreemption, VictimTerminatesDuringItsGracePeriod) {
+  // Stopped 10 s in: the victim is still there, marked for deletion by preemption, holding its
+  // cpu; the preemptor waits, nominated to n0; "late" does not fit either.
+  SimulationOptions opts;
+  opts.max_virtual_time_ns = 10 * util::kNanosPerSecond;
+  auto r = Simulate(GraceScenario(), opts);
+  const api::Pod* victim = Find(r, "victim");
+  ASSERT_NE(victim, nullptr);
+  EXPECT_EQ(victim->spec.node_name, "n0");
+  ASSERT_TRUE(victim->metadata.deletion_timestamp_ns.has_value());
+  EXPECT_EQ(*victim->metadata.deletion_timestamp_ns, r.start_time_ns + 20 * util::kNanosPerSecond);
+  bool disruption_target = false;
+  for (const auto& c : victim->status.conditions) {
+    disruption_target |= c.type == "DisruptionTarget" && c.status == "True" && c.reason == "PreemptionByScheduler";
+  }
+  EXPECT_TRUE(disruption_target);
+  ASSERT_EQ(r.evictions.size(), 1u);
+  EXPECT_EQ(r.evictions[0].pod->metadata.name, "victim");
+  const api::Pod* preemptor = Find(r, "preemptor");
+  EXPECT_TRUE(preemptor->spec.node_name.empty());
+  EXPECT_EQ(preemptor->status.nominated_node_name, "n0");
+  ASSERT_NE(Find(r, "late"), nullptr) << "created 5 s in";
+  EXPECT_TRUE(Find(r, "late")->spec.node_name.empty());
+}
+
+TEST(GracefulPreemption, PreemptorBindsOnceTheVictimIsGoneAndKeepsItsCapacity) {
+  auto r = Simulate(GraceScenario());
+  EXPECT_EQ(Find(r, "victim"), nullptr) << "removed after its grace period";
+  ASSERT_EQ(r.evictions.size(), 1u);
+  const api::Pod* preemptor = Find(r, "preemptor");
+  ASSERT_EQ(preemptor->spec.node_name, "n0") << MessageOf(*preemptor);
+  ASSERT_TRUE(preemptor->status.start_time_ns.has_value());
+  // Bound when the victim's removal requeued it: the virtual clock ran through the grace period.
+  EXPECT_GE(*preemptor->status.start_time_ns, r.start_time_ns + 20 * util::kNanosPerSecond);
+  EXPECT_LT(*preemptor->status.start_time_ns, r.start_time_ns + 21 * util::kNanosPerSecond);
+  EXPECT_GE(r.virtual_time_ns, r.start_time_ns + 20 * util::kNanosPerSecond);
+  // The lower-priority pod created during the grace period did not take the nominated
+  // preemptor's capacity.
+  const api::Pod* late = Find(r, "late");
+  ASSERT_NE(late, nullptr);
+  EXPECT_TRUE(late->spec.node_name.empty());
+  EXPECT_NE(MessageOf(*late).find("Insufficient cpu"), std::string::npos) << MessageOf(*late);
+}
+
 // --- Pod-level resources -----------------------------------------------------------------------
 
 TEST(PodLevelResources, PodRequestsReplaceTheContainersSum) {
