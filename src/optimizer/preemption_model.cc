@@ -168,6 +168,48 @@ PreemptionPlanResult GreedyPreemptionPlan(const PreemptionModel& m) {
   return best;
 }
 
+int64_t MinRemovals(const PreemptionModel& m) {
+  const size_t R = m.num_resources;
+  std::vector<std::vector<int>> pods_on(m.nodes.size());
+  for (size_t v = 0; v < m.pods.size(); ++v) pods_on[m.pods[v].node].push_back(static_cast<int>(v));
+  int64_t best = -1;
+  for (size_t n = 0; n < m.nodes.size(); ++n) {
+    if (!m.nodes[n].preemptor_candidate || NodeForbidden(m, static_cast<int>(n))) continue;
+    std::set<int> must;
+    for (const auto& c : m.conflicts) {
+      if (c.node == static_cast<int>(n) && InDomain(c.domain, m.pods[c.pod].node)) must.insert(c.pod);
+    }
+    std::vector<int64_t> free = m.nodes[n].free;
+    for (int v : must) {
+      if (m.pods[v].node != static_cast<int>(n)) continue;
+      for (size_t r = 0; r < R; ++r) free[r] += m.pods[v].request[r];
+    }
+    int64_t needed = 0;
+    bool possible = true;
+    for (size_t r = 0; r < R && possible; ++r) {
+      int64_t deficit = m.preemptor_request[r] - free[r];
+      if (deficit <= 0) continue;
+      std::vector<int64_t> sizes;
+      for (int v : pods_on[n]) {
+        if (!must.contains(v)) sizes.push_back(m.pods[v].request[r]);
+      }
+      std::sort(sizes.rbegin(), sizes.rend());
+      int64_t k = 0;
+      for (int64_t q : sizes) {
+        if (deficit <= 0) break;
+        deficit -= q;
+        ++k;
+      }
+      if (deficit > 0) possible = false;
+      needed = std::max(needed, k);
+    }
+    if (!possible) continue;
+    const int64_t total = static_cast<int64_t>(must.size()) + needed;
+    if (best < 0 || total < best) best = total;
+  }
+  return best;
+}
+
 PreemptionPlanResult SolvePreemptionModel(const PreemptionModel& m, MipSolver& solver, const MipOptions& options) {
   const size_t R = m.num_resources;
   const Weights w = WeightsFor(m);
@@ -304,9 +346,17 @@ PreemptionPlanResult SolvePreemptionModel(const PreemptionModel& m, MipSolver& s
     lp.AddRow(std::move(row));
   }
 
-  // Start from the greedy plan when it has one.
+  // Start from the greedy plan when it has one; it is optimal, and the solver not needed, when it
+  // evicts nothing and moves no more pods than any plan must remove.
   MipOptions opts = options;
   PreemptionPlanResult greedy = GreedyPreemptionPlan(m);
+  if (greedy.status == PreemptionPlanResult::Status::kPlan && greedy.evicted.empty() &&
+      static_cast<int64_t>(greedy.moves.size()) == MinRemovals(m)) {
+    greedy.optimal = true;
+    greedy.gap = 0;
+    greedy.message = "greedy plan meets the lower bound";
+    return greedy;
+  }
   if (greedy.status == PreemptionPlanResult::Status::kPlan) {
     std::vector<double> start(lp.num_columns(), 0);
     start[x[greedy.node]] = 1;

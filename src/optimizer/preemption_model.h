@@ -77,7 +77,13 @@ struct PreemptionPlanResult {
 //! room, else evicted) until the preemptor fits by resources; the cheapest node wins.
 PreemptionPlanResult GreedyPreemptionPlan(const PreemptionModel& model);
 
-//! The optimal plan (or the best found within the time limit).
+//! A lower bound on the pods any plan removes (evicts or moves): over the candidate nodes, the
+//! fewest pods whose removal frees the preemptor's request in every dimension (largest first),
+//! plus the pods that must leave the node's domains; -1 when no candidate can work.
+int64_t MinRemovals(const PreemptionModel& model);
+
+//! The optimal plan (or the best found within the time limit). The solver is skipped when the
+//! greedy plan evicts nothing and meets MinRemovals: no plan can do better.
 PreemptionPlanResult SolvePreemptionModel(const PreemptionModel& model, MipSolver& solver, const MipOptions& options);
 
 //! Evictions, weighted evictions and moves of a plan, as the objective ranks them.

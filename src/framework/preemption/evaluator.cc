@@ -36,21 +36,88 @@ bool PdbSelects(const api::PodDisruptionBudget& pdb, const api::Pod& pod) {
   return pdb.selector && !pdb.selector->Empty() && pdb.selector->Matches(pod.metadata.labels);
 }
 
+namespace {
+
+std::string LabelKey(const std::string& ns, const std::string& key, const std::string& value) {
+  std::string k;
+  k.reserve(ns.size() + key.size() + value.size() + 2);
+  k.append(ns).push_back('\0');
+  k.append(key).push_back('\0');
+  k.append(value);
+  return k;
+}
+
+}  // namespace
+
+PdbIndex::PdbIndex(std::span<const std::shared_ptr<const api::PodDisruptionBudget>> pdbs) {
+  for (size_t i = 0; i < pdbs.size(); ++i) Add(static_cast<int>(i), *pdbs[i]);
+}
+
+PdbIndex::PdbIndex(std::span<const PdbBudget> budgets) {
+  for (size_t i = 0; i < budgets.size(); ++i) Add(static_cast<int>(i), *budgets[i].pdb);
+}
+
+void PdbIndex::Add(int index, const api::PodDisruptionBudget& pdb) {
+  pdbs_.push_back(&pdb);
+  // A PDB with a nil or empty selector matches nothing: not indexed.
+  if (!pdb.selector || pdb.selector->Empty()) return;
+  if (pdb.selector->match_labels.empty()) {
+    by_namespace_[pdb.metadata.namespace_].push_back(index);
+    return;
+  }
+  const auto& [key, value] = *pdb.selector->match_labels.begin();
+  by_label_[LabelKey(pdb.metadata.namespace_, key, value)].push_back(index);
+}
+
+void PdbIndex::Selecting(const api::Pod& pod, std::vector<int>& out) const {
+  out.clear();
+  if (pod.metadata.labels.empty()) return;
+  auto check = [&](const std::vector<int>& indices) {
+    for (int i : indices) {
+      if (PdbSelects(*pdbs_[i], pod)) out.push_back(i);
+    }
+  };
+  if (!by_label_.empty()) {
+    for (const auto& [key, value] : pod.metadata.labels) {
+      if (auto it = by_label_.find(LabelKey(pod.metadata.namespace_, key, value)); it != by_label_.end()) {
+        check(it->second);
+      }
+    }
+  }
+  if (auto it = by_namespace_.find(pod.metadata.namespace_); it != by_namespace_.end()) check(it->second);
+  std::sort(out.begin(), out.end());
+}
+
 std::vector<PdbBudget> ComputePdbBudgets(std::span<const std::shared_ptr<const api::PodDisruptionBudget>> pdbs,
                                          std::span<const NodeInfo* const> nodes) {
   std::vector<PdbBudget> out;
   out.reserve(pdbs.size());
-  for (const auto& pdb : pdbs) {
-    int32_t healthy = 0;
-    if (pdb->selector && !pdb->selector->Empty()) {
-      for (const NodeInfo* node : nodes) {
-        for (const auto& pi : node->pods()) {
-          const api::Pod& p = pi->pod();
-          if (p.metadata.namespace_ != pdb->metadata.namespace_ || p.metadata.deletion_timestamp_ns) continue;
-          if (pdb->selector->Matches(p.metadata.labels)) ++healthy;
+  std::vector<int32_t> healthy_of(pdbs.size(), 0);
+  if (!pdbs.empty()) {
+    const PdbIndex index(pdbs);
+    std::vector<int> selecting;
+    for (const NodeInfo* node : nodes) {
+      for (const auto& pi : node->pods()) {
+        const api::Pod& p = pi->pod();
+        if (p.metadata.deletion_timestamp_ns) continue;
+        if (p.metadata.labels.empty()) {
+          // Rare: only a selector of expressions alone can match a pod without labels.
+          for (size_t i = 0; i < pdbs.size(); ++i) {
+            const auto& pdb = *pdbs[i];
+            if (pdb.metadata.namespace_ == p.metadata.namespace_ && pdb.selector && !pdb.selector->Empty() &&
+                pdb.selector->Matches(p.metadata.labels))
+              ++healthy_of[i];
+          }
+          continue;
         }
+        index.Selecting(p, selecting);
+        for (int i : selecting) ++healthy_of[i];
       }
     }
+  }
+  for (size_t i = 0; i < pdbs.size(); ++i) {
+    const auto& pdb = pdbs[i];
+    const int32_t healthy = healthy_of[i];
     // The expected count is the healthy count: kubesched does not track controller scale.
     int32_t desired = 0;
     if (pdb->max_unavailable) {
@@ -64,14 +131,23 @@ std::vector<PdbBudget> ComputePdbBudgets(std::span<const std::shared_ptr<const a
 }
 
 void FilterPodsWithPdbViolation(const std::vector<PodInfoPtr>& pods, std::span<const PdbBudget> pdbs,
-                                std::vector<PodInfoPtr>& violating, std::vector<PodInfoPtr>& non_violating) {
+                                std::vector<PodInfoPtr>& violating, std::vector<PodInfoPtr>& non_violating,
+                                const PdbIndex* index) {
   std::vector<int32_t> allowed;
   allowed.reserve(pdbs.size());
   for (const auto& b : pdbs) allowed.push_back(b.disruptions_allowed);
+  std::vector<int> selecting;
   for (const auto& pi : pods) {
     bool violated = false;
-    for (size_t i = 0; i < pdbs.size(); ++i) {
-      if (!PdbSelects(*pdbs[i].pdb, pi->pod())) continue;
+    if (index) {
+      index->Selecting(pi->pod(), selecting);
+    } else {
+      selecting.clear();
+      for (size_t i = 0; i < pdbs.size(); ++i) {
+        if (PdbSelects(*pdbs[i].pdb, pi->pod())) selecting.push_back(static_cast<int>(i));
+      }
+    }
+    for (int i : selecting) {
       if (--allowed[i] < 0) violated = true;
     }
     (violated ? violating : non_violating).push_back(pi);
@@ -202,7 +278,7 @@ std::vector<PdbBudget> Evaluator::PdbBudgets() const {
 }
 
 Status Evaluator::SelectVictimsOnNode(CycleState& state, const PodInfo& pod, NodeInfo& node_info,
-                                      std::span<const PdbBudget> pdbs, Victims& victims) {
+                                      std::span<const PdbBudget> pdbs, Victims& victims, const PdbIndex* index) {
   victims = Victims{};
   const int32_t priority = pod.pod().Priority();
   std::vector<PodInfoPtr> potential;
@@ -234,7 +310,7 @@ Status Evaluator::SelectVictimsOnNode(CycleState& state, const PodInfo& pod, Nod
   std::stable_sort(potential.begin(), potential.end(), more_important);
   std::vector<PodInfoPtr> violating;
   std::vector<PodInfoPtr> non_violating;
-  FilterPodsWithPdbViolation(potential, pdbs, violating, non_violating);
+  FilterPodsWithPdbViolation(potential, pdbs, violating, non_violating, index);
 
   // Re-adds a victim; it stays (is reprieved) when the preemptor still fits.
   auto reprieve = [&](const PodInfoPtr& pi, bool& fits) -> Status {
@@ -270,6 +346,7 @@ std::vector<Candidate> Evaluator::DryRunPreemption(CycleState& state, const PodI
   std::vector<Candidate> violating;
   const size_t n = potential_nodes.size();
   const int32_t priority = pod.pod().Priority();
+  const PdbIndex index(pdbs);
   // Sequential (upstream runs this in parallel and cancels once enough candidates exist), so the
   // result is deterministic.
   for (size_t i = 0; i < n; ++i) {
@@ -286,7 +363,7 @@ std::vector<Candidate> Evaluator::DryRunPreemption(CycleState& state, const PodI
     std::unique_ptr<NodeInfo> node_copy = node.Clone();
     std::unique_ptr<CycleState> state_copy = state.Clone();
     Victims victims;
-    Status status = SelectVictimsOnNode(*state_copy, pod, *node_copy, pdbs, victims);
+    Status status = SelectVictimsOnNode(*state_copy, pod, *node_copy, pdbs, victims, &index);
     if (status.IsSuccess() && !victims.pods.empty()) {
       const bool no_violation = victims.num_pdb_violations == 0;
       (no_violation ? non_violating : violating).push_back({node.name(), std::move(victims)});

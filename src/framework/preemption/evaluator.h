@@ -11,6 +11,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -43,10 +44,28 @@ std::vector<PdbBudget> ComputePdbBudgets(std::span<const std::shared_ptr<const a
 //! without labels matches none).
 bool PdbSelects(const api::PodDisruptionBudget& pdb, const api::Pod& pod);
 
+//! Finds the PDBs that select a pod without matching every PDB's selector: PDBs are indexed by
+//! namespace and one of their matchLabels pairs (those with only expressions by namespace), so a
+//! lookup checks only the PDBs that can select the pod. Indices refer to the list it was built on.
+class PdbIndex {
+ public:
+  explicit PdbIndex(std::span<const std::shared_ptr<const api::PodDisruptionBudget>> pdbs);
+  explicit PdbIndex(std::span<const PdbBudget> budgets);
+  //! The indices of the PDBs that select the pod, ascending, into `out` (cleared first).
+  void Selecting(const api::Pod& pod, std::vector<int>& out) const;
+
+ private:
+  void Add(int index, const api::PodDisruptionBudget& pdb);
+  std::vector<const api::PodDisruptionBudget*> pdbs_;
+  std::unordered_map<std::string, std::vector<int>> by_label_;      // "ns\0key\0value"
+  std::unordered_map<std::string, std::vector<int>> by_namespace_;  // no matchLabels
+};
+
 //! Splits pods (keeping their order) into those whose eviction would violate a PDB and the rest,
 //! consuming each matching PDB's budget in order (upstream's filterPodsWithPDBViolation).
 void FilterPodsWithPdbViolation(const std::vector<PodInfoPtr>& pods, std::span<const PdbBudget> pdbs,
-                                std::vector<PodInfoPtr>& violating, std::vector<PodInfoPtr>& non_violating);
+                                std::vector<PodInfoPtr>& violating, std::vector<PodInfoPtr>& non_violating,
+                                const PdbIndex* index = nullptr);
 
 //! The pods to evict on one node, most important first.
 struct Victims {
@@ -95,7 +114,7 @@ class Evaluator {
   //! with state a clone) so that pod fits. UnschedulableAndUnresolvable kNoVictims when there are
   //! no lower-priority pods; the Filter status when the pod does not fit even without them.
   Status SelectVictimsOnNode(CycleState& state, const PodInfo& pod, NodeInfo& node_info,
-                             std::span<const PdbBudget> pdbs, Victims& victims);
+                             std::span<const PdbBudget> pdbs, Victims& victims, const PdbIndex* index = nullptr);
 
   //! Dry-runs SelectVictimsOnNode over the potential nodes from offset until enough candidates
   //! are found; non-PDB-violating candidates come first. Records each failed node's status and

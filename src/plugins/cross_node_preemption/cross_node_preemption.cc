@@ -65,7 +65,7 @@ std::string TemplateKey(const PodInfo& pi) {
 // Decision times kept for percentiles (a long-running scheduler stops recording after these).
 constexpr size_t kMaxRecordedDecisions = 1'000'000;
 
-int64_t GraceSeconds(const api::Pod&) { return 30; }
+int64_t GraceSeconds(const api::Pod& pod) { return pod.spec.TerminationGracePeriodSeconds(); }
 
 // The pod as its controller would recreate it: not bound to any node yet.
 PodInfoPtr Unbound(const PodInfo& pi) {
@@ -305,6 +305,7 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
     bool movable;
     std::vector<int> pdbs;
   };
+  const preemption::PdbIndex pdb_index(pdbs);
   std::vector<Candidate> removable;
   std::unordered_map<const NodeInfo*, std::vector<int>> removable_on;
   for (const NodeInfo* node : all_nodes) {
@@ -315,13 +316,9 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
           args_.protected_namespaces.end())
         continue;
       std::vector<int> budgets;
-      bool forbidden = false;
-      for (size_t b = 0; b < pdbs.size(); ++b) {
-        if (!preemption::PdbSelects(*pdbs[b].pdb, v)) continue;
-        if (pdbs[b].disruptions_allowed <= 0) forbidden = true;
-        budgets.push_back(static_cast<int>(b));
-      }
-      if (forbidden) continue;
+      pdb_index.Selecting(v, budgets);
+      if (std::any_of(budgets.begin(), budgets.end(), [&](int b) { return pdbs[b].disruptions_allowed <= 0; }))
+        continue;
       const api::OwnerReference* ref = ControllerOf(v);
       const bool movable = args_.allow_moves && ref && Recreates(*ref);
       removable_on[node].push_back(static_cast<int>(removable.size()));
