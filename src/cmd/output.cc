@@ -1,6 +1,7 @@
 #include "cmd/output.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
@@ -54,15 +55,24 @@ void PrintRows(const std::vector<std::vector<std::string>>& rows, std::ostream& 
 }
 
 // "Preempted by pod <ns/name> on node <node>" (DefaultPreemption's reason): the preemptor.
+// Cross-node preemption's moves read "Moved to node <node> by pod <ns/name> ...".
 std::string PreemptorOf(const std::string& reason) {
-  constexpr std::string_view kPrefix = "Preempted by pod ";
-  if (!reason.starts_with(kPrefix)) return "";
-  std::string rest = reason.substr(kPrefix.size());
+  constexpr std::string_view kBy = "by pod ";
+  const size_t at = reason.find(kBy);
+  if (at == std::string::npos || !(reason.starts_with("Preempted ") || reason.starts_with("Moved "))) return "";
+  std::string rest = reason.substr(at + kBy.size());
   return rest.substr(0, rest.find(' '));
 }
 
+double Percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t i = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size()))) - 1;
+  return v[std::min(i, v.size() - 1)];
+}
+
 std::string EvictionLine(const cluster::Eviction& e) {
-  std::string line = fmt::format("{}: Preempted: {}", e.pod->Key(), e.reason);
+  std::string line = fmt::format("{}: {}: {}", e.pod->Key(), e.moved_to.empty() ? "Preempted" : "Moved", e.reason);
   if (e.replacement) line += fmt::format("; recreated as {}", e.replacement->Key());
   return line;
 }
@@ -132,6 +142,26 @@ nlohmann::ordered_json SummaryJson(const scheduler::SimulationResult& result, co
     s["optimal"] = nullptr;
     s["gap"] = nullptr;
     s["solverSeconds"] = nullptr;
+  }
+  // Cross-node preemption's plans (null without the plugin): activePlans and heldMoves are what
+  // was still in progress, and held, when the simulation ended.
+  if (const auto& x = result.cross_node) {
+    const auto& st = x->stats;
+    s["crossNodePreemption"] = {{"plans", st.plans},
+                                {"noPlan", st.no_plan},
+                                {"completed", st.completed},
+                                {"expired", st.expired},
+                                {"evictions", st.evictions},
+                                {"moves", st.moves},
+                                {"optimal", st.optimal},
+                                {"maxGap", st.max_gap},
+                                {"solverSeconds", st.solver_seconds},
+                                {"decisionMsP50", Percentile(st.decision_seconds, 0.5) * 1e3},
+                                {"decisionMsP99", Percentile(st.decision_seconds, 0.99) * 1e3},
+                                {"activePlans", x->active_plans},
+                                {"heldMoves", x->held_moves}};
+  } else {
+    s["crossNodePreemption"] = nullptr;
   }
   return j["summary"];
 }
@@ -222,7 +252,7 @@ void PrintSimulation(const scheduler::SimulationResult& result, OutputFormat for
       e["namespace"] = ev.pod->metadata.namespace_;
       e["name"] = ev.pod->metadata.name;
       e["node"] = ev.pod->spec.node_name.empty() ? ordered_json(nullptr) : ordered_json(ev.pod->spec.node_name);
-      e["status"] = "Preempted";
+      e["status"] = ev.moved_to.empty() ? "Preempted" : "Moved";
       e["priority"] = ev.pod->Priority();
       const std::string by = PreemptorOf(ev.reason);
       e["preemptedBy"] = by.empty() ? ordered_json(nullptr) : ordered_json(by);
@@ -262,7 +292,7 @@ void PrintSimulation(const scheduler::SimulationResult& result, OutputFormat for
     rows.push_back(std::move(r));
   };
   for (const auto& p : result.pods) row(*p, PodStatus(*p));
-  for (const auto& e : result.evictions) row(*e.pod, "Preempted");
+  for (const auto& e : result.evictions) row(*e.pod, e.moved_to.empty() ? "Preempted" : "Moved");
   PrintRows(rows, out);
 
   bool first = true;
@@ -306,6 +336,14 @@ void PrintSimulation(const scheduler::SimulationResult& result, OutputFormat for
   summary += fmt::format(", {} nodes used (of {})", sum.used_nodes.size(), result.nodes.size());
   out << "\n";
   if (const auto& o = result.optimizer) out << OptimizerLine(*o) << "\n";
+  if (const auto& x = result.cross_node; x && (x->stats.plans > 0 || x->stats.no_plan > 0)) {
+    const auto& st = x->stats;
+    out << fmt::format(
+        "cross-node preemption: {} plan{} ({} proved optimal), {} evicted, {} moved, {} without a plan, decision p50 "
+        "{:.1f} ms\n",
+        st.plans, st.plans == 1 ? "" : "s", st.optimal, st.evictions, st.moves, st.no_plan,
+        Percentile(st.decision_seconds, 0.5) * 1e3);
+  }
   out << summary << "\n";
 }
 

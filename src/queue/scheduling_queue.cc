@@ -737,6 +737,13 @@ void SchedulingQueue::AddNominatedPod(framework::PodInfoPtr pod, const std::stri
   planned_count_.store(nominator_.planned_size(), std::memory_order_release);
 }
 
+void SchedulingQueue::KeepNomination(framework::PodInfoPtr pod) {
+  std::lock_guard lock(mu_);
+  nominator_.Add(std::move(pod), std::nullopt);
+  nominated_count_.store(nominator_.size(), std::memory_order_release);
+  planned_count_.store(nominator_.planned_size(), std::memory_order_release);
+}
+
 void SchedulingQueue::DeleteNominatedPodIfExists(const api::Pod& pod) {
   std::lock_guard lock(mu_);
   nominator_.Delete(pod);

@@ -217,6 +217,9 @@ class SchedulingQueue final : public framework::PodNominator {
   //! Nominates `pod` to `node_name` (preemption's choice), replacing any earlier nomination; an
   //! empty node_name clears it (upstream's ModeOverride). To keep the nomination the pod carries
   //! in status.nominatedNodeName (ModeNoop), pass that name. Bound pods are never nominated.
+  //! Re-registers the pod's nomination from its status after a failed cycle whose PostFilter
+  //! asked for no change (NominatingMode::kNoop); a plan's in-memory nomination survives it.
+  void KeepNomination(framework::PodInfoPtr pod);
   void AddNominatedPod(framework::PodInfoPtr pod, const std::string& node_name) override;
   void DeleteNominatedPodIfExists(const api::Pod& pod) override;
   //! A copy of the pods nominated to node_name, in nomination order.

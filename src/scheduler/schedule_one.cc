@@ -409,7 +409,12 @@ void Scheduler::HandleSchedulingFailure(Framework& fwk, QueuedPodInfo qpi, const
   const std::string& status_node = current->status.nominated_node_name;
   const std::string& node =
       nominating.mode == framework::NominatingMode::kOverride ? nominating.nominated_node_name : status_node;
-  queue_->AddNominatedPod(requeued, node);
+  if (nominating.mode == framework::NominatingMode::kOverride) {
+    queue_->AddNominatedPod(requeued, node);
+  } else {
+    // The status' nomination, or the plan the pod's nomination is (a plan lives in memory only).
+    queue_->KeepNomination(requeued);
+  }
   if (nominating.mode == framework::NominatingMode::kOverride && status_node != node) {
     (void)client_->SetNominatedNodeName(*current, node);
   }

@@ -93,6 +93,27 @@ std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects o
   for (const auto& p : options.scheduler.config.profiles) {
     result.profiles.push_back(p.scheduler_name);
     auto* fwk = sched.FrameworkFor(p.scheduler_name);
+    if (auto* xnode = fwk ? dynamic_cast<plugins::cross_node_preemption::CrossNodePreemption*>(
+                                fwk->GetPlugin(plugins::cross_node_preemption::CrossNodePreemption::kName))
+                          : nullptr) {
+      if (!result.cross_node) result.cross_node.emplace();
+      auto& c = *result.cross_node;
+      const auto s = xnode->stats();
+      c.stats.attempts += s.attempts;
+      c.stats.plans += s.plans;
+      c.stats.no_plan += s.no_plan;
+      c.stats.evictions += s.evictions;
+      c.stats.moves += s.moves;
+      c.stats.optimal += s.optimal;
+      c.stats.expired += s.expired;
+      c.stats.completed += s.completed;
+      c.stats.max_gap = std::max(c.stats.max_gap, s.max_gap);
+      c.stats.solver_seconds += s.solver_seconds;
+      c.stats.decision_seconds.insert(c.stats.decision_seconds.end(), s.decision_seconds.begin(),
+                                      s.decision_seconds.end());
+      c.active_plans += xnode->active_plans();
+      c.held_moves += xnode->held_moves();
+    }
     auto* batch = fwk ? dynamic_cast<plugins::batch_placement::BatchPlacement*>(
                             fwk->GetPlugin(plugins::batch_placement::BatchPlacement::kName))
                       : nullptr;

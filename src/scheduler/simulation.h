@@ -22,6 +22,7 @@
 #include "cluster/simulated_cluster.h"
 #include "framework/registry.h"
 #include "plugins/batch_placement/batch_placement.h"
+#include "plugins/cross_node_preemption/cross_node_preemption.h"
 #include "scheduler/scheduler.h"
 
 namespace kubesched::scheduler {
@@ -53,6 +54,13 @@ struct SimulationResult {
   //! What the batch placements of every profile with BatchPlacement reported; unset when no
   //! profile has it.
   std::optional<plugins::batch_placement::BatchStats> optimizer;
+  //! What CrossNodePreemption decided, over every profile that has it; unset when none has it.
+  struct CrossNode {
+    plugins::cross_node_preemption::CrossNodeStats stats;
+    size_t active_plans = 0;  //!< plans still in progress when the simulation ended
+    size_t held_moves = 0;    //!< room still held for moved pods then (0: nothing left held)
+  };
+  std::optional<CrossNode> cross_node;
 };
 
 //! The Unix time a simulation of `objects` starts at: `now_ns`, or one second after the latest

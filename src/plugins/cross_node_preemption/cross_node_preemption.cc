@@ -182,33 +182,72 @@ size_t CrossNodePreemption::held_moves() const {
 }
 
 std::pair<framework::PreFilterResult, Status> CrossNodePreemption::PreFilter(CycleState&, const PodInfo& pod,
-                                                                             std::span<const NodeInfo* const>) {
+                                                                             std::span<const NodeInfo* const> nodes) {
   const api::Pod& p = pod.pod();
   std::lock_guard lock(mu_);
-  // Only a pending pod can be a recreated one (siblings evaluated by preemption are bound).
-  if (plans_.empty() || !p.spec.node_name.empty() || !ControllerOf(p)) return {{}, Status::Skip()};
-  std::string key;
-  for (auto& [uid, plan] : plans_) {
-    // A replacement is created after the plan; older pending siblings are not replacements.
-    if (p.metadata.creation_timestamp_ns < plan.created_ns) continue;
-    for (auto& m : plan.moves) {
-      if (m.done || m.claimed_by) continue;
-      if (key.empty()) key = TemplateKey(pod);
-      if (m.template_key != key || m.victim->metadata.uid == p.metadata.uid) continue;
-      // The recreated pod takes over the room its placeholder held and tries that node first.
-      handle_.nominator().DeleteNominatedPodIfExists(m.placeholder->pod());
-      if (!handle_.SnapshotSharedLister().Get(m.destination)) {
-        m.done = true;  // the destination is gone: the pod goes wherever it fits
-        continue;
+  if (plans_.empty() || !p.spec.node_name.empty()) return {{}, Status::Skip()};
+  // 1. A recreated pod of a planned move (only a pending pod created after the plan can be one:
+  //    older pending siblings are not replacements) takes over the room its placeholder held and
+  //    tries that node first.
+  if (ControllerOf(p)) {
+    std::string key;
+    for (auto& [uid, plan] : plans_) {
+      if (p.metadata.creation_timestamp_ns < plan.created_ns) continue;
+      for (auto& m : plan.moves) {
+        if (m.done || m.claimed_by) continue;
+        if (key.empty()) key = TemplateKey(pod);
+        if (m.template_key != key || m.victim->metadata.uid == p.metadata.uid) continue;
+        handle_.nominator().DeleteNominatedPodIfExists(m.placeholder->pod());
+        if (!handle_.SnapshotSharedLister().Get(m.destination)) {
+          m.done = true;  // the destination is gone: the pod goes wherever it fits
+          continue;
+        }
+        m.claimed_by = pod.pod_ptr();
+        handle_.nominator().AddPlannedPod(PodInfo::Create(pod.pod_ptr()), m.destination);
+        spdlog::info("cross-node preemption: pod {} replaces {}, steered to node {}", p.Key(), m.victim->Key(),
+                     m.destination);
+        return {{}, Status::Skip()};
       }
-      m.claimed_by = pod.pod_ptr();
-      handle_.nominator().AddPlannedPod(PodInfo::Create(pod.pod_ptr()), m.destination);
-      spdlog::info("cross-node preemption: pod {} replaces {}, steered to node {}", p.Key(), m.victim->Key(),
-                   m.destination);
-      return {{}, Status::Skip()};
     }
   }
-  return {{}, Status::Skip()};
+  // 2. The topology domains a plan cleared for its preemptor stay clear of pods that conflict
+  //    with it (required anti-affinity either way) until it runs. Filter would count the
+  //    nominated preemptor only on its own node, and not at all for a pod whose InterPodAffinity
+  //    PreFilter skips (no terms of its own, no running pod with anti-affinity).
+  std::vector<std::pair<std::string, std::string>> closed;  // (topology key, value)
+  std::optional<api::Labels> ns_labels;
+  bool ns_read = false;
+  for (const auto& [uid, plan] : plans_) {
+    if (plan.preemptor_done || uid == p.metadata.uid) continue;
+    const NodeInfo* node = handle_.SnapshotSharedLister().Get(plan.node);
+    if (!node) continue;
+    auto close = [&](const std::string& key) {
+      if (const std::string* value = node->node()->metadata.labels.Find(key)) closed.emplace_back(key, *value);
+    };
+    for (const auto& t : plan.preemptor_info->required_anti_affinity_terms) {
+      if (!ns_read) {
+        ns_labels = handle_.client().NamespaceLabels(p.metadata.namespace_);
+        ns_read = true;
+      }
+      if (t.Matches(p, ns_labels ? &*ns_labels : nullptr)) close(t.topology_key);
+    }
+    for (const auto& t : pod.required_anti_affinity_terms) {
+      const auto labels = handle_.client().NamespaceLabels(plan.preemptor->metadata.namespace_);
+      if (t.Matches(*plan.preemptor, labels ? &*labels : nullptr)) close(t.topology_key);
+    }
+  }
+  if (closed.empty()) return {{}, Status::Skip()};
+  framework::PreFilterResult result;
+  result.node_names.emplace();
+  for (const NodeInfo* n : nodes) {
+    const auto& labels = n->node()->metadata.labels;
+    const bool in_closed = std::any_of(closed.begin(), closed.end(), [&](const auto& kv) {
+      const std::string* v = labels.Find(kv.first);
+      return v && *v == kv.second;
+    });
+    if (!in_closed) result.node_names->insert(n->name());
+  }
+  return {std::move(result), Status()};
 }
 
 bool CrossNodePreemption::VictimsStillPresent(const Plan& plan) const {
@@ -471,14 +510,14 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
   };
   std::unordered_map<int, int> pod_index;  // candidate → model pod
   std::vector<int> model_pods;             // model pod → candidate
-  auto add_pod = [&](int c) {
+  auto add_pod = [&](int c, bool may_move = true) {
     auto [it, inserted] = pod_index.emplace(c, static_cast<int>(model_pods.size()));
     if (inserted) {
       model_pods.push_back(c);
       optimizer::PreemptionModel::Pod mp;
       mp.node = add_node(removable[c].node);
       mp.request = request_of(*removable[c].pi);
-      mp.movable = removable[c].movable;
+      mp.movable = removable[c].movable && may_move;
       mp.pdbs = removable[c].pdbs;
       model.pods.push_back(std::move(mp));
     }
@@ -518,13 +557,27 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
     const size_t keep = std::min(roomy.size(), static_cast<size_t>(args_.max_destination_nodes));
     std::partial_sort(roomy.begin(), roomy.begin() + static_cast<ptrdiff_t>(keep), roomy.end(),
                       [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (size_t i = 0; i < keep; ++i) add_node(roomy[i].second);
+    // A destination's own lower-priority pods may be evicted to make room for a moved pod (one
+    // eviction of a less important pod can beat one of a more important pod elsewhere); they do
+    // not move on in turn.
+    for (size_t i = 0; i < keep; ++i) {
+      add_node(roomy[i].second);
+      if (auto it = removable_on.find(roomy[i].second); it != removable_on.end()) {
+        for (int c : it->second) add_pod(c, /*may_move=*/false);
+      }
+    }
+  }
+  // Room each model node could offer: what is free plus what its model pods could free.
+  std::vector<std::vector<int64_t>> could_free(model_nodes.size());
+  for (size_t d = 0; d < model_nodes.size(); ++d) could_free[d] = model.nodes[d].free;
+  for (const auto& mp : model.pods) {
+    for (size_t k = 0; k < R; ++k) could_free[mp.node][k] += mp.request[k];
   }
   // Which destinations each movable pod's filters accept (once per template).
   std::unordered_map<std::string, std::vector<int>> accepted_by_template;
   for (size_t mp = 0; mp < model_pods.size(); ++mp) {
     const Candidate& c = removable[model_pods[mp]];
-    if (!c.movable) continue;
+    if (!model.pods[mp].movable) continue;
     const std::string key = TemplateKey(*c.pi);
     auto it = accepted_by_template.find(key);
     if (it == accepted_by_template.end()) {
@@ -532,16 +585,24 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
       auto vstate = std::make_unique<CycleState>();
       const PodInfoPtr pending = Unbound(*c.pi);
       auto [result, s] = handle_.RunPreFilterPlugins(*vstate, *pending);
+      // Judged as if the model's pods had left (the solver decides which do; the plan is
+      // validated pod by pod before anything is evicted).
+      for (int other : model_pods) {
+        if (!s.IsSuccess() && !s.IsSkip()) break;
+        s = handle_.RunPreFilterExtensionRemovePod(*vstate, *pending, *removable[other].pi,
+                                                   *emptied.at(removable[other].node));
+      }
       if (s.IsSuccess() || s.IsSkip()) {
         for (size_t d = 0; d < model_nodes.size(); ++d) {
-          const NodeInfo& dn = *model_nodes[d];
-          if (result.node_names && !result.node_names->contains(dn.name())) continue;
+          const NodeInfo* node = model_nodes[d];
+          if (result.node_names && !result.node_names->contains(node->name())) continue;
           bool room = true;
           const auto& req = model.pods[mp].request;
-          for (size_t k = 0; k < R && room; ++k)
-            room = req[k] <= std::max<int64_t>(model.nodes[d].free[k], 0) || model.nodes[d].preemptor_candidate;
+          for (size_t k = 0; k < R && room; ++k) room = req[k] <= could_free[d][k];
           if (!room) continue;
-          if (handle_.RunFilterPluginsWithNominatedPods(*vstate, *pending, dn).IsSuccess()) {
+          auto e = emptied.find(node);
+          const NodeInfo& view = e != emptied.end() ? *e->second : *node;
+          if (handle_.RunFilterPluginsWithNominatedPods(*vstate, *pending, view).IsSuccess()) {
             accepted.push_back(static_cast<int>(d));
           }
         }
@@ -696,6 +757,7 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
   Plan applied;
   applied.preemptor_uid = p.metadata.uid;
   applied.preemptor = pod.pod_ptr();
+  applied.preemptor_info = pod.WithPod(pod.pod_ptr());
   applied.node = target->name();
   int64_t grace = 0;
   for (int v : plan.evicted) {
@@ -792,7 +854,8 @@ void CrossNodePreemption::Tick(const std::vector<PodInfoPtr>&) {
       }
     }
     for (const auto& uid : expired) {
-      spdlog::info("cross-node preemption: plan for {} expired", plans_[uid].preemptor->Key());
+      spdlog::info("cross-node preemption: plan for {} on node {} expired (deadline {}, now {})",
+                   plans_[uid].preemptor->Key(), plans_[uid].node, plans_[uid].deadline_ns, now);
       EndPlan(uid, /*expired=*/true);
     }
   }

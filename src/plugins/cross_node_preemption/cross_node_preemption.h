@@ -84,7 +84,8 @@ class CrossNodePreemption final : public framework::PreFilterPlugin,
 
   std::string_view Name() const override { return kName; }
 
-  //! Recognises a recreated pod of a planned move and steers it to its planned node.
+  //! Recognises a recreated pod of a planned move and steers it to its planned node; keeps pods
+  //! that conflict with a waiting preemptor out of the topology domains its plan cleared.
   std::pair<framework::PreFilterResult, framework::Status> PreFilter(
       framework::CycleState& state, const framework::PodInfo& pod,
       std::span<const framework::NodeInfo* const> nodes) override;
@@ -117,6 +118,7 @@ class CrossNodePreemption final : public framework::PreFilterPlugin,
   struct Plan {
     std::string preemptor_uid;
     std::shared_ptr<const api::Pod> preemptor;
+    framework::PodInfoPtr preemptor_info;
     std::string node;
     std::vector<std::shared_ptr<const api::Pod>> victims;  // evicted and moved, as they were
     std::vector<Move> moves;
