@@ -2,14 +2,22 @@
 // against CrossNodePreemption (evictions and moves on any node, planned by a MIP) on generated
 // clusters of 100, 1,000 and 5,000 nodes with about 10 running pods per node of mixed priorities
 // (0, 100, 500, 1000): most pods owned by ReplicaSets (movable), some bare, some covered by
-// PodDisruptionBudgets, most nodes nearly full and ~7% with free room. Each case is a pending pod of
-// priority 2000 that fits nowhere: too large for any node's free room, or (every third case) barred
-// from every zone by required anti-affinity to a low-priority app that runs in all of them.
+// PodDisruptionBudgets. Each case is a pending pod of priority 2000 that fits nowhere: too large
+// for any node's free room, or (every third case) barred from every zone by required anti-affinity
+// to a low-priority app that runs in all of them.
+//
+// Two scenarios per size, from the same random draws (kScenarios):
+//   roomy  most nodes nearly full (0-400m CPU free), ~7% with 1-2.5 CPUs free: CrossNodePreemption
+//          finds move-only plans, usually proved optimal by a lower bound without the solver.
+//   full   every node nearly full: plans need evictions and the MIP solver (GLPK by default) runs.
 //
 //   cmake --preset release && cmake --build --preset release --target kubesched_preemption_bench
-//   build/release/bench/kubesched_preemption_bench                 # all sizes, a table at the end
-//   build/release/bench/kubesched_preemption_bench --benchmark_filter=/1000/
+//   build/release/bench/kubesched_preemption_bench            # all sizes and scenarios (~15 s), a table at the end
+//   build/release/bench/kubesched_preemption_bench --benchmark_filter=/1000/          # one size
+//   build/release/bench/kubesched_preemption_bench --benchmark_filter=/1000/full/     # one size, one scenario
 //
+// Benchmarks are named BM_Preemption/<nodes>/<scenario>/<plugin>; filter on the whole
+// <nodes>/<scenario> pair to keep the comparison counters, which need both plugins' results.
 // Each case runs on the real framework runtime with the default profile, once with
 // DefaultPreemption and once with CrossNodePreemption (solverTimeoutSeconds 1, allowMoves true) as
 // the PostFilter, both from the same cluster state: the frameworks are built afresh for each case,
@@ -18,8 +26,10 @@
 // NodeToStatus (untimed); the decision time is the wall time of RunPostFilterPlugins. One
 // benchmark iteration is one case (manual time), so the reported time is the mean decision time;
 // the counters and the final table give p50/p99, plans found, evictions and moves per plan, and for
-// CrossNodePreemption the share of plans proved optimal, the largest gap, and how it compares with
-// DefaultPreemption on the same cases. Deterministic for a given seed (kSeed).
+// CrossNodePreemption the share of plans proved optimal, the largest gap, the mean MIP solver time
+// per plan (the plugin's stats: solver_seconds / plans; 0 when a lower bound made the solver
+// unnecessary) and how it compares with DefaultPreemption on the same cases (fewer evictions; a
+// plan where DefaultPreemption found none). Deterministic for a given seed (kSeed).
 
 #include <algorithm>
 #include <chrono>
@@ -33,6 +43,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -75,9 +86,18 @@ constexpr int64_t kMi = int64_t{1} << 20;
 constexpr int64_t kNowNs = int64_t{1'750'000'000} * 1'000'000'000;
 constexpr int32_t kPreemptorPriority = 2000;
 constexpr int kAntiAffinityApps = 3;  // low-priority apps with two pods in every zone
-constexpr double kRoomyFraction = 0.07;
 constexpr std::string_view kDefault = "DefaultPreemption";
 constexpr std::string_view kCrossNode = "CrossNodePreemption";
+
+// A scenario is the share of "roomy" nodes (1-2.5 CPUs free); every other node is nearly full.
+// With roomy nodes CrossNodePreemption finds move-only plans; without them every plan needs
+// evictions and the MIP solver runs. Both draw the same random numbers, so "full" is the "roomy"
+// cluster of the same size with its roomy nodes filled up.
+struct Scenario {
+  std::string_view name;
+  double roomy_fraction;
+};
+constexpr Scenario kScenarios[] = {{"roomy", 0.07}, {"full", 0.0}};
 
 int CasesFor(int num_nodes) { return num_nodes >= 5000 ? 20 : 30; }
 
@@ -107,6 +127,7 @@ struct Template {
 
 struct Cluster {
   int num_nodes = 0;
+  std::string_view scenario;
   std::unique_ptr<cache::Snapshot> snapshot;
   std::vector<std::shared_ptr<const api::PodDisruptionBudget>> pdbs;
   std::map<std::string, api::LabelSelector, std::less<>> selectors;  // by ReplicaSet uid
@@ -134,11 +155,12 @@ std::shared_ptr<api::Pod> RunningPod(testing::PodBuilder b, const std::string& n
 std::string Cpu(int64_t milli) { return std::to_string(milli) + "m"; }
 std::string Mem(int64_t mi) { return std::to_string(mi) + "Mi"; }
 
-Cluster MakeCluster(int num_nodes) {
+Cluster MakeCluster(int num_nodes, const Scenario& scenario) {
   std::mt19937_64 rng(kSeed + static_cast<uint64_t>(num_nodes));
   std::uniform_real_distribution<double> unit(0, 1);
   Cluster c;
   c.num_nodes = num_nodes;
+  c.scenario = scenario.name;
 
   // ReplicaSets: ~6 replicas each on average; 15% covered by a PDB.
   std::vector<Template> templates(static_cast<size_t>(std::max(24, num_nodes * 8 / 6)));
@@ -177,7 +199,7 @@ Cluster MakeCluster(int num_nodes) {
                     .Label(kInstanceType, shape.type)
                     .Capacity({{"cpu", Cpu(shape.milli_cpu)}, {"memory", Mem(shape.memory_mi)}, {"pods", "110"}})
                     .Obj();
-    const bool roomy = unit(rng) < kRoomyFraction;
+    const bool roomy = unit(rng) < scenario.roomy_fraction;
     c.roomy_nodes += roomy ? 1 : 0;
     // Nearly full: 0-400m CPU free; roomy: 1-2.5 CPUs free (room for moved pods, never for a
     // preemptor, which asks for 3 CPUs or more or is barred by anti-affinity).
@@ -391,8 +413,64 @@ struct CaseResult {
   double solver_seconds = 0;
 };
 
+// A benchmark's key: (nodes, index into kScenarios); the plugin is added for its results.
+using ClusterKey = std::pair<int, int>;
+using ResultKey = std::tuple<int, int, std::string>;
+
 std::mutex results_mu;
-std::map<std::pair<int, std::string>, std::vector<CaseResult>> results;  // (nodes, plugin) → cases
+std::map<ResultKey, std::vector<CaseResult>> results;  // guarded by results_mu
+
+// What a benchmark's cases add up to; the comparison with DefaultPreemption is over the same
+// cases (same index), CrossNodePreemption only.
+struct Summary {
+  int valid = 0, plans = 0, evictions = 0, moves = 0, optimal = 0;
+  double p50_ms = 0, p99_ms = 0, max_gap = 0, solver_seconds = 0;
+  std::optional<int> fewer_evictions, plan_only_here;
+
+  double PerPlan(double n) const { return plans ? n / plans : 0.0; }
+};
+
+double Percentile(std::vector<double> v, double p) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t rank = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size())));
+  return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
+}
+
+Summary Summarize(const std::vector<CaseResult>& out, const std::vector<CaseResult>* default_out) {
+  Summary s;
+  std::vector<double> ms;
+  for (const auto& r : out) {
+    if (!r.valid) continue;
+    ++s.valid;
+    ms.push_back(r.seconds * 1e3);
+    s.solver_seconds += r.solver_seconds;
+    if (!r.plan) continue;
+    ++s.plans;
+    s.evictions += r.evictions;
+    s.moves += r.moves;
+    s.optimal += r.optimal ? 1 : 0;
+    s.max_gap = std::max(s.max_gap, r.gap);
+  }
+  s.p50_ms = Percentile(ms, 0.5);
+  s.p99_ms = Percentile(ms, 0.99);
+  if (default_out) {
+    int fewer = 0, only = 0;
+    for (size_t i = 0; i < std::min(out.size(), default_out->size()); ++i) {
+      const CaseResult& x = out[i];
+      const CaseResult& d = (*default_out)[i];
+      if (!x.valid || !d.valid || !x.plan) continue;
+      if (!d.plan) {
+        ++only;
+      } else if (x.evictions < d.evictions) {
+        ++fewer;
+      }
+    }
+    s.fewer_evictions = fewer;
+    s.plan_only_here = only;
+  }
+  return s;
+}
 
 const framework::Registry& InTreeRegistry() {
   static const framework::Registry* registry = [] {
@@ -437,19 +515,12 @@ profiles:
   return cfg->profiles.at(0);
 }
 
-std::map<int, std::unique_ptr<Cluster>> clusters;
+std::map<ClusterKey, std::unique_ptr<Cluster>> clusters;  // built on first use
 
-const Cluster& ClusterOf(int num_nodes) {
-  auto& c = clusters[num_nodes];
-  if (!c) c = std::make_unique<Cluster>(MakeCluster(num_nodes));
+const Cluster& ClusterOf(int num_nodes, int scenario) {
+  auto& c = clusters[{num_nodes, scenario}];
+  if (!c) c = std::make_unique<Cluster>(MakeCluster(num_nodes, kScenarios[scenario]));
   return *c;
-}
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t rank = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size())));
-  return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
 }
 
 // PreFilter and Filter over every node, as a scheduling cycle in which no node fits does; nullopt
@@ -480,9 +551,9 @@ std::optional<NodeToStatus> FilterAll(Framework& fwk, CycleState& state, const f
   return statuses;
 }
 
-void BM_Preemption(benchmark::State& state, int num_nodes, std::string_view plugin) {
+void BM_Preemption(benchmark::State& state, int num_nodes, int scenario, std::string_view plugin) {
   spdlog::set_level(spdlog::level::warn);
-  const Cluster& cluster = ClusterOf(num_nodes);
+  const Cluster& cluster = ClusterOf(num_nodes, scenario);
   const config::Profile profile = ProfileFor(plugin);
   RecordingClient client(cluster);
   NoNominations nominator;
@@ -527,113 +598,72 @@ void BM_Preemption(benchmark::State& state, int num_nodes, std::string_view plug
     out.push_back(r);
   }
 
-  std::vector<double> ms;
-  int plans = 0, evictions = 0, moves = 0, optimal = 0, valid = 0;
-  double max_gap = 0, solver = 0;
-  for (const auto& r : out) {
-    if (!r.valid) continue;
-    ++valid;
-    ms.push_back(r.seconds * 1e3);
-    solver += r.solver_seconds;
-    if (!r.plan) continue;
-    ++plans;
-    evictions += r.evictions;
-    moves += r.moves;
-    optimal += r.optimal ? 1 : 0;
-    max_gap = std::max(max_gap, r.gap);
-  }
-  auto per_plan = [&](int n) { return plans ? static_cast<double>(n) / plans : 0.0; };
-  state.counters["cases"] = valid;
-  state.counters["plans"] = plans;
-  state.counters["p50_ms"] = Percentile(ms, 0.5);
-  state.counters["p99_ms"] = Percentile(ms, 0.99);
-  state.counters["evictions_per_plan"] = per_plan(evictions);
-  state.counters["moves_per_plan"] = per_plan(moves);
+  std::lock_guard lock(results_mu);
+  std::vector<CaseResult>* default_out = nullptr;
   if (plugin == kCrossNode) {
-    state.counters["optimal_frac"] = per_plan(optimal);
-    state.counters["max_gap"] = max_gap;
-    state.counters["solver_ms_mean"] = valid ? solver * 1e3 / valid : 0;
-    std::lock_guard lock(results_mu);
-    if (auto it = results.find({num_nodes, std::string(kDefault)}); it != results.end()) {
-      int fewer = 0, only = 0;
-      for (size_t i = 0; i < std::min(out.size(), it->second.size()); ++i) {
-        const CaseResult& x = out[i];
-        const CaseResult& d = it->second[i];
-        if (!x.valid || !d.valid || !x.plan) continue;
-        if (!d.plan) {
-          ++only;
-        } else if (x.evictions < d.evictions) {
-          ++fewer;
-        }
-      }
-      state.counters["fewer_evictions"] = fewer;
-      state.counters["plan_only_xnode"] = only;
+    if (auto it = results.find({num_nodes, scenario, std::string(kDefault)}); it != results.end()) {
+      default_out = &it->second;
     }
   }
+  const Summary s = Summarize(out, default_out);
+  state.counters["cases"] = s.valid;
+  state.counters["plans"] = s.plans;
+  state.counters["p50_ms"] = s.p50_ms;
+  state.counters["p99_ms"] = s.p99_ms;
+  state.counters["evictions_per_plan"] = s.PerPlan(s.evictions);
+  state.counters["moves_per_plan"] = s.PerPlan(s.moves);
+  if (plugin == kCrossNode) {
+    state.counters["optimal_frac"] = s.PerPlan(s.optimal);
+    state.counters["max_gap"] = s.max_gap;
+    state.counters["solver_ms_per_plan"] = s.PerPlan(s.solver_seconds * 1e3);
+    if (s.fewer_evictions) state.counters["fewer_evictions"] = *s.fewer_evictions;
+    if (s.plan_only_here) state.counters["plan_only_xnode"] = *s.plan_only_here;
+  }
   state.SetLabel(fmt::format("{} pods, {} PDBs", cluster.pods, cluster.pdbs.size()));
-  std::lock_guard lock(results_mu);
-  results[{num_nodes, std::string(plugin)}] = std::move(out);
+  results[{num_nodes, scenario, std::string(plugin)}] = std::move(out);
 }
 
 void PrintTable() {
   std::lock_guard lock(results_mu);
   if (results.empty()) return;
   fmt::print("\nPreemption decisions (RunPostFilterPlugins wall time), seed {}\n", kSeed);
-  for (const auto& [nodes, cluster] : clusters) {
-    fmt::print("  {} nodes: {} pods ({} bare, {} under {} PDBs), {} ReplicaSets, {} roomy nodes, max free CPU {}m\n",
-               nodes, cluster->pods, cluster->bare_pods, cluster->pdb_pods, cluster->pdbs.size(), cluster->replica_sets,
-               cluster->roomy_nodes, cluster->max_free_milli_cpu);
+  for (const auto& [key, cluster] : clusters) {
+    fmt::print(
+        "  {} nodes, {}: {} pods ({} bare, {} under {} PDBs), {} ReplicaSets, {} roomy nodes, max free CPU {}m\n",
+        key.first, cluster->scenario, cluster->pods, cluster->bare_pods, cluster->pdb_pods, cluster->pdbs.size(),
+        cluster->replica_sets, cluster->roomy_nodes, cluster->max_free_milli_cpu);
   }
   fmt::print(
-      "\n| nodes | plugin | plans / cases | p50 ms | p99 ms | evictions / plan | moves / plan | optimal | max gap "
-      "| fewer evictions | plan only here |\n");
-  fmt::print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-  for (const auto& [nodes, cluster] : clusters) {
+      "\n| nodes | scenario | plugin | plans / cases | p50 ms | p99 ms | evictions / plan | moves / plan | optimal "
+      "| max gap | solver ms / plan | fewer evictions | plan only here |\n");
+  fmt::print("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const auto& [key, cluster] : clusters) {
+    const auto [nodes, scenario] = key;
     for (std::string_view plugin : {kDefault, kCrossNode}) {
-      auto found = results.find({nodes, std::string(plugin)});
+      auto found = results.find({nodes, scenario, std::string(plugin)});
       if (found == results.end()) continue;
       const std::vector<CaseResult>& out = found->second;
-      std::vector<double> ms;
-      int valid = 0, plans = 0, evictions = 0, moves = 0, optimal = 0;
-      double max_gap = 0;
-      for (const auto& r : out) {
-        if (!r.valid) continue;
-        ++valid;
-        ms.push_back(r.seconds * 1e3);
-        if (!r.plan) continue;
-        ++plans;
-        evictions += r.evictions;
-        moves += r.moves;
-        optimal += r.optimal ? 1 : 0;
-        max_gap = std::max(max_gap, r.gap);
-      }
-      auto per_plan = [&](int n) { return plans ? static_cast<double>(n) / plans : 0.0; };
-      std::string opt = "-", gap = "-", fewer = "-", only = "-";
+      const std::vector<CaseResult>* default_out = nullptr;
       if (plugin == kCrossNode) {
-        opt = fmt::format("{:.0f}%", 100 * per_plan(optimal));
-        gap = fmt::format("{:.3f}", max_gap);
-        if (auto it = results.find({nodes, std::string(kDefault)}); it != results.end()) {
-          int f = 0, o = 0;
-          for (size_t i = 0; i < std::min(out.size(), it->second.size()); ++i) {
-            const CaseResult& x = out[i];
-            const CaseResult& d = it->second[i];
-            if (!x.valid || !d.valid || !x.plan) continue;
-            if (!d.plan) {
-              ++o;
-            } else if (x.evictions < d.evictions) {
-              ++f;
-            }
-          }
-          fewer = std::to_string(f);
-          only = std::to_string(o);
+        if (auto it = results.find({nodes, scenario, std::string(kDefault)}); it != results.end()) {
+          default_out = &it->second;
         }
       }
-      fmt::print("| {} | {} | {} / {} | {:.1f} | {:.1f} | {:.2f} | {:.2f} | {} | {} | {} | {} |\n", nodes, plugin,
-                 plans, valid, Percentile(ms, 0.5), Percentile(ms, 0.99), per_plan(evictions), per_plan(moves), opt,
-                 gap, fewer, only);
-      if (valid < static_cast<int>(out.size())) {
+      const Summary s = Summarize(out, default_out);
+      std::string opt = "-", gap = "-", solver = "-", fewer = "-", only = "-";
+      if (plugin == kCrossNode) {
+        opt = fmt::format("{:.0f}%", 100 * s.PerPlan(s.optimal));
+        gap = fmt::format("{:.3f}", s.max_gap);
+        if (s.plans) solver = fmt::format("{:.1f}", s.PerPlan(s.solver_seconds * 1e3));
+        if (s.fewer_evictions) fewer = std::to_string(*s.fewer_evictions);
+        if (s.plan_only_here) only = std::to_string(*s.plan_only_here);
+      }
+      fmt::print("| {} | {} | {} | {} / {} | {:.1f} | {:.1f} | {:.2f} | {:.2f} | {} | {} | {} | {} | {} |\n", nodes,
+                 cluster->scenario, plugin, s.plans, s.valid, s.p50_ms, s.p99_ms, s.PerPlan(s.evictions),
+                 s.PerPlan(s.moves), opt, gap, solver, fewer, only);
+      if (s.valid < static_cast<int>(out.size())) {
         fmt::print("  ({} of {} cases skipped: the preemptor fit somewhere without preemption)\n",
-                   out.size() - static_cast<size_t>(valid), out.size());
+                   out.size() - static_cast<size_t>(s.valid), out.size());
       }
     }
   }
@@ -641,13 +671,16 @@ void PrintTable() {
 
 void RegisterAll() {
   for (int nodes : {100, 1000, 5000}) {
-    // DefaultPreemption first: CrossNodePreemption's comparison counters read its results.
-    for (std::string_view plugin : {kDefault, kCrossNode}) {
-      benchmark::RegisterBenchmark(fmt::format("BM_Preemption/{}/{}", nodes, plugin).c_str(),
-                                   [nodes, plugin](benchmark::State& s) { BM_Preemption(s, nodes, plugin); })
-          ->Iterations(CasesFor(nodes))
-          ->UseManualTime()
-          ->Unit(benchmark::kMillisecond);
+    for (int scenario = 0; scenario < static_cast<int>(std::size(kScenarios)); ++scenario) {
+      // DefaultPreemption first: CrossNodePreemption's comparison counters read its results.
+      for (std::string_view plugin : {kDefault, kCrossNode}) {
+        benchmark::RegisterBenchmark(
+            fmt::format("BM_Preemption/{}/{}/{}", nodes, kScenarios[scenario].name, plugin).c_str(),
+            [nodes, scenario, plugin](benchmark::State& s) { BM_Preemption(s, nodes, scenario, plugin); })
+            ->Iterations(CasesFor(nodes))
+            ->UseManualTime()
+            ->Unit(benchmark::kMillisecond);
+      }
     }
   }
 }
