@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numeric>
 #include <set>
 
@@ -18,7 +19,9 @@ struct Weights {
   double move = 1;
 };
 
-Weights WeightsFor(const PreemptionModel& m) {
+// `max_evictions`: no plan worth having evicts more (the greedy plan's count bounds the optimum),
+// which keeps the weights, and so the LP's numbers, small.
+Weights WeightsFor(const PreemptionModel& m, size_t max_evictions) {
   int64_t movable = 0;
   int32_t max_rank = 0;
   for (const auto& p : m.pods) {
@@ -28,7 +31,7 @@ Weights WeightsFor(const PreemptionModel& m) {
   Weights w;
   w.move = 1;
   w.rank = static_cast<double>(movable + 1);
-  w.eviction = w.rank * (static_cast<double>(max_rank) * static_cast<double>(m.pods.size()) + 1);
+  w.eviction = w.rank * (static_cast<double>(max_rank) * static_cast<double>(max_evictions) + 1);
   return w;
 }
 
@@ -43,6 +46,39 @@ bool NodeForbidden(const PreemptionModel& m, int node) {
 bool InDomain(const std::vector<int>& domain, int node) {
   return std::find(domain.begin(), domain.end(), node) != domain.end();
 }
+
+// The fewest of `pods` (on one node with `free` room) whose removal lets `request` fit, by the
+// largest-first count per dimension (a lower bound on any removal set); -1 when even removing all
+// of them is not enough. `skip` is left out of the pods.
+int64_t RemovalsToFit(const PreemptionModel& m, const std::vector<int>& pods, const std::vector<int64_t>& free,
+                      const std::vector<int64_t>& request, int skip = -1) {
+  int64_t needed = 0;
+  std::vector<int64_t> sizes;
+  for (size_t r = 0; r < m.num_resources; ++r) {
+    int64_t deficit = request[r] - free[r];
+    if (deficit <= 0) continue;
+    sizes.clear();
+    for (int v : pods) {
+      if (v != skip) sizes.push_back(m.pods[v].request[r]);
+    }
+    std::sort(sizes.rbegin(), sizes.rend());
+    int64_t k = 0;
+    for (int64_t q : sizes) {
+      if (deficit <= 0) break;
+      deficit -= q;
+      ++k;
+    }
+    if (deficit > 0) return -1;
+    needed = std::max(needed, k);
+  }
+  return needed;
+}
+
+// At most this many destinations per moved pod reach the solver: those needing the fewest
+// removals there first. More only weaken the relaxation (a pod spread thinly over many nodes).
+constexpr size_t kMaxDestinationsPerPod = 8;
+// Of those, at most this many where the pod fits only after evictions there.
+constexpr size_t kMaxCrowdedDestinationsPerPod = 2;
 
 }  // namespace
 
@@ -121,9 +157,24 @@ PreemptionPlanResult GreedyPreemptionPlan(const PreemptionModel& m) {
     // Then the cheapest pods on n: movable before not, least important first, largest first.
     std::vector<int> order = pods_on[n];
     std::erase_if(order, [&](int v) { return must_leave.contains(v); });
+    // A pod that some destination takes as it is goes first (a move, not an eviction).
+    auto can_move = [&](int v) {
+      const auto& p = m.pods[v];
+      if (!p.movable) return false;
+      for (int d : p.destinations) {
+        if (d == static_cast<int>(n)) continue;
+        bool fits = true;
+        for (size_t r = 0; r < R && fits; ++r) fits = p.request[r] <= m.nodes[d].free[r];
+        if (fits) return true;
+      }
+      return false;
+    };
+    std::vector<uint8_t> movable_now(m.pods.size(), 0);
+    for (int v : pods_on[n]) movable_now[v] = can_move(v) ? 1 : 0;
     std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
       const auto& pa = m.pods[a];
       const auto& pb = m.pods[b];
+      if (movable_now[a] != movable_now[b]) return movable_now[a] > movable_now[b];
       if (pa.movable != pb.movable) return pa.movable;
       if (pa.priority_rank != pb.priority_rank) return pa.priority_rank < pb.priority_rank;
       return std::accumulate(pa.request.begin(), pa.request.end(), 0.0) >
@@ -212,7 +263,19 @@ int64_t MinRemovals(const PreemptionModel& m) {
 
 PreemptionPlanResult SolvePreemptionModel(const PreemptionModel& m, MipSolver& solver, const MipOptions& options) {
   const size_t R = m.num_resources;
-  const Weights w = WeightsFor(m);
+  // The greedy plan: the solver's start, a bound on evictions, and the answer when it provably
+  // cannot be beaten (no eviction, and no more moves than any plan must make).
+  PreemptionPlanResult greedy = GreedyPreemptionPlan(m);
+  if (greedy.status == PreemptionPlanResult::Status::kPlan && greedy.evicted.empty() &&
+      static_cast<int64_t>(greedy.moves.size()) == MinRemovals(m)) {
+    greedy.optimal = true;
+    greedy.gap = 0;
+    greedy.message = "greedy plan meets the lower bound";
+    return greedy;
+  }
+  const bool have_greedy = greedy.status == PreemptionPlanResult::Status::kPlan;
+  const size_t max_evictions = have_greedy ? greedy.evicted.size() : m.pods.size();
+  const Weights w = WeightsFor(m, max_evictions);
   MipProblem lp;
   std::vector<int32_t> x(m.nodes.size(), -1);
   std::vector<int32_t> e(m.pods.size(), -1);
@@ -228,13 +291,28 @@ PreemptionPlanResult SolvePreemptionModel(const PreemptionModel& m, MipSolver& s
     out.message = "no candidate node";
     return out;
   }
+  std::vector<std::vector<int>> on_node(m.nodes.size());
+  for (size_t v = 0; v < m.pods.size(); ++v) on_node[m.pods[v].node].push_back(static_cast<int>(v));
+  // removals_for[v][i]: the fewest removals at y[v][i]'s destination for v to fit there.
+  std::vector<std::vector<int64_t>> removals_for(m.pods.size());
   for (size_t v = 0; v < m.pods.size(); ++v) {
     const auto& p = m.pods[v];
     e[v] = lp.AddColumn(0, 1, w.eviction + w.rank * p.priority_rank, true);
     if (!p.movable) continue;
+    std::vector<std::pair<int64_t, int>> ranked;
     for (int d : p.destinations) {
       if (d == p.node || Forbidden(m, static_cast<int>(v), d)) continue;
+      const int64_t k = RemovalsToFit(m, on_node[d], m.nodes[d].free, p.request);
+      if (k >= 0) ranked.emplace_back(k, d);
+    }
+    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    // Destinations with room now, then a couple that need evictions there.
+    size_t with_room = 0;
+    while (with_room < ranked.size() && ranked[with_room].first == 0) ++with_room;
+    ranked.resize(std::min({ranked.size(), kMaxDestinationsPerPod, with_room + kMaxCrowdedDestinationsPerPod}));
+    for (auto [k, d] : ranked) {
       y[v].emplace_back(d, lp.AddColumn(0, 1, w.move, true));
+      removals_for[v].push_back(k);
     }
   }
   {  // The preemptor runs on exactly one node.
@@ -304,29 +382,86 @@ PreemptionPlanResult SolvePreemptionModel(const PreemptionModel& m, MipSolver& s
       lp.AddRow(std::move(row));
     }
   }
-  // Conflicts: the pod leaves the domain (or never enters it) when the preemptor takes the node.
+  // Removal cuts (valid, and what keeps the relaxation honest): the preemptor on n needs at least
+  // k_n pods off n, and a pod moved to d at least k pods off d, k by the largest-first count.
+  auto removal_terms = [&](int node, MipProblem::Row& row) {
+    for (int w2 : on_node[node]) {
+      row.index.push_back(e[w2]);
+      row.value.push_back(-1);
+      for (auto [d, c] : y[w2]) {
+        row.index.push_back(c);
+        row.value.push_back(-1);
+      }
+    }
+  };
+  for (size_t n = 0; n < m.nodes.size(); ++n) {
+    if (x[n] < 0) continue;
+    const int64_t k = RemovalsToFit(m, on_node[n], m.nodes[n].free, m.preemptor_request);
+    if (k <= 0) continue;
+    MipProblem::Row row;
+    row.index.push_back(x[n]);
+    row.value.push_back(static_cast<double>(k));
+    removal_terms(static_cast<int>(n), row);
+    row.ub = 0;
+    lp.AddRow(std::move(row));
+  }
+  for (size_t v = 0; v < m.pods.size(); ++v) {
+    for (size_t i = 0; i < y[v].size(); ++i) {
+      const int64_t k = removals_for[v][i];
+      if (k <= 0) continue;
+      MipProblem::Row row;
+      row.index.push_back(y[v][i].second);
+      row.value.push_back(static_cast<double>(k));
+      removal_terms(y[v][i].first, row);
+      row.ub = 0;
+      lp.AddRow(std::move(row));
+    }
+  }
+  // Conflicts: the pod leaves the domain (or never enters it) when the preemptor takes a node of
+  // it. Exactly one x is 1, so one row per (pod, domain) covers every node of the domain:
+  //   sum_{n in D} x_n - e_v - sum_{d not in D} y_vd <= 0   (v now in D)
+  //   sum_{n in D} x_n + y_vd <= 1 for d in D             (v moved into D), as one row
+  std::map<std::pair<int, std::vector<int>>, std::vector<int32_t>> by_domain;  // (pod, domain) → x columns
   for (const auto& c : m.conflicts) {
     if (x[c.node] < 0) continue;
-    if (InDomain(c.domain, m.pods[c.pod].node)) {
+    std::vector<int> domain = c.domain;
+    std::sort(domain.begin(), domain.end());
+    auto& cols = by_domain[{c.pod, std::move(domain)}];
+    if (std::find(cols.begin(), cols.end(), x[c.node]) == cols.end()) cols.push_back(x[c.node]);
+  }
+  for (const auto& [key, xs] : by_domain) {
+    const auto& [pod, domain] = key;
+    auto in_domain = [&](int n) { return std::binary_search(domain.begin(), domain.end(), n); };
+    if (in_domain(m.pods[pod].node)) {
       MipProblem::Row row;
-      row.index = {x[c.node], e[c.pod]};
-      row.value = {1, -1};
-      for (auto [d, col] : y[c.pod]) {
-        if (InDomain(c.domain, d)) continue;
+      for (int32_t col : xs) {
+        row.index.push_back(col);
+        row.value.push_back(1);
+      }
+      row.index.push_back(e[pod]);
+      row.value.push_back(-1);
+      for (auto [d, col] : y[pod]) {
+        if (in_domain(d)) continue;
         row.index.push_back(col);
         row.value.push_back(-1);
       }
       row.ub = 0;
       lp.AddRow(std::move(row));
     }
-    for (auto [d, col] : y[c.pod]) {
-      if (!InDomain(c.domain, d)) continue;
-      MipProblem::Row row;
-      row.index = {x[c.node], col};
-      row.value = {1, 1};
-      row.ub = 1;
-      lp.AddRow(std::move(row));
+    MipProblem::Row into;
+    for (int32_t col : xs) {
+      into.index.push_back(col);
+      into.value.push_back(1);
     }
+    const size_t base = into.index.size();
+    for (auto [d, col] : y[pod]) {
+      if (!in_domain(d)) continue;
+      into.index.push_back(col);
+      into.value.push_back(1);
+    }
+    if (into.index.size() == base) continue;
+    into.ub = 1;
+    lp.AddRow(std::move(into));
   }
   // Disruption budgets.
   for (size_t b = 0; b < m.pdb_allowed.size(); ++b) {
@@ -346,17 +481,17 @@ PreemptionPlanResult SolvePreemptionModel(const PreemptionModel& m, MipSolver& s
     lp.AddRow(std::move(row));
   }
 
-  // Start from the greedy plan when it has one; it is optimal, and the solver not needed, when it
-  // evicts nothing and moves no more pods than any plan must remove.
-  MipOptions opts = options;
-  PreemptionPlanResult greedy = GreedyPreemptionPlan(m);
-  if (greedy.status == PreemptionPlanResult::Status::kPlan && greedy.evicted.empty() &&
-      static_cast<int64_t>(greedy.moves.size()) == MinRemovals(m)) {
-    greedy.optimal = true;
-    greedy.gap = 0;
-    greedy.message = "greedy plan meets the lower bound";
-    return greedy;
+  // No more evictions than the greedy plan makes (the weights assume it).
+  if (have_greedy) {
+    MipProblem::Row row;
+    for (int32_t c : e) {
+      row.index.push_back(c);
+      row.value.push_back(1);
+    }
+    row.ub = static_cast<double>(max_evictions);
+    lp.AddRow(std::move(row));
   }
+  MipOptions opts = options;
   if (greedy.status == PreemptionPlanResult::Status::kPlan) {
     std::vector<double> start(lp.num_columns(), 0);
     start[x[greedy.node]] = 1;
@@ -366,10 +501,12 @@ PreemptionPlanResult SolvePreemptionModel(const PreemptionModel& m, MipSolver& s
         if (dd == d) start[c] = 1;
       }
     }
+    // The start may use a destination the model dropped: then the solver starts from scratch.
     if (MaxViolation(lp, start) < 1e-9) opts.start = std::move(start);
   }
   opts.absolute_gap = std::min(opts.absolute_gap, 0.5);
   MipResult r = solver.Solve(lp, opts);
+
   out.solver_seconds = r.seconds;
   if (r.status == MipResult::Status::kInfeasible) {
     out.status = PreemptionPlanResult::Status::kNoPlan;

@@ -75,6 +75,11 @@ PodInfoPtr Unbound(const PodInfo& pi) {
   return pi.WithPod(std::move(pod));
 }
 
+// Memory enters the model in MiB (requests rounded up, room rounded down: never optimistic), so
+// that the solver's rows do not mix byte counts with ones.
+int64_t CeilMiB(int64_t bytes) { return bytes <= 0 ? bytes / (1 << 20) : (bytes + (1 << 20) - 1) / (1 << 20); }
+int64_t FloorMiB(int64_t bytes) { return bytes >= 0 ? bytes / (1 << 20) : -CeilMiB(-bytes); }
+
 bool PodOnNode(const NodeInfo& node, const std::string& uid) {
   return std::any_of(node.pods().begin(), node.pods().end(),
                      [&](const PodInfoPtr& pi) { return pi->pod().metadata.uid == uid; });
@@ -406,7 +411,7 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
   auto request_of = [&](const PodInfo& pi) {
     std::vector<int64_t> r(R, 0);
     r[0] = pi.requests.milli_cpu;
-    r[1] = pi.requests.memory;
+    r[1] = CeilMiB(pi.requests.memory);
     r[2] = 1;
     for (size_t i = 0; i < scalars.size(); ++i) r[3 + i] = pi.requests.Scalar(scalars[i]);
     return r;
@@ -415,7 +420,7 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
   auto free_of = [&](const NodeInfo& node) {
     std::vector<int64_t> f(R, 0);
     f[0] = node.allocatable().milli_cpu - node.requested().milli_cpu;
-    f[1] = node.allocatable().memory - node.requested().memory;
+    f[1] = FloorMiB(node.allocatable().memory) - CeilMiB(node.requested().memory);
     f[2] = node.allocatable().allowed_pod_number - static_cast<int64_t>(node.pods().size());
     for (size_t i = 0; i < scalars.size(); ++i) {
       f[3 + i] = node.allocatable().Scalar(scalars[i]) - node.requested().Scalar(scalars[i]);
