@@ -191,6 +191,26 @@ TEST_P(PreemptionModelTest, OvercommitmentForcesNothing) {
   EXPECT_TRUE(plan.evicted.empty());
 }
 
+// The removal lower bound: the fewest pods any plan removes, over the candidate nodes.
+TEST(PreemptionModelBoundTest, MinRemovals) {
+  PreemptionModel m;
+  m.num_resources = 2;
+  m.preemptor_request = {4, 1};
+  m.nodes = {MakeNode("a", 0, true), MakeNode("b", 1, true), MakeNode("c", 0, false)};
+  // a: one pod of 4 (1 removal); b: pods of 1, 1, 2 (free 1: 3 needed = 2 + 1, 2 removals).
+  m.pods = {MakeModelPod(0, 4, 0, false), MakeModelPod(1, 1, 0, true), MakeModelPod(1, 1, 0, true),
+            MakeModelPod(1, 2, 0, true)};
+  EXPECT_EQ(MinRemovals(m), 1);
+  m.forbidden_nodes = {0};
+  EXPECT_EQ(MinRemovals(m), 2);
+  // A conflict pod elsewhere in b's domain must leave too.
+  m.pods.push_back(MakeModelPod(2, 1, 0, true));
+  m.conflicts = {{1, 4, {1, 2}}};
+  EXPECT_EQ(MinRemovals(m), 3);
+  m.forbidden_nodes = {0, 1};
+  EXPECT_EQ(MinRemovals(m), -1);
+}
+
 INSTANTIATE_TEST_SUITE_P(Solvers, PreemptionModelTest, ::testing::Values("cbc", "glpk"));
 
 }  // namespace
