@@ -235,26 +235,12 @@ int64_t MinRemovals(const PreemptionModel& m) {
       if (m.pods[v].node != static_cast<int>(n)) continue;
       for (size_t r = 0; r < R; ++r) free[r] += m.pods[v].request[r];
     }
-    int64_t needed = 0;
-    bool possible = true;
-    for (size_t r = 0; r < R && possible; ++r) {
-      int64_t deficit = m.preemptor_request[r] - free[r];
-      if (deficit <= 0) continue;
-      std::vector<int64_t> sizes;
-      for (int v : pods_on[n]) {
-        if (!must.contains(v)) sizes.push_back(m.pods[v].request[r]);
-      }
-      std::sort(sizes.rbegin(), sizes.rend());
-      int64_t k = 0;
-      for (int64_t q : sizes) {
-        if (deficit <= 0) break;
-        deficit -= q;
-        ++k;
-      }
-      if (deficit > 0) possible = false;
-      needed = std::max(needed, k);
+    std::vector<int> others;
+    for (int v : pods_on[n]) {
+      if (!must.contains(v)) others.push_back(v);
     }
-    if (!possible) continue;
+    const int64_t needed = RemovalsToFit(m, others, free, m.preemptor_request);
+    if (needed < 0) continue;
     const int64_t total = static_cast<int64_t>(must.size()) + needed;
     if (best < 0 || total < best) best = total;
   }

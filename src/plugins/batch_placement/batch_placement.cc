@@ -35,15 +35,6 @@ PodInfoPtr Relaxed(const PodInfo& pi) {
   return PodInfo::Create(std::move(pod));
 }
 
-std::optional<double> Seconds(const nlohmann::json& j, const std::string& path, std::vector<std::string>& errors) {
-  if (j.is_null()) return std::nullopt;
-  if (!j.is_number()) {
-    errors.push_back(fmt::format("{}: Invalid value: {}: expected a number of seconds", path, j.dump()));
-    return std::nullopt;
-  }
-  return j.get<double>();
-}
-
 }  // namespace
 
 std::expected<BatchPlacementArgs, framework::ArgsErrors> DecodeArgs(const nlohmann::json& json,
@@ -60,9 +51,8 @@ std::expected<BatchPlacementArgs, framework::ArgsErrors> DecodeArgs(const nlohma
                {"maxBatchSize", "batchWindowSeconds", "solverTimeoutSeconds", "objective", "solver", "apiVersion",
                 "kind"})) {
     if (auto v = d.Int32(helper::Member(json, "maxBatchSize"), size_path)) args.max_batch_size = *v;
-    if (auto v = Seconds(helper::Member(json, "batchWindowSeconds"), window_path, errors))
-      args.batch_window_seconds = *v;
-    if (auto v = Seconds(helper::Member(json, "solverTimeoutSeconds"), timeout_path, errors)) {
+    if (auto v = d.Seconds(helper::Member(json, "batchWindowSeconds"), window_path)) args.batch_window_seconds = *v;
+    if (auto v = d.Seconds(helper::Member(json, "solverTimeoutSeconds"), timeout_path)) {
       args.solver_timeout_seconds = *v;
     }
     if (auto v = d.String(helper::Member(json, "objective"), objective_path)) args.objective = *v;

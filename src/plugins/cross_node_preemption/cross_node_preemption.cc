@@ -24,15 +24,6 @@ namespace preemption = framework::preemption;
 
 namespace {
 
-std::optional<double> Seconds(const nlohmann::json& j, const std::string& path, std::vector<std::string>& errors) {
-  if (j.is_null()) return std::nullopt;
-  if (!j.is_number()) {
-    errors.push_back(fmt::format("{}: Invalid value: {}: expected a number of seconds", path, j.dump()));
-    return std::nullopt;
-  }
-  return j.get<double>();
-}
-
 const api::OwnerReference* ControllerOf(const api::Pod& pod) {
   for (const auto& ref : pod.metadata.owner_references) {
     if (ref.controller) return &ref;
@@ -105,7 +96,7 @@ std::expected<CrossNodePreemptionArgs, framework::ArgsErrors> DecodeArgs(const n
   if (d.Object(json, path,
                {"solverTimeoutSeconds", "protectedNamespaces", "allowMoves", "maxCandidatePods", "maxDestinationNodes",
                 "planTimeoutSeconds", "solver", "apiVersion", "kind"})) {
-    if (auto v = Seconds(helper::Member(json, "solverTimeoutSeconds"), timeout_path, errors))
+    if (auto v = d.Seconds(helper::Member(json, "solverTimeoutSeconds"), timeout_path))
       args.solver_timeout_seconds = *v;
     if (!helper::Member(json, "protectedNamespaces").is_null()) {
       args.protected_namespaces = d.StringList(helper::Member(json, "protectedNamespaces"), ns_path);
@@ -113,7 +104,7 @@ std::expected<CrossNodePreemptionArgs, framework::ArgsErrors> DecodeArgs(const n
     if (auto v = d.Bool(helper::Member(json, "allowMoves"), moves_path)) args.allow_moves = *v;
     if (auto v = d.Int32(helper::Member(json, "maxCandidatePods"), pods_path)) args.max_candidate_pods = *v;
     if (auto v = d.Int32(helper::Member(json, "maxDestinationNodes"), dest_path)) args.max_destination_nodes = *v;
-    if (auto v = Seconds(helper::Member(json, "planTimeoutSeconds"), plan_path, errors)) args.plan_timeout_seconds = *v;
+    if (auto v = d.Seconds(helper::Member(json, "planTimeoutSeconds"), plan_path)) args.plan_timeout_seconds = *v;
     if (auto v = d.String(helper::Member(json, "solver"), solver_path)) args.solver = *v;
   }
   if (!errors.empty()) return std::unexpected(framework::ArgsErrors{true, std::move(errors)});

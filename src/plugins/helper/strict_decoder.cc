@@ -119,6 +119,13 @@ std::optional<bool> StrictDecoder::Bool(const json& j, std::string_view path) {
   return std::nullopt;
 }
 
+std::optional<double> StrictDecoder::Seconds(const json& j, std::string_view path) {
+  if (j.is_null()) return std::nullopt;
+  if (j.is_number()) return j.get<double>();
+  errors_.push_back(fmt::format("{}: Invalid value: {}: expected a number of seconds", path, j.dump()));
+  return std::nullopt;
+}
+
 std::vector<std::string> StrictDecoder::StringList(const json& j, std::string_view path) {
   std::vector<std::string> out;
   if (!Array(j, path)) return out;

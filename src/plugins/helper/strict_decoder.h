@@ -45,6 +45,8 @@ class StrictDecoder {
   std::optional<int64_t> Int64(const nlohmann::json& j, std::string_view path);
   std::optional<std::string> String(const nlohmann::json& j, std::string_view path);
   std::optional<bool> Bool(const nlohmann::json& j, std::string_view path);
+  //! A duration in seconds: any JSON number (kubesched's own args, e.g. solverTimeoutSeconds).
+  std::optional<double> Seconds(const nlohmann::json& j, std::string_view path);
   //! A list of strings; null reads as empty.
   std::vector<std::string> StringList(const nlohmann::json& j, std::string_view path);
 
