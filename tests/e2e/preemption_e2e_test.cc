@@ -333,9 +333,9 @@ TEST(CrossNodePreemptionE2E, ThesisExampleGivesTheThesisAnswer) {
 // --- Configuration errors --------------------------------------------------------------------------
 
 TEST(CrossNodePreemptionE2E, BadArgsNameTheFileAndField) {
-  const std::string cfg = WriteTempFile(
-      "bad-xnode.yaml",
-      std::regex_replace(ReadSource(kConfig), std::regex("maxCandidatePods: 100"), "maxCandidatePods: 0"));
+  const std::string cfg =
+      WriteTempFile("bad-xnode.yaml",
+                    std::regex_replace(ReadSource(kConfig), std::regex("maxCandidatePods: 50"), "maxCandidatePods: 0"));
   RunResult r = RunKubesched({"simulate", "--config", cfg, "-f", SourcePath("examples/preemption/homeless.yaml")});
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("bad-xnode.yaml"), std::string::npos) << r.err;

@@ -44,7 +44,7 @@ struct CrossNodePreemptionArgs {
   bool allow_moves = true;
   //! At most this many pods that may leave their nodes in one model (nodes are taken in order of
   //! how cheaply the preemptor fits on them until the budget is spent).
-  int32_t max_candidate_pods = 100;
+  int32_t max_candidate_pods = 50;
   //! At most this many nodes with free room are offered to moved pods (besides the candidates).
   int32_t max_destination_nodes = 16;
   //! How long a plan may take beyond its victims' grace period before it expires.

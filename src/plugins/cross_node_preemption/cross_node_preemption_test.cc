@@ -13,7 +13,7 @@ TEST(CrossNodePreemptionArgsTest, Defaults) {
   EXPECT_EQ(args->solver_timeout_seconds, 1);
   EXPECT_EQ(args->protected_namespaces, std::vector<std::string>{"kube-system"});
   EXPECT_TRUE(args->allow_moves);
-  EXPECT_EQ(args->max_candidate_pods, 100);
+  EXPECT_EQ(args->max_candidate_pods, 50);
   EXPECT_EQ(args->max_destination_nodes, 16);
   EXPECT_EQ(args->plan_timeout_seconds, 60);
   EXPECT_EQ(args->solver, "glpk");
