@@ -338,11 +338,14 @@ void PrintSimulation(const scheduler::SimulationResult& result, OutputFormat for
   if (const auto& o = result.optimizer) out << OptimizerLine(*o) << "\n";
   if (const auto& x = result.cross_node; x && (x->stats.plans > 0 || x->stats.no_plan > 0)) {
     const auto& st = x->stats;
-    out << fmt::format(
-        "cross-node preemption: {} plan{} ({} proved optimal), {} evicted, {} moved, {} without a plan, decision p50 "
-        "{:.1f} ms\n",
-        st.plans, st.plans == 1 ? "" : "s", st.optimal, st.evictions, st.moves, st.no_plan,
-        Percentile(st.decision_seconds, 0.5) * 1e3);
+    std::string line =
+        fmt::format("cross-node preemption: {} plan{} ({} proved optimal), {} evicted, {} moved, {} without a plan",
+                    st.plans, st.plans == 1 ? "" : "s", st.optimal, st.evictions, st.moves, st.no_plan);
+    // Decisions that reached a model (a pod with no candidate node at all is answered at once).
+    if (!st.decision_seconds.empty()) {
+      line += fmt::format(", decision p50 {:.1f} ms", Percentile(st.decision_seconds, 0.5) * 1e3);
+    }
+    out << line << "\n";
   }
   out << summary << "\n";
 }
