@@ -65,6 +65,7 @@
 #include "testing/builders.h"
 #include "util/clock.h"
 #include "util/parallelizer.h"
+#include "util/percentile.h"
 
 namespace kubesched {
 namespace {
@@ -431,10 +432,8 @@ struct Summary {
 };
 
 double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
-  const size_t rank = static_cast<size_t>(std::ceil(p * static_cast<double>(v.size())));
-  return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
+  return util::PercentileOfSorted(v, p);
 }
 
 Summary Summarize(const std::vector<CaseResult>& out, const std::vector<CaseResult>* default_out) {

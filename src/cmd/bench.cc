@@ -30,6 +30,7 @@
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
 #include "util/clock.h"
+#include "util/percentile.h"
 
 namespace kubesched::cmd {
 namespace {
@@ -450,12 +451,6 @@ struct Result {
   std::optional<double> threshold;
 };
 
-double Percentile(std::vector<double>& sorted, double p) {
-  if (sorted.empty()) return 0;
-  size_t rank = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(sorted.size())));
-  return sorted[std::clamp<size_t>(rank, 1, sorted.size()) - 1];
-}
-
 // Peak resident set size. Each workload starts by resetting the kernel's high-water mark
 // (/proc/self/clear_refs "5"), so VmHWM is that workload's peak; where that is unavailable the
 // process-wide getrusage ru_maxrss is reported instead (monotonic across workloads).
@@ -552,9 +547,9 @@ std::expected<Result, std::string> RunWorkload(const Workload& w, const framewor
   r.seconds = std::chrono::duration<double>(end - start).count();
   r.pods_per_second = r.seconds > 0 ? static_cast<double>(w.measure_pods) / r.seconds : 0;
   std::sort(latencies_ms.begin(), latencies_ms.end());
-  r.p50_ms = Percentile(latencies_ms, 50);
-  r.p90_ms = Percentile(latencies_ms, 90);
-  r.p99_ms = Percentile(latencies_ms, 99);
+  r.p50_ms = util::PercentileOfSorted(latencies_ms, 0.50);
+  r.p90_ms = util::PercentileOfSorted(latencies_ms, 0.90);
+  r.p99_ms = util::PercentileOfSorted(latencies_ms, 0.99);
   r.peak_rss_mib = PeakRssMiB();
   r.threshold = w.threshold;
   return r;

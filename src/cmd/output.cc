@@ -10,6 +10,7 @@
 
 #include "api/names.h"
 #include "framework/resource.h"
+#include "util/percentile.h"
 
 namespace kubesched::cmd {
 
@@ -65,10 +66,8 @@ std::string PreemptorOf(const std::string& reason) {
 }
 
 double Percentile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
-  const size_t i = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size()))) - 1;
-  return v[std::min(i, v.size() - 1)];
+  return util::PercentileOfSorted(v, q);
 }
 
 std::string EvictionLine(const cluster::Eviction& e) {
