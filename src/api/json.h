@@ -1,0 +1,71 @@
+#pragma once
+// The JSON codec every path shares (manifests, API requests and responses, watch streams,
+// extender bodies): RapidJSON's DOM, chosen by measurement (bench/codec_bench.cc, README
+// "Codec"). A Document owns its values in one memory pool, so decoding allocates little and
+// dropping a document is cheap; values are mutable, so defaulting and the store's writes edit
+// the decoded object in place before it is encoded again.
+//
+// Parsing is iterative (no recursion on the call stack however deep the input nests) and
+// rejects nesting deeper than kMaxDepth, so hostile input cannot overflow the stack when the
+// value is later walked or encoded.
+
+#include <rapidjson/document.h>
+
+#include <cstddef>
+#include <expected>
+#include <string>
+#include <string_view>
+
+namespace kubesched::api::json {
+
+using Document = rapidjson::Document;
+using Value = rapidjson::Value;
+using Allocator = rapidjson::Document::AllocatorType;
+
+//! Deepest nesting of arrays and objects accepted (Go's encoding/json allows 10,000; nothing in
+//! a Kubernetes object comes near 100).
+inline constexpr int kMaxDepth = 1000;
+
+struct ParseError {
+  size_t offset = 0;  //!< byte offset in the text
+  int line = 1;       //!< 1-based
+  int column = 1;     //!< 1-based, in bytes
+  std::string message;
+
+  //! "invalid JSON at line 3, column 7: Missing a colon after a name of object member."
+  std::string ToString() const;
+};
+
+//! Parses one JSON value (surrounding whitespace allowed, nothing else after it) into `doc`,
+//! copying strings (the text may go away afterwards). On error `doc` is left as null.
+std::expected<void, ParseError> Parse(std::string_view text, Document& doc);
+
+//! Appends the compact encoding of `value` to `out`.
+void EncodeTo(const Value& value, std::string& out);
+//! The compact encoding of `value`.
+std::string Encode(const Value& value);
+//! An indented encoding (two spaces), for people.
+std::string EncodePretty(const Value& value);
+
+//! The member `key` of `object`, or nullptr when `object` is not an object or has no such member.
+const Value* Find(const Value& object, std::string_view key);
+Value* Find(Value& object, std::string_view key);
+//! The member's string, or nullopt-like empty view when absent or not a string.
+std::string_view GetString(const Value& object, std::string_view key);
+//! A string value's text (empty for a non-string).
+inline std::string_view View(const Value& v) {
+  return v.IsString() ? std::string_view(v.GetString(), v.GetStringLength()) : std::string_view();
+}
+//! A string value copied into `alloc`.
+inline Value MakeString(std::string_view s, Allocator& alloc) {
+  return Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), alloc);
+}
+//! Sets `object[key] = value` (replacing an existing member; `object` becomes an object if it
+//! was not one) and returns the stored value.
+Value& Set(Value& object, std::string_view key, Value value, Allocator& alloc);
+//! The member `key` of `object`, created as an empty object when absent (or not an object).
+Value& Child(Value& object, std::string_view key, Allocator& alloc);
+//! Removes the member `key`; whether it was there.
+bool Remove(Value& object, std::string_view key);
+
+}  // namespace kubesched::api::json

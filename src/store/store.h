@@ -1,0 +1,253 @@
+#pragma once
+// The object store behind every mode: `simulate` runs it in process on a virtual clock, and
+// `kubesched apiserver` serves it over the Kubernetes REST API. It holds API objects as the API
+// server does (lossless JSON with full metadata), numbers every change with one global
+// resourceVersion, and fans the changes out to watchers.
+//
+// It knows nothing of HTTP and nothing of scheduling: each resource's kind-specific behaviour
+// (defaulting, validation, the field-selector fields, the typed view the scheduler reads) comes
+// from a ResourceType's hooks. Errors are values carrying what a Kubernetes `Status` needs.
+
+#include <chrono>
+#include <cstdint>
+#include <expected>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "api/json.h"
+#include "util/clock.h"
+
+namespace kubesched::store {
+
+//! A field-level problem with an object (metav1.StatusCause).
+struct Cause {
+  std::string reason;   //!< "FieldValueRequired", "FieldValueInvalid", "FieldValueNotSupported", ...
+  std::string message;  //!< "Required value"
+  std::string field;    //!< "spec.containers[0].name"
+};
+
+//! Why a store operation failed: the reason and HTTP code of a metav1.Status.
+struct Error {
+  enum class Reason {
+    kBadRequest,        //!< 400 BadRequest (malformed body, strict field validation)
+    kNotFound,          //!< 404 NotFound
+    kMethodNotAllowed,  //!< 405 MethodNotAllowed
+    kAlreadyExists,     //!< 409 AlreadyExists
+    kConflict,          //!< 409 Conflict (stale resourceVersion, precondition failed, already bound)
+    kGone,              //!< 410 Expired (resourceVersion compacted) / Gone
+    kRequestEntityTooLarge,  //!< 413
+    kInvalid,           //!< 422 Invalid (with causes)
+    kTooManyRequests,   //!< 429 (PodDisruptionBudget forbids an eviction)
+    kInternal,          //!< 500 InternalError
+  };
+  Reason reason = Reason::kInternal;
+  std::string message;
+  std::vector<Cause> causes;
+
+  int HttpCode() const;
+  //! The metav1.Status reason string ("NotFound", "AlreadyExists", "Conflict", "Invalid", ...).
+  std::string_view ReasonString() const;
+};
+
+template <typename T>
+using Result = std::expected<T, Error>;
+
+struct Object;
+using ObjectPtr = std::shared_ptr<const Object>;
+
+//! One resource the store serves (pods, nodes, apps/v1 deployments, ...), with what discovery
+//! publishes about it and the hooks that give the kind its behaviour.
+struct ResourceType {
+  std::string group;     //!< "" for the core group
+  std::string version;   //!< "v1"
+  std::string resource;  //!< plural, lower case: "pods"
+  std::string kind;      //!< "Pod"
+  std::string singular;  //!< "pod"
+  bool namespaced = true;
+  std::vector<std::string> short_names;   //!< "po"
+  std::vector<std::string> categories;    //!< "all"
+  std::vector<std::string> subresources;  //!< "status", "binding", "eviction"
+
+  //! Fills in what the API server defaults (spec.schedulerName, ...), in place, before
+  //! validation. May be empty.
+  std::function<void(api::json::Document& object)> default_fields;
+  //! Checks a defaulted object; causes for a 422. `old` is the stored version on update, null on
+  //! create. May be empty.
+  std::function<std::vector<Cause>(const api::json::Value& object, const Object* old)> validate;
+  //! The values of the field selectors this kind supports besides metadata.name and
+  //! metadata.namespace (pods: spec.nodeName, spec.schedulerName, status.phase; events:
+  //! involvedObject.*, reason, type; nodes: spec.unschedulable). May be empty.
+  std::function<void(const api::json::Value& object, std::vector<std::pair<std::string, std::string>>& out)>
+      selectable_fields;
+  //! The typed view derived once per stored version (api::Pod for pods, api::Node for nodes,
+  //! ...); null when the kind has none. May be empty.
+  std::function<std::shared_ptr<const void>(const api::json::Value& object)> view;
+
+  //! "v1" or "apps/v1".
+  std::string GroupVersion() const { return group.empty() ? version : group + "/" + version; }
+};
+
+//! One stored version of an object. Immutable: a change stores a new version.
+struct Object {
+  const ResourceType* type = nullptr;
+  std::string namespace_;  //!< empty for cluster-scoped objects
+  std::string name;
+  std::string uid;
+  uint64_t resource_version = 0;
+  //! The full object (apiVersion, kind, metadata with resourceVersion, spec, status, and every
+  //! field the store does not model), compactly encoded: what GET, LIST and WATCH send.
+  std::string json;
+  std::vector<std::pair<std::string, std::string>> labels;  //!< metadata.labels, sorted by key
+  //! selectable_fields' values, plus metadata.name and metadata.namespace.
+  std::vector<std::pair<std::string, std::string>> fields;
+  std::shared_ptr<const void> view;  //!< the ResourceType's view, or null
+
+  //! The view as its type (the caller knows it from the resource).
+  template <typename T>
+  std::shared_ptr<const T> View() const {
+    return std::static_pointer_cast<const T>(view);
+  }
+};
+
+enum class EventType { kAdded, kModified, kDeleted, kBookmark };
+std::string_view ToString(EventType type);  //!< "ADDED", "MODIFIED", "DELETED", "BOOKMARK"
+
+struct WatchEvent {
+  EventType type = EventType::kAdded;
+  //! The object after the change (for kDeleted: its last version, with the deletion's
+  //! resourceVersion); for kBookmark only its resource_version is meaningful.
+  ObjectPtr object;
+  ObjectPtr old_object;  //!< the version before a kModified/kDeleted, for in-process handlers
+};
+
+//! Label and field selectors as the API takes them ("app=web,tier!=db", "spec.nodeName=n1").
+struct Selectors {
+  std::string label_selector;
+  std::string field_selector;
+};
+
+struct ListOptions {
+  Selectors selectors;
+  int64_t limit = 0;           //!< 0: no limit
+  std::string continue_token;  //!< from the previous page's ListResult
+  //! "" (most recent), "0" (any), or a resourceVersion, read as resourceVersionMatch says.
+  std::string resource_version;
+  std::string resource_version_match;  //!< "", "NotOlderThan" or "Exact"
+};
+
+struct ListResult {
+  std::vector<ObjectPtr> items;  //!< by namespace, then name
+  uint64_t resource_version = 0;
+  std::string continue_token;  //!< empty on the last page
+  std::optional<int64_t> remaining_item_count;
+};
+
+struct WatchOptions {
+  Selectors selectors;
+  //! Events after this resourceVersion; "" or "0": the current objects as kAdded first.
+  std::string resource_version;
+  bool allow_bookmarks = false;
+  bool send_initial_events = false;
+};
+
+//! A watch: a bounded queue the store fills and one consumer drains. A watcher that falls
+//! behind by more than its capacity is closed (Closed() with reason), as the API server closes
+//! a slow watcher; the client relists. Destroying it unsubscribes.
+class Watcher {
+ public:
+  virtual ~Watcher() = default;
+  //! The next event, waiting up to `timeout`; nullopt on timeout or once closed.
+  virtual std::optional<WatchEvent> Next(std::chrono::milliseconds timeout) = 0;
+  virtual bool Closed() const = 0;
+  //! Why it was closed (empty while open, "stopped" after Stop()).
+  virtual std::string CloseReason() const = 0;
+  virtual void Stop() = 0;
+};
+
+struct DeleteOptions {
+  //! For pods: seconds until the object goes (nullopt: the object's own grace period; 0: now).
+  std::optional<int64_t> grace_period_seconds;
+  std::optional<std::string> precondition_uid;
+  std::optional<std::string> precondition_resource_version;
+};
+
+enum class PatchType { kJsonPatch, kMergePatch, kStrategicMergePatch };
+
+//! Everything an update of one object needs: the object's new JSON, and for a subresource
+//! ("status") which part it may change.
+struct UpdateRequest {
+  std::string subresource;  //!< "" or "status"
+  //! When set, must equal the stored resourceVersion (else kConflict); the body's own
+  //! metadata.resourceVersion counts as this when present.
+  std::optional<std::string> expected_resource_version;
+};
+
+//! The store. Thread-safe: every method may be called from any thread.
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  //! The resources served, in discovery order.
+  virtual const std::vector<const ResourceType*>& Resources() const = 0;
+  //! The resource with this group and plural name (version-agnostic), or null.
+  virtual const ResourceType* FindResource(std::string_view group, std::string_view resource) const = 0;
+
+  //! Creates the object (namespace from the body or `namespace_`; generateName honoured; uid,
+  //! creationTimestamp, resourceVersion, generation set; defaulted; validated).
+  virtual Result<ObjectPtr> Create(const ResourceType& type, std::string_view namespace_, api::json::Document body) = 0;
+  virtual Result<ObjectPtr> Get(const ResourceType& type, std::string_view namespace_, std::string_view name) const = 0;
+  //! namespace_ empty: every namespace.
+  virtual Result<ListResult> List(const ResourceType& type, std::string_view namespace_,
+                                  const ListOptions& options) const = 0;
+  virtual Result<ObjectPtr> Update(const ResourceType& type, std::string_view namespace_, std::string_view name,
+                                   api::json::Document body, const UpdateRequest& request) = 0;
+  virtual Result<ObjectPtr> Patch(const ResourceType& type, std::string_view namespace_, std::string_view name,
+                                  PatchType patch_type, std::string_view patch, std::string_view subresource) = 0;
+  //! Starts or completes the deletion: a pod bound to a node with a grace period > 0 gets
+  //! metadata.deletionTimestamp and deletionGracePeriodSeconds and goes when the node lifecycle
+  //! removes it; other objects (and objects without finalizers) go at once. Returns the object
+  //! as it stands after the call (its last version when gone).
+  virtual Result<ObjectPtr> Delete(const ResourceType& type, std::string_view namespace_, std::string_view name,
+                                   const DeleteOptions& options) = 0;
+  virtual Result<std::unique_ptr<Watcher>> Watch(const ResourceType& type, std::string_view namespace_,
+                                                 const WatchOptions& options) = 0;
+
+  //! pods/binding: sets spec.nodeName (kConflict when already bound; kNotFound when the pod is
+  //! gone or its uid differs).
+  virtual Result<ObjectPtr> Bind(std::string_view namespace_, std::string_view pod_name, std::string_view uid,
+                                 std::string_view node_name) = 0;
+  //! pods/eviction: a graceful delete that honours PodDisruptionBudgets (kTooManyRequests).
+  virtual Result<ObjectPtr> Evict(std::string_view namespace_, std::string_view pod_name,
+                                  const DeleteOptions& options) = 0;
+
+  //! The latest resourceVersion handed out.
+  virtual uint64_t ResourceVersion() const = 0;
+
+  //! In-process observers (the simulation's informers, the controllers, the node lifecycle):
+  //! called after every change, in resourceVersion order, on the thread that made the change and
+  //! without any store lock held. An observer may write to the store; the events its writes make
+  //! are delivered after the current one finishes (never re-entrantly), so every observer sees
+  //! every event in order. Returns an id for RemoveObserver.
+  virtual uint64_t AddObserver(std::function<void(const WatchEvent&)> observer) = 0;
+  virtual void RemoveObserver(uint64_t id) = 0;
+};
+
+struct StoreOptions {
+  //! Changes kept for watches that start from an older resourceVersion; older ones are
+  //! compacted (a watch from before them gets kGone, as etcd compaction makes the API server do).
+  size_t watch_history = 100'000;
+  //! Events a Watcher may have queued before it is closed as too slow.
+  size_t watcher_capacity = 10'000;
+};
+
+//! The in-memory store, serving `types` (which must outlive it), timestamps from `clock` (Unix
+//! time: util::SystemClock for the API server, the simulation's VirtualClock for simulate).
+std::unique_ptr<Store> NewMemoryStore(std::vector<const ResourceType*> types, const util::Clock& clock,
+                                      StoreOptions options = {});
+
+}  // namespace kubesched::store
