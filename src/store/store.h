@@ -160,30 +160,30 @@ struct WatchEvent {
 
 //! Label and field selectors as the API takes them ("app=web,tier!=db", "spec.nodeName=n1").
 struct Selectors {
-  std::string label_selector;
-  std::string field_selector;
+  std::string label_selector{};
+  std::string field_selector{};
 };
 
 struct ListOptions {
-  Selectors selectors;
-  int64_t limit = 0;           //!< 0: no limit
-  std::string continue_token;  //!< from the previous page's ListResult
+  Selectors selectors{};
+  int64_t limit = 0;             //!< 0: no limit
+  std::string continue_token{};  //!< from the previous page's ListResult
   //! "" (most recent), "0" (any), or a resourceVersion, read as resourceVersionMatch says.
-  std::string resource_version;
-  std::string resource_version_match;  //!< "", "NotOlderThan" or "Exact"
+  std::string resource_version{};
+  std::string resource_version_match{};  //!< "", "NotOlderThan" or "Exact"
 };
 
 struct ListResult {
-  std::vector<ObjectPtr> items;  //!< by namespace, then name
+  std::vector<ObjectPtr> items{};  //!< by namespace, then name
   uint64_t resource_version = 0;
-  std::string continue_token;  //!< empty on the last page
-  std::optional<int64_t> remaining_item_count;
+  std::string continue_token{};  //!< empty on the last page
+  std::optional<int64_t> remaining_item_count{};
 };
 
 struct WatchOptions {
-  Selectors selectors;
+  Selectors selectors{};
   //! Events after this resourceVersion; "" or "0": the current objects as kAdded first.
-  std::string resource_version;
+  std::string resource_version{};
   bool allow_bookmarks = false;
   bool send_initial_events = false;
 };
@@ -204,9 +204,9 @@ class Watcher {
 
 struct DeleteOptions {
   //! For pods: seconds until the object goes (nullopt: the object's own grace period; 0: now).
-  std::optional<int64_t> grace_period_seconds;
-  std::optional<std::string> precondition_uid;
-  std::optional<std::string> precondition_resource_version;
+  std::optional<int64_t> grace_period_seconds{};
+  std::optional<std::string> precondition_uid{};
+  std::optional<std::string> precondition_resource_version{};
 };
 
 enum class PatchType { kJsonPatch, kMergePatch, kStrategicMergePatch };
@@ -216,10 +216,10 @@ std::optional<PatchType> PatchTypeFromContentType(std::string_view content_type)
 //! Everything an update of one object needs: the object's new JSON, and for a subresource
 //! ("status") which part it may change.
 struct UpdateRequest {
-  std::string subresource;  //!< "" or "status"
+  std::string subresource{};  //!< "" or "status"
   //! When set, must equal the stored resourceVersion (else kConflict); the body's own
   //! metadata.resourceVersion counts as this when present.
-  std::optional<std::string> expected_resource_version;
+  std::optional<std::string> expected_resource_version{};
 };
 
 //! The store. Thread-safe: every method may be called from any thread.
