@@ -237,6 +237,11 @@ class Store {
   virtual Result<ObjectPtr> Create(const ResourceType& type, std::string_view namespace_, api::json::Document body) = 0;
   virtual Result<ObjectPtr> Get(const ResourceType& type, std::string_view namespace_, std::string_view name) const = 0;
   //! namespace_ empty: every namespace.
+  //! resourceVersion semantics as the API concepts page gives them: "" the latest; "0" any (the
+  //! latest here); N with NotOlderThan (or no match) at least N, waiting briefly for a future N
+  //! (kTimeout "Too large resource version" after StoreOptions.future_resource_version_wait);
+  //! N with Exact, or N with a limit and no match (legacy), the state at N rebuilt from the
+  //! history (kGone when compacted). Continue tokens serve the first page's snapshot the same way.
   virtual Result<ListResult> List(const ResourceType& type, std::string_view namespace_,
                                   const ListOptions& options) const = 0;
   virtual Result<ObjectPtr> Update(const ResourceType& type, std::string_view namespace_, std::string_view name,
@@ -249,6 +254,10 @@ class Store {
   //! as it stands after the call (its last version when gone).
   virtual Result<ObjectPtr> Delete(const ResourceType& type, std::string_view namespace_, std::string_view name,
                                    const DeleteOptions& options) = 0;
+  //! A watch from options.resource_version: kGone when older than the history kept; a version
+  //! the store has not reached waits up to StoreOptions.future_resource_version_wait, then
+  //! kTimeout. A replay longer than StoreOptions.watcher_capacity closes the watcher at once
+  //! (the client relists), as for any watcher that falls that far behind.
   virtual Result<std::unique_ptr<Watcher>> Watch(const ResourceType& type, std::string_view namespace_,
                                                  const WatchOptions& options) = 0;
 
@@ -268,7 +277,10 @@ class Store {
   //! called after every change, in resourceVersion order, on the thread that made the change and
   //! without any store lock held. An observer may write to the store; the events its writes make
   //! are delivered after the current one finishes (never re-entrantly), so every observer sees
-  //! every event in order. Returns an id for RemoveObserver.
+  //! every event in order. When another thread is already delivering, that thread delivers this
+  //! write's events too (still in order), so a write may return before its observers ran.
+  //! Events carry objects in their storage form (an events.k8s.io Event arrives as its core/v1
+  //! Event). Returns an id for RemoveObserver.
   virtual uint64_t AddObserver(std::function<void(const WatchEvent&)> observer) = 0;
   virtual void RemoveObserver(uint64_t id) = 0;
 
