@@ -15,7 +15,7 @@
 #include <cstdint>
 
 extern "C" {
-extern std::uint8_t* __afl_area_ptr;  // afl-compiler-rt.o
+extern std::uint8_t* __afl_area_ptr;   // afl-compiler-rt.o
 extern const char __executable_start;  // the linker's: the first byte of the executable
 
 namespace {
@@ -24,8 +24,8 @@ thread_local std::uintptr_t previous_block = 0;
 }  // namespace
 
 __attribute__((no_sanitize_coverage, no_sanitize("address", "undefined"))) void __sanitizer_cov_trace_pc() {
-  const std::uintptr_t pc =
-      reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)) - reinterpret_cast<std::uintptr_t>(&__executable_start);
+  const std::uintptr_t pc = reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)) -
+                            reinterpret_cast<std::uintptr_t>(&__executable_start);
   // Multiplicative hash: block starts are a few bytes apart, their low bits alone would collide.
   const std::uintptr_t block = ((pc * 0x9E3779B97F4A7C15ull) >> 40) & kMapMask;
   std::uint8_t& counter = __afl_area_ptr[block ^ previous_block];

@@ -74,6 +74,8 @@ run_libfuzzer() {
   if [ -f "fuzz/dict/$name.dict" ]; then dict=(-dict="fuzz/dict/$name.dict"); fi
   local before
   before=$(find "$out/findings" -type f | sort)
+  local seeds=()
+  if [ -d "fuzz/corpus/$name" ]; then seeds=("fuzz/corpus/$name"); fi
   echo "== $name: libFuzzer for ${seconds}s (log: $log)"
   # -fork=1: the fuzzing runs in a child process that is restarted after a crash, hang or OOM, so
   # one finding does not end the run; the parent merges each child's new inputs into the corpus.
@@ -81,7 +83,7 @@ run_libfuzzer() {
   local rc=0
   "$bin" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 -ignore_ooms=1 \
     -max_total_time="$seconds" -timeout="$hang_seconds" -rss_limit_mb=2560 \
-    -artifact_prefix="$out/findings/" "${dict[@]}" "$out/corpus" "fuzz/corpus/$name" >"$log" 2>&1 || rc=$?
+    -artifact_prefix="$out/findings/" "${dict[@]}" "$out/corpus" "${seeds[@]}" >"$log" 2>&1 || rc=$?
   # Fork mode's progress lines: "#N: cov: C ft: F corp: K exec/s: E oom/timeout/crash: O/T/X time: Ss ...".
   local last execs secs cov ft total corp
   last=$(grep -E '^#[0-9]+: cov:' "$log" | tail -1 || true)
@@ -94,10 +96,15 @@ run_libfuzzer() {
   fi
   execs=$(sed -nE 's/^#([0-9]+):.*/\1/p' <<<"$last")
   secs=$(sed -nE 's/.* time: ([0-9]+)s.*/\1/p' <<<"$last")
-  cov=$(sed -nE 's/.* cov: ([0-9]+).*/\1/p' <<<"$last")
-  ft=$(sed -nE 's/.* ft: ([0-9]+).*/\1/p' <<<"$last")
   total=$(sed -nE 's/^INFO: Loaded 1 modules +\(([0-9]+) inline 8-bit counters.*/\1/p' "$log" | head -1)
   corp=$(find "$out/corpus" -type f | wc -l)
+  # Coverage as a plain (non-fork) run reports it: the working corpus run once, "INITED cov: ft:".
+  # (Fork mode's own cov counts differently and is not comparable with other runs.)
+  local inited
+  "$bin" -runs=0 -timeout="$hang_seconds" -rss_limit_mb=2560 "$out/corpus" >"$out/coverage.log" 2>&1 || true
+  inited=$(grep -E '^#[0-9]+[[:space:]]+INITED' "$out/coverage.log" | tail -1 || true)
+  cov=$(sed -nE 's/.* cov: ([0-9]+).*/\1/p' <<<"$inited")
+  ft=$(sed -nE 's/.* ft: ([0-9]+).*/\1/p' <<<"$inited")
   local new=() f
   mapfile -t new < <(comm -13 <(echo "$before") <(find "$out/findings" -type f | sort) | grep -v '^$' || true)
   local crashes=0 hangs=0 ooms=0
@@ -109,7 +116,7 @@ run_libfuzzer() {
     esac
   done
   summary_lines+=("$(printf '%-10s %11s execs %7s/s  cov %s/%s edges, ft %s  corpus %s  crashes %s  hangs %s  ooms %s' \
-    "$name" "$execs" "$(( ${secs:-0} > 0 ? execs / secs : 0 ))" "$cov" "${total:-?}" "$ft" "$corp" "$crashes" "$hangs" "$ooms")")
+    "$name" "$execs" "$(( ${secs:-0} > 0 ? execs / secs : 0 ))" "${cov:-?}" "${total:-?}" "${ft:-?}" "$corp" "$crashes" "$hangs" "$ooms")")
   if [ ${#new[@]} -gt 0 ]; then
     crashed=1
     for f in "${new[@]}"; do summary_lines+=("    $f"); done
@@ -123,7 +130,8 @@ run_afl() {
   # previous run's findings stay in <name>.prev.
   rm -rf "$seeds" "$out.prev"
   mkdir -p "$seeds"
-  cp fuzz/corpus/"$name"/* "$seeds"/
+  if [ -d "fuzz/corpus/$name" ]; then cp fuzz/corpus/"$name"/* "$seeds"/; fi
+  if [ -z "$(ls -A "$seeds")" ]; then echo > "$seeds/empty"; fi  # AFL++ needs one seed
   if [ -d "$out/default/queue" ]; then
     find "$out/default/queue" -maxdepth 1 -type f -name 'id:*' -exec sh -c 'for f; do cp "$f" "$0/q-$(basename "$f" | cut -c4-9)"; done' "$seeds" {} +
     mv "$out" "$out.prev"
@@ -132,8 +140,8 @@ run_afl() {
   if [ -f "fuzz/dict/$name.dict" ]; then dict=(-x "fuzz/dict/$name.dict"); fi
   echo "== $name: AFL++ for ${seconds}s (log: $log)"
   local rc=0
+  # No UI (the log is a file), no CPU binding (the machine is shared), any core_pattern accepted.
   AFL_NO_UI=1 AFL_SKIP_CPUFREQ=1 AFL_NO_AFFINITY=1 AFL_I_DONT_CARE_ABOUT_MISSING_CRASHES=1 \
-    AFL_SKIP_BIN_CHECK=0 AFL_NO_WARN_INSTABILITY=1 \
     afl-fuzz -V "$seconds" -t "$((hang_seconds * 1000))" -m none -i "$seeds" -o "$out" "${dict[@]}" \
     -- "$bin" >"$log" 2>&1 || rc=$?
   local stats=$out/default/fuzzer_stats
