@@ -25,10 +25,9 @@ esac
 build_dir=build/$preset
 out_root=$build_dir/out
 
+# Configures every time (a few seconds), so targets.txt lists what fuzz/CMakeLists.txt lists now.
 configure() {
-  if [ ! -f "$build_dir/build.ninja" ] || [ ! -f "$build_dir/fuzz/targets.txt" ]; then
-    cmake --preset "$preset" >/dev/null
-  fi
+  cmake --preset "$preset" >/dev/null
 }
 
 # The targets named on the command line, or every one in KUBESCHED_FUZZ_TARGETS.
@@ -52,11 +51,25 @@ select_targets() {
 build() {
   local targets=() t
   for t in "$@"; do targets+=("${t}_fuzz"); done
+  if [ ${#targets[@]} -eq 0 ]; then
+    echo "no fuzz target to build" >&2
+    exit 2
+  fi
   cmake --build --preset "$preset" --target "${targets[@]}"
 }
 
 # Reports go to the terminal in full: symbolized stacks, every UBSan error fatal.
 sanitizer_env() {
+  local symbolizer
+  for symbolizer in /usr/lib/llvm-16/bin/llvm-symbolizer "$(command -v llvm-symbolizer || true)"; do
+    if [ -x "$symbolizer" ]; then
+      # The sanitizers want the real file (Debian's /usr/bin/llvm-symbolizer is a link).
+      symbolizer=$(readlink -f "$symbolizer")
+      export ASAN_SYMBOLIZER_PATH=${ASAN_SYMBOLIZER_PATH:-$symbolizer}
+      export UBSAN_SYMBOLIZER_PATH=${UBSAN_SYMBOLIZER_PATH:-$symbolizer}
+      break
+    fi
+  done
   export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:symbolize=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:symbolize=1}
 }
@@ -119,7 +132,14 @@ run_libfuzzer() {
     "$name" "$execs" "$(( ${secs:-0} > 0 ? execs / secs : 0 ))" "${cov:-?}" "${total:-?}" "${ft:-?}" "$corp" "$crashes" "$hangs" "$ooms")")
   if [ ${#new[@]} -gt 0 ]; then
     crashed=1
-    for f in "${new[@]}"; do summary_lines+=("    $f"); done
+    # A bug is usually found again and again: show each distinct report line once (fork mode logs
+    # the children's "ERROR:" and "runtime error:" lines), then the smallest inputs.
+    local line
+    while IFS= read -r line; do summary_lines+=("    $line"); done < <(
+      grep -E 'ERROR:|runtime error:' "$log" | sed -E 's/==[0-9]+==//; s/0x[0-9a-f]+/0x.../g' |
+        sort -u | head -5)
+    while IFS= read -r f; do summary_lines+=("    $f"); done < <(ls -1Sr "${new[@]}" | head -5)
+    if [ ${#new[@]} -gt 5 ]; then summary_lines+=("    ... and $((${#new[@]} - 5)) more in $out/findings"); fi
   fi
 }
 
@@ -171,12 +191,14 @@ shift || true
 case "$cmd" in
   build)
     configure
-    mapfile -t targets < <(select_targets "$@")
+    selected=$(select_targets "$@")
+    mapfile -t targets <<<"$selected"
     build "${targets[@]}"
     ;;
   run)
     configure
-    mapfile -t targets < <(select_targets "$@")
+    selected=$(select_targets "$@")
+    mapfile -t targets <<<"$selected"
     build "${targets[@]}"
     for t in "${targets[@]}"; do
       "run_$engine" "$t"
