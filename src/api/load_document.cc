@@ -175,11 +175,7 @@ std::string Identity(std::string_view kind, const ObjectMeta& meta, bool namespa
 ParsedDocument LoadDocument(std::shared_ptr<SourceDocument> source, bool is_json, const std::string& file, int index,
                             FieldValidation validation) {
   if (is_json) {
-    if (auto parsed = json::Parse(source->text, source->dom); !parsed) {
-      ParsedDocument out;
-      out.error = LoadError{file, index, "", "", parsed.error().ToString(), parsed.error().line + source->first_line};
-      return out;
-    }
+    // Parsed already: the caller tried JSON first.
   } else if (auto parsed = yaml::Parse(source->text, source->dom, &source->texts); !parsed) {
     ParsedDocument out;
     const int line = parsed.error().line;

@@ -73,7 +73,8 @@ struct ParsedDocument {
   std::optional<LoadError> error;
 };
 
-//! Reads, checks and decodes one document (load_document.cc).
+//! Reads, checks and decodes one document (load_document.cc). `is_json`: the text is JSON and
+//! source->dom already holds it (parsed by the caller), else the text is YAML.
 ParsedDocument LoadDocument(std::shared_ptr<SourceDocument> source, bool is_json, const std::string& file, int index,
                             FieldValidation validation);
 
