@@ -142,7 +142,8 @@ framework::PodInfoPtr PodFor(std::string_view plugin) {
   if (plugin == "NodeAffinity") b.NodeAffinityIn(std::string(api::kLabelTopologyZone), {"zone-0", "zone-1"});
   if (plugin == "NodePorts") b.HostPort(8080);
   if (plugin == "TaintToleration") {
-    b.Toleration({"dedicated", api::TolerationOperator::kEqual, "batch", api::TaintEffect::kPreferNoSchedule});
+    b.Toleration(
+        {"dedicated", api::TolerationOperator::kEqual, "batch", api::TaintEffect::kPreferNoSchedule, std::nullopt});
   }
   if (plugin == "InterPodAffinity") {
     b.PodAntiAffinityIn("app", {"app-3"}, "kubernetes.io/hostname");

@@ -289,7 +289,9 @@ TEST(SchedulingFailure, NoNodesIsUnresolvableNotAnError) {
   ASSERT_TRUE(h.sched->ScheduleOne());
   EXPECT_EQ(MessageOf(*h.Pod("p")), "no nodes available to schedule pods");
   for (const auto& c : h.Pod("p")->status.conditions) {
-    if (c.type == "PodScheduled") EXPECT_EQ(c.reason, "Unschedulable");
+    if (c.type == "PodScheduled") {
+      EXPECT_EQ(c.reason, "Unschedulable");
+    }
   }
 }
 

@@ -136,7 +136,8 @@ std::expected<std::unique_ptr<Scheduler>, std::string> Scheduler::Create(const S
   framework::PodNominator* nominator = proxy.get();
   s->nominator_proxy_ = std::move(proxy);
 
-  framework::runtime::FrameworkDeps deps{&client, nominator, &clock, s->parallelizer_.get(), s->waiting_pods_.get()};
+  framework::runtime::FrameworkDeps deps{&client, nominator, &clock, s->parallelizer_.get(), s->waiting_pods_.get(),
+                                         {}};
   Scheduler* self = s.get();
   deps.activate = [self](const std::vector<std::shared_ptr<const api::Pod>>& pods) {
     self->queue_->Activate(pods, /*restamp=*/true);
