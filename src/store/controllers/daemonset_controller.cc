@@ -137,7 +137,8 @@ void DaemonSetController::Update(Daemon& d, const std::string& node, F&& change)
     s.node_exists = info != nullptr;
     if (info) s.verdict = EvaluateDaemonPlacement(d.placement, *info);
   }
-  const Counts before = Contribution(d, s);
+  // A node without state contributed nothing (every node the daemon should run on has one).
+  const Counts before = inserted ? Counts{} : Contribution(d, s);
   change(s);
   const Counts after = Contribution(d, s);
   d.counts.desired += after.desired - before.desired;
