@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "api/manifest.h"
+#include "api/workloads.h"
 #include "store/errors.h"
 #include "store/selectors.h"
 
@@ -92,12 +93,21 @@ const json::Value* Path(const json::Value& root, std::initializer_list<std::stri
   return v;
 }
 
-void DefaultTemplate(json::Document& doc) {
+void DefaultTemplate(json::Document& doc, bool replicas = true) {
   auto& a = doc.GetAllocator();
   json::Value& spec = json::Child(doc, "spec", a);
-  SetIfAbsent(spec, "replicas", json::Value(1), a);
+  if (replicas) SetIfAbsent(spec, "replicas", json::Value(1), a);
   json::Value& tmpl = json::Child(spec, "template", a);
   DefaultPodSpec(json::Child(tmpl, "spec", a), a);
+}
+
+// A copy of the template's labels (or an empty object when it has none).
+json::Value TemplateLabels(json::Document& doc) {
+  auto& a = doc.GetAllocator();
+  const json::Value* labels = Path(doc, {"spec", "template", "metadata", "labels"});
+  json::Value out(rapidjson::kObjectType);
+  if (labels && labels->IsObject()) out.CopyFrom(*labels, a);
+  return out;
 }
 
 }  // namespace
@@ -252,6 +262,87 @@ void DefaultDeployment(json::Document& d) {
 
 void DefaultReplicaSet(json::Document& rs) { DefaultTemplate(rs); }
 
+void DefaultReplicationController(json::Document& rc) {
+  DefaultTemplate(rc);
+  auto& a = rc.GetAllocator();
+  json::Value& spec = json::Child(rc, "spec", a);
+  // SetDefaults_ReplicationController: selector and labels from the template's labels.
+  if (const json::Value* sel = json::Find(spec, "selector");
+      sel == nullptr || !sel->IsObject() || sel->MemberCount() == 0) {
+    json::Set(spec, "selector", TemplateLabels(rc), a);
+  }
+  json::Value& meta = json::Child(rc, "metadata", a);
+  if (const json::Value* l = json::Find(meta, "labels"); l == nullptr || !l->IsObject() || l->MemberCount() == 0) {
+    json::Set(meta, "labels", TemplateLabels(rc), a);
+  }
+}
+
+void DefaultStatefulSet(json::Document& sts) {
+  DefaultTemplate(sts);
+  auto& a = sts.GetAllocator();
+  json::Value& spec = json::Child(sts, "spec", a);
+  SetIfAbsent(spec, "podManagementPolicy", Str("OrderedReady", a), a);
+  SetIfAbsent(spec, "revisionHistoryLimit", json::Value(10), a);
+  json::Value& strategy = json::Child(spec, "updateStrategy", a);
+  SetIfAbsent(strategy, "type", Str("RollingUpdate", a), a);
+  if (json::GetString(strategy, "type") == "RollingUpdate") {
+    SetIfAbsent(json::Child(strategy, "rollingUpdate", a), "partition", json::Value(0), a);
+  }
+  json::Value& retention = json::Child(spec, "persistentVolumeClaimRetentionPolicy", a);
+  SetIfAbsent(retention, "whenDeleted", Str("Retain", a), a);
+  SetIfAbsent(retention, "whenScaled", Str("Retain", a), a);
+}
+
+void DefaultDaemonSet(json::Document& ds) {
+  DefaultTemplate(ds, /*replicas=*/false);
+  auto& a = ds.GetAllocator();
+  json::Value& spec = json::Child(ds, "spec", a);
+  SetIfAbsent(spec, "revisionHistoryLimit", json::Value(10), a);
+  json::Value& strategy = json::Child(spec, "updateStrategy", a);
+  SetIfAbsent(strategy, "type", Str("RollingUpdate", a), a);
+  if (json::GetString(strategy, "type") == "RollingUpdate") {
+    json::Value& ru = json::Child(strategy, "rollingUpdate", a);
+    SetIfAbsent(ru, "maxUnavailable", json::Value(1), a);
+    SetIfAbsent(ru, "maxSurge", json::Value(0), a);
+  }
+}
+
+void DefaultJob(json::Document& job) {
+  DefaultTemplate(job, /*replicas=*/false);
+  auto& a = job.GetAllocator();
+  json::Value& spec = json::Child(job, "spec", a);
+  // SetDefaults_Job: both counts 1 when neither is given; parallelism 1 when only it is missing.
+  if (json::Find(spec, "completions") == nullptr && json::Find(spec, "parallelism") == nullptr) {
+    json::Set(spec, "completions", json::Value(1), a);
+  }
+  SetIfAbsent(spec, "parallelism", json::Value(1), a);
+  SetIfAbsent(spec, "backoffLimit", json::Value(6), a);
+  SetIfAbsent(spec, "completionMode", Str("NonIndexed", a), a);
+  SetIfAbsent(spec, "suspend", json::Value(false), a);
+  if (json::Find(spec, "podFailurePolicy") == nullptr) {
+    SetIfAbsent(spec, "podReplacementPolicy", Str("TerminatingOrFailed", a), a);
+  }
+  // The Job strategy's generateSelector (without manualSelector): the selector is the Job's uid,
+  // and the template carries it with the job-name labels, in the old and batch.kubernetes.io forms.
+  const json::Value* manual = json::Find(spec, "manualSelector");
+  if (manual && manual->IsTrue()) return;
+  const json::Value& meta = *json::Find(job, "metadata");
+  const std::string uid(json::GetString(meta, "uid"));
+  const std::string name(json::GetString(meta, "name"));
+  json::Value& labels = json::Child(json::Child(json::Child(spec, "template", a), "metadata", a), "labels", a);
+  for (auto [key, value] : {std::pair{api::kLabelControllerUID, std::string_view(uid)},
+                            std::pair{api::kLabelBatchControllerUID, std::string_view(uid)},
+                            std::pair{api::kLabelJobName, std::string_view(name)},
+                            std::pair{api::kLabelBatchJobName, std::string_view(name)}}) {
+    json::Set(labels, key, Str(value, a), a);
+  }
+  if (json::Find(spec, "selector") == nullptr) {
+    json::Value selector(rapidjson::kObjectType);
+    json::Set(json::Child(selector, "matchLabels", a), api::kLabelBatchControllerUID, Str(uid, a), a);
+    json::Set(spec, "selector", std::move(selector), a);
+  }
+}
+
 std::vector<Cause> ValidateWorkload(const json::Value& w, const Object* /*old*/) {
   std::vector<Cause> causes;
   const json::Value* selector = Path(w, {"spec", "selector"});
@@ -281,6 +372,54 @@ std::vector<Cause> ValidateWorkload(const json::Value& w, const Object* /*old*/)
   }
   if (const json::Value* r = Path(w, {"spec", "replicas"}); r && (!r->IsInt64() || r->GetInt64() < 0)) {
     causes.push_back(InvalidCause("spec.replicas", json::Encode(*r), "must be greater than or equal to 0"));
+  }
+  return causes;
+}
+
+std::vector<Cause> ValidatePlainSelectorWorkload(const json::Value& w, const Object* /*old*/) {
+  std::vector<Cause> causes;
+  const json::Value* selector = Path(w, {"spec", "selector"});
+  if (selector == nullptr || !selector->IsObject() || selector->MemberCount() == 0) {
+    causes.push_back(RequiredCause("spec.selector"));
+    return causes;
+  }
+  const json::Value* labels = Path(w, {"spec", "template", "metadata", "labels"});
+  for (const auto& m : selector->GetObject()) {
+    const json::Value* have = labels ? json::Find(*labels, json::View(m.name)) : nullptr;
+    if (!m.value.IsString() || have == nullptr || *have != m.value) {
+      causes.push_back(InvalidCause("spec.template.metadata.labels", labels ? json::Encode(*labels) : "null",
+                                    "`selector` does not match template `labels`"));
+      break;
+    }
+  }
+  if (const json::Value* r = Path(w, {"spec", "replicas"}); r && (!r->IsInt64() || r->GetInt64() < 0)) {
+    causes.push_back(InvalidCause("spec.replicas", json::Encode(*r), "must be greater than or equal to 0"));
+  }
+  return causes;
+}
+
+std::vector<Cause> ValidateJob(const json::Value& job, const Object* old) {
+  std::vector<Cause> causes = ValidateWorkload(job, old);
+  const std::string_view restart = [&] {
+    const json::Value* v = Path(job, {"spec", "template", "spec", "restartPolicy"});
+    return v ? json::View(*v) : std::string_view();
+  }();
+  if (restart != "OnFailure" && restart != "Never") {
+    causes.push_back(
+        Cause{"FieldValueNotSupported",
+              fmt::format("Unsupported value: \"{}\": supported values: \"OnFailure\", \"Never\"", restart),
+              "spec.template.spec.restartPolicy"});
+  }
+  for (std::string_view key : {"parallelism", "completions", "backoffLimit"}) {
+    if (const json::Value* v = Path(job, {"spec", key}); v && !v->IsNull() && (!v->IsInt64() || v->GetInt64() < 0)) {
+      causes.push_back(
+          InvalidCause(fmt::format("spec.{}", key), json::Encode(*v), "must be greater than or equal to 0"));
+    }
+  }
+  const json::Value* mode = Path(job, {"spec", "completionMode"});
+  const json::Value* completions = Path(job, {"spec", "completions"});
+  if (mode && json::View(*mode) == "Indexed" && (completions == nullptr || completions->IsNull())) {
+    causes.push_back(RequiredCause("spec.completions", "when completion mode is Indexed"));
   }
   return causes;
 }

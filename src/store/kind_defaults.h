@@ -40,6 +40,26 @@ extern const std::vector<std::string> kEventFieldSelectors;
 void DefaultDeployment(api::json::Document& deployment);
 //! spec.replicas 1 and the template's pod spec defaults.
 void DefaultReplicaSet(api::json::Document& replica_set);
+//! SetDefaults_ReplicationController: spec.replicas 1, spec.selector and metadata.labels from
+//! the template's labels when empty, and the template's pod spec defaults.
+void DefaultReplicationController(api::json::Document& rc);
+//! spec.replicas 1, podManagementPolicy OrderedReady, updateStrategy RollingUpdate (partition 0),
+//! revisionHistoryLimit 10, persistentVolumeClaimRetentionPolicy Retain/Retain, template defaults.
+void DefaultStatefulSet(api::json::Document& sts);
+//! updateStrategy RollingUpdate (maxUnavailable 1, maxSurge 0), revisionHistoryLimit 10,
+//! template defaults.
+void DefaultDaemonSet(api::json::Document& ds);
+//! SetDefaults_Job (parallelism, completions, backoffLimit 6, completionMode NonIndexed, suspend,
+//! podReplacementPolicy TerminatingOrFailed) and, unless spec.manualSelector, the strategy's
+//! generated selector (batch.kubernetes.io/controller-uid=<uid>) and template labels
+//! (controller-uid, job-name, in both forms). Runs after the uid is set.
+void DefaultJob(api::json::Document& job);
+//! A ReplicationController's plain selector map: required, non-empty, contained in the
+//! template's labels; replicas non-negative.
+std::vector<Cause> ValidatePlainSelectorWorkload(const api::json::Value& workload, const Object* old);
+//! ValidateWorkload, plus a template restartPolicy of OnFailure or Never, non-negative counts,
+//! and completions for Indexed Jobs.
+std::vector<Cause> ValidateJob(const api::json::Value& job, const Object* old);
 //! A Deployment's or ReplicaSet's selector: required, non-empty, and matching the template's
 //! labels (apps validation).
 std::vector<Cause> ValidateWorkload(const api::json::Value& workload, const Object* old);

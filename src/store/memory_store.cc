@@ -171,22 +171,37 @@ void MemoryStore::DeliverToObservers() {
   if (delivering_) return;
   delivering_ = true;
   while (!pending_.empty()) {
-    WatchEvent event = std::move(pending_.front());
-    pending_.pop_front();
-    std::vector<std::shared_ptr<const std::function<void(const WatchEvent&)>>> observers;
-    observers.reserve(observers_.size());
-    for (const auto& [id, f] : observers_) observers.push_back(f);
+    while (!pending_.empty()) {
+      WatchEvent event = std::move(pending_.front());
+      pending_.pop_front();
+      std::vector<std::shared_ptr<const Observer>> observers;
+      observers.reserve(observers_.size());
+      for (const auto& [id, o] : observers_) observers.push_back(o);
+      lock.unlock();
+      for (const auto& o : observers) o->on_event(event);
+      lock.lock();
+    }
+    // Everything queued is delivered: the observers finish what they batched, and whatever that
+    // writes is delivered in the next round.
+    std::vector<std::shared_ptr<const Observer>> idle;
+    for (const auto& [id, o] : observers_) {
+      if (o->on_idle) idle.push_back(o);
+    }
     lock.unlock();
-    for (const auto& f : observers) (*f)(event);
+    for (const auto& o : idle) o->on_idle();
     lock.lock();
   }
   delivering_ = false;
 }
 
 uint64_t MemoryStore::AddObserver(std::function<void(const WatchEvent&)> observer) {
+  return AddObserver(std::move(observer), nullptr);
+}
+
+uint64_t MemoryStore::AddObserver(std::function<void(const WatchEvent&)> observer, std::function<void()> on_idle) {
   std::lock_guard lock(observers_mu_);
   const uint64_t id = next_observer_id_++;
-  observers_.emplace(id, std::make_shared<const std::function<void(const WatchEvent&)>>(std::move(observer)));
+  observers_.emplace(id, std::make_shared<const Observer>(Observer{std::move(observer), std::move(on_idle)}));
   return id;
 }
 

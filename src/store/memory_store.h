@@ -46,6 +46,7 @@ class MemoryStore final : public Store {
                           const DeleteOptions& options) override;
   uint64_t ResourceVersion() const override;
   uint64_t AddObserver(std::function<void(const WatchEvent&)> observer) override;
+  uint64_t AddObserver(std::function<void(const WatchEvent&)> observer, std::function<void()> on_idle) override;
   void RemoveObserver(uint64_t id) override;
   Result<void> SaveState(const std::string& path) const override;
   Result<void> LoadState(const std::string& path) override;
@@ -96,7 +97,11 @@ class MemoryStore final : public Store {
   api::Rng rng_;
 
   std::mutex observers_mu_;  // guards observers_, pending_, delivering_, next_observer_id_
-  std::map<uint64_t, std::shared_ptr<const std::function<void(const WatchEvent&)>>> observers_;
+  struct Observer {
+    std::function<void(const WatchEvent&)> on_event;
+    std::function<void()> on_idle;  //!< may be empty
+  };
+  std::map<uint64_t, std::shared_ptr<const Observer>> observers_;
   std::deque<WatchEvent> pending_;  //!< committed changes the observers have yet to see
   bool delivering_ = false;         //!< a thread is running the observers
   uint64_t next_observer_id_ = 1;

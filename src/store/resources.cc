@@ -117,6 +117,45 @@ ResourceType ReplicaSets() {
   return t;
 }
 
+ResourceType ReplicationControllers() {
+  ResourceType t = Make("", "replicationcontrollers", "ReplicationController", "replicationcontroller");
+  t.short_names = {"rc"};
+  t.categories = {"all"};
+  t.subresources = {"status", "scale"};
+  t.default_fields = DefaultReplicationController;
+  t.validate = ValidatePlainSelectorWorkload;
+  return t;
+}
+
+ResourceType StatefulSets() {
+  ResourceType t = Make("apps", "statefulsets", "StatefulSet", "statefulset");
+  t.short_names = {"sts"};
+  t.categories = {"all"};
+  t.subresources = {"status", "scale"};
+  t.default_fields = DefaultStatefulSet;
+  t.validate = ValidateWorkload;
+  return t;
+}
+
+ResourceType DaemonSets() {
+  ResourceType t = Make("apps", "daemonsets", "DaemonSet", "daemonset");
+  t.short_names = {"ds"};
+  t.categories = {"all"};
+  t.subresources = {"status"};
+  t.default_fields = DefaultDaemonSet;
+  t.validate = ValidateWorkload;
+  return t;
+}
+
+ResourceType Jobs() {
+  ResourceType t = Make("batch", "jobs", "Job", "job");
+  t.categories = {"all"};
+  t.subresources = {"status"};
+  t.default_fields = DefaultJob;
+  t.validate = ValidateJob;
+  return t;
+}
+
 struct Registry {
   ResourceType namespaces = Namespaces();
   ResourceType nodes = Nodes();
@@ -128,8 +167,24 @@ struct Registry {
   ResourceType pdbs = PodDisruptionBudgets();
   ResourceType deployments = Deployments();
   ResourceType replica_sets = ReplicaSets();
-  std::vector<const ResourceType*> all = {&namespaces,       &nodes, &pods,        &core_events, &events_v1, &leases,
-                                          &priority_classes, &pdbs,  &deployments, &replica_sets};
+  ResourceType replication_controllers = ReplicationControllers();
+  ResourceType stateful_sets = StatefulSets();
+  ResourceType daemon_sets = DaemonSets();
+  ResourceType jobs = Jobs();
+  std::vector<const ResourceType*> all = {&namespaces,
+                                          &nodes,
+                                          &pods,
+                                          &core_events,
+                                          &events_v1,
+                                          &leases,
+                                          &priority_classes,
+                                          &pdbs,
+                                          &deployments,
+                                          &replica_sets,
+                                          &replication_controllers,
+                                          &stateful_sets,
+                                          &daemon_sets,
+                                          &jobs};
 };
 
 }  // namespace

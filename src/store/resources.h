@@ -2,7 +2,8 @@
 // The resources kubesched serves, with what discovery says about them (short names, categories,
 // subresources) and their kinds' hooks: core/v1 namespaces, nodes, pods, events;
 // events.k8s.io/v1 events; coordination.k8s.io/v1 leases; scheduling.k8s.io/v1 priorityclasses;
-// policy/v1 poddisruptionbudgets; apps/v1 deployments and replicasets.
+// policy/v1 poddisruptionbudgets; apps/v1 deployments, replicasets, statefulsets and daemonsets;
+// core/v1 replicationcontrollers; batch/v1 jobs.
 
 #include <memory>
 #include <vector>

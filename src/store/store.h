@@ -282,6 +282,12 @@ class Store {
   //! Events carry objects in their storage form (an events.k8s.io Event arrives as its core/v1
   //! Event). Returns an id for RemoveObserver.
   virtual uint64_t AddObserver(std::function<void(const WatchEvent&)> observer) = 0;
+  //! AddObserver, and `on_idle` runs each time the delivering thread has delivered every queued
+  //! event (on that thread, without locks, after the events of one or more writes): where an
+  //! observer finishes work it batched over those events (the controllers write statuses there,
+  //! as upstream's work queues fold many events into one sync). Writes it makes are delivered
+  //! next, and `on_idle` runs again after them.
+  virtual uint64_t AddObserver(std::function<void(const WatchEvent&)> observer, std::function<void()> on_idle) = 0;
   virtual void RemoveObserver(uint64_t id) = 0;
 
   //! Writes the resourceVersion and every object to `path` as one JSON document, atomically

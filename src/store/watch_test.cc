@@ -163,6 +163,22 @@ TEST_F(WatchTest, ObserversSeeEveryChangeInOrderWithoutReentry) {
   EXPECT_EQ(second, (std::vector<uint64_t>{rv + 1, rv + 2, rv + 3}));
 }
 
+TEST_F(WatchTest, IdleRunsAfterEveryQueuedEventAndAgainAfterItsWrites) {
+  std::vector<std::string> log;
+  bool wrote = false;
+  store->AddObserver([&](const WatchEvent& e) { log.push_back("event " + e.object->name); },
+                     [&] {
+                       log.push_back("idle");
+                       // The first idle writes; its event is delivered, then idle runs again.
+                       if (!wrote) {
+                         wrote = true;
+                         MustCreate(Pods(), "default", PodJson("from-idle"));
+                       }
+                     });
+  MustCreate(Pods(), "default", PodJson("a"));
+  EXPECT_EQ(log, (std::vector<std::string>{"event a", "idle", "event from-idle", "idle"}));
+}
+
 TEST_F(WatchTest, RemovedObserverHearsNothing) {
   int calls = 0;
   uint64_t id = store->AddObserver([&](const WatchEvent&) { ++calls; });

@@ -191,7 +191,7 @@ TEST(ControllersDeterminismTest, SameSeedSameNames) {
     StoreOptions options;
     options.seed = 42;
     auto store = NewBuiltinStore(clock, options);
-    auto manager = NewDefaultControllerManager(*store, clock);
+    auto manager = NewDefaultControllerManager(*store, clock, 42);
     manager->Start();
     (void)store->Create(*store->FindResource("apps", "deployments"), "default", testing::Doc(kDeployment));
     std::vector<std::string> names;
@@ -202,6 +202,79 @@ TEST(ControllersDeterminismTest, SameSeedSameNames) {
   auto first = run();
   EXPECT_EQ(first.size(), 2u);
   EXPECT_EQ(first, run());
+}
+
+// What the loader leaves in the store before the controllers start: a Deployment, its ReplicaSet
+// named with the loader's own hash, and that ReplicaSet's pods, all owned by uid.
+class LoadedClusterTest : public testing::StoreFixture {
+ public:
+  ObjectPtr CreateOwned(const ResourceType& type, std::string text, const ObjectPtr& owner, std::string_view kind) {
+    auto doc = testing::Doc(text);
+    auto& a = doc.GetAllocator();
+    api::json::Value ref(rapidjson::kObjectType);
+    api::json::Set(ref, "apiVersion", api::json::MakeString("apps/v1", a), a);
+    api::json::Set(ref, "kind", api::json::MakeString(kind, a), a);
+    api::json::Set(ref, "name", api::json::MakeString(owner->name, a), a);
+    api::json::Set(ref, "uid", api::json::MakeString(owner->uid, a), a);
+    api::json::Set(ref, "controller", api::json::Value(true), a);
+    api::json::Value refs(rapidjson::kArrayType);
+    refs.PushBack(ref, a);
+    api::json::Set(api::json::Child(doc, "metadata", a), "ownerReferences", std::move(refs), a);
+    auto r = store->Create(type, "default", std::move(doc));
+    EXPECT_TRUE(r.has_value()) << (r ? "" : r.error().message);
+    return r ? *r : nullptr;
+  }
+  ObjectPtr LoadDeployment() {
+    auto d = MustCreate(R("apps", "deployments"), "default", kDeployment);
+    auto rs = CreateOwned(R("apps", "replicasets"), R"({"metadata":{"name":"api-loaderhash","labels":{"app":"api",
+      "pod-template-hash":"loaderhash"}},"spec":{"replicas":2,"selector":{"matchLabels":{"app":"api",
+      "pod-template-hash":"loaderhash"}},"template":{"metadata":{"labels":{"app":"api","pod-template-hash":"loaderhash"}},
+      "spec":{"containers":[{"name":"c","image":"api:1"}]}}}})",
+                          d, "Deployment");
+    for (const char* name : {"api-loaderhash-aaaaa", "api-loaderhash-bbbbb"}) {
+      CreateOwned(Pods(), std::string(R"({"metadata":{"name":")") + name + R"(","labels":{"app":"api",
+        "pod-template-hash":"loaderhash"}},"spec":{"containers":[{"name":"c","image":"api:1"}]}})",
+                  rs, "ReplicaSet");
+    }
+    return d;
+  }
+};
+
+TEST_F(LoadedClusterTest, DeploymentAdoptsTheLoadersReplicaSet) {
+  LoadDeployment();
+  auto manager = NewDefaultControllerManager(*store, clock, 7);
+  manager->Start();
+  auto sets = store->List(R("apps", "replicasets"), "default", {});
+  ASSERT_EQ(sets->items.size(), 1u);
+  EXPECT_EQ(sets->items[0]->name, "api-loaderhash");
+  EXPECT_EQ(Field(*sets->items[0], "spec.replicas"), "2");
+  EXPECT_EQ(store->List(Pods(), "default", {})->items.size(), 2u);
+  EXPECT_EQ(Field(*MustGet(R("apps", "deployments"), "default", "api"), "status.replicas"), "2");
+  EXPECT_EQ(Field(*MustGet(R("apps", "deployments"), "default", "api"), "status.updatedReplicas"), "2");
+  // A scale goes to the adopted ReplicaSet.
+  ASSERT_TRUE(store->Patch(R("apps", "deployments"), "default", "api", PatchType::kMergePatch,
+                           R"({"spec":{"replicas":3}})", ""));
+  EXPECT_EQ(Field(*MustGet(R("apps", "replicasets"), "default", "api-loaderhash"), "spec.replicas"), "3");
+  EXPECT_EQ(store->List(Pods(), "default", {})->items.size(), 3u);
+}
+
+TEST_F(LoadedClusterTest, ReplacementNamesAreSimulatedClustersNames) {
+  LoadDeployment();
+  auto manager = NewDefaultControllerManager(*store, clock, 7);
+  manager->Start();
+  // SimulatedCluster seeds its Rng with seed ^ 0x9e3779b97f4a7c15 and draws one name per
+  // replacement through api::NewPodForWorkload (api::GenerateName of `<rs>-`).
+  api::Rng rng(7 ^ 0x9e3779b97f4a7c15ULL);
+  for (const char* victim : {"api-loaderhash-aaaaa", "api-loaderhash-bbbbb"}) {
+    const std::string expected = api::GenerateName("api-loaderhash-", rng);
+    ASSERT_TRUE(store->Delete(Pods(), "default", victim, {}));  // unbound: gone at once
+    auto replacement = store->Get(Pods(), "default", expected);
+    ASSERT_TRUE(replacement.has_value()) << expected;
+    EXPECT_EQ(Field(**replacement, "metadata.generateName"), "api-loaderhash-");
+    EXPECT_EQ(Field(**replacement, "metadata.labels.pod-template-hash"), "loaderhash");
+    EXPECT_EQ(Field(**replacement, "metadata.ownerReferences.0.blockOwnerDeletion"), "true");
+  }
+  EXPECT_EQ(store->List(Pods(), "default", {})->items.size(), 2u);
 }
 
 TEST(PodTemplateHashTest, DependsOnTheTemplate) {

@@ -1,5 +1,7 @@
 #include "store/controllers/deployment_controller.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "api/workloads.h"
@@ -10,64 +12,151 @@ namespace kubesched::store::controllers {
 
 namespace json = api::json;
 
-std::string PodTemplateHash(const json::Value& pod_template) {
+namespace {
+
+json::Value OwnerReference(std::string_view name, std::string_view uid, json::Allocator& a) {
+  json::Value ref(rapidjson::kObjectType);
+  json::Set(ref, "apiVersion", json::MakeString("apps/v1", a), a);
+  json::Set(ref, "kind", json::MakeString("Deployment", a), a);
+  json::Set(ref, "name", json::MakeString(name, a), a);
+  json::Set(ref, "uid", json::MakeString(uid, a), a);
+  json::Set(ref, "controller", json::Value(true), a);
+  json::Set(ref, "blockOwnerDeletion", json::Value(true), a);
+  return ref;
+}
+
+}  // namespace
+
+std::string PodTemplateHash(const json::Value& pod_template, int64_t collision_count) {
   uint32_t h = 2166136261u;
-  for (char c : json::Encode(pod_template)) {
-    h ^= static_cast<uint8_t>(c);
-    h *= 16777619u;
-  }
+  auto add = [&](std::string_view bytes) {
+    for (char c : bytes) {
+      h ^= static_cast<uint8_t>(c);
+      h *= 16777619u;
+    }
+  };
+  add(json::Encode(pod_template));
+  if (collision_count > 0) add(std::to_string(collision_count));
   std::string digits = std::to_string(h);
   for (char& c : digits) c = api::kNameSuffixAlphabet[static_cast<uint8_t>(c) % api::kNameSuffixAlphabet.size()];
   return digits;
 }
 
-DeploymentController::DeploymentController(Store& store)
-    : store_(store),
-      deployments_(*store.FindResource("apps", "deployments")),
-      replica_sets_(*store.FindResource("apps", "replicasets")) {}
+DeploymentController::DeploymentController(const ControllerContext& ctx)
+    : ctx_(ctx),
+      deployments_(*ctx.store.FindResource("apps", "deployments")),
+      replica_sets_(*ctx.store.FindResource("apps", "replicasets")) {}
 
 void DeploymentController::OnEvent(const WatchEvent& event) {
   if (!event.object) return;
   if (event.object->type == &deployments_) {
-    if (event.type == EventType::kDeleted) {
-      DeleteDependents(store_, replica_sets_, event.object->namespace_, event.object->uid);
-    } else {
-      Sync(event.object->namespace_, event.object->name);
-    }
-  } else if (event.object->type == &replica_sets_ && event.type != EventType::kDeleted) {
-    json::Document d = Parse(*event.object);
-    if (auto owner = ControllerOf(d); owner && owner->kind == "Deployment") Sync(event.object->namespace_, owner->name);
+    OnDeployment(event);
+  } else if (event.object->type == &replica_sets_) {
+    OnReplicaSet(event);
   }
 }
 
 void DeploymentController::Resync() {
-  for (const ObjectPtr& d : ListAll(store_, deployments_, "")) Sync(d->namespace_, d->name);
+  for (const ObjectPtr& rs : ListAll(ctx_.store, replica_sets_, "")) {
+    OnReplicaSet(WatchEvent{EventType::kAdded, rs, nullptr});
+  }
+  for (const ObjectPtr& d : ListAll(ctx_.store, deployments_, "")) {
+    OnDeployment(WatchEvent{EventType::kAdded, d, nullptr});
+  }
 }
 
-void DeploymentController::Sync(std::string_view namespace_, std::string_view name) {
-  auto got = store_.Get(deployments_, namespace_, name);
-  if (!got) return;
-  const ObjectPtr deployment = *got;
-  json::Document doc = Parse(*deployment);
-  if (IsTerminating(doc)) return;
-  const json::Value* spec = json::Find(doc, "spec");
-  const json::Value* tmpl = spec ? json::Find(*spec, "template") : nullptr;
-  if (tmpl == nullptr) return;
-  const int64_t replicas = GetInt(*spec, "replicas", 1);
-  const std::string hash = PodTemplateHash(*tmpl);
-  const std::string rs_name = fmt::format("{}-{}", name, hash);
-
-  std::vector<ObjectPtr> owned;
-  ObjectPtr current;
-  for (const ObjectPtr& rs : ListAll(store_, replica_sets_, namespace_)) {
-    json::Document d = Parse(*rs);
-    auto owner = ControllerOf(d);
-    if (!owner || owner->uid != deployment->uid) continue;
-    owned.push_back(rs);
-    if (rs->name == rs_name) current = rs;
+void DeploymentController::OnDeployment(const WatchEvent& event) {
+  const std::string& uid = event.object->uid;
+  if (event.type == EventType::kDeleted) {
+    by_uid_.erase(uid);
+    if (auto it = owned_.find(uid); it != owned_.end()) {
+      std::vector<std::pair<std::string, std::string>> sets;
+      for (const auto& [rs_uid, rs] : it->second) sets.emplace_back(rs.namespace_(), rs.name());
+      for (const auto& [ns, name] : sets) (void)ctx_.store.Delete(replica_sets_, ns, name, {});
+    }
+    return;
   }
+  auto it = by_uid_.find(uid);
+  if (it != by_uid_.end() && it->second.info.object->resource_version >= event.object->resource_version) return;
+  json::Document doc = Parse(*event.object);
+  Deployment d{ParseWorkload(event.object, doc), 0};
+  if (const json::Value* status = json::Find(doc, "status")) d.collision_count = GetInt(*status, "collisionCount");
+  Deployment& stored = by_uid_.insert_or_assign(uid, std::move(d)).first->second;
+  Manage(stored);
+  dirty_.push_back(uid);
+}
 
-  if (!current) {
+void DeploymentController::OnReplicaSet(const WatchEvent& event) {
+  const std::string& uid = event.object->uid;
+  std::string previous_owner;
+  if (auto it = owner_of_.find(uid); it != owner_of_.end()) previous_owner = it->second;
+  std::string owner;
+  if (event.type == EventType::kDeleted) {
+    if (!previous_owner.empty()) {
+      owned_[previous_owner].erase(uid);
+      owner_of_.erase(uid);
+    }
+    owner = previous_owner;
+  } else {
+    if (!previous_owner.empty()) {
+      auto& sets = owned_[previous_owner];
+      if (auto it = sets.find(uid);
+          it != sets.end() && it->second.object->resource_version >= event.object->resource_version) {
+        return;
+      }
+    }
+    json::Document doc = Parse(*event.object);
+    WorkloadInfo rs = ParseWorkload(event.object, doc);
+    if (rs.controller && rs.controller->kind == "Deployment") owner = rs.controller->uid;
+    if (!previous_owner.empty() && previous_owner != owner) {
+      owned_[previous_owner].erase(uid);
+      owner_of_.erase(uid);
+    }
+    if (!owner.empty()) {
+      owned_[owner].insert_or_assign(uid, std::move(rs));
+      owner_of_[uid] = owner;
+    }
+  }
+  for (const std::string& o : {previous_owner, owner}) {
+    if (o.empty()) continue;
+    if (auto d = by_uid_.find(o); d != by_uid_.end()) {
+      // A new or deleted ReplicaSet may change which one is current; a status change only the sums.
+      if (event.type != EventType::kModified) Manage(d->second);
+      dirty_.push_back(o);
+    }
+  }
+}
+
+const WorkloadInfo* DeploymentController::FindNewReplicaSet(const Deployment& d) const {
+  auto it = owned_.find(d.info.uid());
+  if (it == owned_.end()) return nullptr;
+  std::vector<const WorkloadInfo*> sets;
+  for (const auto& [uid, rs] : it->second) {
+    if (!rs.deleting) sets.push_back(&rs);
+  }
+  // Oldest first, as ReplicaSetsByCreationTimestamp sorts them.
+  std::sort(sets.begin(), sets.end(), [](const WorkloadInfo* a, const WorkloadInfo* b) {
+    if (a->created_ns != b->created_ns) return a->created_ns < b->created_ns;
+    return a->name() < b->name();
+  });
+  for (const WorkloadInfo* rs : sets) {
+    if (TemplatesEqualIgnoringHash(rs->template_json, d.info.template_json)) return rs;
+  }
+  return nullptr;
+}
+
+void DeploymentController::Manage(const Deployment& d) {
+  const WorkloadInfo& w = d.info;
+  if (w.deleting || w.template_json.empty()) return;
+  const int64_t replicas = w.replicas.value_or(1);
+  const WorkloadInfo* current = FindNewReplicaSet(d);
+  if (current == nullptr) {
+    json::Document doc = Parse(*w.object);
+    const json::Value* spec = json::Find(doc, "spec");
+    const json::Value* tmpl = spec ? json::Find(*spec, "template") : nullptr;
+    if (tmpl == nullptr) return;
+    const std::string hash = PodTemplateHash(*tmpl, d.collision_count);
+    const std::string rs_name = fmt::format("{}-{}", w.name(), hash);
     json::Document rs;
     rs.SetObject();
     auto& a = rs.GetAllocator();
@@ -75,20 +164,13 @@ void DeploymentController::Sync(std::string_view namespace_, std::string_view na
     json::Set(rs, "kind", json::MakeString("ReplicaSet", a), a);
     json::Value& meta = json::Child(rs, "metadata", a);
     json::Set(meta, "name", json::MakeString(rs_name, a), a);
-    json::Set(meta, "namespace", json::MakeString(namespace_, a), a);
+    json::Set(meta, "namespace", json::MakeString(w.namespace_(), a), a);
     json::Value tmpl_copy(*tmpl, a);
     json::Value& labels = json::Child(json::Child(tmpl_copy, "metadata", a), "labels", a);
     json::Set(labels, api::kLabelPodTemplateHash, json::MakeString(hash, a), a);
     json::Set(meta, "labels", json::Value(labels, a), a);
     json::Value refs(rapidjson::kArrayType);
-    json::Value ref(rapidjson::kObjectType);
-    json::Set(ref, "apiVersion", json::MakeString("apps/v1", a), a);
-    json::Set(ref, "kind", json::MakeString("Deployment", a), a);
-    json::Set(ref, "name", json::MakeString(name, a), a);
-    json::Set(ref, "uid", json::MakeString(deployment->uid, a), a);
-    json::Set(ref, "controller", json::Value(true), a);
-    json::Set(ref, "blockOwnerDeletion", json::Value(true), a);
-    refs.PushBack(ref, a);
+    refs.PushBack(OwnerReference(w.name(), w.uid(), a), a);
     json::Set(meta, "ownerReferences", std::move(refs), a);
     json::Value& rs_spec = json::Child(rs, "spec", a);
     json::Set(rs_spec, "replicas", json::Value(replicas), a);
@@ -97,37 +179,67 @@ void DeploymentController::Sync(std::string_view namespace_, std::string_view na
     json::Set(json::Child(selector, "matchLabels", a), api::kLabelPodTemplateHash, json::MakeString(hash, a), a);
     json::Set(rs_spec, "selector", std::move(selector), a);
     json::Set(rs_spec, "template", std::move(tmpl_copy), a);
-    (void)store_.Create(replica_sets_, namespace_, std::move(rs));
-    // Its creation comes back as an event, which syncs the status.
-  } else if (json::Document d = Parse(*current); GetInt(*json::Find(d, "spec"), "replicas", 1) != replicas) {
-    (void)store_.Patch(replica_sets_, namespace_, current->name, PatchType::kMergePatch,
-                       fmt::format(R"({{"spec":{{"replicas":{}}}}})", replicas), "");
-  }
-
-  int64_t total = 0, updated = 0, ready = 0, available = 0;
-  for (const ObjectPtr& rs : owned) {
-    json::Document d = Parse(*rs);
-    if (rs != current && GetInt(*json::Find(d, "spec"), "replicas", 1) != 0) {
-      (void)store_.Patch(replica_sets_, namespace_, rs->name, PatchType::kMergePatch, R"({"spec":{"replicas":0}})", "");
+    auto created = ctx_.store.Create(replica_sets_, w.namespace_(), std::move(rs));
+    if (!created && created.error().reason == Error::Reason::kAlreadyExists) {
+      // Ours already (its event is on the way), or someone else's: then the next hash.
+      auto existing = ctx_.store.Get(replica_sets_, w.namespace_(), rs_name);
+      json::Document e = existing ? Parse(**existing) : json::Document();
+      auto owner = existing ? ControllerOf(e) : std::nullopt;
+      if (!owner || owner->uid != w.uid()) {
+        (void)ctx_.store.Patch(deployments_, w.namespace_(), w.name(), PatchType::kMergePatch,
+                               fmt::format(R"({{"status":{{"collisionCount":{}}}}})", d.collision_count + 1), "status");
+      }
     }
-    const json::Value* status = json::Find(d, "status");
-    if (status == nullptr) continue;
-    total += GetInt(*status, "replicas");
-    ready += GetInt(*status, "readyReplicas");
-    available += GetInt(*status, "availableReplicas");
-    if (rs == current) updated = GetInt(*status, "replicas");
+    // Its creation comes back as an event, which manages the rest.
+    return;
   }
-  json::Document patch;
-  patch.SetObject();
-  auto& a = patch.GetAllocator();
-  json::Value& status = json::Child(patch, "status", a);
+  if (current->replicas.value_or(1) != replicas) {
+    (void)ctx_.store.Patch(replica_sets_, current->namespace_(), current->name(), PatchType::kMergePatch,
+                           fmt::format(R"({{"spec":{{"replicas":{}}}}})", replicas), "");
+  }
+  std::vector<std::pair<std::string, std::string>> scale_down;
+  for (const auto& [uid, rs] : owned_[w.uid()]) {
+    if (&rs != current && !rs.deleting && rs.replicas.value_or(1) != 0)
+      scale_down.emplace_back(rs.namespace_(), rs.name());
+  }
+  for (const auto& [ns, name] : scale_down) {
+    (void)ctx_.store.Patch(replica_sets_, ns, name, PatchType::kMergePatch, R"({"spec":{"replicas":0}})", "");
+  }
+}
+
+void DeploymentController::Flush() {
+  std::vector<std::string> dirty;
+  dirty.swap(dirty_);
+  std::sort(dirty.begin(), dirty.end());
+  dirty.erase(std::unique(dirty.begin(), dirty.end()), dirty.end());
+  for (const std::string& uid : dirty) {
+    if (auto it = by_uid_.find(uid); it != by_uid_.end()) WriteStatus(it->second);
+  }
+}
+
+void DeploymentController::WriteStatus(const Deployment& d) {
+  if (d.info.deleting) return;
+  const WorkloadInfo* current = FindNewReplicaSet(d);
+  int64_t total = 0, updated = 0, ready = 0, available = 0;
+  for (const auto& [uid, rs] : owned_[d.info.uid()]) {
+    json::Document s;
+    if (!json::Parse(rs.status_json, s) || !s.IsObject()) continue;
+    total += GetInt(s, "replicas");
+    ready += GetInt(s, "readyReplicas");
+    available += GetInt(s, "availableReplicas");
+    if (&rs == current) updated = GetInt(s, "replicas");
+  }
+  json::Document status;
+  status.SetObject();
+  auto& a = status.GetAllocator();
   json::Set(status, "replicas", json::Value(total), a);
   json::Set(status, "updatedReplicas", json::Value(updated), a);
   json::Set(status, "readyReplicas", json::Value(ready), a);
   json::Set(status, "availableReplicas", json::Value(available), a);
-  json::Set(status, "unavailableReplicas", json::Value(std::max<int64_t>(0, replicas - available)), a);
-  json::Set(status, "observedGeneration", json::Value(GetInt(*json::Find(doc, "metadata"), "generation", 1)), a);
-  (void)store_.Patch(deployments_, namespace_, name, PatchType::kMergePatch, json::Encode(patch), "status");
+  json::Set(status, "unavailableReplicas", json::Value(std::max<int64_t>(0, d.info.replicas.value_or(1) - available)),
+            a);
+  json::Set(status, "observedGeneration", json::Value(d.info.generation), a);
+  PatchStatusIfChanged(ctx_.store, deployments_, d.info, status);
 }
 
 }  // namespace kubesched::store::controllers

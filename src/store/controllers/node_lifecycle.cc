@@ -9,8 +9,8 @@ namespace kubesched::store::controllers {
 
 namespace json = api::json;
 
-NodeLifecycle::NodeLifecycle(Store& store, const util::Clock& clock)
-    : store_(store), clock_(clock), pods_(*store.FindResource("", "pods")), nodes_(*store.FindResource("", "nodes")) {}
+NodeLifecycle::NodeLifecycle(const ControllerContext& ctx)
+    : ctx_(ctx), pods_(*ctx.store.FindResource("", "pods")), nodes_(*ctx.store.FindResource("", "nodes")) {}
 
 void NodeLifecycle::OnEvent(const WatchEvent& event) {
   if (!event.object) return;
@@ -30,55 +30,51 @@ void NodeLifecycle::OnEvent(const WatchEvent& event) {
       }
       return;
     }
-    OnPod(*event.object);
+    if (const PodInfoPtr& pod = ctx_.pods.Current()) OnPod(*pod);
   } else if (type == &nodes_) {
     if (event.type == EventType::kDeleted) {
       RemovePodsOf(event.object->name);
     } else if (event.type == EventType::kAdded) {
-      StartPodsOn(*event.object);
+      StartPodsOn(event.object->name);
     }
   }
 }
 
 void NodeLifecycle::Resync() {
-  for (const ObjectPtr& pod : ListAll(store_, pods_, "")) OnPod(*pod);
+  for (const ObjectPtr& pod : ListAll(ctx_.store, pods_, "")) {
+    if (PodInfoPtr info = ctx_.pods.Get(pod->uid)) OnPod(*info);
+  }
 }
 
-void NodeLifecycle::OnPod(const Object& pod) {
-  json::Document doc = Parse(pod);
-  if (const json::Value* ts = At(doc, {"metadata", "deletionTimestamp"})) {
-    const int64_t at = ParseTimestamp(json::View(*ts)).value_or(clock_.NowNs());
+void NodeLifecycle::OnPod(const PodInfo& pod) {
+  if (pod.deletion_ns) {
+    const int64_t at = *pod.deletion_ns;
     std::lock_guard lock(mu_);
-    if (removal_at_.contains(pod.uid)) {
-      if (removal_at_[pod.uid] <= at) return;
+    if (auto it = removal_at_.find(pod.uid()); it != removal_at_.end()) {
+      if (it->second <= at) return;
       // The deletion was brought forward: drop the later entry.
-      auto [b, e] = removals_.equal_range(removal_at_[pod.uid]);
+      auto [b, e] = removals_.equal_range(it->second);
       for (auto r = b; r != e; ++r) {
-        if (r->second.uid == pod.uid) {
+        if (r->second.uid == pod.uid()) {
           removals_.erase(r);
           break;
         }
       }
     }
-    removals_.emplace(at, Removal{pod.namespace_, pod.name, pod.uid});
-    removal_at_[pod.uid] = at;
+    removals_.emplace(at, Removal{pod.namespace_(), pod.name(), pod.uid()});
+    removal_at_[pod.uid()] = at;
     return;
   }
-  const json::Value* node_name = At(doc, {"spec", "nodeName"});
-  const json::Value* phase = At(doc, {"status", "phase"});
-  if (node_name == nullptr || json::View(*node_name).empty()) return;
-  if (phase != nullptr && json::View(*phase) != "Pending") return;
-  auto node = store_.Get(nodes_, "", json::View(*node_name));
+  if (pod.node_name.empty() || (!pod.phase.empty() && pod.phase != "Pending")) return;
+  NodeInfoPtr node = ctx_.nodes.Get(pod.node_name);
   if (!node) return;  // it starts when its node appears
-  StartPod(pod, doc, **node);
+  StartPod(pod, *node);
 }
 
-void NodeLifecycle::StartPodsOn(const Object& node) {
-  ListOptions options;
-  options.selectors.field_selector = "spec.nodeName=" + node.name;
-  auto pods = store_.List(pods_, "", options);
-  if (!pods) return;
-  for (const ObjectPtr& pod : pods->items) OnPod(*pod);
+void NodeLifecycle::StartPodsOn(const std::string& node_name) {
+  std::vector<PodInfoPtr> pods;
+  for (const auto& [seq, pod] : ctx_.pods.OnNode(node_name)) pods.push_back(pod);
+  for (const PodInfoPtr& pod : pods) OnPod(*pod);
 }
 
 std::string NodeLifecycle::NextPodIP(const std::string& node_name) {
@@ -91,21 +87,10 @@ std::string NodeLifecycle::NextPodIP(const std::string& node_name) {
   return fmt::format("10.{}.{}.{}", 244 + n / (256 * 253), (n / 253) % 256, 2 + n % 253);
 }
 
-void NodeLifecycle::StartPod(const Object& pod, const json::Value& doc, const Object& node) {
-  json::Document node_doc = Parse(node);
-  std::string host_ip;
-  if (const json::Value* addresses = At(node_doc, {"status", "addresses"}); addresses && addresses->IsArray()) {
-    for (const auto& a : addresses->GetArray()) {
-      if (json::GetString(a, "type") == "InternalIP") {
-        host_ip = std::string(json::GetString(a, "address"));
-        break;
-      }
-    }
-  }
-  const json::Value* host_network = At(doc, {"spec", "hostNetwork"});
-  const std::string pod_ip =
-      host_network && host_network->IsTrue() && !host_ip.empty() ? host_ip : NextPodIP(node.name);
-  const std::string now = FormatTimestamp(clock_.NowNs());
+void NodeLifecycle::StartPod(const PodInfo& pod, const NodeInfo& node) {
+  const std::string& host_ip = node.internal_ip;
+  const std::string pod_ip = pod.host_network && !host_ip.empty() ? host_ip : NextPodIP(node.name());
+  const std::string now = FormatTimestamp(ctx_.clock.NowNs());
 
   json::Document patch;
   patch.SetObject();
@@ -131,15 +116,11 @@ void NodeLifecycle::StartPod(const Object& pod, const json::Value& doc, const Ob
   }
   // The conditions the kubelet reports for a started pod; others (DisruptionTarget, ...) stay.
   json::Value conditions(rapidjson::kArrayType);
-  static constexpr std::string_view kStarted[] = {"Initialized", "Ready", "ContainersReady", "PodScheduled"};
-  if (const json::Value* old = At(doc, {"status", "conditions"}); old && old->IsArray()) {
-    for (const auto& c : old->GetArray()) {
-      const std::string_view t = json::GetString(c, "type");
-      if (std::find(std::begin(kStarted), std::end(kStarted), t) == std::end(kStarted)) {
-        conditions.PushBack(json::Value(c, a), a);
-      }
-    }
+  for (const std::string& c : pod.other_conditions) {
+    json::Document d;
+    if (json::Parse(c, d)) conditions.PushBack(json::Value(d, a), a);
   }
+  static constexpr std::string_view kStarted[] = {"Initialized", "Ready", "ContainersReady", "PodScheduled"};
   for (std::string_view t : kStarted) {
     json::Value c(rapidjson::kObjectType);
     json::Set(c, "type", json::MakeString(t, a), a);
@@ -150,37 +131,35 @@ void NodeLifecycle::StartPod(const Object& pod, const json::Value& doc, const Ob
   }
   json::Set(status, "conditions", std::move(conditions), a);
   json::Value statuses(rapidjson::kArrayType);
-  if (const json::Value* containers = At(doc, {"spec", "containers"}); containers && containers->IsArray()) {
-    for (const auto& c : containers->GetArray()) {
-      json::Value s(rapidjson::kObjectType);
-      json::Set(s, "name", json::MakeString(json::GetString(c, "name"), a), a);
-      json::Set(s, "image", json::MakeString(json::GetString(c, "image"), a), a);
-      json::Set(s, "imageID", json::MakeString("", a), a);
-      json::Set(s, "ready", json::Value(true), a);
-      json::Set(s, "started", json::Value(true), a);
-      json::Set(s, "restartCount", json::Value(0), a);
-      json::Value& running = json::Child(json::Child(s, "state", a), "running", a);
-      json::Set(running, "startedAt", json::MakeString(now, a), a);
-      statuses.PushBack(s, a);
-    }
+  for (const auto& [name, image] : pod.containers) {
+    json::Value s(rapidjson::kObjectType);
+    json::Set(s, "name", json::MakeString(name, a), a);
+    json::Set(s, "image", json::MakeString(image, a), a);
+    json::Set(s, "imageID", json::MakeString("", a), a);
+    json::Set(s, "ready", json::Value(true), a);
+    json::Set(s, "started", json::Value(true), a);
+    json::Set(s, "restartCount", json::Value(0), a);
+    json::Value& running = json::Child(json::Child(s, "state", a), "running", a);
+    json::Set(running, "startedAt", json::MakeString(now, a), a);
+    statuses.PushBack(s, a);
   }
   json::Set(status, "containerStatuses", std::move(statuses), a);
   // Only while the pod is still this version: a pod deleted or changed meanwhile is seen again.
   json::Set(json::Child(patch, "metadata", a), "resourceVersion",
-            json::MakeString(std::to_string(pod.resource_version), a), a);
-  (void)store_.Patch(pods_, pod.namespace_, pod.name, PatchType::kMergePatch, json::Encode(patch), "status");
+            json::MakeString(std::to_string(pod.object->resource_version), a), a);
+  (void)ctx_.store.Patch(pods_, pod.namespace_(), pod.name(), PatchType::kMergePatch, json::Encode(patch), "status");
 }
 
-void NodeLifecycle::RemovePodsOf(std::string_view node_name) {
-  ListOptions options;
-  options.selectors.field_selector = "spec.nodeName=" + std::string(node_name);
-  auto pods = store_.List(pods_, "", options);
-  if (!pods) return;
-  for (const ObjectPtr& pod : pods->items) {
+void NodeLifecycle::RemovePodsOf(const std::string& node_name) {
+  // In creation order, as SimulatedCluster removed them (their controllers' replacements draw
+  // their names in this order).
+  std::vector<PodInfoPtr> pods;
+  for (const auto& [seq, pod] : ctx_.pods.OnNode(node_name)) pods.push_back(pod);
+  for (const PodInfoPtr& pod : pods) {
     DeleteOptions d;
     d.grace_period_seconds = 0;
-    d.precondition_uid = pod->uid;
-    (void)store_.Delete(pods_, pod->namespace_, pod->name, d);
+    d.precondition_uid = pod->uid();
+    (void)ctx_.store.Delete(pods_, pod->namespace_(), pod->name(), d);
   }
 }
 
@@ -204,7 +183,7 @@ void NodeLifecycle::FireEvents(int64_t now_ns) {
     DeleteOptions d;
     d.grace_period_seconds = 0;
     d.precondition_uid = r.uid;
-    (void)store_.Delete(pods_, r.namespace_, r.name, d);
+    (void)ctx_.store.Delete(pods_, r.namespace_, r.name, d);
   }
 }
 

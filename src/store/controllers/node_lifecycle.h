@@ -4,7 +4,8 @@
 // startTime; hostIP from the node's InternalIP; a podIP from the node's range; running container
 // statuses), a terminating pod is removed when its deletionTimestamp comes (the kubelet's final
 // delete with grace 0), and the pods of a deleted node are removed (the pod garbage collector).
-// This is what SimulatedCluster did for simulate, now through the store.
+// This is what SimulatedCluster did for simulate, now through the store. It reads pods and nodes
+// from the shared informers: a node's pods through their node index, in creation order.
 
 #include <cstdint>
 #include <map>
@@ -18,7 +19,7 @@ namespace kubesched::store::controllers {
 
 class NodeLifecycle final : public Controller {
  public:
-  NodeLifecycle(Store& store, const util::Clock& clock);
+  explicit NodeLifecycle(const ControllerContext& ctx);
   std::string_view Name() const override { return "node-lifecycle"; }
   void OnEvent(const WatchEvent& event) override;
   void Resync() override;
@@ -31,14 +32,13 @@ class NodeLifecycle final : public Controller {
     std::string name;
     std::string uid;
   };
-  void OnPod(const Object& pod);
-  void StartPod(const Object& pod, const api::json::Value& doc, const Object& node);
-  void RemovePodsOf(std::string_view node_name);
-  void StartPodsOn(const Object& node);
+  void OnPod(const PodInfo& pod);
+  void StartPod(const PodInfo& pod, const NodeInfo& node);
+  void RemovePodsOf(const std::string& node_name);
+  void StartPodsOn(const std::string& node_name);
   std::string NextPodIP(const std::string& node_name);
 
-  Store& store_;
-  const util::Clock& clock_;
+  ControllerContext ctx_;
   const ResourceType& pods_;
   const ResourceType& nodes_;
 

@@ -2,8 +2,7 @@
 
 #include <algorithm>
 
-#include "store/controllers/object_util.h"
-#include "store/selectors.h"
+#include "store/controllers/pod_factory.h"
 
 namespace kubesched::store::controllers {
 
@@ -11,143 +10,177 @@ namespace json = api::json;
 
 namespace {
 
-// controller.ActivePods' order, most deletable first: unassigned before assigned, Pending before
-// Running, not ready before ready, then newer before older.
-struct Candidate {
-  ObjectPtr pod;
-  bool assigned;
-  bool running;
-  bool ready;
-  std::string created;
-};
+bool LabelsInclude(const LabelPairs& labels, const LabelPairs& wanted) {
+  return std::includes(labels.begin(), labels.end(), wanted.begin(), wanted.end());
+}
+
+std::vector<PodInfoPtr> Values(const PodsBySeq& pods) {
+  std::vector<PodInfoPtr> out;
+  out.reserve(pods.size());
+  for (const auto& [seq, p] : pods) out.push_back(p);
+  return out;
+}
 
 }  // namespace
 
-void DeleteDependents(Store& store, const ResourceType& type, std::string_view namespace_, std::string_view owner_uid) {
-  for (const ObjectPtr& o : ListAll(store, type, namespace_)) {
-    json::Document d = Parse(*o);
-    auto owner = ControllerOf(d);
-    if (owner && owner->uid == owner_uid) {
-      DeleteOptions options;
-      options.precondition_uid = o->uid;
-      (void)store.Delete(type, o->namespace_, o->name, options);
-    }
+void DeletePods(Store& store, const ResourceType& pod_type, const std::vector<PodInfoPtr>& pods) {
+  for (const PodInfoPtr& p : pods) {
+    DeleteOptions options;
+    options.precondition_uid = p->uid();
+    (void)store.Delete(pod_type, p->namespace_(), p->name(), options);
   }
 }
 
-ReplicaSetController::ReplicaSetController(Store& store)
-    : store_(store),
-      pods_(*store.FindResource("", "pods")),
-      replica_sets_(*store.FindResource("apps", "replicasets")) {}
+ReplicaSetController::ReplicaSetController(const ControllerContext& ctx, const ReplicaKind& kind)
+    : ctx_(ctx),
+      kind_(kind),
+      pods_(*ctx.store.FindResource("", "pods")),
+      owners_(*ctx.store.FindResource(kind.group, kind.resource)) {}
 
 void ReplicaSetController::OnEvent(const WatchEvent& event) {
   if (!event.object) return;
-  if (event.object->type == &replica_sets_) {
-    if (event.type == EventType::kDeleted) {
-      DeleteDependents(store_, pods_, event.object->namespace_, event.object->uid);
-    } else {
-      Sync(event.object->namespace_, event.object->name);
-    }
+  if (event.object->type == &owners_) {
+    OnOwner(event);
   } else if (event.object->type == &pods_) {
-    json::Document d = Parse(*event.object);
-    if (auto owner = ControllerOf(d); owner && owner->kind == "ReplicaSet") Sync(event.object->namespace_, owner->name);
+    OnPod(event);
   }
 }
 
 void ReplicaSetController::Resync() {
-  for (const ObjectPtr& rs : ListAll(store_, replica_sets_, "")) Sync(rs->namespace_, rs->name);
+  for (const ObjectPtr& o : ListAll(ctx_.store, owners_, "")) {
+    if (by_uid_.contains(o->uid)) continue;
+    OnOwner(WatchEvent{EventType::kAdded, o, nullptr});
+  }
 }
 
-void ReplicaSetController::Sync(std::string_view namespace_, std::string_view name) {
-  auto got = store_.Get(replica_sets_, namespace_, name);
-  if (!got) return;
-  const ObjectPtr rs = *got;
-  json::Document doc = Parse(*rs);
-  if (IsTerminating(doc)) return;
-  const json::Value* spec = json::Find(doc, "spec");
-  if (spec == nullptr) return;
-  const int64_t replicas = GetInt(*spec, "replicas", 1);
-  const json::Value* tmpl = json::Find(*spec, "template");
-
-  std::vector<Candidate> active;
-  int64_t fully_labeled = 0, ready = 0;
-  LabelSelectorExpr template_labels;
-  if (const json::Value* l = tmpl ? At(*tmpl, {"metadata", "labels"}) : nullptr; l && l->IsObject()) {
-    for (const auto& m : l->GetObject()) {
-      template_labels.requirements.push_back(
-          {std::string(json::View(m.name)), LabelRequirement::Op::kIn, {std::string(json::View(m.value))}});
-    }
+void ReplicaSetController::OnOwner(const WatchEvent& event) {
+  const std::string& uid = event.object->uid;
+  if (event.type == EventType::kDeleted) {
+    by_uid_.erase(uid);
+    expectations_.Forget(uid);
+    DeletePods(ctx_.store, pods_, Values(ctx_.pods.OwnedBy(uid)));
+    return;
   }
-  for (const ObjectPtr& pod : ListAll(store_, pods_, namespace_)) {
-    json::Document p = Parse(*pod);
-    auto owner = ControllerOf(p);
-    if (!owner || owner->uid != rs->uid || !IsPodActive(p)) continue;
-    const json::Value* node = At(p, {"spec", "nodeName"});
-    const json::Value* phase = At(p, {"status", "phase"});
-    const json::Value* created = At(p, {"metadata", "creationTimestamp"});
-    const bool is_ready = IsPodReady(p);
-    active.push_back(Candidate{pod, node && !json::View(*node).empty(), phase && json::View(*phase) == "Running",
-                               is_ready, created ? std::string(json::View(*created)) : ""});
-    if (template_labels.Matches(pod->labels)) ++fully_labeled;
-    if (is_ready) ++ready;
+  auto it = by_uid_.find(uid);
+  if (it != by_uid_.end() && it->second.info.object->resource_version >= event.object->resource_version) return;
+  json::Document doc = Parse(*event.object);
+  WorkloadInfo info = ParseWorkload(event.object, doc, kind_.selector_form);
+  Owner* owner;
+  if (it == by_uid_.end()) {
+    owner = &by_uid_.emplace(uid, Owner{std::move(info), {}}).first->second;
+    Recount(*owner);
+  } else {
+    owner = &it->second;
+    const bool relabeled = owner->info.template_labels != info.template_labels;
+    owner->info = std::move(info);
+    if (relabeled) Recount(*owner);
   }
+  Manage(*owner);
+  dirty_.push_back(uid);
+}
 
-  const int64_t diff = static_cast<int64_t>(active.size()) - replicas;
-  if (diff < 0 && tmpl != nullptr) {
+void ReplicaSetController::OnPod(const WatchEvent& event) {
+  const PodInfoPtr& before = ctx_.pods.Previous();
+  const PodInfoPtr& after = ctx_.pods.Current();
+  const PodInfo* any = after ? after.get() : before.get();
+  if (any == nullptr || !any->controller) return;
+  auto it = by_uid_.find(any->controller->uid);
+  if (it == by_uid_.end()) return;
+  Owner& owner = it->second;
+  const Tally was = owner.tally;
+  if (before) Count(owner, *before, -1);
+  if (after) Count(owner, *after, +1);
+  if (event.type == EventType::kAdded) expectations_.CreationObserved(owner.info.uid());
+  if (event.type == EventType::kDeleted || (after && after->Terminating())) {
+    expectations_.DeletionObserved(owner.info.uid(), any->uid());
+  }
+  const Tally& now = owner.tally;
+  if (was.active == now.active && was.ready == now.ready && was.fully_labeled == now.fully_labeled) return;
+  if (was.active != now.active) Manage(owner);
+  dirty_.push_back(owner.info.uid());
+}
+
+void ReplicaSetController::Count(Owner& owner, const PodInfo& pod, int sign) const {
+  if (!pod.Active()) return;
+  owner.tally.active += sign;
+  if (pod.ready) owner.tally.ready += sign;
+  if (LabelsInclude(pod.object->labels, owner.info.template_labels)) owner.tally.fully_labeled += sign;
+}
+
+void ReplicaSetController::Recount(Owner& owner) const {
+  owner.tally = {};
+  for (const auto& [seq, pod] : ctx_.pods.OwnedBy(owner.info.uid())) Count(owner, *pod, +1);
+}
+
+void ReplicaSetController::Manage(Owner& owner) {
+  const WorkloadInfo& w = owner.info;
+  if (w.deleting || !expectations_.Satisfied(w.uid())) return;
+  const int64_t replicas = w.replicas.value_or(1);
+  const int64_t diff = owner.tally.active - replicas;
+  if (diff < 0 && !w.template_json.empty()) {
+    json::Document tmpl;
+    if (!json::Parse(w.template_json, tmpl)) return;
+    const PodOwner pod_owner{kind_.api_version, kind_.kind, w.name(), w.uid()};
+    const std::string base = w.name() + "-";
+    expectations_.ExpectCreations(w.uid(), -diff);
     for (int64_t i = 0; i < -diff; ++i) {
-      json::Document pod;
-      pod.SetObject();
-      auto& a = pod.GetAllocator();
-      json::Set(pod, "apiVersion", json::MakeString("v1", a), a);
-      json::Set(pod, "kind", json::MakeString("Pod", a), a);
-      json::Value& meta = json::Child(pod, "metadata", a);
-      json::Set(meta, "generateName", json::MakeString(std::string(name) + "-", a), a);
-      json::Set(meta, "namespace", json::MakeString(namespace_, a), a);
-      if (const json::Value* tm = json::Find(*tmpl, "metadata")) {
-        for (std::string_view k : {"labels", "annotations", "finalizers"}) {
-          if (const json::Value* v = json::Find(*tm, k)) json::Set(meta, k, json::Value(*v, a), a);
-        }
+      auto created =
+          CreateGeneratedPod(ctx_.store, pods_, PodFromTemplate(tmpl, w.namespace_(), pod_owner), base, ctx_.rng);
+      if (!created) {
+        // A pod the API server rejects (quota, admission) is retried on the next change; the
+        // ones not attempted are not expected either.
+        for (int64_t j = i; j < -diff; ++j) expectations_.CreationObserved(w.uid());
+        break;
       }
-      json::Value refs(rapidjson::kArrayType);
-      json::Value ref(rapidjson::kObjectType);
-      json::Set(ref, "apiVersion", json::MakeString("apps/v1", a), a);
-      json::Set(ref, "kind", json::MakeString("ReplicaSet", a), a);
-      json::Set(ref, "name", json::MakeString(name, a), a);
-      json::Set(ref, "uid", json::MakeString(rs->uid, a), a);
-      json::Set(ref, "controller", json::Value(true), a);
-      json::Set(ref, "blockOwnerDeletion", json::Value(true), a);
-      refs.PushBack(ref, a);
-      json::Set(meta, "ownerReferences", std::move(refs), a);
-      if (const json::Value* ps = json::Find(*tmpl, "spec")) json::Set(pod, "spec", json::Value(*ps, a), a);
-      // A pod the API server rejects (quota, admission) is retried on the next change.
-      if (!store_.Create(pods_, namespace_, std::move(pod))) break;
     }
   } else if (diff > 0) {
-    std::stable_sort(active.begin(), active.end(), [](const Candidate& x, const Candidate& y) {
-      if (x.assigned != y.assigned) return !x.assigned;
-      if (x.running != y.running) return !x.running;
-      if (x.ready != y.ready) return !x.ready;
-      return x.created > y.created;
+    // controller.ActivePods' order, most deletable first: unassigned before assigned, Pending
+    // before Running, not ready before ready, then newer before older.
+    std::vector<PodInfoPtr> active;
+    for (const auto& [seq, p] : ctx_.pods.OwnedBy(w.uid())) {
+      if (p->Active()) active.push_back(p);
+    }
+    std::stable_sort(active.begin(), active.end(), [](const PodInfoPtr& x, const PodInfoPtr& y) {
+      if (x->node_name.empty() != y->node_name.empty()) return x->node_name.empty();
+      if ((x->phase == "Running") != (y->phase == "Running")) return x->phase != "Running";
+      if (x->ready != y->ready) return !x->ready;
+      if (x->created_ns != y->created_ns) return x->created_ns > y->created_ns;
+      return x->seq > y->seq;
     });
-    for (int64_t i = 0; i < diff; ++i) {
+    active.resize(static_cast<size_t>(std::min<int64_t>(diff, static_cast<int64_t>(active.size()))));
+    for (const PodInfoPtr& p : active) expectations_.ExpectDeletion(w.uid(), p->uid());
+    for (const PodInfoPtr& p : active) {
       DeleteOptions options;
-      options.precondition_uid = active[i].pod->uid;
-      (void)store_.Delete(pods_, namespace_, active[i].pod->name, options);
+      options.precondition_uid = p->uid();
+      if (!ctx_.store.Delete(pods_, p->namespace_(), p->name(), options)) {
+        expectations_.DeletionObserved(w.uid(), p->uid());
+      }
     }
   }
+}
 
-  // Status as the pods stood at this sync: the pods just created or deleted show in the next one,
-  // which their own events trigger.
-  json::Document patch;
-  patch.SetObject();
-  auto& a = patch.GetAllocator();
-  json::Value& status = json::Child(patch, "status", a);
-  json::Set(status, "replicas", json::Value(static_cast<int64_t>(active.size())), a);
-  json::Set(status, "fullyLabeledReplicas", json::Value(fully_labeled), a);
-  json::Set(status, "readyReplicas", json::Value(ready), a);
-  json::Set(status, "availableReplicas", json::Value(ready), a);
-  json::Set(status, "observedGeneration", json::Value(GetInt(*json::Find(doc, "metadata"), "generation", 1)), a);
-  (void)store_.Patch(replica_sets_, namespace_, name, PatchType::kMergePatch, json::Encode(patch), "status");
+void ReplicaSetController::Flush() {
+  std::vector<std::string> dirty;
+  dirty.swap(dirty_);
+  std::sort(dirty.begin(), dirty.end());
+  dirty.erase(std::unique(dirty.begin(), dirty.end()), dirty.end());
+  for (const std::string& uid : dirty) {
+    if (auto it = by_uid_.find(uid); it != by_uid_.end()) WriteStatus(it->second);
+  }
+}
+
+void ReplicaSetController::WriteStatus(const Owner& owner) {
+  if (owner.info.deleting) return;
+  json::Document status;
+  status.SetObject();
+  auto& a = status.GetAllocator();
+  json::Set(status, "replicas", json::Value(owner.tally.active), a);
+  json::Set(status, "fullyLabeledReplicas", json::Value(owner.tally.fully_labeled), a);
+  json::Set(status, "readyReplicas", json::Value(owner.tally.ready), a);
+  // minReadySeconds is not modelled: a ready pod is available.
+  json::Set(status, "availableReplicas", json::Value(owner.tally.ready), a);
+  json::Set(status, "observedGeneration", json::Value(owner.info.generation), a);
+  PatchStatusIfChanged(ctx_.store, owners_, owner.info, status);
 }
 
 }  // namespace kubesched::store::controllers

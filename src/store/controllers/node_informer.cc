@@ -1,0 +1,50 @@
+#include "store/controllers/node_informer.h"
+
+#include "store/controllers/object_util.h"
+
+namespace kubesched::store::controllers {
+
+namespace json = api::json;
+
+NodeInfo ParseNodeInfo(const ObjectPtr& node) {
+  json::Document doc = Parse(*node);
+  NodeInfo info;
+  info.object = node;
+  if (const json::Value* addresses = At(doc, {"status", "addresses"}); addresses && addresses->IsArray()) {
+    for (const auto& a : addresses->GetArray()) {
+      if (json::GetString(a, "type") == "InternalIP") {
+        info.internal_ip = std::string(json::GetString(a, "address"));
+        break;
+      }
+    }
+  }
+  if (const json::Value* taints = At(doc, {"spec", "taints"}); taints && taints->IsArray()) {
+    for (const auto& t : taints->GetArray()) {
+      info.taints.push_back(NodeTaint{std::string(json::GetString(t, "key")), std::string(json::GetString(t, "value")),
+                                      std::string(json::GetString(t, "effect"))});
+    }
+  }
+  return info;
+}
+
+void NodeInformer::Fill(const std::vector<ObjectPtr>& nodes) {
+  for (const ObjectPtr& n : nodes) by_name_[n->name] = std::make_shared<NodeInfo>(ParseNodeInfo(n));
+}
+
+void NodeInformer::Apply(const WatchEvent& event) {
+  if (!event.object || event.object->type != &nodes_) return;
+  if (event.type == EventType::kDeleted) {
+    by_name_.erase(event.object->name);
+    return;
+  }
+  NodeInfoPtr& slot = by_name_[event.object->name];
+  if (slot && slot->object->resource_version >= event.object->resource_version) return;
+  slot = std::make_shared<NodeInfo>(ParseNodeInfo(event.object));
+}
+
+NodeInfoPtr NodeInformer::Get(const std::string& name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+}  // namespace kubesched::store::controllers

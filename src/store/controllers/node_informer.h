@@ -1,0 +1,49 @@
+#pragma once
+// The controllers' shared view of the nodes: each node version parsed once into what the node
+// lifecycle (its InternalIP) and the DaemonSet controller (labels, taints) read, by name.
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "store/selectors.h"
+#include "store/store.h"
+
+namespace kubesched::store::controllers {
+
+struct NodeTaint {
+  std::string key;
+  std::string value;
+  std::string effect;  //!< "NoSchedule", "PreferNoSchedule" or "NoExecute"
+};
+
+struct NodeInfo {
+  ObjectPtr object;
+  std::string internal_ip;  //!< status.addresses' InternalIP, or empty
+  std::vector<NodeTaint> taints;
+
+  const std::string& name() const { return object->name; }
+  const LabelPairs& labels() const { return object->labels; }
+};
+using NodeInfoPtr = std::shared_ptr<const NodeInfo>;
+
+NodeInfo ParseNodeInfo(const ObjectPtr& node);
+
+class NodeInformer {
+ public:
+  explicit NodeInformer(const ResourceType& nodes) : nodes_(nodes) {}
+
+  void Fill(const std::vector<ObjectPtr>& nodes);
+  //! Applies a store event; other kinds are ignored.
+  void Apply(const WatchEvent& event);
+  //! The node, or null.
+  NodeInfoPtr Get(const std::string& name) const;
+  const std::unordered_map<std::string, NodeInfoPtr>& All() const { return by_name_; }
+
+ private:
+  const ResourceType& nodes_;
+  std::unordered_map<std::string, NodeInfoPtr> by_name_;
+};
+
+}  // namespace kubesched::store::controllers
