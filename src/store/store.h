@@ -34,16 +34,18 @@ struct Cause {
 //! Why a store operation failed: the reason and HTTP code of a metav1.Status.
 struct Error {
   enum class Reason {
-    kBadRequest,        //!< 400 BadRequest (malformed body, strict field validation)
-    kNotFound,          //!< 404 NotFound
-    kMethodNotAllowed,  //!< 405 MethodNotAllowed
-    kAlreadyExists,     //!< 409 AlreadyExists
-    kConflict,          //!< 409 Conflict (stale resourceVersion, precondition failed, already bound)
-    kGone,              //!< 410 Expired (resourceVersion compacted) / Gone
+    kBadRequest,             //!< 400 BadRequest (malformed body, strict field validation)
+    kForbidden,              //!< 403 Forbidden (admission: unknown PriorityClass; protected namespaces)
+    kNotFound,               //!< 404 NotFound
+    kMethodNotAllowed,       //!< 405 MethodNotAllowed
+    kAlreadyExists,          //!< 409 AlreadyExists
+    kConflict,               //!< 409 Conflict (stale resourceVersion, precondition failed, already bound)
+    kGone,                   //!< 410 Expired (resourceVersion compacted) / Gone
     kRequestEntityTooLarge,  //!< 413
-    kInvalid,           //!< 422 Invalid (with causes)
-    kTooManyRequests,   //!< 429 (PodDisruptionBudget forbids an eviction)
-    kInternal,          //!< 500 InternalError
+    kInvalid,                //!< 422 Invalid (with causes)
+    kTooManyRequests,        //!< 429 (PodDisruptionBudget forbids an eviction)
+    kInternal,               //!< 500 InternalError
+    kTimeout,                //!< 504 Timeout (a resourceVersion from the future did not arrive in time)
   };
   Reason reason = Reason::kInternal;
   std::string message;
@@ -59,6 +61,18 @@ using Result = std::expected<T, Error>;
 
 struct Object;
 using ObjectPtr = std::shared_ptr<const Object>;
+
+//! Read access to the stored objects for admission hooks (which run under the store's lock).
+class ObjectReader {
+ public:
+  virtual ~ObjectReader() = default;
+  //! The object, or null.
+  virtual ObjectPtr Get(std::string_view group, std::string_view resource, std::string_view namespace_,
+                        std::string_view name) const = 0;
+  //! Every object of the resource (namespace_ empty: in all namespaces), by namespace and name.
+  virtual std::vector<ObjectPtr> List(std::string_view group, std::string_view resource,
+                                      std::string_view namespace_) const = 0;
+};
 
 //! One resource the store serves (pods, nodes, apps/v1 deployments, ...), with what discovery
 //! publishes about it and the hooks that give the kind its behaviour.
@@ -84,9 +98,28 @@ struct ResourceType {
   //! involvedObject.*, reason, type; nodes: spec.unschedulable). May be empty.
   std::function<void(const api::json::Value& object, std::vector<std::pair<std::string, std::string>>& out)>
       selectable_fields;
+  //! The field selector keys selectable_fields produces (besides metadata.name and
+  //! metadata.namespace): a selector on any other key is a 400 `field label not supported`.
+  std::vector<std::string> field_selectors;
   //! The typed view derived once per stored version (api::Pod for pods, api::Node for nodes,
   //! ...); null when the kind has none. May be empty.
   std::function<std::shared_ptr<const void>(const api::json::Value& object)> view;
+  //! Admission of a new object after defaulting and before validation, with read access to the
+  //! stored objects (pods: spec.priority from their PriorityClass). Runs under the store's lock:
+  //! `reader` is the only way it may read the store. An error rejects the write. May be empty.
+  std::function<std::optional<Error>(api::json::Document& object, const ObjectReader& reader)> admit;
+
+  //! Objects that exist from the start (JSON texts): the built-in namespaces and PriorityClasses.
+  std::vector<std::string> initial_objects;
+
+  //! A resource served from another's storage (events.k8s.io/v1 events are kept as core/v1
+  //! Events, as upstream keeps them): that resource, and the conversions of a whole object into
+  //! its form and back. Null: stored as itself.
+  const ResourceType* stored_as = nullptr;
+  std::function<void(api::json::Document& object)> to_storage;
+  std::function<void(api::json::Document& object)> from_storage;
+
+  bool HasSubresource(std::string_view name) const;
 
   //! "v1" or "apps/v1".
   std::string GroupVersion() const { return group.empty() ? version : group + "/" + version; }
@@ -177,6 +210,8 @@ struct DeleteOptions {
 };
 
 enum class PatchType { kJsonPatch, kMergePatch, kStrategicMergePatch };
+//! "application/json-patch+json" → kJsonPatch, ... (nullopt for any other content type).
+std::optional<PatchType> PatchTypeFromContentType(std::string_view content_type);
 
 //! Everything an update of one object needs: the object's new JSON, and for a subresource
 //! ("status") which part it may change.
@@ -217,8 +252,9 @@ class Store {
   virtual Result<std::unique_ptr<Watcher>> Watch(const ResourceType& type, std::string_view namespace_,
                                                  const WatchOptions& options) = 0;
 
-  //! pods/binding: sets spec.nodeName (kConflict when already bound; kNotFound when the pod is
-  //! gone or its uid differs).
+  //! pods/binding: sets spec.nodeName and adds the PodScheduled=True condition (kConflict when
+  //! already bound or being deleted, or when `uid` is given and differs, as upstream's UID
+  //! precondition; kNotFound when the pod is gone).
   virtual Result<ObjectPtr> Bind(std::string_view namespace_, std::string_view pod_name, std::string_view uid,
                                  std::string_view node_name) = 0;
   //! pods/eviction: a graceful delete that honours PodDisruptionBudgets (kTooManyRequests).
@@ -235,6 +271,15 @@ class Store {
   //! every event in order. Returns an id for RemoveObserver.
   virtual uint64_t AddObserver(std::function<void(const WatchEvent&)> observer) = 0;
   virtual void RemoveObserver(uint64_t id) = 0;
+
+  //! Writes the resourceVersion and every object to `path` as one JSON document, atomically
+  //! (a temporary file beside it, then rename), so a crash never leaves half a state.
+  virtual Result<void> SaveState(const std::string& path) const = 0;
+  //! Replaces every object with those SaveState wrote (the built-in ones included) and continues
+  //! numbering after its resourceVersion. Meant for start-up, before observers and watchers
+  //! attach: observers are not told, open watchers are closed, and watches and exact lists from
+  //! before the loaded resourceVersion get kGone.
+  virtual Result<void> LoadState(const std::string& path) = 0;
 };
 
 struct StoreOptions {
@@ -243,6 +288,14 @@ struct StoreOptions {
   size_t watch_history = 100'000;
   //! Events a Watcher may have queued before it is closed as too slow.
   size_t watcher_capacity = 10'000;
+  //! A watch with allow_bookmarks gets a BOOKMARK after this long without events.
+  std::chrono::milliseconds bookmark_interval{1000};
+  //! How long a list or watch from a resourceVersion the store has not reached yet waits for it
+  //! before failing with kTimeout "Too large resource version" (upstream's cacher waits 3 s).
+  std::chrono::milliseconds future_resource_version_wait{3000};
+  //! Seeds generated names and uids (the same seed and writes give the same names); nullopt:
+  //! from std::random_device.
+  std::optional<uint64_t> seed;
 };
 
 //! The in-memory store, serving `types` (which must outlive it), timestamps from `clock` (Unix

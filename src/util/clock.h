@@ -1,6 +1,6 @@
 #pragma once
 // Clocks: real time for `kubesched run`, virtual time for `simulate` so that backoff, Permit
-// timeouts and unschedulable timeouts cost no wall time.
+// timeouts and unschedulable timeouts cost no wall time, and Unix time for the object store.
 
 #include <atomic>
 #include <chrono>
@@ -23,6 +23,17 @@ class RealClock final : public Clock {
  public:
   int64_t NowNs() const override {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+};
+
+//! Unix time (nanoseconds since 1970-01-01T00:00:00Z) from the system's wall clock: what the
+//! object store stamps creationTimestamp and deletionTimestamp with when it serves a real API.
+//! Unlike RealClock it may jump (NTP); use RealClock to measure durations.
+class SystemClock final : public Clock {
+ public:
+  int64_t NowNs() const override {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
         .count();
   }
 };

@@ -1,0 +1,311 @@
+#include "store/kind_defaults.h"
+
+#include <fmt/format.h>
+
+#include "api/manifest.h"
+#include "store/errors.h"
+#include "store/selectors.h"
+
+namespace kubesched::store {
+
+namespace json = api::json;
+
+namespace {
+
+void SetIfAbsent(json::Value& object, std::string_view key, json::Value value, json::Allocator& a) {
+  if (json::Find(object, key) == nullptr) json::Set(object, key, std::move(value), a);
+}
+
+json::Value Str(std::string_view s, json::Allocator& a) { return json::MakeString(s, a); }
+
+void DefaultContainer(json::Value& c, json::Allocator& a) {
+  if (!c.IsObject()) return;
+  SetIfAbsent(c, "terminationMessagePath", Str("/dev/termination-log", a), a);
+  SetIfAbsent(c, "terminationMessagePolicy", Str("File", a), a);
+  if (json::Find(c, "imagePullPolicy") == nullptr) {
+    // An image without a tag, or tagged :latest, is pulled always (defaults.go).
+    std::string_view image = json::GetString(c, "image");
+    if (size_t at = image.find('@'); at != std::string_view::npos) image = image.substr(0, at);
+    const size_t slash = image.rfind('/');
+    const size_t colon = image.rfind(':');
+    const bool tagged = colon != std::string_view::npos && (slash == std::string_view::npos || colon > slash);
+    const bool latest = !tagged || image.substr(colon + 1) == "latest";
+    json::Set(
+        c, "imagePullPolicy",
+        Str(latest && json::GetString(c, "image").find('@') == std::string_view::npos ? "Always" : "IfNotPresent", a),
+        a);
+  }
+  if (json::Value* ports = json::Find(c, "ports"); ports && ports->IsArray()) {
+    for (auto& p : ports->GetArray()) {
+      if (p.IsObject()) SetIfAbsent(p, "protocol", Str("TCP", a), a);
+    }
+  }
+  // Requests default to limits, resource by resource.
+  if (json::Value* res = json::Find(c, "resources"); res && res->IsObject()) {
+    if (const json::Value* limits = json::Find(*res, "limits"); limits && limits->IsObject()) {
+      json::Value copy(*limits, a);
+      json::Value& requests = json::Child(*res, "requests", a);
+      for (auto& m : copy.GetObject()) {
+        if (!json::Find(requests, json::View(m.name)))
+          json::Set(requests, json::View(m.name), json::Value(m.value, a), a);
+      }
+    }
+  }
+}
+
+void AddTolerationIfAbsent(json::Value& spec, std::string_view key, json::Allocator& a) {
+  json::Value* tolerations = json::Find(spec, "tolerations");
+  if (tolerations == nullptr || !tolerations->IsArray()) {
+    tolerations = &json::Set(spec, "tolerations", json::Value(rapidjson::kArrayType), a);
+  }
+  for (const auto& t : tolerations->GetArray()) {
+    // admission/defaulttolerationseconds: any toleration of the key for NoExecute (or for every
+    // effect) counts.
+    const std::string_view effect = json::GetString(t, "effect");
+    if ((json::GetString(t, "key") == key ||
+         (json::GetString(t, "key").empty() && json::GetString(t, "operator") == "Exists")) &&
+        (effect.empty() || effect == "NoExecute")) {
+      return;
+    }
+  }
+  json::Value t(rapidjson::kObjectType);
+  json::Set(t, "key", Str(key, a), a);
+  json::Set(t, "operator", Str("Exists", a), a);
+  json::Set(t, "effect", Str("NoExecute", a), a);
+  json::Set(t, "tolerationSeconds", json::Value(int64_t{300}), a);
+  tolerations->PushBack(t, a);
+}
+
+std::string Scalar(const json::Value* v) {
+  if (v == nullptr || v->IsNull()) return "";
+  if (v->IsString()) return std::string(json::View(*v));
+  if (v->IsBool()) return v->GetBool() ? "true" : "false";
+  return json::Encode(*v);
+}
+
+const json::Value* Path(const json::Value& root, std::initializer_list<std::string_view> keys) {
+  const json::Value* v = &root;
+  for (auto k : keys) {
+    v = json::Find(*v, k);
+    if (v == nullptr) return nullptr;
+  }
+  return v;
+}
+
+void DefaultTemplate(json::Document& doc) {
+  auto& a = doc.GetAllocator();
+  json::Value& spec = json::Child(doc, "spec", a);
+  SetIfAbsent(spec, "replicas", json::Value(1), a);
+  json::Value& tmpl = json::Child(spec, "template", a);
+  DefaultPodSpec(json::Child(tmpl, "spec", a), a);
+}
+
+}  // namespace
+
+void DefaultPodSpec(json::Value& spec, json::Allocator& a) {
+  SetIfAbsent(spec, "schedulerName", Str("default-scheduler", a), a);
+  SetIfAbsent(spec, "restartPolicy", Str("Always", a), a);
+  SetIfAbsent(spec, "dnsPolicy", Str("ClusterFirst", a), a);
+  SetIfAbsent(spec, "terminationGracePeriodSeconds", json::Value(int64_t{30}), a);
+  SetIfAbsent(spec, "securityContext", json::Value(rapidjson::kObjectType), a);
+  SetIfAbsent(spec, "enableServiceLinks", json::Value(true), a);
+  for (std::string_view list : {"containers", "initContainers"}) {
+    if (json::Value* cs = json::Find(spec, list); cs && cs->IsArray()) {
+      for (auto& c : cs->GetArray()) DefaultContainer(c, a);
+    }
+  }
+}
+
+void DefaultPod(json::Document& pod) {
+  auto& a = pod.GetAllocator();
+  json::Value& spec = json::Child(pod, "spec", a);
+  DefaultPodSpec(spec, a);
+  AddTolerationIfAbsent(spec, "node.kubernetes.io/not-ready", a);
+  AddTolerationIfAbsent(spec, "node.kubernetes.io/unreachable", a);
+  json::Value& status = json::Child(pod, "status", a);
+  SetIfAbsent(status, "phase", Str("Pending", a), a);
+}
+
+std::optional<Error> AdmitPodPriority(json::Document& pod, const ObjectReader& reader) {
+  auto& a = pod.GetAllocator();
+  json::Value& spec = json::Child(pod, "spec", a);
+  const std::string class_name(json::GetString(spec, "priorityClassName"));
+  ObjectPtr pc;
+  if (!class_name.empty()) {
+    pc = reader.Get("scheduling.k8s.io", "priorityclasses", "", class_name);
+    if (!pc) {
+      return Error{Error::Reason::kForbidden,
+                   fmt::format("pods \"{}\" is forbidden: no PriorityClass with name {} was found",
+                               json::GetString(*json::Find(pod, "metadata"), "name"), class_name),
+                   {}};
+    }
+  } else {
+    for (const ObjectPtr& o : reader.List("scheduling.k8s.io", "priorityclasses", "")) {
+      json::Document d;
+      if (json::Parse(o->json, d) && json::Find(d, "globalDefault") && json::Find(d, "globalDefault")->IsTrue()) {
+        pc = o;
+        break;
+      }
+    }
+  }
+  int64_t value = 0;
+  std::string policy = "PreemptLowerPriority";
+  if (pc) {
+    json::Document d;
+    (void)json::Parse(pc->json, d);
+    if (const json::Value* v = json::Find(d, "value"); v && v->IsInt64()) value = v->GetInt64();
+    if (std::string_view p = json::GetString(d, "preemptionPolicy"); !p.empty()) policy = p;
+    if (class_name.empty()) json::Set(spec, "priorityClassName", Str(pc->name, a), a);
+  }
+  if (const json::Value* given = json::Find(spec, "priority"); given && !given->IsNull()) {
+    if (!given->IsInt64() || given->GetInt64() != value) {
+      return Error{Error::Reason::kForbidden,
+                   fmt::format("pods \"{}\" is forbidden: the integer value of priority ({}) must not be provided in "
+                               "pod spec; priority admission controller computed {} from the given PriorityClass name",
+                               json::GetString(*json::Find(pod, "metadata"), "name"), json::Encode(*given), value),
+                   {}};
+    }
+  }
+  json::Set(spec, "priority", json::Value(value), a);
+  SetIfAbsent(spec, "preemptionPolicy", Str(policy, a), a);
+  return std::nullopt;
+}
+
+const std::vector<std::string> kPodFieldSelectors = {
+    "spec.nodeName",           "spec.schedulerName", "status.phase",       "status.nominatedNodeName",
+    "spec.serviceAccountName", "spec.hostNetwork",   "spec.restartPolicy", "status.podIP"};
+
+void PodFields(const json::Value& pod, FieldPairs& out) {
+  const json::Value* spec = json::Find(pod, "spec");
+  const json::Value* status = json::Find(pod, "status");
+  auto field = [](const json::Value* parent, std::string_view key) {
+    return parent ? Scalar(json::Find(*parent, key)) : std::string();
+  };
+  out.emplace_back("spec.nodeName", field(spec, "nodeName"));
+  out.emplace_back("spec.schedulerName", field(spec, "schedulerName"));
+  out.emplace_back("status.phase", field(status, "phase"));
+  out.emplace_back("status.nominatedNodeName", field(status, "nominatedNodeName"));
+  out.emplace_back("spec.serviceAccountName", field(spec, "serviceAccountName"));
+  // pod.ToSelectableFields: hostNetwork is "true" or "false", never empty.
+  std::string host_network = field(spec, "hostNetwork");
+  out.emplace_back("spec.hostNetwork", host_network == "true" ? "true" : "false");
+  out.emplace_back("spec.restartPolicy", field(spec, "restartPolicy"));
+  out.emplace_back("status.podIP", field(status, "podIP"));
+}
+
+void DefaultNamespace(json::Document& ns) {
+  auto& a = ns.GetAllocator();
+  json::Value& meta = json::Child(ns, "metadata", a);
+  const std::string name(json::GetString(meta, "name"));
+  json::Set(json::Child(meta, "labels", a), api::kLabelMetadataName, Str(name, a), a);
+  json::Value& spec = json::Child(ns, "spec", a);
+  if (json::Find(spec, "finalizers") == nullptr) {
+    json::Value f(rapidjson::kArrayType);
+    f.PushBack(Str("kubernetes", a), a);
+    json::Set(spec, "finalizers", std::move(f), a);
+  }
+  SetIfAbsent(json::Child(ns, "status", a), "phase", Str("Active", a), a);
+}
+
+void NodeFields(const json::Value& node, FieldPairs& out) {
+  const json::Value* v = Path(node, {"spec", "unschedulable"});
+  out.emplace_back("spec.unschedulable", v && v->IsTrue() ? "true" : "false");
+}
+
+const std::vector<std::string> kEventFieldSelectors = {"involvedObject.kind",
+                                                       "involvedObject.namespace",
+                                                       "involvedObject.name",
+                                                       "involvedObject.uid",
+                                                       "involvedObject.apiVersion",
+                                                       "involvedObject.resourceVersion",
+                                                       "involvedObject.fieldPath",
+                                                       "reason",
+                                                       "reportingComponent",
+                                                       "source",
+                                                       "type"};
+
+void EventFields(const json::Value& event, FieldPairs& out) {
+  const json::Value* io = json::Find(event, "involvedObject");
+  for (std::string_view k : {"kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath"}) {
+    out.emplace_back(fmt::format("involvedObject.{}", k), io ? Scalar(json::Find(*io, k)) : "");
+  }
+  out.emplace_back("reason", Scalar(json::Find(event, "reason")));
+  out.emplace_back("reportingComponent", Scalar(json::Find(event, "reportingComponent")));
+  out.emplace_back("source", Scalar(Path(event, {"source", "component"})));
+  out.emplace_back("type", Scalar(json::Find(event, "type")));
+}
+
+void DefaultDeployment(json::Document& d) {
+  DefaultTemplate(d);
+  auto& a = d.GetAllocator();
+  json::Value& spec = json::Child(d, "spec", a);
+  SetIfAbsent(spec, "revisionHistoryLimit", json::Value(10), a);
+  SetIfAbsent(spec, "progressDeadlineSeconds", json::Value(600), a);
+  json::Value& strategy = json::Child(spec, "strategy", a);
+  SetIfAbsent(strategy, "type", Str("RollingUpdate", a), a);
+  if (json::GetString(strategy, "type") == "RollingUpdate") {
+    json::Value& ru = json::Child(strategy, "rollingUpdate", a);
+    SetIfAbsent(ru, "maxUnavailable", Str("25%", a), a);
+    SetIfAbsent(ru, "maxSurge", Str("25%", a), a);
+  }
+}
+
+void DefaultReplicaSet(json::Document& rs) { DefaultTemplate(rs); }
+
+std::vector<Cause> ValidateWorkload(const json::Value& w, const Object* /*old*/) {
+  std::vector<Cause> causes;
+  const json::Value* selector = Path(w, {"spec", "selector"});
+  if (selector == nullptr || !selector->IsObject() || selector->MemberCount() == 0) {
+    causes.push_back(RequiredCause("spec.selector"));
+    return causes;
+  }
+  auto sel = LabelSelectorFromJson(selector);
+  if (!sel) {
+    causes.push_back(InvalidCause("spec.selector", json::Encode(*selector), sel.error().message));
+    return causes;
+  }
+  if (sel->Empty()) {
+    causes.push_back(
+        InvalidCause("spec.selector", json::Encode(*selector), "empty selector is invalid for deployment"));
+  }
+  LabelPairs labels;
+  if (const json::Value* l = Path(w, {"spec", "template", "metadata", "labels"}); l && l->IsObject()) {
+    for (const auto& m : l->GetObject()) labels.emplace_back(json::View(m.name), json::View(m.value));
+  }
+  std::sort(labels.begin(), labels.end());
+  if (!sel->Matches(labels)) {
+    std::string shown;
+    for (const auto& [k, v] : labels) shown += (shown.empty() ? "" : ",") + k + "=" + v;
+    causes.push_back(InvalidCause("spec.template.metadata.labels", fmt::format("map[{}]", shown),
+                                  "`selector` does not match template `labels`"));
+  }
+  if (const json::Value* r = Path(w, {"spec", "replicas"}); r && (!r->IsInt64() || r->GetInt64() < 0)) {
+    causes.push_back(InvalidCause("spec.replicas", json::Encode(*r), "must be greater than or equal to 0"));
+  }
+  return causes;
+}
+
+std::vector<Cause> ValidatePriorityClass(const json::Value& pc, const Object* old) {
+  std::vector<Cause> causes;
+  const json::Value* v = json::Find(pc, "value");
+  if (v == nullptr || !v->IsInt()) {
+    causes.push_back(RequiredCause("value"));
+    return causes;
+  }
+  const std::string_view name = json::GetString(*json::Find(pc, "metadata"), "name");
+  if (v->GetInt() > api::kHighestUserDefinablePriority && !name.starts_with("system-")) {
+    causes.push_back(InvalidCause(
+        "value", std::to_string(v->GetInt()),
+        fmt::format("maximum allowed value of a user defined priority is {}", api::kHighestUserDefinablePriority)));
+  }
+  if (old) {
+    json::Document before;
+    (void)json::Parse(old->json, before);
+    if (const json::Value* ov = json::Find(before, "value"); ov && *ov != *v) {
+      causes.push_back(ForbiddenCause("value", "may not be changed in an update."));
+    }
+  }
+  return causes;
+}
+
+}  // namespace kubesched::store

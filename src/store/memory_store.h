@@ -1,0 +1,105 @@
+#pragma once
+// The in-memory Store: every resource's objects in ordered maps keyed by (namespace, name), one
+// resourceVersion counter, a ring of recent changes for watches, exact lists and continue
+// tokens, and the in-process observers. Only memory_store*.cc include this.
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "api/workloads.h"
+#include "store/selectors.h"
+#include "store/store.h"
+#include "store/watch.h"
+
+namespace kubesched::store {
+
+class MemoryStore final : public Store {
+ public:
+  MemoryStore(std::vector<const ResourceType*> types, const util::Clock& clock, StoreOptions options);
+  ~MemoryStore() override;
+
+  const std::vector<const ResourceType*>& Resources() const override { return types_; }
+  const ResourceType* FindResource(std::string_view group, std::string_view resource) const override;
+  Result<ObjectPtr> Create(const ResourceType& type, std::string_view namespace_, api::json::Document body) override;
+  Result<ObjectPtr> Get(const ResourceType& type, std::string_view namespace_, std::string_view name) const override;
+  Result<ListResult> List(const ResourceType& type, std::string_view namespace_,
+                          const ListOptions& options) const override;
+  Result<ObjectPtr> Update(const ResourceType& type, std::string_view namespace_, std::string_view name,
+                           api::json::Document body, const UpdateRequest& request) override;
+  Result<ObjectPtr> Patch(const ResourceType& type, std::string_view namespace_, std::string_view name,
+                          PatchType patch_type, std::string_view patch, std::string_view subresource) override;
+  Result<ObjectPtr> Delete(const ResourceType& type, std::string_view namespace_, std::string_view name,
+                           const DeleteOptions& options) override;
+  Result<std::unique_ptr<Watcher>> Watch(const ResourceType& type, std::string_view namespace_,
+                                         const WatchOptions& options) override;
+  Result<ObjectPtr> Bind(std::string_view namespace_, std::string_view pod_name, std::string_view uid,
+                         std::string_view node_name) override;
+  Result<ObjectPtr> Evict(std::string_view namespace_, std::string_view pod_name,
+                          const DeleteOptions& options) override;
+  uint64_t ResourceVersion() const override;
+  uint64_t AddObserver(std::function<void(const WatchEvent&)> observer) override;
+  void RemoveObserver(uint64_t id) override;
+  Result<void> SaveState(const std::string& path) const override;
+  Result<void> LoadState(const std::string& path) override;
+
+ private:
+  using Key = std::pair<std::string, std::string>;  // (namespace, name)
+  using Objects = std::map<Key, ObjectPtr>;
+
+  static const ResourceType& Storage(const ResourceType& type) { return type.stored_as ? *type.stored_as : type; }
+  // The *Locked helpers run with mu_ held. Writes record their changes through CommitLocked.
+  Objects& ObjectsLocked(const ResourceType& stored) { return objects_[&stored]; }
+  ObjectPtr FindLocked(const ResourceType& stored, std::string_view namespace_, std::string_view name) const;
+  const ResourceType* FindStoredLocked(std::string_view group, std::string_view resource) const;
+  //! Records a change: history, watchers, the observers' queue, and waiters on a resourceVersion.
+  void CommitLocked(WatchEvent event);
+  //! Runs the observers on the queued events unless this or another thread already is.
+  void DeliverToObservers();
+  //! Defaulting, admission (create only) and validation of a new or updated object.
+  std::optional<Error> PrepareLocked(const ResourceType& stored, api::json::Document& doc, const Object* old,
+                                     std::string_view name);
+  Result<ObjectPtr> CreateLocked(const ResourceType& served, std::string_view namespace_, api::json::Document body);
+  Result<ObjectPtr> UpdateLocked(const ResourceType& served, std::string_view namespace_, std::string_view name,
+                                 api::json::Document body, const UpdateRequest& request);
+  Result<ObjectPtr> DeleteLocked(const ResourceType& stored, std::string_view namespace_, std::string_view name,
+                                 const DeleteOptions& options);
+  //! Removes `current` for good (a DELETED event); returns its last version.
+  ObjectPtr RemoveLocked(const ObjectPtr& current);
+  //! Stores a new version of an existing object (a MODIFIED event), or removes it when its
+  //! deletion was waiting only for the finalizers it no longer has.
+  ObjectPtr ReplaceLocked(const ObjectPtr& current, api::json::Document& doc);
+  //! Waits (releasing `lock`) until the store reaches `rv`; kTimeout if it does not in time.
+  std::optional<Error> WaitForLocked(std::unique_lock<std::mutex>& lock, uint64_t rv) const;
+  //! The objects of `stored` in `namespace_` (all when empty) with keys after `start`, as they
+  //! were at resourceVersion `at` (undoing later changes from the history).
+  Objects SnapshotLocked(const ResourceType& stored, std::string_view namespace_, const Key* start, uint64_t at) const;
+
+  const util::Clock& clock_;
+  const StoreOptions options_;
+  std::vector<const ResourceType*> types_;
+
+  mutable std::mutex mu_;                  // guards the members below up to observers_mu_
+  mutable std::condition_variable rv_cv_;  // signalled on every commit (waits for a resourceVersion)
+  std::unordered_map<const ResourceType*, Objects> objects_;
+  uint64_t rv_ = 0;
+  std::deque<WatchEvent> history_;  //!< the latest changes, oldest first
+  uint64_t compacted_rv_ = 0;       //!< changes up to this one are no longer in history_
+  std::vector<std::shared_ptr<WatchState>> watchers_;
+  api::Rng rng_;
+
+  std::mutex observers_mu_;  // guards observers_, pending_, delivering_, next_observer_id_
+  std::map<uint64_t, std::shared_ptr<const std::function<void(const WatchEvent&)>>> observers_;
+  std::deque<WatchEvent> pending_;  //!< committed changes the observers have yet to see
+  bool delivering_ = false;         //!< a thread is running the observers
+  uint64_t next_observer_id_ = 1;
+};
+
+}  // namespace kubesched::store

@@ -1,0 +1,138 @@
+#include "store/meta.h"
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+
+#include <fmt/format.h>
+
+namespace kubesched::store {
+
+namespace json = api::json;
+
+std::string FormatTimestamp(int64_t unix_ns) {
+  using namespace std::chrono;
+  const sys_seconds t{seconds{unix_ns >= 0 ? unix_ns / 1'000'000'000 : (unix_ns - 999'999'999) / 1'000'000'000}};
+  const auto days = floor<std::chrono::days>(t);
+  const year_month_day ymd{days};
+  const hh_mm_ss hms{t - days};
+  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", static_cast<int>(ymd.year()),
+                     static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()), hms.hours().count(),
+                     hms.minutes().count(), hms.seconds().count());
+}
+
+std::optional<int64_t> ParseTimestamp(std::string_view s) {
+  using namespace std::chrono;
+  auto num = [&](size_t pos, size_t len) -> std::optional<int> {
+    if (pos + len > s.size()) return std::nullopt;
+    int v = 0;
+    auto [p, ec] = std::from_chars(s.data() + pos, s.data() + pos + len, v);
+    if (ec != std::errc() || p != s.data() + pos + len) return std::nullopt;
+    return v;
+  };
+  // YYYY-MM-DDTHH:MM:SS
+  if (s.size() < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't') || s[13] != ':' || s[16] != ':') {
+    return std::nullopt;
+  }
+  auto y = num(0, 4), mo = num(5, 2), d = num(8, 2), h = num(11, 2), mi = num(14, 2), se = num(17, 2);
+  if (!y || !mo || !d || !h || !mi || !se) return std::nullopt;
+  const year_month_day ymd{year{*y}, month{static_cast<unsigned>(*mo)}, day{static_cast<unsigned>(*d)}};
+  if (!ymd.ok() || *h > 23 || *mi > 59 || *se > 60) return std::nullopt;
+  size_t pos = 19;
+  int64_t frac_ns = 0;
+  if (pos < s.size() && s[pos] == '.') {
+    ++pos;
+    int64_t scale = 100'000'000;
+    size_t start = pos;
+    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
+      frac_ns += (s[pos] - '0') * scale;
+      scale /= 10;
+      ++pos;
+    }
+    if (pos == start) return std::nullopt;
+  }
+  int64_t offset_s = 0;
+  if (pos < s.size() && (s[pos] == 'Z' || s[pos] == 'z')) {
+    ++pos;
+  } else if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
+    auto oh = num(pos + 1, 2), om = num(pos + 4, 2);
+    if (!oh || !om || pos + 3 >= s.size() || s[pos + 3] != ':') return std::nullopt;
+    offset_s = (*oh * 3600 + *om * 60) * (s[pos] == '+' ? 1 : -1);
+    pos += 6;
+  } else {
+    return std::nullopt;
+  }
+  if (pos != s.size()) return std::nullopt;
+  const int64_t secs = sys_days{ymd}.time_since_epoch() / seconds{1} + *h * 3600 + *mi * 60 + *se - offset_s;
+  return secs * 1'000'000'000 + frac_ns;
+}
+
+std::string NewUid(api::Rng& rng) {
+  const uint64_t hi = rng(), lo = rng();
+  uint8_t b[16];
+  for (int i = 0; i < 8; ++i) {
+    b[i] = static_cast<uint8_t>(hi >> (56 - 8 * i));
+    b[8 + i] = static_cast<uint8_t>(lo >> (56 - 8 * i));
+  }
+  b[6] = (b[6] & 0x0f) | 0x40;  // version 4
+  b[8] = (b[8] & 0x3f) | 0x80;  // RFC 4122 variant
+  return fmt::format(
+      "{:02x}{:02x}{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}-{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}", b[0],
+      b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+}
+
+json::Value& Metadata(json::Document& doc) {
+  if (!doc.IsObject()) doc.SetObject();
+  return json::Child(doc, "metadata", doc.GetAllocator());
+}
+
+std::optional<uint64_t> ParseResourceVersion(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || p != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+ObjectPtr MakeObject(const ResourceType& type, json::Document& doc, uint64_t rv) {
+  auto& alloc = doc.GetAllocator();
+  json::Value& meta = Metadata(doc);
+  json::Set(meta, "resourceVersion", json::MakeString(std::to_string(rv), alloc), alloc);
+  auto obj = std::make_shared<Object>();
+  obj->type = &type;
+  obj->namespace_ = std::string(json::GetString(meta, "namespace"));
+  obj->name = std::string(json::GetString(meta, "name"));
+  obj->uid = std::string(json::GetString(meta, "uid"));
+  obj->resource_version = rv;
+  json::EncodeTo(doc, obj->json);
+  if (const json::Value* labels = json::Find(meta, "labels"); labels && labels->IsObject()) {
+    for (const auto& m : labels->GetObject()) {
+      obj->labels.emplace_back(std::string(json::View(m.name)), std::string(json::View(m.value)));
+    }
+    std::sort(obj->labels.begin(), obj->labels.end());
+  }
+  obj->fields.emplace_back("metadata.name", obj->name);
+  obj->fields.emplace_back("metadata.namespace", obj->namespace_);
+  if (type.selectable_fields) type.selectable_fields(doc, obj->fields);
+  if (type.view) obj->view = type.view(doc);
+  return obj;
+}
+
+json::Document ParseObject(const Object& object) {
+  json::Document doc;
+  (void)json::Parse(object.json, doc);
+  return doc;
+}
+
+ObjectPtr WithResourceVersion(const Object& object, uint64_t rv) {
+  json::Document doc = ParseObject(object);
+  auto copy = std::make_shared<Object>(object);
+  copy->resource_version = rv;
+  json::Set(Metadata(doc), "resourceVersion", json::MakeString(std::to_string(rv), doc.GetAllocator()),
+            doc.GetAllocator());
+  copy->json.clear();
+  json::EncodeTo(doc, copy->json);
+  return copy;
+}
+
+}  // namespace kubesched::store

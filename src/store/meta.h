@@ -1,0 +1,37 @@
+#pragma once
+// Object metadata as the API server writes it: RFC 3339 timestamps, random v4 uids, and the
+// Object versions the store keeps (canonical JSON plus what selectors and views need).
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "api/json.h"
+#include "api/workloads.h"
+#include "store/store.h"
+
+namespace kubesched::store {
+
+//! metav1.Time's wire form: RFC 3339 in UTC with whole seconds ("2024-05-01T12:00:00Z").
+std::string FormatTimestamp(int64_t unix_ns);
+//! Parses RFC 3339 ("2024-05-01T12:00:00Z", fractional seconds and offsets accepted).
+std::optional<int64_t> ParseTimestamp(std::string_view text);
+
+//! A random (version 4) UUID, as the API server gives every object.
+std::string NewUid(api::Rng& rng);
+
+//! Builds the stored version of `doc` (whose metadata.resourceVersion is set to `rv` first):
+//! its compact JSON, sorted labels, selectable fields and typed view.
+ObjectPtr MakeObject(const ResourceType& type, api::json::Document& doc, uint64_t rv);
+//! A copy of `object` whose JSON says resourceVersion `rv` (a deletion's last version).
+ObjectPtr WithResourceVersion(const Object& object, uint64_t rv);
+//! Parses a stored object's JSON (which the store wrote, so it parses).
+api::json::Document ParseObject(const Object& object);
+
+//! metadata of a document (created when absent).
+api::json::Value& Metadata(api::json::Document& doc);
+//! A decimal resourceVersion; nullopt unless the text is a whole non-negative number.
+std::optional<uint64_t> ParseResourceVersion(std::string_view text);
+
+}  // namespace kubesched::store

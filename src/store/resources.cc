@@ -1,0 +1,149 @@
+#include "store/resources.h"
+
+#include "store/event_conversion.h"
+#include "store/kind_defaults.h"
+#include "store/kind_hooks.h"
+
+namespace kubesched::store {
+
+namespace {
+
+ResourceType Namespaces() {
+  ResourceType t{.group = "", .version = "v1", .resource = "namespaces", .kind = "Namespace", .singular = "namespace"};
+  t.namespaced = false;
+  t.short_names = {"ns"};
+  t.subresources = {"status", "finalize"};
+  t.default_fields = DefaultNamespace;
+  for (const char* name : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
+    t.initial_objects.push_back(std::string(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")") + name +
+                                "\"}}");
+  }
+  return t;
+}
+
+ResourceType Nodes() {
+  ResourceType t{.group = "", .version = "v1", .resource = "nodes", .kind = "Node", .singular = "node"};
+  t.namespaced = false;
+  t.short_names = {"no"};
+  t.subresources = {"status"};
+  t.validate = ValidateNode;
+  t.field_selectors = {"spec.unschedulable"};
+  t.selectable_fields = NodeFields;
+  t.view = NodeView;
+  return t;
+}
+
+ResourceType Pods() {
+  ResourceType t{.group = "", .version = "v1", .resource = "pods", .kind = "Pod", .singular = "pod"};
+  t.short_names = {"po"};
+  t.categories = {"all"};
+  t.subresources = {"status", "binding", "eviction"};
+  t.default_fields = DefaultPod;
+  t.admit = AdmitPodPriority;
+  t.validate = ValidatePod;
+  t.field_selectors = kPodFieldSelectors;
+  t.selectable_fields = PodFields;
+  t.view = PodView;
+  return t;
+}
+
+ResourceType CoreEvents() {
+  ResourceType t{.group = "", .version = "v1", .resource = "events", .kind = "Event", .singular = "event"};
+  t.short_names = {"ev"};
+  t.field_selectors = kEventFieldSelectors;
+  t.selectable_fields = EventFields;
+  return t;
+}
+
+ResourceType EventsV1(const ResourceType* core) {
+  ResourceType t{.group = "events.k8s.io", .version = "v1", .resource = "events", .kind = "Event", .singular = "event"};
+  t.short_names = {"ev"};
+  t.field_selectors = kEventFieldSelectors;
+  t.selectable_fields = EventFields;
+  t.stored_as = core;
+  t.to_storage = EventsV1ToCore;
+  t.from_storage = CoreToEventsV1;
+  return t;
+}
+
+ResourceType Leases() {
+  return ResourceType{
+      .group = "coordination.k8s.io", .version = "v1", .resource = "leases", .kind = "Lease", .singular = "lease"};
+}
+
+ResourceType PriorityClasses() {
+  ResourceType t{.group = "scheduling.k8s.io",
+                 .version = "v1",
+                 .resource = "priorityclasses",
+                 .kind = "PriorityClass",
+                 .singular = "priorityclass"};
+  t.namespaced = false;
+  t.short_names = {"pc"};
+  t.validate = ValidatePriorityClass;
+  t.initial_objects = {
+      R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"system-node-critical"},"value":2000001000,"description":"Used for system critical pods that must not be moved from their current node.","preemptionPolicy":"PreemptLowerPriority"})",
+      R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":"system-cluster-critical"},"value":2000000000,"description":"Used for system critical pods that must run in the cluster, but can be moved to another node if necessary.","preemptionPolicy":"PreemptLowerPriority"})",
+  };
+  return t;
+}
+
+ResourceType PodDisruptionBudgets() {
+  ResourceType t{.group = "policy",
+                 .version = "v1",
+                 .resource = "poddisruptionbudgets",
+                 .kind = "PodDisruptionBudget",
+                 .singular = "poddisruptionbudget"};
+  t.short_names = {"pdb"};
+  t.subresources = {"status"};
+  return t;
+}
+
+ResourceType Deployments() {
+  ResourceType t{
+      .group = "apps", .version = "v1", .resource = "deployments", .kind = "Deployment", .singular = "deployment"};
+  t.short_names = {"deploy"};
+  t.categories = {"all"};
+  t.subresources = {"status", "scale"};
+  t.default_fields = DefaultDeployment;
+  t.validate = ValidateWorkload;
+  return t;
+}
+
+ResourceType ReplicaSets() {
+  ResourceType t{
+      .group = "apps", .version = "v1", .resource = "replicasets", .kind = "ReplicaSet", .singular = "replicaset"};
+  t.short_names = {"rs"};
+  t.categories = {"all"};
+  t.subresources = {"status", "scale"};
+  t.default_fields = DefaultReplicaSet;
+  t.validate = ValidateWorkload;
+  return t;
+}
+
+struct Registry {
+  ResourceType namespaces = Namespaces();
+  ResourceType nodes = Nodes();
+  ResourceType pods = Pods();
+  ResourceType core_events = CoreEvents();
+  ResourceType events_v1 = EventsV1(&core_events);
+  ResourceType leases = Leases();
+  ResourceType priority_classes = PriorityClasses();
+  ResourceType pdbs = PodDisruptionBudgets();
+  ResourceType deployments = Deployments();
+  ResourceType replica_sets = ReplicaSets();
+  std::vector<const ResourceType*> all = {&namespaces,       &nodes, &pods,        &core_events, &events_v1, &leases,
+                                          &priority_classes, &pdbs,  &deployments, &replica_sets};
+};
+
+}  // namespace
+
+const std::vector<const ResourceType*>& BuiltinResources() {
+  static const Registry* registry = new Registry();  // never destroyed: stores may outlive statics
+  return registry->all;
+}
+
+std::unique_ptr<Store> NewBuiltinStore(const util::Clock& clock, StoreOptions options) {
+  return NewMemoryStore(BuiltinResources(), clock, std::move(options));
+}
+
+}  // namespace kubesched::store

@@ -1,0 +1,20 @@
+#pragma once
+// The resources kubesched serves, with what discovery says about them (short names, categories,
+// subresources) and their kinds' hooks: core/v1 namespaces, nodes, pods, events;
+// events.k8s.io/v1 events; coordination.k8s.io/v1 leases; scheduling.k8s.io/v1 priorityclasses;
+// policy/v1 poddisruptionbudgets; apps/v1 deployments and replicasets.
+
+#include <memory>
+#include <vector>
+
+#include "store/store.h"
+
+namespace kubesched::store {
+
+//! Every served resource, in discovery order. The types live as long as the program.
+const std::vector<const ResourceType*>& BuiltinResources();
+
+//! NewMemoryStore over BuiltinResources().
+std::unique_ptr<Store> NewBuiltinStore(const util::Clock& clock, StoreOptions options = {});
+
+}  // namespace kubesched::store
