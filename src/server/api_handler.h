@@ -41,6 +41,8 @@ class ApiHandler {
   void Stop() { stopping_.store(true); }
   const std::atomic<bool>& Stopping() const { return stopping_; }
   const ApiHandlerOptions& Options() const { return options_; }
+  //! Sets the address discovery reports, once the listening port is known (before serving).
+  void SetServerAddress(std::string address) { options_.server_address = std::move(address); }
 
  private:
   // A resource request routed to a served resource.

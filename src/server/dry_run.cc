@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "server/printers.h"
+#include "store/errors.h"
 #include "store/patch.h"
 
 namespace kubesched::server {
@@ -36,25 +37,41 @@ std::string RandomSuffix(size_t n) {
   return s;
 }
 
-// Defaulting, admission and validation, as the store runs them on a write; the object it would
-// store on success.
+// Admission's view of the store, through its public reads (the dry run holds no store lock).
+class StoreReader final : public store::ObjectReader {
+ public:
+  explicit StoreReader(const store::Store& store) : store_(store) {}
+  store::ObjectPtr Get(std::string_view group, std::string_view resource, std::string_view namespace_,
+                       std::string_view name) const override {
+    const store::ResourceType* t = store_.FindResource(group, resource);
+    if (t == nullptr) return nullptr;
+    auto got = store_.Get(*t, namespace_, name);
+    return got ? *got : nullptr;
+  }
+  std::vector<store::ObjectPtr> List(std::string_view group, std::string_view resource,
+                                     std::string_view namespace_) const override {
+    const store::ResourceType* t = store_.FindResource(group, resource);
+    if (t == nullptr) return {};
+    auto listed = store_.List(*t, namespace_, store::ListOptions{});
+    return listed ? listed->items : std::vector<store::ObjectPtr>{};
+  }
+
+ private:
+  const store::Store& store_;
+};
+
+// Defaulting, admission (creations only, as the store) and validation, as the store runs them on
+// a write; the object it would store on success.
 store::Result<store::ObjectPtr> Check(const store::Store& store, const store::ResourceType& type,
                                       std::string_view namespace_, std::string_view name, api::json::Document doc,
                                       const store::Object* old) {
   if (type.default_fields) type.default_fields(doc);
-  if (type.admit) {
-    store::ResourceType::Lookup lookup = [&store](std::string_view group, std::string_view resource,
-                                                 std::string_view ns, std::string_view n) -> store::ObjectPtr {
-      const store::ResourceType* t = store.FindResource(group, resource);
-      if (t == nullptr) return nullptr;
-      auto got = store.Get(*t, ns, n);
-      return got ? *got : nullptr;
-    };
-    if (std::optional<Error> e = type.admit(doc, lookup)) return std::unexpected(*e);
+  if (type.admit && old == nullptr) {
+    if (std::optional<Error> e = type.admit(doc, StoreReader(store))) return std::unexpected(*e);
   }
   if (type.validate) {
     std::vector<store::Cause> causes = type.validate(doc, old);
-    if (!causes.empty()) return std::unexpected(Error{.reason = Error::Reason::kInvalid, .causes = std::move(causes)});
+    if (!causes.empty()) return std::unexpected(store::Invalid(type, name, std::move(causes)));
   }
   auto object = std::make_shared<store::Object>();
   object->type = &type;
@@ -77,14 +94,14 @@ store::Result<store::ObjectPtr> DryRunCreate(const store::Store& store, const st
   if (name.empty()) {
     std::string_view generate = api::json::GetString(meta, "generateName");
     if (generate.empty()) {
-      return std::unexpected(Error{.reason = Error::Reason::kInvalid,
-                                   .causes = {{"FieldValueRequired", "name or generateName is required", "metadata.name"}}});
+      return std::unexpected(
+          store::Invalid(type, "", {store::RequiredCause("metadata.name", "name or generateName is required")}));
     }
     name = fmt::format("{}{}", generate, RandomSuffix(5));
     SetString(body, Meta(body), "name", name);
   }
   if (store.Get(type, namespace_, name)) {
-    return std::unexpected(Error{.reason = Error::Reason::kAlreadyExists});
+    return std::unexpected(store::AlreadyExists(type, name));
   }
   api::json::Value& m = Meta(body);
   SetString(body, m, "creationTimestamp", Rfc3339(UnixNowNs()));
@@ -101,7 +118,7 @@ store::Result<store::ObjectPtr> DryRunUpdate(const store::Store& store, const st
   std::optional<std::string> expected = request.expected_resource_version;
   if (!rv.empty()) expected = std::string(rv);
   if (expected && *expected != std::to_string((*old)->resource_version)) {
-    return std::unexpected(Error{.reason = Error::Reason::kConflict});
+    return std::unexpected(store::StaleConflict(type, name));
   }
   return Check(store, type, namespace_, name, std::move(body), old->get());
 }
@@ -113,9 +130,11 @@ store::Result<store::ObjectPtr> DryRunPatch(const store::Store& store, const sto
   auto old = store.Get(type, namespace_, name);
   if (!old) return std::unexpected(old.error());
   api::json::Document doc;
-  if (!api::json::Parse((*old)->json, doc)) return std::unexpected(Error{.message = "stored object is not JSON"});
+  if (!api::json::Parse((*old)->json, doc)) return std::unexpected(store::Internal("the stored object is not JSON"));
   if (auto applied = store::ApplyPatch(patch_type, doc, patch); !applied) return std::unexpected(applied.error());
-  return DryRunUpdate(store, type, namespace_, name, std::move(doc), {.subresource = std::string(subresource)});
+  store::UpdateRequest request;
+  request.subresource = std::string(subresource);
+  return DryRunUpdate(store, type, namespace_, name, std::move(doc), request);
 }
 
 store::Result<store::ObjectPtr> DryRunDelete(const store::Store& store, const store::ResourceType& type,
@@ -124,13 +143,16 @@ store::Result<store::ObjectPtr> DryRunDelete(const store::Store& store, const st
   auto current = store.Get(type, namespace_, name);
   if (!current) return std::unexpected(current.error());
   if (options.precondition_uid && *options.precondition_uid != (*current)->uid) {
-    return std::unexpected(Error{.reason = Error::Reason::kConflict,
-                                 .message = fmt::format("Precondition failed: UID in precondition: {}, UID in object meta: {}",
-                                                        *options.precondition_uid, (*current)->uid)});
+    return std::unexpected(store::Conflict(type, name,
+                                           fmt::format("Precondition failed: UID in precondition: {}, UID in object meta: {}",
+                                                       *options.precondition_uid, (*current)->uid)));
   }
   if (options.precondition_resource_version &&
       *options.precondition_resource_version != std::to_string((*current)->resource_version)) {
-    return std::unexpected(Error{.reason = Error::Reason::kConflict});
+    return std::unexpected(store::Conflict(
+        type, name,
+        fmt::format("Precondition failed: ResourceVersion in precondition: {}, ResourceVersion in object meta: {}",
+                    *options.precondition_resource_version, (*current)->resource_version)));
   }
   return current;
 }

@@ -86,13 +86,14 @@ std::expected<std::unique_ptr<HttpServer>, std::string> HttpServer::Bind(ApiHand
   svr.Patch(".*", httplib::Server::Handler(serve));
   svr.Delete(".*", httplib::Server::Handler(serve));
   // What httplib answers itself (a body over the limit, a malformed request) gets a Status too.
-  svr.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+  const size_t limit = handler.Options().max_body_bytes;
+  svr.set_error_handler(httplib::Server::HandlerWithResponse([limit](const httplib::Request&, httplib::Response& res) {
     if (!res.body.empty() || res.is_chunked_content_provider_) return httplib::Server::HandlerResponse::Unhandled;
-    ApiError e = res.status == 413 ? RequestEntityTooLarge(3 * 1024 * 1024)
-                                   : ApiError{.code = res.status, .reason = "BadRequest", .message = "malformed request"};
+    ApiError e = res.status == 413 ? RequestEntityTooLarge(limit) : BadRequest("malformed HTTP request");
+    e.code = res.status;
     res.set_content(EncodeStatus(e), "application/json");
     return httplib::Server::HandlerResponse::Handled;
-  });
+  }));
   svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
     std::string what = "unexpected exception";
     try {

@@ -152,7 +152,8 @@ HttpResponse ApiHandler::Update(const HttpRequest& request, const Target& target
   if (auto ok = CheckBodyIdentity(*body, target.type, target.namespace_, target.info.name); !ok) {
     return ErrorResponse(ok.error());
   }
-  store::UpdateRequest update{.subresource = target.info.subresource};
+  store::UpdateRequest update;
+  update.subresource = target.info.subresource;
   store::Result<store::ObjectPtr> updated =
       *dry_run ? DryRunUpdate(store_, target.type, target.namespace_, target.info.name, std::move(*body), update)
                : store_.Update(target.type, target.namespace_, target.info.name, std::move(*body), update);

@@ -14,20 +14,20 @@ namespace kubesched::server {
 
 //! What a Status's details name: the object (or the resource, when there is no object).
 struct StatusDetails {
-  std::string name;
-  std::string group;
+  std::string name{};
+  std::string group{};
   //! The resource ("pods") for most errors, the Kind ("Pod") for Invalid, as upstream.
-  std::string kind;
-  std::string uid;  //!< set on the Status a deletion returns
+  std::string kind{};
+  std::string uid{};  //!< set on the Status a deletion returns
 };
 
 //! A failed request: the HTTP code, the Status reason and message, and details.
 struct ApiError {
   int code = 500;
-  std::string reason;  //!< "NotFound", "AlreadyExists", "Conflict", "Invalid", "BadRequest", ...
-  std::string message;
-  StatusDetails details;
-  std::vector<store::Cause> causes;
+  std::string reason{};  //!< "NotFound", "AlreadyExists", "Conflict", "Invalid", "BadRequest", ...
+  std::string message{};
+  StatusDetails details{};
+  std::vector<store::Cause> causes{};
   //! Sent as a Retry-After header and details.retryAfterSeconds (429), when > 0.
   int retry_after_seconds = 0;
 };
@@ -40,10 +40,10 @@ std::string EncodeSuccessStatus(const StatusDetails& details, int code = 0);
 
 //! The object a request was about, for the details of its errors.
 struct ErrorSubject {
-  std::string_view group;
-  std::string_view resource;  //!< "pods"
-  std::string_view kind;      //!< "Pod"
-  std::string_view name;
+  std::string_view group{};
+  std::string_view resource{};  //!< "pods"
+  std::string_view kind{};      //!< "Pod"
+  std::string_view name{};
 };
 
 //! A store error as a Status: the store's message when it gives one, else upstream's wording;

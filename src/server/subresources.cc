@@ -8,6 +8,7 @@
 #include "server/media_type.h"
 #include "server/printers.h"
 #include "server/query.h"
+#include "store/errors.h"
 #include "store/patch.h"
 
 namespace kubesched::server {
@@ -161,7 +162,7 @@ HttpResponse ApiHandler::Scale(const HttpRequest& request, const Target& target)
                                  : fmt::format(R"({{"metadata":{{"resourceVersion":"{}"}},"spec":{{"replicas":{}}}}})",
                                                rv, replicas->GetInt64());
   if (!rv.empty() && rv != std::to_string((*current)->resource_version)) {
-    return ErrorResponse(FromStoreError(store::Error{.reason = store::Error::Reason::kConflict}, subject));
+    return ErrorResponse(FromStoreError(store::StaleConflict(target.type, target.info.name), subject));
   }
   auto dry_run = ParseDryRun(request);
   if (!dry_run) return ErrorResponse(dry_run.error());

@@ -27,12 +27,12 @@ struct TableOptions {
 //! The list metadata a collection response carries.
 struct ListMeta {
   uint64_t resource_version = 0;
-  std::string continue_token;
-  std::optional<int64_t> remaining_item_count;
+  std::string continue_token{};
+  std::optional<int64_t> remaining_item_count{};
 };
 
-//! A Table of `objects` (of `type`). `list` false: one object's table (GET, a watch event), whose
-//! metadata is the object's resourceVersion.
+//! A Table of `objects` (of `type`): a list's, or one object's (GET, a watch event; then `meta`
+//! holds the object's resourceVersion, as upstream's table of one object).
 std::string EncodeTable(const store::ResourceType& type, const std::vector<store::ObjectPtr>& objects,
                         const ListMeta& meta, const TableOptions& options);
 
