@@ -32,7 +32,8 @@ std::string RenderKubeconfig(const KubeconfigOptions& o) {
       "current-context: {0}\n"
       "users:\n"
       "- name: {0}\n"
-      "  user: {{}}\n"
+      "  user:\n"
+      "    token: kubesched\n"
       "preferences: {{}}\n",
       o.name, cluster, o.namespace_);
 }

@@ -1,7 +1,8 @@
 #pragma once
-// The kubeconfig `kubesched apiserver --write-kubeconfig` writes: one cluster, one user without
-// credentials (the test bed does not authenticate), one context, current-context set, so that
-// `kubectl --kubeconfig FILE` reaches the server with no further flags.
+// The kubeconfig `kubesched apiserver --write-kubeconfig` writes: one cluster, one user, one
+// context, current-context set, so that `kubectl --kubeconfig FILE` reaches the server with no
+// further flags. The test bed does not authenticate, but the user carries a token all the same:
+// with no credentials at all kubectl prompts for a user name and password over HTTPS.
 
 #include <expected>
 #include <string>
