@@ -248,7 +248,8 @@ std::optional<Error> MemoryStore::PrepareLocked(const ResourceType& stored, json
     if (auto err = stored.admit(doc, Reader(*this))) return err;
   }
   std::vector<Cause> causes = ValidateMetadata(stored, *json::Find(doc, "metadata"));
-  if (stored.validate) {
+  // The kind's checks read the name too; one report of a bad name is enough.
+  if (causes.empty() && stored.validate) {
     auto more = stored.validate(doc, old);
     causes.insert(causes.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
   }

@@ -8,8 +8,18 @@ namespace kubesched::store {
 
 namespace {
 
+ResourceType Make(std::string group, std::string resource, std::string kind, std::string singular) {
+  ResourceType t;
+  t.group = std::move(group);
+  t.version = "v1";
+  t.resource = std::move(resource);
+  t.kind = std::move(kind);
+  t.singular = std::move(singular);
+  return t;
+}
+
 ResourceType Namespaces() {
-  ResourceType t{.group = "", .version = "v1", .resource = "namespaces", .kind = "Namespace", .singular = "namespace"};
+  ResourceType t = Make("", "namespaces", "Namespace", "namespace");
   t.namespaced = false;
   t.short_names = {"ns"};
   t.subresources = {"status", "finalize"};
@@ -22,7 +32,7 @@ ResourceType Namespaces() {
 }
 
 ResourceType Nodes() {
-  ResourceType t{.group = "", .version = "v1", .resource = "nodes", .kind = "Node", .singular = "node"};
+  ResourceType t = Make("", "nodes", "Node", "node");
   t.namespaced = false;
   t.short_names = {"no"};
   t.subresources = {"status"};
@@ -34,7 +44,7 @@ ResourceType Nodes() {
 }
 
 ResourceType Pods() {
-  ResourceType t{.group = "", .version = "v1", .resource = "pods", .kind = "Pod", .singular = "pod"};
+  ResourceType t = Make("", "pods", "Pod", "pod");
   t.short_names = {"po"};
   t.categories = {"all"};
   t.subresources = {"status", "binding", "eviction"};
@@ -48,7 +58,7 @@ ResourceType Pods() {
 }
 
 ResourceType CoreEvents() {
-  ResourceType t{.group = "", .version = "v1", .resource = "events", .kind = "Event", .singular = "event"};
+  ResourceType t = Make("", "events", "Event", "event");
   t.short_names = {"ev"};
   t.field_selectors = kEventFieldSelectors;
   t.selectable_fields = EventFields;
@@ -56,7 +66,7 @@ ResourceType CoreEvents() {
 }
 
 ResourceType EventsV1(const ResourceType* core) {
-  ResourceType t{.group = "events.k8s.io", .version = "v1", .resource = "events", .kind = "Event", .singular = "event"};
+  ResourceType t = Make("events.k8s.io", "events", "Event", "event");
   t.short_names = {"ev"};
   t.field_selectors = kEventFieldSelectors;
   t.selectable_fields = EventFields;
@@ -66,17 +76,10 @@ ResourceType EventsV1(const ResourceType* core) {
   return t;
 }
 
-ResourceType Leases() {
-  return ResourceType{
-      .group = "coordination.k8s.io", .version = "v1", .resource = "leases", .kind = "Lease", .singular = "lease"};
-}
+ResourceType Leases() { return Make("coordination.k8s.io", "leases", "Lease", "lease"); }
 
 ResourceType PriorityClasses() {
-  ResourceType t{.group = "scheduling.k8s.io",
-                 .version = "v1",
-                 .resource = "priorityclasses",
-                 .kind = "PriorityClass",
-                 .singular = "priorityclass"};
+  ResourceType t = Make("scheduling.k8s.io", "priorityclasses", "PriorityClass", "priorityclass");
   t.namespaced = false;
   t.short_names = {"pc"};
   t.validate = ValidatePriorityClass;
@@ -88,19 +91,14 @@ ResourceType PriorityClasses() {
 }
 
 ResourceType PodDisruptionBudgets() {
-  ResourceType t{.group = "policy",
-                 .version = "v1",
-                 .resource = "poddisruptionbudgets",
-                 .kind = "PodDisruptionBudget",
-                 .singular = "poddisruptionbudget"};
+  ResourceType t = Make("policy", "poddisruptionbudgets", "PodDisruptionBudget", "poddisruptionbudget");
   t.short_names = {"pdb"};
   t.subresources = {"status"};
   return t;
 }
 
 ResourceType Deployments() {
-  ResourceType t{
-      .group = "apps", .version = "v1", .resource = "deployments", .kind = "Deployment", .singular = "deployment"};
+  ResourceType t = Make("apps", "deployments", "Deployment", "deployment");
   t.short_names = {"deploy"};
   t.categories = {"all"};
   t.subresources = {"status", "scale"};
@@ -110,8 +108,7 @@ ResourceType Deployments() {
 }
 
 ResourceType ReplicaSets() {
-  ResourceType t{
-      .group = "apps", .version = "v1", .resource = "replicasets", .kind = "ReplicaSet", .singular = "replicaset"};
+  ResourceType t = Make("apps", "replicasets", "ReplicaSet", "replicaset");
   t.short_names = {"rs"};
   t.categories = {"all"};
   t.subresources = {"status", "scale"};

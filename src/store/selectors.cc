@@ -19,11 +19,9 @@ const std::string* FindLabel(const LabelPairs& labels, std::string_view key) {
   return it != labels.end() && it->first == key ? &it->second : nullptr;
 }
 
-std::optional<int64_t> ToInt(std::string_view s) {
-  int64_t v = 0;
+bool ToInt(std::string_view s, int64_t& v) {
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p != s.data() + s.size() || s.empty()) return std::nullopt;
-  return v;
+  return ec == std::errc() && p == s.data() + s.size() && !s.empty();
 }
 
 Error ParseError(std::string_view detail) { return BadRequest(fmt::format("unable to parse requirement: {}", detail)); }
@@ -115,9 +113,10 @@ bool LabelSelectorExpr::Matches(const LabelPairs& labels) const {
         break;
       case LabelRequirement::Op::kGt:
       case LabelRequirement::Op::kLt: {
-        auto have = v ? ToInt(*v) : std::nullopt;
-        auto want = r.values.empty() ? std::nullopt : ToInt(r.values[0]);
-        ok = have && want && (r.op == LabelRequirement::Op::kGt ? *have > *want : *have < *want);
+        int64_t have = 0, want = 0;
+        if (v && !r.values.empty() && ToInt(*v, have) && ToInt(r.values[0], want)) {
+          ok = r.op == LabelRequirement::Op::kGt ? have > want : have < want;
+        }
         break;
       }
     }
@@ -167,7 +166,8 @@ Result<LabelSelectorExpr> ParseLabelSelector(std::string_view text) {
           } else {
             return std::unexpected(ParseError(fmt::format("found '{}', expected: identifier", peek().text)));
           }
-          if ((r.op == Op::kGt || r.op == Op::kLt) && !ToInt(r.values[0])) {
+          int64_t ignored = 0;
+          if ((r.op == Op::kGt || r.op == Op::kLt) && !ToInt(r.values[0], ignored)) {
             return std::unexpected(
                 ParseError(fmt::format("for 'Gt', 'Lt' operators, the value must be an integer: \"{}\"", r.values[0])));
           }

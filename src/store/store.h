@@ -160,30 +160,30 @@ struct WatchEvent {
 
 //! Label and field selectors as the API takes them ("app=web,tier!=db", "spec.nodeName=n1").
 struct Selectors {
-  std::string label_selector;
-  std::string field_selector;
+  std::string label_selector{};
+  std::string field_selector{};
 };
 
 struct ListOptions {
-  Selectors selectors;
-  int64_t limit = 0;           //!< 0: no limit
-  std::string continue_token;  //!< from the previous page's ListResult
+  Selectors selectors{};
+  int64_t limit = 0;             //!< 0: no limit
+  std::string continue_token{};  //!< from the previous page's ListResult
   //! "" (most recent), "0" (any), or a resourceVersion, read as resourceVersionMatch says.
-  std::string resource_version;
-  std::string resource_version_match;  //!< "", "NotOlderThan" or "Exact"
+  std::string resource_version{};
+  std::string resource_version_match{};  //!< "", "NotOlderThan" or "Exact"
 };
 
 struct ListResult {
-  std::vector<ObjectPtr> items;  //!< by namespace, then name
+  std::vector<ObjectPtr> items{};  //!< by namespace, then name
   uint64_t resource_version = 0;
-  std::string continue_token;  //!< empty on the last page
-  std::optional<int64_t> remaining_item_count;
+  std::string continue_token{};  //!< empty on the last page
+  std::optional<int64_t> remaining_item_count{};
 };
 
 struct WatchOptions {
-  Selectors selectors;
+  Selectors selectors{};
   //! Events after this resourceVersion; "" or "0": the current objects as kAdded first.
-  std::string resource_version;
+  std::string resource_version{};
   bool allow_bookmarks = false;
   bool send_initial_events = false;
 };
@@ -204,9 +204,9 @@ class Watcher {
 
 struct DeleteOptions {
   //! For pods: seconds until the object goes (nullopt: the object's own grace period; 0: now).
-  std::optional<int64_t> grace_period_seconds;
-  std::optional<std::string> precondition_uid;
-  std::optional<std::string> precondition_resource_version;
+  std::optional<int64_t> grace_period_seconds{};
+  std::optional<std::string> precondition_uid{};
+  std::optional<std::string> precondition_resource_version{};
 };
 
 enum class PatchType { kJsonPatch, kMergePatch, kStrategicMergePatch };
@@ -216,10 +216,10 @@ std::optional<PatchType> PatchTypeFromContentType(std::string_view content_type)
 //! Everything an update of one object needs: the object's new JSON, and for a subresource
 //! ("status") which part it may change.
 struct UpdateRequest {
-  std::string subresource;  //!< "" or "status"
+  std::string subresource{};  //!< "" or "status"
   //! When set, must equal the stored resourceVersion (else kConflict); the body's own
   //! metadata.resourceVersion counts as this when present.
-  std::optional<std::string> expected_resource_version;
+  std::optional<std::string> expected_resource_version{};
 };
 
 //! The store. Thread-safe: every method may be called from any thread.
@@ -237,6 +237,11 @@ class Store {
   virtual Result<ObjectPtr> Create(const ResourceType& type, std::string_view namespace_, api::json::Document body) = 0;
   virtual Result<ObjectPtr> Get(const ResourceType& type, std::string_view namespace_, std::string_view name) const = 0;
   //! namespace_ empty: every namespace.
+  //! resourceVersion semantics as the API concepts page gives them: "" the latest; "0" any (the
+  //! latest here); N with NotOlderThan (or no match) at least N, waiting briefly for a future N
+  //! (kTimeout "Too large resource version" after StoreOptions.future_resource_version_wait);
+  //! N with Exact, or N with a limit and no match (legacy), the state at N rebuilt from the
+  //! history (kGone when compacted). Continue tokens serve the first page's snapshot the same way.
   virtual Result<ListResult> List(const ResourceType& type, std::string_view namespace_,
                                   const ListOptions& options) const = 0;
   virtual Result<ObjectPtr> Update(const ResourceType& type, std::string_view namespace_, std::string_view name,
@@ -249,6 +254,10 @@ class Store {
   //! as it stands after the call (its last version when gone).
   virtual Result<ObjectPtr> Delete(const ResourceType& type, std::string_view namespace_, std::string_view name,
                                    const DeleteOptions& options) = 0;
+  //! A watch from options.resource_version: kGone when older than the history kept; a version
+  //! the store has not reached waits up to StoreOptions.future_resource_version_wait, then
+  //! kTimeout. A replay longer than StoreOptions.watcher_capacity closes the watcher at once
+  //! (the client relists), as for any watcher that falls that far behind.
   virtual Result<std::unique_ptr<Watcher>> Watch(const ResourceType& type, std::string_view namespace_,
                                                  const WatchOptions& options) = 0;
 
@@ -268,7 +277,10 @@ class Store {
   //! called after every change, in resourceVersion order, on the thread that made the change and
   //! without any store lock held. An observer may write to the store; the events its writes make
   //! are delivered after the current one finishes (never re-entrantly), so every observer sees
-  //! every event in order. Returns an id for RemoveObserver.
+  //! every event in order. When another thread is already delivering, that thread delivers this
+  //! write's events too (still in order), so a write may return before its observers ran.
+  //! Events carry objects in their storage form (an events.k8s.io Event arrives as its core/v1
+  //! Event). Returns an id for RemoveObserver.
   virtual uint64_t AddObserver(std::function<void(const WatchEvent&)> observer) = 0;
   virtual void RemoveObserver(uint64_t id) = 0;
 

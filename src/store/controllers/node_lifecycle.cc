@@ -1,0 +1,211 @@
+#include "store/controllers/node_lifecycle.h"
+
+#include <fmt/format.h>
+
+#include "store/controllers/object_util.h"
+#include "store/meta.h"
+
+namespace kubesched::store::controllers {
+
+namespace json = api::json;
+
+NodeLifecycle::NodeLifecycle(Store& store, const util::Clock& clock)
+    : store_(store), clock_(clock), pods_(*store.FindResource("", "pods")), nodes_(*store.FindResource("", "nodes")) {}
+
+void NodeLifecycle::OnEvent(const WatchEvent& event) {
+  if (!event.object) return;
+  const ResourceType* type = event.object->type;
+  if (type == &pods_) {
+    if (event.type == EventType::kDeleted) {
+      std::lock_guard lock(mu_);
+      if (auto it = removal_at_.find(event.object->uid); it != removal_at_.end()) {
+        auto [b, e] = removals_.equal_range(it->second);
+        for (auto r = b; r != e; ++r) {
+          if (r->second.uid == event.object->uid) {
+            removals_.erase(r);
+            break;
+          }
+        }
+        removal_at_.erase(it);
+      }
+      return;
+    }
+    OnPod(*event.object);
+  } else if (type == &nodes_) {
+    if (event.type == EventType::kDeleted) {
+      RemovePodsOf(event.object->name);
+    } else if (event.type == EventType::kAdded) {
+      StartPodsOn(*event.object);
+    }
+  }
+}
+
+void NodeLifecycle::Resync() {
+  for (const ObjectPtr& pod : ListAll(store_, pods_, "")) OnPod(*pod);
+}
+
+void NodeLifecycle::OnPod(const Object& pod) {
+  json::Document doc = Parse(pod);
+  if (const json::Value* ts = At(doc, {"metadata", "deletionTimestamp"})) {
+    const int64_t at = ParseTimestamp(json::View(*ts)).value_or(clock_.NowNs());
+    std::lock_guard lock(mu_);
+    if (removal_at_.contains(pod.uid)) {
+      if (removal_at_[pod.uid] <= at) return;
+      // The deletion was brought forward: drop the later entry.
+      auto [b, e] = removals_.equal_range(removal_at_[pod.uid]);
+      for (auto r = b; r != e; ++r) {
+        if (r->second.uid == pod.uid) {
+          removals_.erase(r);
+          break;
+        }
+      }
+    }
+    removals_.emplace(at, Removal{pod.namespace_, pod.name, pod.uid});
+    removal_at_[pod.uid] = at;
+    return;
+  }
+  const json::Value* node_name = At(doc, {"spec", "nodeName"});
+  const json::Value* phase = At(doc, {"status", "phase"});
+  if (node_name == nullptr || json::View(*node_name).empty()) return;
+  if (phase != nullptr && json::View(*phase) != "Pending") return;
+  auto node = store_.Get(nodes_, "", json::View(*node_name));
+  if (!node) return;  // it starts when its node appears
+  StartPod(pod, doc, **node);
+}
+
+void NodeLifecycle::StartPodsOn(const Object& node) {
+  ListOptions options;
+  options.selectors.field_selector = "spec.nodeName=" + node.name;
+  auto pods = store_.List(pods_, "", options);
+  if (!pods) return;
+  for (const ObjectPtr& pod : pods->items) OnPod(*pod);
+}
+
+std::string NodeLifecycle::NextPodIP(const std::string& node_name) {
+  std::lock_guard lock(mu_);
+  auto [it, inserted] = node_ordinal_.try_emplace(node_name, static_cast<uint32_t>(node_ordinal_.size()));
+  const uint32_t host = next_host_[node_name]++;
+  // 10.244.0.0/16 split into one /24 per node as the default pod CIDR allocator does; a node
+  // with more than 253 pods borrows the next octet, still unique for the run.
+  const uint32_t n = it->second * 253 + host % 253;
+  return fmt::format("10.{}.{}.{}", 244 + n / (256 * 253), (n / 253) % 256, 2 + n % 253);
+}
+
+void NodeLifecycle::StartPod(const Object& pod, const json::Value& doc, const Object& node) {
+  json::Document node_doc = Parse(node);
+  std::string host_ip;
+  if (const json::Value* addresses = At(node_doc, {"status", "addresses"}); addresses && addresses->IsArray()) {
+    for (const auto& a : addresses->GetArray()) {
+      if (json::GetString(a, "type") == "InternalIP") {
+        host_ip = std::string(json::GetString(a, "address"));
+        break;
+      }
+    }
+  }
+  const json::Value* host_network = At(doc, {"spec", "hostNetwork"});
+  const std::string pod_ip =
+      host_network && host_network->IsTrue() && !host_ip.empty() ? host_ip : NextPodIP(node.name);
+  const std::string now = FormatTimestamp(clock_.NowNs());
+
+  json::Document patch;
+  patch.SetObject();
+  auto& a = patch.GetAllocator();
+  json::Value& status = json::Child(patch, "status", a);
+  json::Set(status, "phase", json::MakeString("Running", a), a);
+  json::Set(status, "startTime", json::MakeString(now, a), a);
+  if (!host_ip.empty()) {
+    json::Set(status, "hostIP", json::MakeString(host_ip, a), a);
+    json::Value ips(rapidjson::kArrayType);
+    json::Value ip(rapidjson::kObjectType);
+    json::Set(ip, "ip", json::MakeString(host_ip, a), a);
+    ips.PushBack(ip, a);
+    json::Set(status, "hostIPs", std::move(ips), a);
+  }
+  json::Set(status, "podIP", json::MakeString(pod_ip, a), a);
+  {
+    json::Value ips(rapidjson::kArrayType);
+    json::Value ip(rapidjson::kObjectType);
+    json::Set(ip, "ip", json::MakeString(pod_ip, a), a);
+    ips.PushBack(ip, a);
+    json::Set(status, "podIPs", std::move(ips), a);
+  }
+  // The conditions the kubelet reports for a started pod; others (DisruptionTarget, ...) stay.
+  json::Value conditions(rapidjson::kArrayType);
+  static constexpr std::string_view kStarted[] = {"Initialized", "Ready", "ContainersReady", "PodScheduled"};
+  if (const json::Value* old = At(doc, {"status", "conditions"}); old && old->IsArray()) {
+    for (const auto& c : old->GetArray()) {
+      const std::string_view t = json::GetString(c, "type");
+      if (std::find(std::begin(kStarted), std::end(kStarted), t) == std::end(kStarted)) {
+        conditions.PushBack(json::Value(c, a), a);
+      }
+    }
+  }
+  for (std::string_view t : kStarted) {
+    json::Value c(rapidjson::kObjectType);
+    json::Set(c, "type", json::MakeString(t, a), a);
+    json::Set(c, "status", json::MakeString("True", a), a);
+    json::Set(c, "lastProbeTime", json::Value(), a);
+    json::Set(c, "lastTransitionTime", json::MakeString(now, a), a);
+    conditions.PushBack(c, a);
+  }
+  json::Set(status, "conditions", std::move(conditions), a);
+  json::Value statuses(rapidjson::kArrayType);
+  if (const json::Value* containers = At(doc, {"spec", "containers"}); containers && containers->IsArray()) {
+    for (const auto& c : containers->GetArray()) {
+      json::Value s(rapidjson::kObjectType);
+      json::Set(s, "name", json::MakeString(json::GetString(c, "name"), a), a);
+      json::Set(s, "image", json::MakeString(json::GetString(c, "image"), a), a);
+      json::Set(s, "imageID", json::MakeString("", a), a);
+      json::Set(s, "ready", json::Value(true), a);
+      json::Set(s, "started", json::Value(true), a);
+      json::Set(s, "restartCount", json::Value(0), a);
+      json::Value& running = json::Child(json::Child(s, "state", a), "running", a);
+      json::Set(running, "startedAt", json::MakeString(now, a), a);
+      statuses.PushBack(s, a);
+    }
+  }
+  json::Set(status, "containerStatuses", std::move(statuses), a);
+  // Only while the pod is still this version: a pod deleted or changed meanwhile is seen again.
+  json::Set(json::Child(patch, "metadata", a), "resourceVersion",
+            json::MakeString(std::to_string(pod.resource_version), a), a);
+  (void)store_.Patch(pods_, pod.namespace_, pod.name, PatchType::kMergePatch, json::Encode(patch), "status");
+}
+
+void NodeLifecycle::RemovePodsOf(std::string_view node_name) {
+  ListOptions options;
+  options.selectors.field_selector = "spec.nodeName=" + std::string(node_name);
+  auto pods = store_.List(pods_, "", options);
+  if (!pods) return;
+  for (const ObjectPtr& pod : pods->items) {
+    DeleteOptions d;
+    d.grace_period_seconds = 0;
+    d.precondition_uid = pod->uid;
+    (void)store_.Delete(pods_, pod->namespace_, pod->name, d);
+  }
+}
+
+std::optional<int64_t> NodeLifecycle::NextEventNs() const {
+  std::lock_guard lock(mu_);
+  if (removals_.empty()) return std::nullopt;
+  return removals_.begin()->first;
+}
+
+void NodeLifecycle::FireEvents(int64_t now_ns) {
+  std::vector<Removal> due;
+  {
+    std::lock_guard lock(mu_);
+    while (!removals_.empty() && removals_.begin()->first <= now_ns) {
+      due.push_back(std::move(removals_.begin()->second));
+      removal_at_.erase(due.back().uid);
+      removals_.erase(removals_.begin());
+    }
+  }
+  for (const Removal& r : due) {
+    DeleteOptions d;
+    d.grace_period_seconds = 0;
+    d.precondition_uid = r.uid;
+    (void)store_.Delete(pods_, r.namespace_, r.name, d);
+  }
+}
+
+}  // namespace kubesched::store::controllers

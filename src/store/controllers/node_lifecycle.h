@@ -1,0 +1,53 @@
+#pragma once
+// The node side of a cluster, for a store without kubelets: a pod bound to an existing node
+// starts at once (phase Running; Initialized, Ready, ContainersReady and PodScheduled True;
+// startTime; hostIP from the node's InternalIP; a podIP from the node's range; running container
+// statuses), a terminating pod is removed when its deletionTimestamp comes (the kubelet's final
+// delete with grace 0), and the pods of a deleted node are removed (the pod garbage collector).
+// This is what SimulatedCluster did for simulate, now through the store.
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "store/controllers/controller.h"
+
+namespace kubesched::store::controllers {
+
+class NodeLifecycle final : public Controller {
+ public:
+  NodeLifecycle(Store& store, const util::Clock& clock);
+  std::string_view Name() const override { return "node-lifecycle"; }
+  void OnEvent(const WatchEvent& event) override;
+  void Resync() override;
+  std::optional<int64_t> NextEventNs() const override;
+  void FireEvents(int64_t now_ns) override;
+
+ private:
+  struct Removal {
+    std::string namespace_;
+    std::string name;
+    std::string uid;
+  };
+  void OnPod(const Object& pod);
+  void StartPod(const Object& pod, const api::json::Value& doc, const Object& node);
+  void RemovePodsOf(std::string_view node_name);
+  void StartPodsOn(const Object& node);
+  std::string NextPodIP(const std::string& node_name);
+
+  Store& store_;
+  const util::Clock& clock_;
+  const ResourceType& pods_;
+  const ResourceType& nodes_;
+
+  mutable std::mutex mu_;  // guards the members below
+  //! Terminating pods by the time they go; the kubelet deletes each then.
+  std::multimap<int64_t, Removal> removals_;
+  std::unordered_map<std::string, int64_t> removal_at_;     //!< by pod uid: its entry in removals_
+  std::unordered_map<std::string, uint32_t> node_ordinal_;  //!< the /24 each node's pod IPs come from
+  std::unordered_map<std::string, uint32_t> next_host_;     //!< the next host number per node
+};
+
+}  // namespace kubesched::store::controllers

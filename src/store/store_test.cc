@@ -1,0 +1,491 @@
+#include "store/store.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "api/types.h"
+#include "store/meta.h"
+#include "store/store_test_util.h"
+
+namespace kubesched::store {
+namespace {
+
+using testing::Doc;
+using testing::Field;
+using testing::NodeJson;
+using testing::PodJson;
+
+class StoreTest : public testing::StoreFixture {};
+
+TEST_F(StoreTest, BuiltinObjectsExistFromTheStart) {
+  for (const char* ns : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
+    auto n = MustGet(R("", "namespaces"), "", ns);
+    ASSERT_NE(n, nullptr);
+    ASSERT_EQ(n->labels.size(), 1u);
+    EXPECT_EQ(n->labels[0], std::make_pair(std::string("kubernetes.io/metadata.name"), std::string(ns)));
+    EXPECT_EQ(Field(*n, "status.phase"), "Active");
+  }
+  auto pc = MustGet(R("scheduling.k8s.io", "priorityclasses"), "", "system-node-critical");
+  EXPECT_EQ(Field(*pc, "value"), "2000001000");
+  pc = MustGet(R("scheduling.k8s.io", "priorityclasses"), "", "system-cluster-critical");
+  EXPECT_EQ(Field(*pc, "value"), "2000000000");
+}
+
+TEST_F(StoreTest, CreateSetsServerOwnedMetadata) {
+  const uint64_t before = store->ResourceVersion();
+  auto pod = MustCreate(Pods(), "default", PodJson("web"));
+  ASSERT_NE(pod, nullptr);
+  EXPECT_EQ(pod->resource_version, before + 1);
+  EXPECT_EQ(Field(*pod, "metadata.resourceVersion"), std::to_string(before + 1));
+  EXPECT_EQ(Field(*pod, "metadata.namespace"), "default");
+  EXPECT_EQ(Field(*pod, "metadata.creationTimestamp"), "2024-05-01T12:00:00Z");
+  EXPECT_EQ(Field(*pod, "metadata.generation"), "1");
+  EXPECT_EQ(pod->uid.size(), 36u);
+  EXPECT_EQ(pod->uid[14], '4');  // a version 4 UUID
+  // Defaults and admission.
+  EXPECT_EQ(Field(*pod, "spec.schedulerName"), "default-scheduler");
+  EXPECT_EQ(Field(*pod, "spec.terminationGracePeriodSeconds"), "30");
+  EXPECT_EQ(Field(*pod, "spec.priority"), "0");
+  EXPECT_EQ(Field(*pod, "spec.containers.0.imagePullPolicy"), "IfNotPresent");
+  EXPECT_EQ(Field(*pod, "status.phase"), "Pending");
+  auto view = pod->View<api::Pod>();
+  ASSERT_NE(view, nullptr);
+  EXPECT_EQ(view->metadata.name, "web");
+  EXPECT_EQ(view->metadata.creation_timestamp_ns, testing::kStartNs);
+}
+
+TEST_F(StoreTest, GenerateNameUsesUpstreamAlphabet) {
+  auto pod = MustCreate(Pods(), "default",
+                        R"({"metadata":{"generateName":"web-"},"spec":{"containers":[{"name":"c","image":"i"}]}})");
+  ASSERT_NE(pod, nullptr);
+  ASSERT_EQ(pod->name.size(), 9u);
+  EXPECT_EQ(pod->name.substr(0, 4), "web-");
+  for (char c : pod->name.substr(4))
+    EXPECT_NE(std::string_view("bcdfghjklmnpqrstvwxz2456789").find(c), std::string_view::npos);
+}
+
+TEST_F(StoreTest, CreateErrors) {
+  struct Case {
+    std::string name;
+    std::string ns;
+    std::string body;
+    Error::Reason reason;
+    std::string message;
+  };
+  MustCreate(Pods(), "default", PodJson("taken"));
+  const std::vector<Case> cases = {
+      {"exists", "default", PodJson("taken"), Error::Reason::kAlreadyExists, "pods \"taken\" already exists"},
+      {"no namespace", "nope", PodJson("a"), Error::Reason::kNotFound, "namespaces \"nope\" not found"},
+      {"namespace mismatch", "default",
+       R"({"metadata":{"name":"a","namespace":"kube-system"},"spec":{"containers":[{"name":"c","image":"i"}]}})",
+       Error::Reason::kBadRequest,
+       "the namespace of the provided object does not match the namespace sent on the request"},
+      {"no name", "default", R"({"metadata":{},"spec":{"containers":[{"name":"c","image":"i"}]}})",
+       Error::Reason::kInvalid, "Pod \"\" is invalid: metadata.name: Required value: name or generateName is required"},
+      {"bad name", "default", PodJson("Bad_Name"), Error::Reason::kInvalid, ""},
+      {"unknown priority class", "default", PodJson("a", R"(,"priorityClassName":"gold")"), Error::Reason::kForbidden,
+       "pods \"a\" is forbidden: no PriorityClass with name gold was found"},
+      {"wrong kind", "default", R"({"kind":"Node","metadata":{"name":"a"}})", Error::Reason::kBadRequest, ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto r = store->Create(Pods(), c.ns, Doc(c.body));
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error().reason, c.reason) << r.error().message;
+    if (!c.message.empty()) {
+      EXPECT_EQ(r.error().message, c.message);
+    }
+  }
+  auto r = store->Create(Pods(), "default", Doc(PodJson("Bad_Name")));
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().HttpCode(), 422);
+  EXPECT_EQ(r.error().ReasonString(), "Invalid");
+  ASSERT_FALSE(r.error().causes.empty());
+  EXPECT_EQ(r.error().causes[0].field, "metadata.name");
+  EXPECT_EQ(r.error().causes[0].reason, "FieldValueInvalid");
+}
+
+TEST_F(StoreTest, PriorityFromClass) {
+  MustCreate(R("scheduling.k8s.io", "priorityclasses"), "",
+             R"({"metadata":{"name":"gold"},"value":1000,"preemptionPolicy":"Never"})");
+  auto pod = MustCreate(Pods(), "default", PodJson("a", R"(,"priorityClassName":"gold")"));
+  EXPECT_EQ(Field(*pod, "spec.priority"), "1000");
+  EXPECT_EQ(Field(*pod, "spec.preemptionPolicy"), "Never");
+  EXPECT_EQ(pod->View<api::Pod>()->Priority(), 1000);
+  EXPECT_EQ(pod->View<api::Pod>()->spec.priority_class_name, "gold");
+  auto r = store->Create(Pods(), "default", Doc(PodJson("b", R"(,"priorityClassName":"gold","priority":5)")));
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().reason, Error::Reason::kForbidden);
+}
+
+TEST_F(StoreTest, UpdateChecksResourceVersionAndKeepsServerFields) {
+  auto pod = MustCreate(Pods(), "default", PodJson("web"));
+  auto doc = ParseObject(*pod);
+  auto& a = doc.GetAllocator();
+  api::json::Set(*api::json::Find(doc, "metadata"), "resourceVersion", api::json::MakeString("1", a), a);
+  auto stale = store->Update(Pods(), "default", "web", std::move(doc), {});
+  ASSERT_FALSE(stale.has_value());
+  EXPECT_EQ(stale.error().reason, Error::Reason::kConflict);
+  EXPECT_EQ(stale.error().message,
+            "Operation cannot be fulfilled on pods \"web\": the object has been modified; please apply your changes "
+            "to the latest version and try again");
+
+  doc = ParseObject(*pod);
+  api::json::Set(api::json::Child(*api::json::Find(doc, "metadata"), "labels", doc.GetAllocator()), "app",
+                 api::json::MakeString("web", doc.GetAllocator()), doc.GetAllocator());
+  api::json::Set(*api::json::Find(doc, "metadata"), "uid", api::json::MakeString(pod->uid, doc.GetAllocator()),
+                 doc.GetAllocator());
+  api::json::Set(*api::json::Find(doc, "status"), "phase", api::json::MakeString("Running", doc.GetAllocator()),
+                 doc.GetAllocator());
+  auto updated = store->Update(Pods(), "default", "web", std::move(doc), {});
+  ASSERT_TRUE(updated.has_value()) << updated.error().message;
+  EXPECT_GT((*updated)->resource_version, pod->resource_version);
+  EXPECT_EQ(Field(**updated, "metadata.labels.app"), "web");
+  EXPECT_EQ((*updated)->uid, pod->uid);
+  EXPECT_EQ(Field(**updated, "status.phase"), "Pending");   // the main resource ignores status
+  EXPECT_EQ(Field(**updated, "metadata.generation"), "1");  // metadata only
+
+  // The status subresource changes status only.
+  doc = ParseObject(**updated);
+  api::json::Set(*api::json::Find(doc, "status"), "phase", api::json::MakeString("Running", doc.GetAllocator()),
+                 doc.GetAllocator());
+  api::json::Set(*api::json::Find(doc, "spec"), "nodeName", api::json::MakeString("n9", doc.GetAllocator()),
+                 doc.GetAllocator());
+  auto status = store->Update(Pods(), "default", "web", std::move(doc), UpdateRequest{"status", {}});
+  ASSERT_TRUE(status.has_value()) << status.error().message;
+  EXPECT_EQ(Field(**status, "status.phase"), "Running");
+  EXPECT_EQ(Field(**status, "spec.nodeName"), "<none>");
+
+  // An update that changes nothing makes no new version.
+  const uint64_t rv = store->ResourceVersion();
+  auto same = store->Update(Pods(), "default", "web", ParseObject(**status), {});
+  ASSERT_TRUE(same.has_value());
+  EXPECT_EQ((*same)->resource_version, (*status)->resource_version);
+  EXPECT_EQ(store->ResourceVersion(), rv);
+}
+
+TEST_F(StoreTest, SpecChangeBumpsGeneration) {
+  auto d = MustCreate(R("apps", "deployments"), "default",
+                      R"({"metadata":{"name":"d"},"spec":{"replicas":1,"selector":{"matchLabels":{"app":"d"}},
+                      "template":{"metadata":{"labels":{"app":"d"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}})");
+  ASSERT_NE(d, nullptr);
+  auto r =
+      store->Patch(R("apps", "deployments"), "default", "d", PatchType::kMergePatch, R"({"spec":{"replicas":3}})", "");
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(Field(**r, "metadata.generation"), "2");
+  EXPECT_EQ(Field(**r, "spec.replicas"), "3");
+  auto bad = store->Create(R("apps", "deployments"), "default",
+                           Doc(R"({"metadata":{"name":"e"},"spec":{"selector":{"matchLabels":{"app":"x"}},
+                      "template":{"metadata":{"labels":{"app":"d"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}})"));
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().reason, Error::Reason::kInvalid);
+}
+
+TEST_F(StoreTest, GracefulDeleteOfBoundPod) {
+  MustCreate(Pods(), "default", PodJson("bound", R"(,"nodeName":"n1","terminationGracePeriodSeconds":10)"));
+  MustCreate(Pods(), "default", PodJson("pending"));
+  MustCreate(Pods(), "default", PodJson("override", R"(,"nodeName":"n1")"));
+
+  auto r = store->Delete(Pods(), "default", "bound", {});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(Field(**r, "metadata.deletionTimestamp"), "2024-05-01T12:00:10Z");
+  EXPECT_EQ(Field(**r, "metadata.deletionGracePeriodSeconds"), "10");
+  EXPECT_TRUE(store->Get(Pods(), "default", "bound").has_value());
+  // Deleting again with a longer period changes nothing; grace 0 removes it.
+  auto again = store->Delete(Pods(), "default", "bound", DeleteOptions{.grace_period_seconds = 20});
+  EXPECT_EQ((*again)->resource_version, (*r)->resource_version);
+  ASSERT_TRUE(store->Delete(Pods(), "default", "bound", DeleteOptions{.grace_period_seconds = 0}).has_value());
+  EXPECT_FALSE(store->Get(Pods(), "default", "bound").has_value());
+
+  ASSERT_TRUE(store->Delete(Pods(), "default", "pending", {}).has_value());
+  EXPECT_FALSE(store->Get(Pods(), "default", "pending").has_value());
+
+  r = store->Delete(Pods(), "default", "override", DeleteOptions{.grace_period_seconds = 5});
+  EXPECT_EQ(Field(**r, "metadata.deletionGracePeriodSeconds"), "5");
+
+  auto gone = store->Delete(Pods(), "default", "nothing", {});
+  ASSERT_FALSE(gone.has_value());
+  EXPECT_EQ(gone.error().message, "pods \"nothing\" not found");
+}
+
+TEST_F(StoreTest, FinalizersHoldAnObject) {
+  const auto& leases = R("coordination.k8s.io", "leases");
+  MustCreate(leases, "default", R"({"metadata":{"name":"l","finalizers":["example.com/hold"]}})");
+  auto r = store->Delete(leases, "default", "l", {});
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(Field(**r, "metadata.deletionTimestamp"), "2024-05-01T12:00:00Z");
+  EXPECT_TRUE(store->Get(leases, "default", "l").has_value());
+  // No new finalizers while deleting.
+  auto add = store->Patch(leases, "default", "l", PatchType::kMergePatch,
+                          R"({"metadata":{"finalizers":["example.com/hold","x/y"]}})", "");
+  ASSERT_FALSE(add.has_value());
+  EXPECT_EQ(add.error().reason, Error::Reason::kInvalid);
+  auto done = store->Patch(leases, "default", "l", PatchType::kMergePatch, R"({"metadata":{"finalizers":null}})", "");
+  ASSERT_TRUE(done.has_value()) << done.error().message;
+  EXPECT_FALSE(store->Get(leases, "default", "l").has_value());
+}
+
+TEST_F(StoreTest, DeletePreconditions) {
+  auto pod = MustCreate(Pods(), "default", PodJson("p"));
+  auto r = store->Delete(Pods(), "default", "p", DeleteOptions{.precondition_uid = "other"});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().reason, Error::Reason::kConflict);
+  EXPECT_EQ(r.error().message,
+            "Operation cannot be fulfilled on pods \"p\": Precondition failed: UID in precondition: "
+            "other, UID in object meta: " +
+                pod->uid);
+  r = store->Delete(Pods(), "default", "p", DeleteOptions{.precondition_resource_version = "1"});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().reason, Error::Reason::kConflict);
+  r = store->Delete(Pods(), "default", "p", DeleteOptions{.precondition_uid = pod->uid});
+  EXPECT_TRUE(r.has_value());
+}
+
+TEST_F(StoreTest, DeletingANamespaceRemovesItsObjects) {
+  const auto& ns = R("", "namespaces");
+  MustCreate(ns, "", R"({"metadata":{"name":"team"}})");
+  MustCreate(Pods(), "team", PodJson("a", R"(,"nodeName":"n1")"));
+  MustCreate(Pods(), "default", PodJson("b"));
+  ASSERT_TRUE(store->Delete(ns, "", "team", {}).has_value());
+  EXPECT_FALSE(store->Get(Pods(), "team", "a").has_value());
+  EXPECT_TRUE(store->Get(Pods(), "default", "b").has_value());
+  auto r = store->Delete(ns, "", "default", {});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().reason, Error::Reason::kForbidden);
+}
+
+TEST_F(StoreTest, Bind) {
+  auto pod = MustCreate(Pods(), "default", PodJson("p"));
+  auto r = store->Bind("default", "p", "wrong-uid", "n1");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().reason, Error::Reason::kConflict);
+  r = store->Bind("default", "p", pod->uid, "n1");
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_EQ(Field(**r, "spec.nodeName"), "n1");
+  EXPECT_EQ(Field(**r, "status.conditions.0.type"), "PodScheduled");
+  EXPECT_EQ(Field(**r, "status.conditions.0.status"), "True");
+  EXPECT_EQ((*r)->View<api::Pod>()->spec.node_name, "n1");
+  r = store->Bind("default", "p", "", "n2");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().message,
+            "Operation cannot be fulfilled on pods/binding \"p\": pod p is already assigned to node \"n1\"");
+  r = store->Bind("default", "missing", "", "n2");
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().HttpCode(), 404);
+}
+
+TEST_F(StoreTest, EvictHonoursDisruptionBudgetStatus) {
+  const auto& pdbs = R("policy", "poddisruptionbudgets");
+  MustCreate(Pods(), "default", PodJson("a", R"(,"nodeName":"n1")", R"({"app":"x"})"));
+  ASSERT_TRUE(
+      store->Patch(Pods(), "default", "a", PatchType::kMergePatch, R"({"status":{"phase":"Running"}})", "status"));
+  MustCreate(pdbs, "default",
+             R"({"metadata":{"name":"budget"},"spec":{"minAvailable":1,"selector":{"matchLabels":{"app":"x"}}}})");
+  // Not yet processed by the disruption controller.
+  auto r = store->Evict("default", "a", {});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().HttpCode(), 429);
+  EXPECT_EQ(r.error().message, "Cannot evict pod as it would violate the pod's disruption budget.");
+  ASSERT_EQ(r.error().causes.size(), 1u);
+  EXPECT_EQ(r.error().causes[0].reason, "DisruptionBudget");
+  ASSERT_TRUE(store->Patch(
+      pdbs, "default", "budget", PatchType::kMergePatch,
+      R"({"status":{"observedGeneration":1,"disruptionsAllowed":0,"currentHealthy":1,"desiredHealthy":1}})", "status"));
+  r = store->Evict("default", "a", {});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().causes[0].message, "The disruption budget budget needs 1 healthy pods and has 1 currently");
+  ASSERT_TRUE(store->Patch(pdbs, "default", "budget", PatchType::kMergePatch,
+                           R"({"status":{"disruptionsAllowed":1,"currentHealthy":2}})", "status"));
+  r = store->Evict("default", "a", {});
+  ASSERT_TRUE(r.has_value()) << r.error().message;
+  EXPECT_NE(Field(**r, "metadata.deletionTimestamp"), "<none>");
+  auto pdb = MustGet(pdbs, "default", "budget");
+  EXPECT_EQ(Field(*pdb, "status.disruptionsAllowed"), "0");
+  EXPECT_EQ(Field(*pdb, "status.disruptedPods.a"), "2024-05-01T12:00:00Z");
+}
+
+TEST_F(StoreTest, ListSelectorsAndOrder) {
+  MustCreate(R("", "namespaces"), "", R"({"metadata":{"name":"a-ns"}})");
+  MustCreate(Pods(), "default", PodJson("z", R"(,"nodeName":"n1")", R"({"app":"web","tier":"fe"})"));
+  MustCreate(Pods(), "default", PodJson("m", "", R"({"app":"db"})"));
+  MustCreate(Pods(), "a-ns", PodJson("q", "", R"({"app":"web"})"));
+  struct Case {
+    std::string name;
+    std::string ns;
+    Selectors selectors;
+    std::vector<std::string> want;  // namespace/name
+  };
+  const std::vector<Case> cases = {
+      {"all", "", {}, {"a-ns/q", "default/m", "default/z"}},
+      {"namespace", "default", {}, {"default/m", "default/z"}},
+      {"equals", "", {"app=web", ""}, {"a-ns/q", "default/z"}},
+      {"double equals", "", {"app==web", ""}, {"a-ns/q", "default/z"}},
+      {"not equals", "", {"app!=web", ""}, {"default/m"}},
+      {"in", "", {"app in (db, cache)", ""}, {"default/m"}},
+      {"notin", "", {"app notin (db)", ""}, {"a-ns/q", "default/z"}},
+      {"exists", "", {"tier", ""}, {"default/z"}},
+      {"does not exist", "", {"!tier", ""}, {"a-ns/q", "default/m"}},
+      {"field nodeName", "", {"", "spec.nodeName=n1"}, {"default/z"}},
+      {"field unbound", "", {"", "spec.nodeName="}, {"a-ns/q", "default/m"}},
+      {"field not equal", "", {"", "metadata.name!=z,metadata.namespace=default"}, {"default/m"}},
+      {"both", "", {"app=web", "metadata.namespace==a-ns"}, {"a-ns/q"}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto r = store->List(Pods(), c.ns, ListOptions{.selectors = c.selectors});
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    std::vector<std::string> got;
+    for (const auto& o : r->items) got.push_back(o->namespace_ + "/" + o->name);
+    EXPECT_EQ(got, c.want);
+    EXPECT_EQ(r->resource_version, store->ResourceVersion());
+  }
+  auto bad = store->List(Pods(), "", ListOptions{.selectors = {"", "spec.image=x"}});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().message, "field label not supported: spec.image");
+  EXPECT_EQ(bad.error().HttpCode(), 400);
+  bad = store->List(Pods(), "", ListOptions{.selectors = {"app in (", ""}});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().HttpCode(), 400);
+}
+
+TEST_F(StoreTest, LimitAndContinueServeOneSnapshot) {
+  for (const char* n : {"a", "b", "c", "d", "e"}) MustCreate(Pods(), "default", PodJson(n));
+  auto page1 = store->List(Pods(), "default", ListOptions{.limit = 2});
+  ASSERT_TRUE(page1.has_value());
+  ASSERT_EQ(page1->items.size(), 2u);
+  EXPECT_EQ(page1->remaining_item_count, 3);
+  ASSERT_FALSE(page1->continue_token.empty());
+  // Changes after the first page do not show in the next ones.
+  ASSERT_TRUE(store->Delete(Pods(), "default", "c", {}));
+  MustCreate(Pods(), "default", PodJson("cc"));
+  ASSERT_TRUE(store->Patch(Pods(), "default", "d", PatchType::kMergePatch, R"({"metadata":{"labels":{"x":"y"}}})", ""));
+  auto page2 = store->List(Pods(), "default", ListOptions{.limit = 2, .continue_token = page1->continue_token});
+  ASSERT_TRUE(page2.has_value()) << page2.error().message;
+  ASSERT_EQ(page2->items.size(), 2u);
+  EXPECT_EQ(page2->items[0]->name, "c");
+  EXPECT_EQ(page2->items[1]->name, "d");
+  EXPECT_EQ(Field(*page2->items[1], "metadata.labels.x"), "<none>");
+  EXPECT_EQ(page2->resource_version, page1->resource_version);
+  auto page3 = store->List(Pods(), "default", ListOptions{.limit = 2, .continue_token = page2->continue_token});
+  ASSERT_TRUE(page3.has_value());
+  ASSERT_EQ(page3->items.size(), 1u);
+  EXPECT_EQ(page3->items[0]->name, "e");
+  EXPECT_TRUE(page3->continue_token.empty());
+
+  auto bad = store->List(Pods(), "default", ListOptions{.continue_token = "!!!"});
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().HttpCode(), 400);
+}
+
+TEST_F(StoreTest, ExactAndFutureResourceVersions) {
+  MustCreate(Pods(), "default", PodJson("a"));
+  const uint64_t rv = store->ResourceVersion();
+  MustCreate(Pods(), "default", PodJson("b"));
+  auto exact =
+      store->List(Pods(), "", ListOptions{.resource_version = std::to_string(rv), .resource_version_match = "Exact"});
+  ASSERT_TRUE(exact.has_value()) << exact.error().message;
+  ASSERT_EQ(exact->items.size(), 1u);
+  EXPECT_EQ(exact->resource_version, rv);
+  auto newer = store->List(
+      Pods(), "", ListOptions{.resource_version = std::to_string(rv), .resource_version_match = "NotOlderThan"});
+  ASSERT_TRUE(newer.has_value());
+  EXPECT_EQ(newer->items.size(), 2u);
+  auto future = store->List(Pods(), "", ListOptions{.resource_version = std::to_string(rv + 100)});
+  ASSERT_FALSE(future.has_value());
+  EXPECT_EQ(future.error().HttpCode(), 504);
+  EXPECT_EQ(future.error().message, fmt::format("Too large resource version: {}, current: {}", rv + 100, rv + 1));
+  auto forbidden = store->List(Pods(), "", ListOptions{.resource_version_match = "Exact"});
+  ASSERT_FALSE(forbidden.has_value());
+  EXPECT_EQ(forbidden.error().HttpCode(), 400);
+}
+
+class CompactingStoreTest : public testing::StoreFixture {
+ public:
+  CompactingStoreTest() : StoreFixture(Options()) {}
+  static StoreOptions Options() {
+    StoreOptions o = DefaultOptions();
+    o.watch_history = 3;
+    return o;
+  }
+};
+
+TEST_F(CompactingStoreTest, OldResourceVersionsExpire) {
+  for (const char* n : {"a", "b", "c"}) MustCreate(Pods(), "default", PodJson(n));
+  auto page1 = store->List(Pods(), "default", ListOptions{.limit = 1});
+  const uint64_t rv = store->ResourceVersion();
+  for (const char* n : {"d", "e", "f", "g"}) MustCreate(Pods(), "default", PodJson(n));
+  auto r = store->List(Pods(), "default", ListOptions{.limit = 1, .continue_token = page1->continue_token});
+  ASSERT_FALSE(r.has_value());
+  EXPECT_EQ(r.error().HttpCode(), 410);
+  EXPECT_EQ(r.error().ReasonString(), "Expired");
+  auto w = store->Watch(Pods(), "", WatchOptions{.resource_version = std::to_string(rv)});
+  ASSERT_FALSE(w.has_value());
+  EXPECT_EQ(w.error().HttpCode(), 410);
+  EXPECT_EQ(w.error().message, fmt::format("too old resource version: {} ({})", rv, store->ResourceVersion() - 2));
+}
+
+TEST_F(StoreTest, EventsV1AreCoreEvents) {
+  const auto& v1 = R("events.k8s.io", "events");
+  const auto& core = R("", "events");
+  auto created = MustCreate(v1, "default", R"({"metadata":{"name":"e1"},"eventTime":"2024-05-01T12:00:00.000000Z",
+      "reportingController":"default-scheduler","reportingInstance":"s-1","action":"Binding","reason":"Scheduled",
+      "regarding":{"kind":"Pod","namespace":"default","name":"web"},"note":"Successfully assigned default/web to n1",
+      "type":"Normal"})");
+  ASSERT_NE(created, nullptr);
+  EXPECT_EQ(Field(*created, "apiVersion"), "events.k8s.io/v1");
+  EXPECT_EQ(Field(*created, "note"), "Successfully assigned default/web to n1");
+  auto as_core = MustGet(core, "default", "e1");
+  EXPECT_EQ(Field(*as_core, "apiVersion"), "v1");
+  EXPECT_EQ(Field(*as_core, "message"), "Successfully assigned default/web to n1");
+  EXPECT_EQ(Field(*as_core, "involvedObject.name"), "web");
+  EXPECT_EQ(Field(*as_core, "reportingComponent"), "default-scheduler");
+  auto listed = store->List(core, "", ListOptions{.selectors = {"", "involvedObject.name=web,reason=Scheduled"}});
+  ASSERT_TRUE(listed.has_value()) << listed.error().message;
+  EXPECT_EQ(listed->items.size(), 1u);
+  auto listed_v1 = store->List(v1, "default", {});
+  ASSERT_EQ(listed_v1->items.size(), 1u);
+  EXPECT_EQ(Field(*listed_v1->items[0], "regarding.kind"), "Pod");
+}
+
+TEST_F(StoreTest, StateRoundTrip) {
+  MustCreate(Pods(), "default", PodJson("a", R"(,"nodeName":"n1")"));
+  MustCreate(Nodes(), "", NodeJson("n1"));
+  const std::string path = ::testing::TempDir() + "/store_state.json";
+  ASSERT_TRUE(store->SaveState(path).has_value());
+  util::VirtualClock clock2(testing::kStartNs);
+  StoreOptions o = DefaultOptions();
+  auto restored = NewBuiltinStore(clock2, o);
+  auto loaded = restored->LoadState(path);
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().message;
+  EXPECT_EQ(restored->ResourceVersion(), store->ResourceVersion());
+  for (const ResourceType* t : store->Resources()) {
+    auto a = store->List(*t, "", {});
+    auto b = restored->List(*t, "", {});
+    ASSERT_EQ(a->items.size(), b->items.size()) << t->resource;
+    for (size_t i = 0; i < a->items.size(); ++i) EXPECT_EQ(a->items[i]->json, b->items[i]->json);
+  }
+  auto pod = restored->Get(*restored->FindResource("", "pods"), "default", "a");
+  ASSERT_TRUE(pod.has_value());
+  EXPECT_NE((*pod)->View<api::Pod>(), nullptr);
+  auto next = restored->Create(*restored->FindResource("", "pods"), "default", Doc(PodJson("b")));
+  ASSERT_TRUE(next.has_value());
+  EXPECT_EQ((*next)->resource_version, store->ResourceVersion() + 1);
+  // Watching from before the load is too old.
+  auto w = restored->Watch(*restored->FindResource("", "pods"), "", WatchOptions{.resource_version = "1"});
+  EXPECT_FALSE(w.has_value());
+  EXPECT_FALSE(restored->LoadState(path + ".missing").has_value());
+  std::filesystem::remove(path);
+}
+
+TEST(TimestampTest, FormatAndParse) {
+  EXPECT_EQ(FormatTimestamp(testing::kStartNs), "2024-05-01T12:00:00Z");
+  EXPECT_EQ(ParseTimestamp("2024-05-01T12:00:00Z"), testing::kStartNs);
+  EXPECT_EQ(ParseTimestamp("2024-05-01T14:00:00.5+02:00"), testing::kStartNs + 500'000'000);
+  EXPECT_EQ(ParseTimestamp("2024-05-01"), std::nullopt);
+}
+
+}  // namespace
+}  // namespace kubesched::store
