@@ -15,6 +15,8 @@
 #include "server/http_server.h"
 #include "server/kubeconfig.h"
 #include "server/manifest_objects.h"
+#include "store/controllers/controller.h"
+#include "store/controllers/realtime_runner.h"
 #include "store/resources.h"
 #include "util/clock.h"
 
@@ -154,6 +156,14 @@ int RunApiserver(const ApiserverArgs& args) {
     }
   }
 
+  // The controllers (ReplicaSet, Deployment, disruption, node lifecycle) on wall-clock time,
+  // from the objects loaded so far.
+  std::unique_ptr<store::controllers::ControllerManager> controllers =
+      store::controllers::NewDefaultControllerManager(*store, clock);
+  controllers->Start();
+  store::controllers::RealTimeRunner runner(*controllers);
+  runner.Start();
+
   server::HttpServerOptions http;
   http.host = listen->first;
   http.port = listen->second;
@@ -203,6 +213,7 @@ int RunApiserver(const ApiserverArgs& args) {
   const bool served = srv.Run();
   done.store(true);
   signal_thread.join();
+  runner.Stop();
   int code = served ? kExitOk : kExitFailure;
   if (!served) std::cerr << "error: the server stopped unexpectedly\n";
   if (!args.state.empty()) {

@@ -32,7 +32,13 @@ void ToResponse(HttpResponse response, httplib::Response& res) {
     return;
   }
   std::shared_ptr<ResponseStream> stream(std::move(response.stream));
-  res.set_chunked_content_provider(response.content_type, [stream](size_t, httplib::DataSink& sink) {
+  // httplib gzips a chunked body of exactly "application/json" for clients that accept it (Go's
+  // do), and zlib holds small writes back until it has a block: watch events would sit in its
+  // buffer. Any parameter turns that off; "stream=watch" names what the body is, and clients
+  // read the media type without its parameters.
+  std::string content_type = response.content_type;
+  if (content_type == "application/json") content_type += ";stream=watch";
+  res.set_chunked_content_provider(content_type, [stream](size_t, httplib::DataSink& sink) {
     std::optional<std::string> chunk = stream->Next(kStreamStep);
     if (!chunk) {
       sink.done();
