@@ -30,7 +30,8 @@ constexpr int kExitFailure = 1;
 std::expected<std::pair<std::string, int>, std::string> SplitListen(const std::string& listen) {
   size_t colon = listen.rfind(':');
   if (colon == std::string::npos || colon + 1 == listen.size()) {
-    return std::unexpected(fmt::format("--listen: invalid value \"{}\" (expected host:port, e.g. 127.0.0.1:8080)", listen));
+    return std::unexpected(
+        fmt::format("--listen: invalid value \"{}\" (expected host:port, e.g. 127.0.0.1:8080)", listen));
   }
   std::string host = listen.substr(0, colon);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
@@ -42,7 +43,8 @@ std::expected<std::pair<std::string, int>, std::string> SplitListen(const std::s
   } catch (const std::exception&) {
   }
   if (host.empty() || port < 0 || port > 65535) {
-    return std::unexpected(fmt::format("--listen: invalid value \"{}\" (expected host:port with a port from 0 to 65535)", listen));
+    return std::unexpected(
+        fmt::format("--listen: invalid value \"{}\" (expected host:port with a port from 0 to 65535)", listen));
   }
   return std::make_pair(host, port);
 }
@@ -113,8 +115,10 @@ CLI::App* AddApiserverSubcommand(CLI::App& app, ApiserverArgs& args) {
                   "write a kubeconfig (cluster, user, context, current-context) pointing at the server to this file");
   cmd->add_option("-f,--filename", args.files,
                   "manifests whose objects exist from the start: files, directories or - for standard input");
-  cmd->add_flag("--tls", args.tls, "serve HTTPS with a self-signed certificate made at start (its CA in the kubeconfig)");
-  cmd->add_option("--state", args.state, "load the objects from this file at start (when it exists) and save them on shutdown");
+  cmd->add_flag("--tls", args.tls,
+                "serve HTTPS with a self-signed certificate made at start (its CA in the kubeconfig)");
+  cmd->add_option("--state", args.state,
+                  "load the objects from this file at start (when it exists) and save them on shutdown");
   cmd->add_option("--threads", args.threads, "connection threads; each open watch holds one")
       ->check(IntegerInRange(8, 10000, "an integer from 8 to 10000"))
       ->capture_default_str();

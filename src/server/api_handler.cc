@@ -28,7 +28,8 @@ ApiHandler::ApiHandler(store::Store& store, ApiHandlerOptions options)
 
 HttpResponse ApiHandler::Handle(const HttpRequest& request) {
   if (stopping_.load()) return ErrorResponse(ServiceUnavailable("the server is shutting down"));
-  if (request.body.size() > options_.max_body_bytes) return ErrorResponse(RequestEntityTooLarge(options_.max_body_bytes));
+  if (request.body.size() > options_.max_body_bytes)
+    return ErrorResponse(RequestEntityTooLarge(options_.max_body_bytes));
   bool handled = false;
   HttpResponse response = HandleNonResource(request, handled);
   if (handled) return response;
@@ -57,7 +58,8 @@ HttpResponse ApiHandler::HandleNonResource(const HttpRequest& request, bool& han
   }
   if (path.starts_with("/openapi/v3/")) {
     if (!read) return ErrorResponse(MethodNotAllowed(request.method, "", ""));
-    std::optional<std::string> doc = openapi_.Document(std::string_view(path).substr(std::string_view("/openapi/v3/").size()));
+    std::optional<std::string> doc =
+        openapi_.Document(std::string_view(path).substr(std::string_view("/openapi/v3/").size()));
     if (!doc) return ErrorResponse(PathNotFound());
     return JsonResponse(200, std::move(*doc));
   }
@@ -133,14 +135,22 @@ HttpResponse ApiHandler::HandleResource(const HttpRequest& request, const Reques
 
   if (info.subresource.empty()) {
     switch (info.verb) {
-      case Verb::kGet: return Get(request, target);
-      case Verb::kList: return List(request, target);
-      case Verb::kWatch: return Watch(request, target);
-      case Verb::kCreate: return Create(request, target);
-      case Verb::kUpdate: return Update(request, target);
-      case Verb::kPatch: return Patch(request, target);
-      case Verb::kDelete: return Delete(request, target);
-      case Verb::kDeleteCollection: return DeleteCollection(request, target);
+      case Verb::kGet:
+        return Get(request, target);
+      case Verb::kList:
+        return List(request, target);
+      case Verb::kWatch:
+        return Watch(request, target);
+      case Verb::kCreate:
+        return Create(request, target);
+      case Verb::kUpdate:
+        return Update(request, target);
+      case Verb::kPatch:
+        return Patch(request, target);
+      case Verb::kDelete:
+        return Delete(request, target);
+      case Verb::kDeleteCollection:
+        return DeleteCollection(request, target);
     }
   }
   const std::string& sub = info.subresource;

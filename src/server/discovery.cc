@@ -221,8 +221,8 @@ std::string Discovery::Aggregated(bool core, DiscoveryFormat format) const {
   JsonWriter w;
   w.StartObject();
   w.Member("kind", "APIGroupDiscoveryList");
-  w.Member("apiVersion", format == DiscoveryFormat::kAggregatedV2Beta1 ? "apidiscovery.k8s.io/v2beta1"
-                                                                      : "apidiscovery.k8s.io/v2");
+  w.Member("apiVersion",
+           format == DiscoveryFormat::kAggregatedV2Beta1 ? "apidiscovery.k8s.io/v2beta1" : "apidiscovery.k8s.io/v2");
   w.Key("metadata");
   w.StartObject();
   w.EndObject();

@@ -143,9 +143,10 @@ store::Result<store::ObjectPtr> DryRunDelete(const store::Store& store, const st
   auto current = store.Get(type, namespace_, name);
   if (!current) return std::unexpected(current.error());
   if (options.precondition_uid && *options.precondition_uid != (*current)->uid) {
-    return std::unexpected(store::Conflict(type, name,
-                                           fmt::format("Precondition failed: UID in precondition: {}, UID in object meta: {}",
-                                                       *options.precondition_uid, (*current)->uid)));
+    return std::unexpected(
+        store::Conflict(type, name,
+                        fmt::format("Precondition failed: UID in precondition: {}, UID in object meta: {}",
+                                    *options.precondition_uid, (*current)->uid)));
   }
   if (options.precondition_resource_version &&
       *options.precondition_resource_version != std::to_string((*current)->resource_version)) {

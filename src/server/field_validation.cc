@@ -50,8 +50,8 @@ std::expected<FieldValidation, ApiError> ParseFieldValidation(std::string_view v
   if (value.empty() || value == "Warn") return FieldValidation::kWarn;
   if (value == "Strict") return FieldValidation::kStrict;
   if (value == "Ignore") return FieldValidation::kIgnore;
-  return std::unexpected(BadRequest(
-      fmt::format("fieldValidation must be one of Ignore, Warn or Strict, got \"{}\"", value)));
+  return std::unexpected(
+      BadRequest(fmt::format("fieldValidation must be one of Ignore, Warn or Strict, got \"{}\"", value)));
 }
 
 std::vector<FieldProblem> CheckObjectFields(std::string_view kind, const api::json::Value& body, bool patch) {
@@ -74,15 +74,16 @@ std::vector<FieldProblem> CheckObjectFields(std::string_view kind, const api::js
 }
 
 std::expected<std::vector<std::string>, ApiError> ApplyFieldValidation(FieldValidation mode, std::string_view kind,
-                                                                     std::string_view version,
-                                                                     const std::vector<FieldProblem>& problems) {
+                                                                       std::string_view version,
+                                                                       const std::vector<FieldProblem>& problems) {
   std::vector<std::string> warnings;
   if (problems.empty() || mode == FieldValidation::kIgnore) return warnings;
   if (mode == FieldValidation::kStrict) {
     std::vector<std::string_view> texts;
     for (const FieldProblem& p : problems) texts.push_back(p.text);
-    return std::unexpected(BadRequest(fmt::format("{} in version \"{}\" cannot be handled as a {}: strict decoding error: {}",
-                                                  kind, version, kind, fmt::join(texts, ", "))));
+    return std::unexpected(
+        BadRequest(fmt::format("{} in version \"{}\" cannot be handled as a {}: strict decoding error: {}", kind,
+                               version, kind, fmt::join(texts, ", "))));
   }
   for (const FieldProblem& p : problems) warnings.push_back(p.text);
   return warnings;

@@ -33,8 +33,8 @@ std::vector<FieldProblem> CheckObjectFields(std::string_view kind, const api::js
 //! cannot be handled as a <Kind>: strict decoding error: unknown field "spec.foo", ...`); Warn
 //! returns them as Warning header texts; Ignore returns nothing.
 std::expected<std::vector<std::string>, ApiError> ApplyFieldValidation(FieldValidation mode, std::string_view kind,
-                                                                     std::string_view version,
-                                                                     const std::vector<FieldProblem>& problems);
+                                                                       std::string_view version,
+                                                                       const std::vector<FieldProblem>& problems);
 
 //! A Warning header's value for `text`: `299 - "<text>"` (RFC 7234, as upstream sends them).
 std::string WarningHeader(std::string_view text);

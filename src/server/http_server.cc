@@ -63,7 +63,7 @@ HttpServer::HttpServer(std::unique_ptr<Impl> impl, int port, bool tls, std::stri
 HttpServer::~HttpServer() = default;
 
 std::expected<std::unique_ptr<HttpServer>, std::string> HttpServer::Bind(ApiHandler& handler,
-                                                                        const HttpServerOptions& options) {
+                                                                         const HttpServerOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->handler = &handler;
   if (options.tls) {
@@ -119,8 +119,8 @@ std::expected<std::unique_ptr<HttpServer>, std::string> HttpServer::Bind(ApiHand
     port = svr.bind_to_any_port(options.host);
     if (port < 0) return std::unexpected(fmt::format("cannot listen on {}: no free port", options.host));
   } else if (!svr.bind_to_port(options.host, port)) {
-    return std::unexpected(fmt::format("cannot listen on {}:{} (in use, or not an address of this host)",
-                                       options.host, port));
+    return std::unexpected(
+        fmt::format("cannot listen on {}:{} (in use, or not an address of this host)", options.host, port));
   }
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl), port, options.tls != nullptr, options.host));
 }

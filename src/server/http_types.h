@@ -15,8 +15,8 @@
 namespace kubesched::server {
 
 struct HttpRequest {
-  std::string method;  //!< "GET", "POST", ...
-  std::string path;    //!< decoded, without the query
+  std::string method;                             //!< "GET", "POST", ...
+  std::string path;                               //!< decoded, without the query
   std::multimap<std::string, std::string> query;  //!< decoded
   std::string accept;
   std::string content_type;
@@ -45,7 +45,7 @@ struct HttpResponse {
   std::string content_type = "application/json";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;  //!< extra headers (Warning, Retry-After)
-  std::unique_ptr<ResponseStream> stream;  //!< set for a streamed body (then `body` is unused)
+  std::unique_ptr<ResponseStream> stream;                    //!< set for a streamed body (then `body` is unused)
 };
 
 }  // namespace kubesched::server

@@ -25,9 +25,7 @@ class JsonWriter {
   void Bool(bool v) { writer_.Bool(v); }
   void Null() { writer_.Null(); }
   //! Splices already-encoded JSON (one complete value) in as the next value.
-  void Raw(std::string_view json) {
-    writer_.RawValue(json.data(), json.size(), rapidjson::kObjectType);
-  }
+  void Raw(std::string_view json) { writer_.RawValue(json.data(), json.size(), rapidjson::kObjectType); }
 
   void Member(std::string_view key, std::string_view value) {
     Key(key);

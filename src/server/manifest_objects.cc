@@ -43,7 +43,8 @@ std::expected<std::vector<Source>, std::string> ReadSources(const std::vector<st
       std::vector<fs::path> files;
       for (const auto& entry : fs::directory_iterator(path, ec)) {
         const std::string ext = entry.path().extension().string();
-        if (entry.is_regular_file() && (ext == ".yaml" || ext == ".yml" || ext == ".json")) files.push_back(entry.path());
+        if (entry.is_regular_file() && (ext == ".yaml" || ext == ".yml" || ext == ".json"))
+          files.push_back(entry.path());
       }
       std::ranges::sort(files);
       for (const fs::path& f : files) {
@@ -110,7 +111,8 @@ void YamlToJson(const YAML::Node& node, api::json::Value& out, api::json::Alloca
     double d = 0;
     if (s.find_first_of("0123456789") != std::string::npos &&
         s.find_first_not_of("0123456789+-.eE") == std::string::npos) {
-      if (auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), d); ec == std::errc() && p == s.data() + s.size()) {
+      if (auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), d);
+          ec == std::errc() && p == s.data() + s.size()) {
         out.SetDouble(d);
         return;
       }
@@ -154,7 +156,8 @@ std::expected<ManifestObjects, std::string> ManifestObjectsJson(const std::vecto
       const std::string kind = doc["kind"] ? doc["kind"].as<std::string>("") : "";
       if (kind == "List" || (kind.ends_with("List") && doc["items"])) {
         int item = 0;
-        for (const YAML::Node& i : doc["items"]) add(i, fmt::format("{}: document {}, items[{}]", s.name, index, item++));
+        for (const YAML::Node& i : doc["items"])
+          add(i, fmt::format("{}: document {}, items[{}]", s.name, index, item++));
         continue;
       }
       add(doc, fmt::format("{}: document {}", s.name, index));

@@ -30,7 +30,9 @@ std::vector<std::string_view> Split(std::string_view s, char sep) {
   return out;
 }
 
-bool IsJsonType(const std::string& type) { return type == "application/json" || type == "*/*" || type == "application/*"; }
+bool IsJsonType(const std::string& type) {
+  return type == "application/json" || type == "*/*" || type == "application/*";
+}
 
 std::string Param(const MediaType& m, const std::string& key) {
   auto it = m.params.find(key);

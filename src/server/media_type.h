@@ -18,7 +18,7 @@
 namespace kubesched::server {
 
 struct MediaType {
-  std::string type;  //!< "application/json", "*/*"
+  std::string type;                           //!< "application/json", "*/*"
   std::map<std::string, std::string> params;  //!< as, v, g (other parameters kept too)
 };
 
@@ -27,9 +27,9 @@ struct MediaType {
 std::vector<MediaType> ParseAccept(std::string_view accept);
 
 enum class ObjectFormat {
-  kObject,                  //!< the object or its List, as stored
-  kTable,                   //!< meta.k8s.io Table
-  kPartialObjectMetadata,   //!< meta.k8s.io PartialObjectMetadata (GET, WATCH)
+  kObject,                     //!< the object or its List, as stored
+  kTable,                      //!< meta.k8s.io Table
+  kPartialObjectMetadata,      //!< meta.k8s.io PartialObjectMetadata (GET, WATCH)
   kPartialObjectMetadataList,  //!< meta.k8s.io PartialObjectMetadataList (LIST)
 };
 

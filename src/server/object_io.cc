@@ -14,7 +14,8 @@ std::expected<api::json::Document, ApiError> DecodeObjectBody(const HttpRequest&
   }
   api::json::Document doc;
   if (auto parsed = api::json::Parse(request.body, doc); !parsed) {
-    return std::unexpected(BadRequest(fmt::format("the request body is not valid JSON: {}", parsed.error().ToString())));
+    return std::unexpected(
+        BadRequest(fmt::format("the request body is not valid JSON: {}", parsed.error().ToString())));
   }
   if (!doc.IsObject()) {
     return std::unexpected(BadRequest(fmt::format("the request body must be a JSON object (a {})", type.kind)));
@@ -23,12 +24,15 @@ std::expected<api::json::Document, ApiError> DecodeObjectBody(const HttpRequest&
   std::string_view api_version = api::json::GetString(doc, "apiVersion");
   std::string_view kind = api::json::GetString(doc, "kind");
   if ((!api_version.empty() && api_version != gv) || (!kind.empty() && kind != type.kind)) {
-    return std::unexpected(BadRequest(fmt::format("the body is a {} of {}, but {} takes a {} of {}",
-                                                  kind.empty() ? "object" : kind, api_version.empty() ? "no apiVersion" : api_version,
-                                                  QualifiedResource(type.group, type.resource), type.kind, gv)));
+    return std::unexpected(
+        BadRequest(fmt::format("the body is a {} of {}, but {} takes a {} of {}", kind.empty() ? "object" : kind,
+                               api_version.empty() ? "no apiVersion" : api_version,
+                               QualifiedResource(type.group, type.resource), type.kind, gv)));
   }
-  if (api_version.empty()) api::json::Set(doc, "apiVersion", api::json::MakeString(gv, doc.GetAllocator()), doc.GetAllocator());
-  if (kind.empty()) api::json::Set(doc, "kind", api::json::MakeString(type.kind, doc.GetAllocator()), doc.GetAllocator());
+  if (api_version.empty())
+    api::json::Set(doc, "apiVersion", api::json::MakeString(gv, doc.GetAllocator()), doc.GetAllocator());
+  if (kind.empty())
+    api::json::Set(doc, "kind", api::json::MakeString(type.kind, doc.GetAllocator()), doc.GetAllocator());
   return doc;
 }
 
@@ -43,18 +47,21 @@ std::expected<void, ApiError> CheckBodyIdentity(api::json::Document& body, const
   if (type.namespaced) {
     std::string_view ns = api::json::GetString(meta, "namespace");
     if (!ns.empty() && ns != namespace_) {
-      return std::unexpected(BadRequest(fmt::format(
-          "the namespace of the provided object ({}) does not match the namespace sent on the request ({})", ns, namespace_)));
+      return std::unexpected(BadRequest(
+          fmt::format("the namespace of the provided object ({}) does not match the namespace sent on the request ({})",
+                      ns, namespace_)));
     }
-    if (ns.empty()) api::json::Set(meta, "namespace", api::json::MakeString(namespace_, body.GetAllocator()), body.GetAllocator());
+    if (ns.empty())
+      api::json::Set(meta, "namespace", api::json::MakeString(namespace_, body.GetAllocator()), body.GetAllocator());
   }
   if (!name.empty()) {
     std::string_view body_name = api::json::GetString(meta, "name");
     if (!body_name.empty() && body_name != name) {
-      return std::unexpected(BadRequest(fmt::format(
-          "the name of the object ({}) does not match the name on the URL ({})", body_name, name)));
+      return std::unexpected(BadRequest(
+          fmt::format("the name of the object ({}) does not match the name on the URL ({})", body_name, name)));
     }
-    if (body_name.empty()) api::json::Set(meta, "name", api::json::MakeString(name, body.GetAllocator()), body.GetAllocator());
+    if (body_name.empty())
+      api::json::Set(meta, "name", api::json::MakeString(name, body.GetAllocator()), body.GetAllocator());
   }
   return {};
 }

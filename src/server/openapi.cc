@@ -93,7 +93,9 @@ void Operation(JsonWriter& w, const store::ResourceType& t, std::string_view met
   w.StartArray();
   if (write) {
     QueryParameter(w, "dryRun", kDryRun, "string");
-    QueryParameter(w, "fieldManager", "fieldManager is a name associated with the actor or entity that is making these changes.", "string");
+    QueryParameter(w, "fieldManager",
+                   "fieldManager is a name associated with the actor or entity that is making these changes.",
+                   "string");
     QueryParameter(w, "fieldValidation", kFieldValidation, "string");
   }
   w.EndArray();
@@ -102,8 +104,8 @@ void Operation(JsonWriter& w, const store::ResourceType& t, std::string_view met
     w.StartObject();
     w.Key("content");
     w.StartObject();
-    for (std::string_view type : {"application/json-patch+json", "application/merge-patch+json",
-                                  "application/strategic-merge-patch+json"}) {
+    for (std::string_view type :
+         {"application/json-patch+json", "application/merge-patch+json", "application/strategic-merge-patch+json"}) {
       w.Key(type);
       w.StartObject();
       Ref(w, "io.k8s.apimachinery.pkg.apis.meta.v1.Patch");
@@ -202,7 +204,8 @@ void Components(JsonWriter& w, const std::vector<const store::ResourceType*>& ty
   };
   object_schema("io.k8s.apimachinery.pkg.apis.meta.v1.Patch",
                 "Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.");
-  object_schema("io.k8s.apimachinery.pkg.apis.meta.v1.Status", "Status is a return value for calls that don't return other objects.");
+  object_schema("io.k8s.apimachinery.pkg.apis.meta.v1.Status",
+                "Status is a return value for calls that don't return other objects.");
   for (const store::ResourceType* t : types) {
     object_schema(SchemaName(*t), fmt::format("{} as kubesched stores it.", t->kind));
     object_schema(SchemaName(*t) + "List", fmt::format("{}List is a list of {}.", t->kind, t->kind));

@@ -204,8 +204,8 @@ void PodCells(const Value& pod, int64_t now_ns, std::vector<Cell>& out) {
     if (reason == "Completed" && has_running) reason = HasCondition(pod, "Ready", "True") ? "Running" : "NotReady";
   }
 
-  const bool deleting = At(pod, {"metadata", "deletionTimestamp"}) != nullptr &&
-                        !At(pod, {"metadata", "deletionTimestamp"})->IsNull();
+  const bool deleting =
+      At(pod, {"metadata", "deletionTimestamp"}) != nullptr && !At(pod, {"metadata", "deletionTimestamp"})->IsNull();
   if (deleting && Str(pod, {"status", "reason"}) == "NodeLost") {
     reason = "Unknown";
   } else if (deleting && phase != "Succeeded" && phase != "Failed") {
@@ -251,7 +251,8 @@ void PodCells(const Value& pod, int64_t now_ns, std::vector<Cell>& out) {
 
 std::optional<RowCondition> PodCondition(const Value& pod) {
   std::string_view phase = Str(pod, {"status", "phase"});
-  if (phase == "Succeeded") return RowCondition{"Completed", "True", "Succeeded", "The pod has completed successfully."};
+  if (phase == "Succeeded")
+    return RowCondition{"Completed", "True", "Succeeded", "The pod has completed successfully."};
   if (phase == "Failed") return RowCondition{"Completed", "True", "Failed", "The pod failed."};
   return std::nullopt;
 }
@@ -334,8 +335,9 @@ void EventCells(const Value& e, int64_t now_ns, std::vector<Cell>& out) {
   if (component.empty()) component = Str(e, {"reportingComponent"});
   std::string_view host = Str(e, {"source", "host"});
   if (host.empty()) host = Str(e, {"reportingInstance"});
-  std::string source = component.empty() ? "<unknown>"
-                                         : (host.empty() ? std::string(component) : fmt::format("{}, {}", component, host));
+  std::string source = component.empty()
+                           ? "<unknown>"
+                           : (host.empty() ? std::string(component) : fmt::format("{}, {}", component, host));
   std::string_view message = Str(e, {"message"});
   while (!message.empty() && std::isspace(static_cast<unsigned char>(message.front()))) message.remove_prefix(1);
   while (!message.empty() && std::isspace(static_cast<unsigned char>(message.back()))) message.remove_suffix(1);
@@ -438,12 +440,20 @@ const Printer kNamespacePrinter{
 const Printer kEventPrinter{
     {{"Last Seen", "string", "", "The time at which the most recent occurrence of this event was recorded.", 0},
      {"Type", "string", "", "Type of this event (Normal, Warning), new types could be added in the future", 0},
-     {"Reason", "string", "", "This should be a short, machine understandable string that gives the reason for the transition into the object's current status.", 0},
+     {"Reason", "string", "",
+      "This should be a short, machine understandable string that gives the reason for the transition into the "
+      "object's current status.",
+      0},
      {"Object", "string", "", "The object that this event is about.", 0},
-     {"Subobject", "string", "", "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go field access statement.", 1},
-     {"Source", "string", "", "The component reporting this event. Should be a short machine understandable string.", 1},
+     {"Subobject", "string", "",
+      "If referring to a piece of an object instead of an entire object, this string should contain a valid JSON/Go "
+      "field access statement.",
+      1},
+     {"Source", "string", "", "The component reporting this event. Should be a short machine understandable string.",
+      1},
      {"Message", "string", "", "A human-readable description of the status of this operation.", 0},
-     {"First Seen", "string", "", "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)", 1},
+     {"First Seen", "string", "",
+      "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)", 1},
      {"Count", "string", "", "The number of times this event has occurred.", 1},
      {"Name", "string", "name", kNameDoc, 1}},
     EventCells,
@@ -455,12 +465,17 @@ constexpr Column kImagesColumn{"Images", "string", "", "Images referenced by eac
 const Printer kDeploymentPrinter{
     {kNameColumn,
      {"Ready", "string", "", "Number of the pod with ready state", 0},
-     {"Up-to-date", "integer", "", "Total number of non-terminated pods targeted by this deployment that have the desired template spec.", 0},
-     {"Available", "integer", "", "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.", 0},
+     {"Up-to-date", "integer", "",
+      "Total number of non-terminated pods targeted by this deployment that have the desired template spec.", 0},
+     {"Available", "integer", "",
+      "Total number of available pods (ready for at least minReadySeconds) targeted by this deployment.", 0},
      kAgeColumn,
      kContainersColumn,
      kImagesColumn,
-     {"Selector", "string", "", "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this deployment.", 1}},
+     {"Selector", "string", "",
+      "Label selector for pods. Existing ReplicaSets whose pods are selected by this will be the ones affected by this "
+      "deployment.",
+      1}},
     DeploymentCells,
     nullptr};
 
@@ -479,22 +494,28 @@ const Printer kReplicaSetPrinter{
 const Printer kPriorityClassPrinter{
     {kNameColumn,
      {"Value", "integer", "", "value represents the integer value of this priority class.", 0},
-     {"Global-Default", "boolean", "", "globalDefault specifies whether this PriorityClass should be considered as the default priority for pods that do not have any priority class.", 0},
+     {"Global-Default", "boolean", "",
+      "globalDefault specifies whether this PriorityClass should be considered as the default priority for pods that "
+      "do not have any priority class.",
+      0},
      kAgeColumn,
      {"PreemptionPolicy", "string", "", "preemptionPolicy is the Policy for preempting pods with lower priority.", 0}},
     PriorityClassCells,
     nullptr};
 
-const Printer kPdbPrinter{{kNameColumn,
-                           {"Min Available", "string", "", "The minimum number of pods that must be available.", 0},
-                           {"Max Unavailable", "string", "", "The maximum number of pods that may be unavailable.", 0},
-                           {"Allowed Disruptions", "integer", "", "Calculated number of pods that may be disrupted at this time.", 0},
-                           kAgeColumn},
-                          PdbCells,
-                          nullptr};
+const Printer kPdbPrinter{
+    {kNameColumn,
+     {"Min Available", "string", "", "The minimum number of pods that must be available.", 0},
+     {"Max Unavailable", "string", "", "The maximum number of pods that may be unavailable.", 0},
+     {"Allowed Disruptions", "integer", "", "Calculated number of pods that may be disrupted at this time.", 0},
+     kAgeColumn},
+    PdbCells,
+    nullptr};
 
 const Printer kLeasePrinter{
-    {kNameColumn, {"Holder", "string", "", "holderIdentity contains the identity of the holder of a current lease.", 0}, kAgeColumn},
+    {kNameColumn,
+     {"Holder", "string", "", "holderIdentity contains the identity of the holder of a current lease.", 0},
+     kAgeColumn},
     LeaseCells,
     nullptr};
 

@@ -18,7 +18,7 @@ namespace kubesched::server {
 
 struct Column {
   std::string_view name;
-  std::string_view type;  //!< "string", "integer", "boolean", "date"
+  std::string_view type;    //!< "string", "integer", "boolean", "date"
   std::string_view format;  //!< "name" for the name column, else ""
   std::string_view description;
   int priority = 0;  //!< 1: shown with -o wide only

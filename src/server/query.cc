@@ -17,10 +17,12 @@ std::expected<void, ApiError> CheckResourceVersionMatch(const std::string& rv, c
         "resourceVersionMatch: Unsupported value: \"{}\": supported values: \"Exact\", \"NotOlderThan\"", match)));
   }
   if (rv.empty()) {
-    return std::unexpected(BadRequest("resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"));
+    return std::unexpected(BadRequest(
+        "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"));
   }
   if (match == "Exact" && rv == "0") {
-    return std::unexpected(BadRequest("resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""));
+    return std::unexpected(BadRequest(
+        "resourceVersionMatch: Forbidden: resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""));
   }
   return {};
 }
@@ -38,7 +40,8 @@ std::expected<PropagationPolicy, ApiError> ParsePropagation(std::string_view v) 
   if (v == "Background") return PropagationPolicy::kBackground;
   if (v == "Foreground") return PropagationPolicy::kForeground;
   return std::unexpected(BadRequest(fmt::format(
-      "propagationPolicy: Unsupported value: \"{}\": supported values: \"Foreground\", \"Background\", \"Orphan\"", v)));
+      "propagationPolicy: Unsupported value: \"{}\": supported values: \"Foreground\", \"Background\", \"Orphan\"",
+      v)));
 }
 
 }  // namespace
@@ -56,7 +59,9 @@ std::expected<store::ListOptions, ApiError> ParseListOptions(const HttpRequest& 
   o.selectors.field_selector = request.Query("fieldSelector");
   if (std::string_view limit = request.Query("limit"); !limit.empty()) {
     std::optional<int64_t> n = ParseInt(limit);
-    if (!n || *n < 0) return std::unexpected(BadRequest(fmt::format("limit: Invalid value: \"{}\": must be a non-negative integer", limit)));
+    if (!n || *n < 0)
+      return std::unexpected(
+          BadRequest(fmt::format("limit: Invalid value: \"{}\": must be a non-negative integer", limit)));
     o.limit = *n;
   }
   o.continue_token = request.Query("continue");
@@ -87,17 +92,23 @@ std::expected<WatchRequest, ApiError> ParseWatchRequest(const HttpRequest& reque
     // Upstream's validation of the streaming list (WatchList): it is asked for with
     // resourceVersionMatch=NotOlderThan and bookmarks, which carry its end marker.
     if (match != "NotOlderThan") {
-      return std::unexpected(BadRequest("resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"));
+      return std::unexpected(BadRequest(
+          "resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"));
     }
     if (*initial && !*bookmarks) {
-      return std::unexpected(BadRequest("allowWatchBookmarks: Forbidden: allowWatchBookmarks must be true when sendInitialEvents is set"));
+      return std::unexpected(
+          BadRequest("allowWatchBookmarks: Forbidden: allowWatchBookmarks must be true when sendInitialEvents is set"));
     }
   } else if (!match.empty()) {
-    return std::unexpected(BadRequest(fmt::format("resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided")));
+    return std::unexpected(
+        BadRequest(fmt::format("resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless "
+                               "sendInitialEvents is provided")));
   }
   if (std::string_view t = request.Query("timeoutSeconds"); !t.empty()) {
     std::optional<int64_t> n = ParseInt(t);
-    if (!n || *n < 0) return std::unexpected(BadRequest(fmt::format("timeoutSeconds: Invalid value: \"{}\": must be a non-negative integer", t)));
+    if (!n || *n < 0)
+      return std::unexpected(
+          BadRequest(fmt::format("timeoutSeconds: Invalid value: \"{}\": must be a non-negative integer", t)));
     if (*n > 0) w.timeout = std::chrono::seconds(*n);
   }
   return w;
@@ -108,7 +119,8 @@ std::expected<bool, ApiError> ParseDryRun(const HttpRequest& request) {
   auto [begin, end] = request.query.equal_range("dryRun");
   for (auto it = begin; it != end; ++it) {
     if (it->second != "All") {
-      return std::unexpected(BadRequest(fmt::format("dryRun: Unsupported value: \"{}\": supported values: \"All\"", it->second)));
+      return std::unexpected(
+          BadRequest(fmt::format("dryRun: Unsupported value: \"{}\": supported values: \"All\"", it->second)));
     }
     dry_run = true;
   }
@@ -144,8 +156,8 @@ std::expected<DeleteRequest, ApiError> ParseDeleteRequest(const HttpRequest& req
   if (body.empty()) return d;
   api::json::Document doc;
   if (auto parsed = api::json::Parse(body, doc); !parsed) {
-    return std::unexpected(BadRequest(fmt::format("the DeleteOptions in the request body are not valid JSON: {}",
-                                                  parsed.error().ToString())));
+    return std::unexpected(BadRequest(
+        fmt::format("the DeleteOptions in the request body are not valid JSON: {}", parsed.error().ToString())));
   }
   if (!doc.IsObject()) return std::unexpected(BadRequest("the request body must be a DeleteOptions object"));
   std::string_view kind = api::json::GetString(doc, "kind");
@@ -169,13 +181,15 @@ std::expected<DeleteRequest, ApiError> ParseDeleteRequest(const HttpRequest& req
     if (!parsed) return std::unexpected(parsed.error());
     d.propagation = *parsed;
   }
-  if (const api::json::Value* o = api::json::Find(doc, "orphanDependents"); o != nullptr && o->IsBool() && o->GetBool()) {
+  if (const api::json::Value* o = api::json::Find(doc, "orphanDependents");
+      o != nullptr && o->IsBool() && o->GetBool()) {
     d.propagation = PropagationPolicy::kOrphan;
   }
   if (const api::json::Value* dr = api::json::Find(doc, "dryRun"); dr != nullptr && dr->IsArray()) {
     for (const api::json::Value& v : dr->GetArray()) {
       if (api::json::View(v) != "All") {
-        return std::unexpected(BadRequest(fmt::format("dryRun: Unsupported value: \"{}\": supported values: \"All\"", api::json::View(v))));
+        return std::unexpected(BadRequest(
+            fmt::format("dryRun: Unsupported value: \"{}\": supported values: \"All\"", api::json::View(v))));
       }
       d.dry_run = true;
     }

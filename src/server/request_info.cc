@@ -21,14 +21,22 @@ std::vector<std::string_view> SplitPath(std::string_view path) {
 
 std::string_view VerbName(Verb verb) {
   switch (verb) {
-    case Verb::kGet: return "get";
-    case Verb::kList: return "list";
-    case Verb::kWatch: return "watch";
-    case Verb::kCreate: return "create";
-    case Verb::kUpdate: return "update";
-    case Verb::kPatch: return "patch";
-    case Verb::kDelete: return "delete";
-    case Verb::kDeleteCollection: return "deletecollection";
+    case Verb::kGet:
+      return "get";
+    case Verb::kList:
+      return "list";
+    case Verb::kWatch:
+      return "watch";
+    case Verb::kCreate:
+      return "create";
+    case Verb::kUpdate:
+      return "update";
+    case Verb::kPatch:
+      return "patch";
+    case Verb::kDelete:
+      return "delete";
+    case Verb::kDeleteCollection:
+      return "deletecollection";
   }
   return "";
 }

@@ -22,11 +22,11 @@ enum class Verb { kGet, kList, kWatch, kCreate, kUpdate, kPatch, kDelete, kDelet
 std::string_view VerbName(Verb verb);
 
 enum class PathKind {
-  kResource,       //!< a resource request (RequestInfo's fields say which)
-  kLegacyRoot,     //!< /api: APIVersions (or the aggregated discovery of the core group)
-  kGroupsRoot,     //!< /apis: APIGroupList (or the aggregated discovery of every named group)
-  kGroup,          //!< /apis/<group>: APIGroup
-  kGroupVersion,   //!< /api/v1 or /apis/<group>/<version>: APIResourceList
+  kResource,      //!< a resource request (RequestInfo's fields say which)
+  kLegacyRoot,    //!< /api: APIVersions (or the aggregated discovery of the core group)
+  kGroupsRoot,    //!< /apis: APIGroupList (or the aggregated discovery of every named group)
+  kGroup,         //!< /apis/<group>: APIGroup
+  kGroupVersion,  //!< /api/v1 or /apis/<group>/<version>: APIResourceList
 };
 
 struct RequestInfo {

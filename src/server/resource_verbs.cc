@@ -131,9 +131,9 @@ HttpResponse ApiHandler::Create(const HttpRequest& request, const Target& target
   if (auto ok = CheckBodyIdentity(*body, target.type, target.namespace_, ""); !ok) return ErrorResponse(ok.error());
   const std::string name(BodyName(*body));
 
-  store::Result<store::ObjectPtr> created =
-      *dry_run ? DryRunCreate(store_, target.type, target.namespace_, std::move(*body))
-               : store_.Create(target.type, target.namespace_, std::move(*body));
+  store::Result<store::ObjectPtr> created = *dry_run
+                                                ? DryRunCreate(store_, target.type, target.namespace_, std::move(*body))
+                                                : store_.Create(target.type, target.namespace_, std::move(*body));
   if (!created) return ErrorResponse(FromStoreError(created.error(), Subject(target.type, name)));
   return WithWarnings(JsonResponse(201, EncodeObject(**created, target.type, output->object, output->table),
                                    output->object.content_type),
@@ -180,8 +180,9 @@ HttpResponse ApiHandler::Patch(const HttpRequest& request, const Target& target)
     ApiError e = UnsupportedMediaType(request.content_type,
                                       "application/json-patch+json, application/merge-patch+json, "
                                       "application/strategic-merge-patch+json");
-    e.message = "server-side apply is not supported by the kubesched API test bed: use client-side apply "
-                "(kubectl apply without --server-side), or a JSON, merge or strategic merge patch";
+    e.message =
+        "server-side apply is not supported by the kubesched API test bed: use client-side apply "
+        "(kubectl apply without --server-side), or a JSON, merge or strategic merge patch";
     return ErrorResponse(e);
   } else {
     return ErrorResponse(UnsupportedMediaType(request.content_type,
@@ -200,11 +201,11 @@ HttpResponse ApiHandler::Patch(const HttpRequest& request, const Target& target)
     if (!checked) return ErrorResponse(checked.error());
     warnings = std::move(*checked);
   }
-  store::Result<store::ObjectPtr> patched =
-      *dry_run ? DryRunPatch(store_, target.type, target.namespace_, target.info.name, patch_type, request.body,
-                             target.info.subresource)
-               : store_.Patch(target.type, target.namespace_, target.info.name, patch_type, request.body,
-                              target.info.subresource);
+  store::Result<store::ObjectPtr> patched = *dry_run
+                                                ? DryRunPatch(store_, target.type, target.namespace_, target.info.name,
+                                                              patch_type, request.body, target.info.subresource)
+                                                : store_.Patch(target.type, target.namespace_, target.info.name,
+                                                               patch_type, request.body, target.info.subresource);
   if (!patched) return ErrorResponse(FromStoreError(patched.error(), Subject(target.type, target.info.name)));
   return WithWarnings(JsonResponse(200, EncodeObject(**patched, target.type, output->object, output->table),
                                    output->object.content_type),
@@ -226,8 +227,10 @@ HttpResponse ApiHandler::Delete(const HttpRequest& request, const Target& target
     return JsonResponse(200, EncodeObject(**deleted, target.type, output->object, output->table),
                         output->object.content_type);
   }
-  return JsonResponse(200, EncodeSuccessStatus({.name = target.info.name, .group = target.type.group,
-                                                .kind = target.type.resource, .uid = (*deleted)->uid}));
+  return JsonResponse(200, EncodeSuccessStatus({.name = target.info.name,
+                                                .group = target.type.group,
+                                                .kind = target.type.resource,
+                                                .uid = (*deleted)->uid}));
 }
 
 HttpResponse ApiHandler::DeleteCollection(const HttpRequest& request, const Target& target) {

@@ -154,12 +154,11 @@ ApiError PathNotFound() {
 }
 
 ApiError MethodNotAllowed(std::string_view verb, std::string_view group, std::string_view resource) {
-  return ApiError{
-      .code = 405,
-      .reason = "MethodNotAllowed",
-      .message = fmt::format("the server does not allow this method on the requested resource ({} on {})", verb,
-                             QualifiedResource(group, resource)),
-      .details = {.group = std::string(group), .kind = std::string(resource)}};
+  return ApiError{.code = 405,
+                  .reason = "MethodNotAllowed",
+                  .message = fmt::format("the server does not allow this method on the requested resource ({} on {})",
+                                         verb, QualifiedResource(group, resource)),
+                  .details = {.group = std::string(group), .kind = std::string(resource)}};
 }
 
 ApiError NotAcceptable(std::string_view accept) {
@@ -184,10 +183,12 @@ ApiError UnsupportedMediaType(std::string_view content_type, std::string_view ac
                                          content_type.empty() ? "no Content-Type" : content_type, accepted)};
 }
 
-ApiError Invalid(std::string_view group, std::string_view kind, std::string_view name, std::vector<store::Cause> causes) {
+ApiError Invalid(std::string_view group, std::string_view kind, std::string_view name,
+                 std::vector<store::Cause> causes) {
   std::string qualified_kind = group.empty() ? std::string(kind) : fmt::format("{}.{}", kind, group);
-  std::string message = causes.empty() ? fmt::format("{} \"{}\" is invalid", qualified_kind, name)
-                                       : fmt::format("{} \"{}\" is invalid: {}", qualified_kind, name, CausesText(causes));
+  std::string message = causes.empty()
+                            ? fmt::format("{} \"{}\" is invalid", qualified_kind, name)
+                            : fmt::format("{} \"{}\" is invalid: {}", qualified_kind, name, CausesText(causes));
   return ApiError{.code = 422,
                   .reason = "Invalid",
                   .message = std::move(message),
@@ -196,9 +197,8 @@ ApiError Invalid(std::string_view group, std::string_view kind, std::string_view
 }
 
 ApiError InternalError(std::string message) {
-  return ApiError{.code = 500,
-                  .reason = "InternalError",
-                  .message = fmt::format("Internal error occurred: {}", message)};
+  return ApiError{
+      .code = 500, .reason = "InternalError", .message = fmt::format("Internal error occurred: {}", message)};
 }
 
 ApiError ServiceUnavailable(std::string message) {

@@ -66,7 +66,8 @@ ApiError RequestEntityTooLarge(size_t limit_bytes);
 //! 415 UnsupportedMediaType for a body of `content_type`.
 ApiError UnsupportedMediaType(std::string_view content_type, std::string_view accepted);
 //! 422 Invalid `<Kind> "<name>" is invalid: <field>: <message>, ...` with the causes.
-ApiError Invalid(std::string_view group, std::string_view kind, std::string_view name, std::vector<store::Cause> causes);
+ApiError Invalid(std::string_view group, std::string_view kind, std::string_view name,
+                 std::vector<store::Cause> causes);
 //! 500 InternalError.
 ApiError InternalError(std::string message);
 //! 503 ServiceUnavailable (the server is shutting down).

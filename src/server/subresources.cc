@@ -21,13 +21,16 @@ std::expected<api::json::Document, ApiError> DecodeJson(const HttpRequest& reque
   }
   api::json::Document doc;
   if (auto parsed = api::json::Parse(request.body, doc); !parsed) {
-    return std::unexpected(BadRequest(fmt::format("the {} in the request body is not valid JSON: {}", what, parsed.error().ToString())));
+    return std::unexpected(
+        BadRequest(fmt::format("the {} in the request body is not valid JSON: {}", what, parsed.error().ToString())));
   }
   if (!doc.IsObject()) return std::unexpected(BadRequest(fmt::format("the request body must be a {} object", what)));
   return doc;
 }
 
-ErrorSubject PodSubject(std::string_view name) { return {.group = "", .resource = "pods", .kind = "Pod", .name = name}; }
+ErrorSubject PodSubject(std::string_view name) {
+  return {.group = "", .resource = "pods", .kind = "Pod", .name = name};
+}
 
 // labels.Selector.String() of a LabelSelector ("" for none), as Scale's status.selector.
 std::string SelectorString(const api::json::Value& object) {
@@ -82,14 +85,14 @@ HttpResponse ApiHandler::Binding(const HttpRequest& request, const Target& targe
   std::string_view uid = meta != nullptr ? api::json::GetString(*meta, "uid") : std::string_view();
   std::string_view name = meta != nullptr ? api::json::GetString(*meta, "name") : std::string_view();
   if (!name.empty() && name != target.info.name) {
-    return ErrorResponse(BadRequest(fmt::format("the name of the Binding ({}) does not match the pod on the URL ({})",
-                                                name, target.info.name)));
+    return ErrorResponse(BadRequest(
+        fmt::format("the name of the Binding ({}) does not match the pod on the URL ({})", name, target.info.name)));
   }
   const api::json::Value* t = api::json::Find(*body, "target");
   std::string_view node = t != nullptr ? api::json::GetString(*t, "name") : std::string_view();
   if (node.empty()) {
-    return ErrorResponse(Invalid("", "Binding", target.info.name,
-                                 {{"FieldValueRequired", "Required value", "target.name"}}));
+    return ErrorResponse(
+        Invalid("", "Binding", target.info.name, {{"FieldValueRequired", "Required value", "target.name"}}));
   }
   auto bound = store_.Bind(target.namespace_, target.info.name, uid, node);
   if (!bound) return ErrorResponse(FromStoreError(bound.error(), PodSubject(target.info.name)));
@@ -117,8 +120,8 @@ HttpResponse ApiHandler::Eviction(const HttpRequest& request, const Target& targ
 }
 
 HttpResponse ApiHandler::Scale(const HttpRequest& request, const Target& target) {
-  const ErrorSubject subject{.group = target.type.group, .resource = target.type.resource, .kind = target.type.kind,
-                             .name = target.info.name};
+  const ErrorSubject subject{
+      .group = target.type.group, .resource = target.type.resource, .kind = target.type.kind, .name = target.info.name};
   auto current = store_.Get(target.type, target.namespace_, target.info.name);
   if (!current) return ErrorResponse(FromStoreError(current.error(), subject));
   if (target.info.verb == Verb::kGet) return JsonResponse(200, ScaleOf(**current));
@@ -167,7 +170,8 @@ HttpResponse ApiHandler::Scale(const HttpRequest& request, const Target& target)
   auto dry_run = ParseDryRun(request);
   if (!dry_run) return ErrorResponse(dry_run.error());
   if (*dry_run) return JsonResponse(200, ScaleOf(**current));
-  auto patched = store_.Patch(target.type, target.namespace_, target.info.name, store::PatchType::kMergePatch, patch, "");
+  auto patched =
+      store_.Patch(target.type, target.namespace_, target.info.name, store::PatchType::kMergePatch, patch, "");
   if (!patched) return ErrorResponse(FromStoreError(patched.error(), subject));
   return JsonResponse(200, ScaleOf(**patched));
 }

@@ -65,8 +65,8 @@ std::expected<TlsIdentity, std::string> GenerateSelfSignedIdentity(int days) {
   X509_set_pubkey(cert.get(), key.get());
   X509_NAME* name = X509_get_subject_name(cert.get());
   X509_NAME_add_entry_by_txt(name, "O", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("kubesched"), -1, -1, 0);
-  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC,
-                             reinterpret_cast<const unsigned char*>("kubesched-apiserver"), -1, -1, 0);
+  X509_NAME_add_entry_by_txt(name, "CN", MBSTRING_ASC, reinterpret_cast<const unsigned char*>("kubesched-apiserver"),
+                             -1, -1, 0);
   X509_set_issuer_name(cert.get(), name);
   if (!AddExtension(cert.get(), NID_basic_constraints, "critical,CA:TRUE") ||
       !AddExtension(cert.get(), NID_key_usage, "critical,digitalSignature,keyEncipherment,keyCertSign") ||
@@ -75,12 +75,14 @@ std::expected<TlsIdentity, std::string> GenerateSelfSignedIdentity(int days) {
       !AddExtension(cert.get(), NID_subject_alt_name, "IP:127.0.0.1,IP:::1,DNS:localhost")) {
     return std::unexpected(OpenSslError("adding the certificate's extensions"));
   }
-  if (X509_sign(cert.get(), key.get(), EVP_sha256()) == 0) return std::unexpected(OpenSslError("signing the certificate"));
+  if (X509_sign(cert.get(), key.get(), EVP_sha256()) == 0)
+    return std::unexpected(OpenSslError("signing the certificate"));
 
   TlsIdentity id;
   {
     std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new(BIO_s_mem()), BIO_free);
-    if (!bio || PEM_write_bio_X509(bio.get(), cert.get()) != 1) return std::unexpected(OpenSslError("encoding the certificate"));
+    if (!bio || PEM_write_bio_X509(bio.get(), cert.get()) != 1)
+      return std::unexpected(OpenSslError("encoding the certificate"));
     id.certificate_pem = BioText(bio.get());
   }
   {
@@ -97,7 +99,8 @@ std::expected<TlsIdentity, std::string> GenerateSelfSignedIdentity(int days) {
 
 std::string Base64(std::string_view data) {
   std::vector<unsigned char> out(4 * ((data.size() + 2) / 3) + 1);
-  int n = EVP_EncodeBlock(out.data(), reinterpret_cast<const unsigned char*>(data.data()), static_cast<int>(data.size()));
+  int n =
+      EVP_EncodeBlock(out.data(), reinterpret_cast<const unsigned char*>(data.data()), static_cast<int>(data.size()));
   return std::string(reinterpret_cast<const char*>(out.data()), static_cast<size_t>(n));
 }
 

@@ -54,8 +54,8 @@ std::string EncodeErrorEvent(const ApiError& error) {
   return w.Take() + "\n";
 }
 
-WatchStream::WatchStream(std::unique_ptr<store::Watcher> watcher, const store::ResourceType& type,
-                         ObjectOutput output, TableOptions table, std::chrono::steady_clock::time_point deadline,
+WatchStream::WatchStream(std::unique_ptr<store::Watcher> watcher, const store::ResourceType& type, ObjectOutput output,
+                         TableOptions table, std::chrono::steady_clock::time_point deadline,
                          const std::atomic<bool>& stopping)
     : watcher_(std::move(watcher)),
       type_(type),
