@@ -3,6 +3,7 @@
 #include <rapidjson/error/en.h>
 #include <rapidjson/memorystream.h>
 #include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
 #include <algorithm>
@@ -86,9 +87,12 @@ std::expected<void, ParseError> Parse(std::string_view text, Document& doc) {
 }
 
 void EncodeTo(const Value& value, std::string& out) {
-  StringSink sink{out};
-  rapidjson::Writer<StringSink> writer(sink);
+  // RapidJSON's own buffer (bulk appends) then one copy: a std::string sink pays a push_back per
+  // character, which showed in profiles of loading large manifests.
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
   value.Accept(writer);
+  out.append(buffer.GetString(), buffer.GetSize());
 }
 
 std::string Encode(const Value& value) {

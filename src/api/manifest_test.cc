@@ -1038,7 +1038,7 @@ TEST(ManifestTest, ErrorsNameTheFileDocumentObjectAndField) {
        "test.yaml: document 1 (List): items: required field is missing (line 1)"},
       {"yaml syntax error in the second document",
        "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\napiVersion: v1\nkind: Node\nmetadata: {name: [n2\n",
-       "test.yaml: document 2: YAML syntax error: end of sequence flow not found (line 8)"},
+       "test.yaml: document 2: YAML syntax error: flow sequence without a closing bracket (line 8)"},
       {"labels must be a map", "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: [a, b]\n",
        "test.yaml: document 1 (Node n1): metadata.labels: expected a mapping of fields, got a list (line 5)"},
       {"label value must be a string", "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {a: {b: c}}\n",

@@ -11,15 +11,32 @@
 #include <string>
 #include <utility>
 
-#include "api/yaml_fields.h"
+#include "api/field_path.h"
 
 namespace kubesched::api {
 namespace {
 
-using yaml_fields::Describe;
-using yaml_fields::LineOf;
-using yaml_fields::Present;
-using yaml_fields::Quote;
+using field_path::Quote;
+
+bool Present(const json::Value& v) { return !v.IsNull(); }
+
+// "a mapping", "a list" or the quoted scalar (as written, for YAML), as the decoders describe values.
+std::string Describe(const json::Value& v, const yaml::ScalarTexts* texts) {
+  if (v.IsObject()) return "a mapping";
+  if (v.IsArray()) return "a list";
+  std::string s;
+  if (auto written = texts != nullptr ? texts->Find(&v) : std::nullopt) {
+    s = std::string(*written);
+  } else if (v.IsString()) {
+    s = std::string(json::View(v));
+  } else if (v.IsBool()) {
+    s = v.GetBool() ? "true" : "false";
+  } else {
+    s = json::Encode(v);
+  }
+  if (s.size() > 40) s = s.substr(0, 40) + "...";
+  return Quote(s);
+}
 
 // The schema, one type after another: a line `TypeName` (or `TypeName : Base` to start from the
 // base's fields), then one indented line per field: `name type`. Types are
@@ -1279,8 +1296,21 @@ class Schema {
 struct PathLink {
   const PathLink* parent = nullptr;
   std::string_view key;  // empty for a list index
-  size_t index = 0;
+  size_t index = 0;      // the list index, or the member's position in its mapping
 };
+
+// The same chain as steps through the document, for finding the line later.
+yaml::SourcePath Steps(const PathLink* link, bool at_key) {
+  yaml::SourcePath out;
+  for (; link != nullptr; link = link->parent) {
+    using Kind = yaml::PathStep::Kind;
+    const Kind kind = link->key.empty() ? Kind::kElement : Kind::kValue;
+    out.push_back(yaml::PathStep{kind, static_cast<uint32_t>(link->index)});
+  }
+  std::reverse(out.begin(), out.end());
+  if (at_key && !out.empty()) out.back().kind = yaml::PathStep::Kind::kKey;
+  return out;
+}
 
 std::string Render(std::string_view prefix, const PathLink* link) {
   std::vector<const PathLink*> chain;
@@ -1288,9 +1318,9 @@ std::string Render(std::string_view prefix, const PathLink* link) {
   std::string out(prefix);
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
     if ((*it)->key.empty()) {
-      yaml_fields::AppendIndex(out, (*it)->index);
+      field_path::AppendIndex(out, (*it)->index);
     } else {
-      yaml_fields::AppendField(out, (*it)->key);
+      field_path::AppendField(out, (*it)->key);
     }
   }
   return out;
@@ -1300,42 +1330,40 @@ std::string UnknownFieldMessage(const Type& type, std::string_view name) {
   std::vector<std::string_view> names;
   names.reserve(type.fields.size());
   for (const auto& [field, unused] : type.fields) names.push_back(field);
-  const std::string_view best = yaml_fields::Closest(name, names);
+  const std::string_view best = field_path::Closest(name, names);
   if (best.empty()) return "unknown field";
   return "unknown field (did you mean " + Quote(best) + "?)";
 }
 
 class Checker {
  public:
-  Checker(std::string_view prefix, std::vector<FieldIssue>& issues) : prefix_(prefix), issues_(issues) {}
+  Checker(std::string_view prefix, const yaml::ScalarTexts* texts, std::vector<FieldIssue>& issues)
+      : prefix_(prefix), texts_(texts), issues_(issues) {}
 
-  void Check(const YAML::Node& n, const Type& type, const PathLink* path) {
+  void Check(const json::Value& n, const Type& type, const PathLink* path) {
     switch (type.shape) {
       case Type::Shape::kAny:
         return;
       case Type::Shape::kScalar:
-        if (Present(n) && !n.IsScalar())
-          Report(n, path, "expected " + std::string(type.expected) + ", got " + Describe(n));
+        if (Present(n) && (n.IsObject() || n.IsArray()))
+          Report(path, false, "expected " + std::string(type.expected) + ", got " + Describe(n, texts_));
         return;
       case Type::Shape::kList:
         if (!Present(n)) return;
-        if (!n.IsSequence()) {
-          Report(n, path, "expected a list, got " + Describe(n));
+        if (!n.IsArray()) {
+          Report(path, false, "expected a list, got " + Describe(n, texts_));
           return;
         }
-        {
-          size_t i = 0;
-          for (const YAML::Node& element : n) {
-            const PathLink item{path, {}, i++};
-            Check(element, *type.elem, &item);
-          }
+        for (rapidjson::SizeType i = 0; i < n.Size(); ++i) {
+          const PathLink item{path, {}, i};
+          Check(n[i], *type.elem, &item);
         }
         return;
       case Type::Shape::kMap:
       case Type::Shape::kObject:
         if (!Present(n)) return;
-        if (!n.IsMap()) {
-          Report(n, path, "expected a mapping of fields, got " + Describe(n));
+        if (!n.IsObject()) {
+          Report(path, false, "expected a mapping of fields, got " + Describe(n, texts_));
           return;
         }
         CheckMapping(n, type, path);
@@ -1344,45 +1372,39 @@ class Checker {
   }
 
  private:
-  void CheckMapping(const YAML::Node& n, const Type& type, const PathLink* path) {
+  void CheckMapping(const json::Value& n, const Type& type, const PathLink* path) {
     // keys_ is a stack shared by the nested calls: this mapping's keys sit above `start`. Most
     // mappings have few keys, where comparing with each earlier key beats sorting or hashing.
     const size_t start = keys_.size();
-    // Each dereference of a yaml-cpp iterator copies two nodes (and their shared pointers): once
-    // per entry.
-    for (auto it = n.begin(); it != n.end(); ++it) {
-      const auto entry = *it;
-      const YAML::Node& key = entry.first;
-      if (!key.IsScalar()) {
-        Report(key, path, "keys must be strings, got " + Describe(key));
-        break;
-      }
-      const std::string_view name = key.Scalar();  // lives as long as the document
-      const PathLink child{path, name, 0};
+    size_t index = 0;
+    for (auto it = n.MemberBegin(); it != n.MemberEnd(); ++it, ++index) {
+      const std::string_view name = json::View(it->name);  // lives as long as the document
+      const PathLink child{path, name, index};
       if (std::find(keys_.begin() + static_cast<std::ptrdiff_t>(start), keys_.end(), name) != keys_.end()) {
-        Report(key, &child, "duplicate field");
+        Report(&child, true, "duplicate field");
         continue;
       }
       keys_.push_back(name);
       if (type.shape == Type::Shape::kMap) {
-        Check(entry.second, *type.elem, &child);
+        Check(it->value, *type.elem, &child);
         continue;
       }
       const Type* field = type.Field(name);
       if (field == nullptr) {
-        Report(key, &child, UnknownFieldMessage(type, name));
+        Report(&child, true, UnknownFieldMessage(type, name));
         continue;
       }
-      Check(entry.second, *field, &child);
+      Check(it->value, *field, &child);
     }
     keys_.resize(start);
   }
 
-  void Report(const YAML::Node& at, const PathLink* path, std::string message) {
-    issues_.push_back(FieldIssue{Render(prefix_, path), std::move(message), LineOf(at)});
+  void Report(const PathLink* path, bool at_key, std::string message) {
+    issues_.push_back(FieldIssue{Render(prefix_, path), std::move(message), 0, Steps(path, at_key)});
   }
 
   std::string_view prefix_;
+  const yaml::ScalarTexts* texts_;
   std::vector<FieldIssue>& issues_;
   std::vector<std::string_view> keys_;
 };
@@ -1391,15 +1413,11 @@ class Checker {
 
 bool HasFieldSchema(std::string_view kind) { return Schema::Get().Kind(kind) != nullptr; }
 
-void CheckFields(const YAML::Node& object, std::string_view kind, std::string_view prefix,
-                 std::vector<FieldIssue>& issues) {
+void CheckFields(const json::Value& object, std::string_view kind, std::string_view prefix,
+                 std::vector<FieldIssue>& issues, const yaml::ScalarTexts* texts) {
   const Type* type = Schema::Get().Kind(kind);
   if (type == nullptr) return;
-  try {
-    Checker(prefix, issues).Check(object, *type, nullptr);
-  } catch (const std::exception&) {
-    // A malformed node yaml-cpp cannot walk: the loader reports it when it reads the object.
-  }
+  Checker(prefix, texts, issues).Check(object, *type, nullptr);
 }
 
 std::vector<std::string> FieldSchemaProblems() { return Schema::Get().problems(); }

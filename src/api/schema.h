@@ -5,11 +5,12 @@
 // can be checked as kubectl's --validate=strict checks them (unknown fields, duplicate keys).
 // The schema is data (schema.cc): each type a list of fields and their types.
 
-#include <yaml-cpp/yaml.h>
-
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "api/json.h"
+#include "api/yaml.h"
 
 namespace kubesched::api {
 
@@ -17,7 +18,8 @@ namespace kubesched::api {
 struct FieldIssue {
   std::string path;     //!< "spec.template.spec.nodeSelectr"
   std::string message;  //!< "unknown field (did you mean \"nodeSelector\"?)", "duplicate field", ...
-  int line = 0;         //!< 1-based line within the parsed text, 0 when unknown
+  int line = 0;         //!< 1-based line in the source, 0 when unknown (the loader finds it from `at`)
+  yaml::SourcePath at;  //!< where the issue is, from the checked object (its key for unknown and duplicate fields)
 };
 
 //! Whether the schema describes this kind.
@@ -27,9 +29,9 @@ bool HasFieldSchema(std::string_view kind);
 //! unknown field, duplicate key, and mapping, list or scalar where the schema has another shape.
 //! Fields typed `any` (free-form, as x-kubernetes-preserve-unknown-fields) are not looked into.
 //! `prefix` is the object's own path ("items[2]" inside a List, else ""). Kinds without a schema
-//! are not checked. Never throws.
-void CheckFields(const YAML::Node& object, std::string_view kind, std::string_view prefix,
-                 std::vector<FieldIssue>& issues);
+//! are not checked. Never throws; recursion is bounded by json::kMaxDepth.
+void CheckFields(const json::Value& object, std::string_view kind, std::string_view prefix,
+                 std::vector<FieldIssue>& issues, const yaml::ScalarTexts* texts = nullptr);
 
 //! Problems in the schema data itself (unknown type names, malformed lines); empty when sound.
 //! For tests.

@@ -60,7 +60,18 @@ struct ObjectMeta {
   //! Position in creation order (the manifest loader numbers objects in document order), so
   //! objects created at the same timestamp still have a stable, meaningful order.
   int64_t creation_index = 0;
+  //! The store's version of the object (opaque; empty before the object is stored).
+  std::string resource_version;
+  int64_t generation = 0;
+  std::optional<int64_t> deletion_grace_period_seconds;
+  std::vector<std::string> finalizers;
 };
+
+//! An object's full JSON (compact, every field kept, modelled or not) at the version the typed
+//! fields were decoded from, after defaulting. Shared and immutable: a new version gets a new
+//! string. Null for objects built in code (tests, `kubesched bench`): encode those from the
+//! typed fields (api/encode.h).
+using ObjectJson = std::shared_ptr<const std::string>;
 
 // ---------------------------------------------------------------------------------------------
 // Nodes
@@ -100,6 +111,7 @@ struct Node {
   ObjectMeta metadata;
   NodeSpec spec;
   NodeStatus status;
+  ObjectJson json;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -243,6 +255,7 @@ struct Pod {
   ObjectMeta metadata;
   PodSpec spec;
   PodStatus status;
+  ObjectJson json;
 
   //! "namespace/name", the key upstream uses in messages and maps.
   std::string Key() const { return metadata.namespace_ + "/" + metadata.name; }
@@ -255,6 +268,7 @@ struct Pod {
 
 struct Namespace {
   ObjectMeta metadata;
+  ObjectJson json;
 };
 
 struct PriorityClass {
@@ -262,6 +276,7 @@ struct PriorityClass {
   int32_t value = 0;
   bool global_default = false;
   std::optional<PreemptionPolicy> preemption_policy;
+  ObjectJson json;
 };
 
 struct PodDisruptionBudget {
@@ -270,6 +285,7 @@ struct PodDisruptionBudget {
   //! minAvailable / maxUnavailable: an integer or a percentage ("50%").
   std::optional<std::string> min_available;
   std::optional<std::string> max_unavailable;
+  ObjectJson json;
 };
 
 //! The pod template shared by the workload controllers.
@@ -295,6 +311,7 @@ struct Workload {
   std::optional<LabelSelector> selector;
   //! CronJob: spec.jobTemplate.spec.template.
   PodTemplateSpec template_;
+  ObjectJson json;
 };
 
 std::string_view ToString(TaintEffect effect);

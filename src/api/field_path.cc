@@ -1,10 +1,10 @@
-#include "api/yaml_fields.h"
+#include "api/field_path.h"
 
 #include <algorithm>
 #include <cctype>
 #include <vector>
 
-namespace kubesched::api::yaml_fields {
+namespace kubesched::api::field_path {
 namespace {
 
 bool IsPlainKey(std::string_view key) {
@@ -51,15 +51,6 @@ std::string Quote(std::string_view s) {
   return out + "\"";
 }
 
-std::string Describe(const YAML::Node& n) {
-  if (!Present(n)) return "nothing";
-  if (n.IsMap()) return "a mapping";
-  if (n.IsSequence()) return "a list";
-  std::string s = n.Scalar();
-  if (s.size() > 40) s = s.substr(0, 40) + "...";
-  return Quote(s);
-}
-
 void AppendField(std::string& path, std::string_view key) {
   if (!IsPlainKey(key)) {
     path += '[';
@@ -91,4 +82,4 @@ void AppendIndex(std::string& path, size_t index) {
   path += ']';
 }
 
-}  // namespace kubesched::api::yaml_fields
+}  // namespace kubesched::api::field_path

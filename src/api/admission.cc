@@ -1,0 +1,99 @@
+// The loader's admission stage: the Priority admission plugin. A pod's priorityClassName gives
+// its spec.priority and preemptionPolicy (the built-in system classes included); without one the
+// globalDefault class does, else priority 0. Workloads' pod templates are admitted the same way,
+// so the pods they expand into carry their priority.
+
+#include <unordered_map>
+
+#include "api/field_path.h"
+#include "api/loader_internal.h"
+
+namespace kubesched::api::loader {
+namespace {
+
+using field_path::Quote;
+
+constexpr int32_t kNoPriority = 0;
+
+struct Priorities {
+  std::unordered_map<std::string, const PriorityClass*> by_name;
+  const PriorityClass* global_default = nullptr;
+};
+
+std::optional<LoadError> ResolvePriority(const State& state, const Priorities& classes, size_t entry, PodSpec& spec,
+                                         const std::string& spec_path) {
+  // The Priority admission plugin: a named class gives its value (and preemption policy);
+  // without a name the globalDefault class does, else 0.
+  struct Class {
+    int32_t value;
+    std::optional<PreemptionPolicy> policy;
+  };
+  std::optional<Class> resolved;
+  if (!spec.priority_class_name.empty()) {
+    const std::string& name = spec.priority_class_name;
+    if (auto it = classes.by_name.find(name); it != classes.by_name.end()) {
+      resolved = Class{it->second->value, it->second->preemption_policy};
+    } else if (name == kSystemClusterCritical) {
+      resolved = Class{kSystemClusterCriticalPriority, PreemptionPolicy::kPreemptLowerPriority};
+    } else if (name == kSystemNodeCritical) {
+      resolved = Class{kSystemNodeCriticalPriority, PreemptionPolicy::kPreemptLowerPriority};
+    } else {
+      std::string known;
+      for (const Entry& e : state.entries) {
+        if (auto* pc = std::get_if<std::shared_ptr<PriorityClass>>(&e.object))
+          known += ", " + Quote((*pc)->metadata.name);
+      }
+      return state.ErrorAt(entry, spec_path + ".priorityClassName",
+                           "no PriorityClass named " + Quote(name) + "; defined: " + Quote(kSystemClusterCritical) +
+                               ", " + Quote(kSystemNodeCritical) + known);
+    }
+  } else if (!spec.priority) {
+    resolved = classes.global_default != nullptr
+                   ? Class{classes.global_default->value, classes.global_default->preemption_policy}
+                   : Class{kNoPriority, std::nullopt};
+  }
+  if (resolved) {
+    // A pod may restate the priority its class gives, but not contradict it (as upstream).
+    if (spec.priority && *spec.priority != resolved->value) {
+      return state.ErrorAt(entry, spec_path + ".priority",
+                           "priority " + std::to_string(*spec.priority) + " contradicts priorityClassName " +
+                               Quote(spec.priority_class_name) + " (value " + std::to_string(resolved->value) +
+                               "); drop spec.priority");
+    }
+    spec.priority = resolved->value;
+    if (!spec.preemption_policy) spec.preemption_policy = resolved->policy;
+  }
+  // An explicit spec.priority without a class is kept as written: convenient for simulations.
+  if (!spec.preemption_policy) spec.preemption_policy = PreemptionPolicy::kPreemptLowerPriority;
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<LoadError> AdmitPriorities(State& state) {
+  Priorities classes;
+  for (size_t i = 0; i < state.entries.size(); ++i) {
+    auto* pc = std::get_if<std::shared_ptr<PriorityClass>>(&state.entries[i].object);
+    if (pc == nullptr) continue;
+    classes.by_name.emplace((*pc)->metadata.name, pc->get());
+    if ((*pc)->global_default) {
+      if (classes.global_default != nullptr) {
+        return state.ErrorAt(i, "globalDefault", "only one PriorityClass may be marked globalDefault");
+      }
+      classes.global_default = pc->get();
+    }
+  }
+  for (size_t i = 0; i < state.entries.size(); ++i) {
+    std::optional<LoadError> err;
+    if (auto* pod = std::get_if<std::shared_ptr<Pod>>(&state.entries[i].object)) {
+      err = ResolvePriority(state, classes, i, (*pod)->spec, "spec");
+    } else if (auto* w = std::get_if<std::shared_ptr<Workload>>(&state.entries[i].object)) {
+      // A CronJob's pods only exist once a schedule fires, which a snapshot never sees.
+      if ((*w)->kind != "CronJob") err = ResolvePriority(state, classes, i, (*w)->template_.spec, "spec.template.spec");
+    }
+    if (err) return err;
+  }
+  return std::nullopt;
+}
+
+}  // namespace kubesched::api::loader

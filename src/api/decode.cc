@@ -1,0 +1,194 @@
+#include "api/decode.h"
+
+#include <algorithm>
+
+#include "api/decode_internal.h"
+#include "api/kinds.h"
+
+namespace kubesched::api {
+namespace decode {
+
+const KindInfo* CheckKind(const MapView& obj, std::string& kind) {
+  if (!Present(obj.node())) {
+    Fail(obj.node(), obj.path(), "expected an object with apiVersion and kind, got nothing", kFieldValueRequired);
+  }
+  kind = obj.RequiredString("kind");
+  const std::string api_version = obj.RequiredString("apiVersion");
+  const auto slash = api_version.find('/');
+  const std::string group = slash == std::string::npos ? "" : api_version.substr(0, slash);
+  const std::string version = slash == std::string::npos ? api_version : api_version.substr(slash + 1);
+  if (version.empty() || group.empty() != (slash == std::string::npos)) {
+    Fail(obj.At("apiVersion"), obj.PathOf("apiVersion"),
+         "invalid apiVersion " + Quote(api_version) +
+             "; expected \"version\" or \"group/version\", such as \"apps/v1\"");
+  }
+  const BuiltinGroup* builtin = LookupBuiltinGroup(group);
+  if (builtin == nullptr) return nullptr;  // a custom resource
+  const KindInfo* info = LookupKind(kind);
+  if (info == nullptr) {
+    const std::vector<std::string_view> served = Words(builtin->kinds);
+    if (std::find(served.begin(), served.end(), kind) != served.end()) return nullptr;
+    std::string message = "no kind " + Quote(kind) + " is served by apiVersion " + Quote(api_version);
+    if (std::string_view close = field_path::Closest(kind, served); !close.empty()) {
+      message += " (did you mean " + Quote(close) + "?)";
+    }
+    Fail(obj.At("kind"), obj.PathOf("kind"), message, kFieldValueNotSupported);
+  }
+  if (group != info->group) {
+    const std::string want = info->group.empty() ? "v1" : std::string(info->group) + "/v1";
+    Fail(obj.At("apiVersion"), obj.PathOf("apiVersion"),
+         "apiVersion " + Quote(api_version) + " does not serve kind " + kind + "; use " + Quote(want),
+         kFieldValueNotSupported);
+  }
+  return info;
+}
+
+Object DecodeChecked(const MapView& obj, const KindInfo& info, bool* uses_volume_claims) {
+  const MapView meta_view = obj.Map("metadata");
+  ObjectMeta meta = ReadMetadata(meta_view);
+  ValidateMetadata(meta_view, info, meta);
+  if (info.namespaced) {
+    if (meta.namespace_.empty()) meta.namespace_ = kNamespaceDefault;
+  } else {
+    meta.namespace_.clear();  // cluster-scoped: a namespace in the manifest means nothing
+  }
+  bool claims = false;
+  Object out;
+  const std::string_view kind = info.kind;
+  if (kind == "Node") {
+    auto n = std::make_shared<Node>();
+    n->metadata = std::move(meta);
+    ReadNode(obj, *n);
+    out = std::move(n);
+  } else if (kind == "Pod") {
+    auto p = std::make_shared<Pod>();
+    p->metadata = std::move(meta);
+    if (!obj.Has("spec")) Fail(obj.At("spec"), obj.PathOf("spec"), "required field is missing", kFieldValueRequired);
+    p->spec = ReadPodSpec(obj.Map("spec"));
+    p->status = ReadPodStatus(obj.Map("status"));
+    claims = UsesVolumeClaims(obj.Map("spec"));
+    out = std::move(p);
+  } else if (kind == "Namespace") {
+    auto ns = std::make_shared<Namespace>();
+    ns->metadata = std::move(meta);
+    out = std::move(ns);
+  } else if (kind == "PriorityClass") {
+    auto pc = std::make_shared<PriorityClass>();
+    pc->metadata = std::move(meta);
+    ReadPriorityClass(obj, *pc);
+    out = std::move(pc);
+  } else if (kind == "PodDisruptionBudget") {
+    auto pdb = std::make_shared<PodDisruptionBudget>();
+    pdb->metadata = std::move(meta);
+    ReadPodDisruptionBudget(obj, *pdb);
+    out = std::move(pdb);
+  } else {
+    auto w = std::make_shared<Workload>();
+    w->kind = std::string(kind);
+    w->metadata = std::move(meta);
+    ReadWorkload(obj, *w);
+    const MapView spec = obj.Map("spec");
+    const MapView pod_spec =
+        (kind == "CronJob" ? spec.Map("jobTemplate").Map("spec") : spec).Map("template").Map("spec");
+    const json::Value* claim_templates = spec.Get("volumeClaimTemplates");
+    claims = UsesVolumeClaims(pod_spec) || (kind == "StatefulSet" && Present(claim_templates) &&
+                                            claim_templates->IsArray() && !claim_templates->Empty());
+    out = std::move(w);
+  }
+  if (uses_volume_claims != nullptr) *uses_volume_claims = claims;
+  return out;
+}
+
+}  // namespace decode
+
+namespace {
+
+ObjectJson KeepJson(const json::Value& object, const DecodeOptions& options) {
+  if (!options.keep_json) return nullptr;
+  return std::make_shared<const std::string>(json::Encode(object));
+}
+
+void SetJson(Object& object, ObjectJson json) {
+  std::visit([&](auto& o) { o->json = std::move(json); }, object);
+}
+
+std::expected<Object, FieldErrors> DecodeAny(const json::Value& object, const std::string& prefix,
+                                             const DecodeOptions& options) {
+  const decode::Context ctx{options.texts};
+  try {
+    const decode::MapView obj(&object, prefix, ctx);
+    std::string kind;
+    const KindInfo* info = decode::CheckKind(obj, kind);
+    if (info == nullptr) {
+      return std::unexpected(
+          FieldErrors{FieldError{decode::ChildPath(prefix, "kind"), std::string(kFieldValueNotSupported),
+                                 "kind " + decode::Quote(kind) + " is not one kubesched reads"}});
+    }
+    Object out = decode::DecodeChecked(obj, *info, nullptr);
+    SetJson(out, KeepJson(object, options));
+    return out;
+  } catch (decode::Failure& f) {
+    return std::unexpected(FieldErrors{std::move(f.error)});
+  }
+}
+
+template <typename T>
+Decoded<T> DecodeAs(const json::Value& object, const DecodeOptions& options, std::string_view what) {
+  auto any = DecodeAny(object, "", options);
+  if (!any) return std::unexpected(std::move(any.error()));
+  if (auto* p = std::get_if<std::shared_ptr<T>>(&*any)) return std::move(*p);
+  return std::unexpected(FieldErrors{
+      FieldError{"kind", std::string(kFieldValueInvalid),
+                 "expected " + std::string(what) + ", got " + decode::Quote(json::GetString(object, "kind"))}});
+}
+
+}  // namespace
+
+Decoded<Pod> DecodePod(const json::Value& object, const DecodeOptions& options) {
+  return DecodeAs<Pod>(object, options, "a Pod");
+}
+Decoded<Node> DecodeNode(const json::Value& object, const DecodeOptions& options) {
+  return DecodeAs<Node>(object, options, "a Node");
+}
+Decoded<Namespace> DecodeNamespace(const json::Value& object, const DecodeOptions& options) {
+  return DecodeAs<Namespace>(object, options, "a Namespace");
+}
+Decoded<PriorityClass> DecodePriorityClass(const json::Value& object, const DecodeOptions& options) {
+  return DecodeAs<PriorityClass>(object, options, "a PriorityClass");
+}
+Decoded<PodDisruptionBudget> DecodePodDisruptionBudget(const json::Value& object, const DecodeOptions& options) {
+  return DecodeAs<PodDisruptionBudget>(object, options, "a PodDisruptionBudget");
+}
+Decoded<Workload> DecodeWorkload(const json::Value& object, const DecodeOptions& options) {
+  return DecodeAs<Workload>(object, options, "a workload (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, ...)");
+}
+
+std::expected<Object, FieldErrors> DecodeObject(const json::Value& object, const DecodeOptions& options) {
+  return DecodeAny(object, "", options);
+}
+
+std::vector<std::expected<Object, FieldErrors>> DecodeList(const json::Value& list, const DecodeOptions& options) {
+  std::vector<std::expected<Object, FieldErrors>> out;
+  const json::Value* items = json::Find(list, "items");
+  if (items == nullptr || items->IsNull()) {
+    out.push_back(std::unexpected(
+        FieldErrors{FieldError{"items", std::string(kFieldValueRequired), "required field is missing"}}));
+    return out;
+  }
+  if (!items->IsArray()) {
+    out.push_back(
+        std::unexpected(FieldErrors{FieldError{"items", std::string(kFieldValueInvalid), "expected a list"}}));
+    return out;
+  }
+  out.reserve(items->Size());
+  for (rapidjson::SizeType i = 0; i < items->Size(); ++i) {
+    out.push_back(DecodeAny((*items)[i], decode::IndexPath("items", i), options));
+  }
+  return out;
+}
+
+ObjectMeta& MetaOf(const Object& object) {
+  return std::visit([](const auto& o) -> ObjectMeta& { return o->metadata; }, object);
+}
+
+}  // namespace kubesched::api

@@ -1,0 +1,225 @@
+#pragma once
+// Shared by the decoders (decode_*.cc), not part of the API: typed reads of DOM values with field
+// paths, and the exception that carries a field error out of a decoder. Exceptions never leave
+// the decoders: DecodeObject and friends (decode.h) turn them into FieldErrors.
+//
+// Reads are lenient where the yaml-cpp loader was (its behaviour is user-facing): a scalar where a
+// string belongs reads as written, a string of digits where an integer belongs reads as that
+// integer, absent and null read alike.
+
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "api/field_error.h"
+#include "api/field_path.h"
+#include "api/json.h"
+#include "api/types.h"
+#include "api/yaml.h"
+
+namespace kubesched::api::decode {
+
+using field_path::Quote;
+
+//! A field error thrown by a decoder; `at` is the value to point at in messages with a line
+//! (the field itself, or the nearest enclosing value when the field is absent), `at_key` when
+//! it is the member's name rather than its value.
+struct Failure {
+  FieldError error;
+  const json::Value* at = nullptr;
+  bool at_key = false;
+};
+
+//! What every read consults: the written form of YAML scalars (null for JSON input).
+struct Context {
+  const yaml::ScalarTexts* texts = nullptr;
+};
+
+inline bool Present(const json::Value* v) { return v != nullptr && !v->IsNull(); }
+
+//! A scalar's text: a string's own, else as written (YAML), else as JSON prints it.
+std::string ScalarText(const json::Value& v, const Context& ctx);
+
+//! "nothing", "a mapping", "a list" or the quoted scalar (cut to 40 characters), for messages
+//! such as `expected a list, got a mapping`.
+std::string Describe(const json::Value* v, const Context& ctx);
+
+[[noreturn]] void Fail(const json::Value* at, std::string path, std::string message,
+                       std::string_view reason = kFieldValueInvalid, bool at_key = false);
+
+std::string ChildPath(std::string base, std::string_view key);
+std::string IndexPath(std::string base, size_t i);
+std::optional<int64_t> ParseInteger(std::string_view s);
+std::string Join(const std::vector<std::string>& messages);
+
+std::string ReadString(const json::Value* v, const std::string& path, const Context& ctx);
+int64_t ReadInt(const json::Value* v, const std::string& path, int64_t min, int64_t max, const Context& ctx);
+inline int32_t ReadInt32(const json::Value* v, const std::string& path, const Context& ctx,
+                         int64_t min = std::numeric_limits<int32_t>::min(),
+                         int64_t max = std::numeric_limits<int32_t>::max()) {
+  return static_cast<int32_t>(ReadInt(v, path, min, max, ctx));
+}
+bool ReadBool(const json::Value* v, const std::string& path, const Context& ctx);
+
+template <typename Enum, size_t N>
+Enum ReadEnum(const json::Value* v, const std::string& path, const std::pair<std::string_view, Enum> (&table)[N],
+              const Context& ctx) {
+  const std::string s = ReadString(v, path, ctx);
+  for (const auto& [text, value] : table) {
+    if (s == text) return value;
+  }
+  std::string supported;
+  for (const auto& [text, value] : table) {
+    if (!supported.empty()) supported += ", ";
+    supported += Quote(text);
+  }
+  Fail(v, path, "unsupported value " + Quote(s) + "; supported values: " + supported, kFieldValueNotSupported);
+}
+
+//! A mapping value with its field path. Lookups never insert and never throw on absent keys.
+class MapView {
+ public:
+  MapView(const json::Value* node, std::string path, const Context& ctx);
+
+  const std::string& path() const { return path_; }
+  const json::Value* node() const { return node_; }
+  const Context& ctx() const { return ctx_; }
+  bool empty() const { return !Present(node_) || node_->MemberCount() == 0; }
+
+  //! The member's value (the first, with duplicate keys), or nullptr.
+  const json::Value* Get(std::string_view key) const { return Present(node_) ? json::Find(*node_, key) : nullptr; }
+  bool Has(std::string_view key) const { return Present(Get(key)); }
+  std::string PathOf(std::string_view key) const { return ChildPath(path_, key); }
+  //! Where to point at for a field: the field itself, or the enclosing mapping when it is absent.
+  const json::Value* At(std::string_view key) const {
+    const json::Value* v = Get(key);
+    return v != nullptr ? v : node_;
+  }
+
+  std::string String(std::string_view key) const { return ReadString(Get(key), PathOf(key), ctx_); }
+  std::string RequiredString(std::string_view key) const;
+  bool Bool(std::string_view key) const { return ReadBool(Get(key), PathOf(key), ctx_); }
+  std::optional<int64_t> OptInt(std::string_view key, int64_t min = std::numeric_limits<int64_t>::min(),
+                                int64_t max = std::numeric_limits<int64_t>::max()) const;
+  std::optional<int32_t> OptInt32(std::string_view key, int64_t min = std::numeric_limits<int32_t>::min(),
+                                  int64_t max = std::numeric_limits<int32_t>::max()) const {
+    auto v = OptInt(key, min, max);
+    if (!v) return std::nullopt;
+    return static_cast<int32_t>(*v);
+  }
+  template <typename Enum, size_t N>
+  Enum Enum_(std::string_view key, const std::pair<std::string_view, Enum> (&table)[N]) const {
+    return ReadEnum(Get(key), PathOf(key), table, ctx_);
+  }
+  MapView Map(std::string_view key) const { return MapView(Get(key), PathOf(key), ctx_); }
+  std::optional<MapView> OptMap(std::string_view key) const {
+    if (!Has(key)) return std::nullopt;
+    return Map(key);
+  }
+
+  //! Calls f(item, item_path, index) for each item of a list field.
+  template <typename F>
+  void ForEach(std::string_view key, F&& f) const {
+    const json::Value* list = Get(key);
+    if (!Present(list)) return;
+    const std::string path = PathOf(key);
+    if (!list->IsArray()) Fail(list, path, "expected a list, got " + Describe(list, ctx_));
+    for (rapidjson::SizeType i = 0; i < list->Size(); ++i) f(&(*list)[i], IndexPath(path, i), size_t{i});
+  }
+  //! Calls f(item_view, index) for each item of a list of mappings.
+  template <typename F>
+  void ForEachMap(std::string_view key, F&& f) const {
+    ForEach(key, [&](const json::Value* item, const std::string& path, size_t i) { f(MapView(item, path, ctx_), i); });
+  }
+  std::vector<std::string> StringList(std::string_view key) const;
+  //! Calls f(key, value, value_path) for each entry of a map field.
+  template <typename F>
+  void ForEachEntry(std::string_view key, F&& f) const {
+    MapView m = Map(key);
+    if (!Present(m.node_)) return;
+    for (auto it = m.node_->MemberBegin(); it != m.node_->MemberEnd(); ++it) {
+      const std::string_view k = json::View(it->name);
+      f(k, &it->value, ChildPath(m.path_, k));
+    }
+  }
+  //! A label map (metadata.labels, nodeSelector, matchLabels): keys and values checked as the API
+  //! server checks labels.
+  Labels LabelMap(std::string_view key) const;
+  //! metadata.annotations: keys are qualified names (checked in lower case, as upstream), values
+  //! free text.
+  Labels AnnotationMap(std::string_view key) const;
+
+ private:
+  const json::Value* node_;
+  std::string path_;
+  const Context& ctx_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Enumerations more than one kind reads.
+
+inline constexpr std::pair<std::string_view, TaintEffect> kTaintEffects[] = {
+    {"NoSchedule", TaintEffect::kNoSchedule},
+    {"PreferNoSchedule", TaintEffect::kPreferNoSchedule},
+    {"NoExecute", TaintEffect::kNoExecute},
+};
+inline constexpr std::pair<std::string_view, PreemptionPolicy> kPreemptionPolicies[] = {
+    {"PreemptLowerPriority", PreemptionPolicy::kPreemptLowerPriority},
+    {"Never", PreemptionPolicy::kNever},
+};
+
+// ---------------------------------------------------------------------------------------------
+// Readers shared between kinds (decode_meta.cc).
+
+ResourceList ReadResourceList(const MapView& parent, std::string_view key);
+std::optional<LabelSelector> ReadOptLabelSelector(const MapView& parent, std::string_view key);
+NodeSelectorTerm ReadNodeSelectorTerm(const MapView& m);
+NodeSelector ReadNodeSelector(const MapView& m);
+std::optional<int64_t> ReadTime(const MapView& m, std::string_view key);
+//! The scenario timeline's annotations (kAnnotationCreateAfter, kAnnotationDeleteAfter).
+void CheckTimelineAnnotations(const MapView& annotations);
+//! metadata, as written (no defaulting: namespace and names are the loader's).
+ObjectMeta ReadMetadata(const MapView& m);
+
+// decode_pod.cc
+PodSpec ReadPodSpec(const MapView& m);
+PodStatus ReadPodStatus(const MapView& m);
+//! Whether a pod spec has volumes backed by PersistentVolumeClaims.
+bool UsesVolumeClaims(const MapView& pod_spec);
+
+// decode_node.cc
+void ReadNode(const MapView& obj, Node& node);
+
+// decode_workload.cc
+void ReadWorkload(const MapView& obj, Workload& w);
+
+// decode_cluster.cc
+void ReadPriorityClass(const MapView& obj, PriorityClass& pc);
+void ReadPodDisruptionBudget(const MapView& obj, PodDisruptionBudget& pdb);
+
+}  // namespace kubesched::api::decode
+
+// decode.cc and validation.cc: the steps of one object, for the loader (which reports Failures
+// with line numbers) and for the public API (decode.h).
+#include "api/decode.h"
+#include "api/kinds.h"
+
+namespace kubesched::api::decode {
+
+//! The object's kind, checked against its apiVersion (unknown kinds of built-in groups are
+//! errors, with a "did you mean"); nullptr for a kind kubesched skips (`kind` is set either way).
+const KindInfo* CheckKind(const MapView& obj, std::string& kind);
+
+//! Decodes a checked object: metadata (validated, namespace defaulted), then its kind's fields.
+//! `uses_volume_claims` (may be null) is set when its pods use PersistentVolumeClaims.
+Object DecodeChecked(const MapView& obj, const KindInfo& info, bool* uses_volume_claims);
+
+//! metadata.name or generateName present, and names as the API server checks them (validation.cc).
+void ValidateMetadata(const MapView& meta_view, const KindInfo& info, const ObjectMeta& meta);
+
+}  // namespace kubesched::api::decode

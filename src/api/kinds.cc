@@ -1,0 +1,84 @@
+#include "api/kinds.h"
+
+namespace kubesched::api {
+namespace {
+
+constexpr KindInfo kKinds[] = {
+    {"Node", "", false},
+    {"Pod", "", true},
+    {"Namespace", "", false},
+    {"PriorityClass", "scheduling.k8s.io", false},
+    {"PodDisruptionBudget", "policy", true},
+    {"Deployment", "apps", true},
+    {"ReplicaSet", "apps", true},
+    {"ReplicationController", "", true},
+    {"StatefulSet", "apps", true},
+    {"DaemonSet", "apps", true},
+    {"Job", "batch", true},
+    {"CronJob", "batch", true},
+};
+
+// The API groups Kubernetes serves itself, with their kinds (space separated). A kind kubesched
+// does not read is skipped when its group serves it; a kind a built-in group does not serve is a
+// mistake (kubectl: "no matches for kind"), such as a typo; any other group is a custom
+// resource's, skipped whatever its kind.
+constexpr BuiltinGroup kBuiltinGroups[] = {
+    {"",
+     "Binding ComponentStatus ConfigMap Endpoints Event LimitRange Namespace Node PersistentVolume "
+     "PersistentVolumeClaim Pod PodTemplate ReplicationController ResourceQuota Secret Service ServiceAccount"},
+    {"apps", "ControllerRevision DaemonSet Deployment ReplicaSet StatefulSet"},
+    {"batch", "CronJob Job"},
+    {"autoscaling", "HorizontalPodAutoscaler Scale"},
+    {"policy", "Eviction PodDisruptionBudget PodSecurityPolicy"},
+    {"extensions", "DaemonSet Deployment Ingress NetworkPolicy PodSecurityPolicy ReplicaSet"},
+    {"networking.k8s.io", "IPAddress Ingress IngressClass NetworkPolicy ServiceCIDR"},
+    {"rbac.authorization.k8s.io", "ClusterRole ClusterRoleBinding Role RoleBinding"},
+    {"storage.k8s.io", "CSIDriver CSINode CSIStorageCapacity StorageClass VolumeAttachment VolumeAttributesClass"},
+    {"scheduling.k8s.io", "PriorityClass"},
+    {"apiextensions.k8s.io", "CustomResourceDefinition"},
+    {"admissionregistration.k8s.io",
+     "MutatingAdmissionPolicy MutatingAdmissionPolicyBinding MutatingWebhookConfiguration ValidatingAdmissionPolicy "
+     "ValidatingAdmissionPolicyBinding ValidatingWebhookConfiguration"},
+    {"apiregistration.k8s.io", "APIService"},
+    {"coordination.k8s.io", "Lease LeaseCandidate"},
+    {"discovery.k8s.io", "EndpointSlice"},
+    {"events.k8s.io", "Event"},
+    {"certificates.k8s.io", "CertificateSigningRequest ClusterTrustBundle PodCertificateRequest"},
+    {"node.k8s.io", "RuntimeClass"},
+    {"flowcontrol.apiserver.k8s.io", "FlowSchema PriorityLevelConfiguration"},
+    {"resource.k8s.io", "DeviceClass DeviceTaintRule ResourceClaim ResourceClaimTemplate ResourceSlice"},
+    {"authentication.k8s.io", "SelfSubjectReview TokenRequest TokenReview"},
+    {"authorization.k8s.io",
+     "LocalSubjectAccessReview SelfSubjectAccessReview SelfSubjectRulesReview SubjectAccessReview"},
+    {"internal.apiserver.k8s.io", "StorageVersion"},
+    {"storagemigration.k8s.io", "StorageVersionMigration"},
+};
+
+}  // namespace
+
+const KindInfo* LookupKind(std::string_view kind) {
+  for (const auto& k : kKinds) {
+    if (k.kind == kind) return &k;
+  }
+  return nullptr;
+}
+
+const BuiltinGroup* LookupBuiltinGroup(std::string_view group) {
+  for (const auto& g : kBuiltinGroups) {
+    if (g.group == group) return &g;
+  }
+  return nullptr;
+}
+
+std::vector<std::string_view> Words(std::string_view text) {
+  std::vector<std::string_view> out;
+  while (!text.empty()) {
+    const size_t space = text.find(' ');
+    out.push_back(text.substr(0, space));
+    if (space == std::string_view::npos) break;
+    text.remove_prefix(space + 1);
+  }
+  return out;
+}
+
+}  // namespace kubesched::api

@@ -1,0 +1,31 @@
+#pragma once
+// The kinds kubesched reads, with their API groups and scope, and the kinds the built-in API
+// groups serve (so a kind kubesched does not read is told apart from a typo).
+
+#include <string_view>
+#include <vector>
+
+namespace kubesched::api {
+
+struct KindInfo {
+  std::string_view kind;
+  std::string_view group;  // "" for core
+  bool namespaced;
+};
+
+//! The kind's entry, or nullptr for a kind kubesched does not read.
+const KindInfo* LookupKind(std::string_view kind);
+
+//! An API group Kubernetes serves itself, with its kinds (space separated).
+struct BuiltinGroup {
+  std::string_view group;
+  std::string_view kinds;
+};
+
+//! The built-in group, or nullptr (a custom resource's group).
+const BuiltinGroup* LookupBuiltinGroup(std::string_view group);
+
+//! The space-separated words of `text`.
+std::vector<std::string_view> Words(std::string_view text);
+
+}  // namespace kubesched::api

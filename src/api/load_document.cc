@@ -1,0 +1,189 @@
+// The loader's decoding stage: one document's text to its DOM (JSON codec or YAML), `kind: List`
+// unwrapped, each object's kind checked, its fields checked against the schema (kubectl's
+// --validate), then decoded and validated (api/decode.h). Errors and warnings get their line
+// numbers here, from the document's text.
+
+#include <algorithm>
+#include <array>
+
+#include "api/decode_internal.h"
+#include "api/loader_internal.h"
+#include "api/schema.h"
+
+namespace kubesched::api::loader {
+namespace {
+
+using decode::Failure;
+using decode::MapView;
+
+// A schema issue under FieldValidation::kStrict: the first one stops the document.
+struct SchemaFailure {
+  FieldIssue issue;
+};
+
+struct Abort {};  // the document's error is already set
+
+std::string PeekString(const json::Value& obj, const decode::Context& ctx, std::string_view a,
+                       std::string_view b = {}) {
+  const json::Value* v = json::Find(obj, a);
+  if (v != nullptr && !b.empty()) v = json::Find(*v, b);
+  if (v == nullptr || v->IsObject() || v->IsArray() || v->IsNull()) return "";
+  return decode::ScalarText(*v, ctx);
+}
+
+std::string PeekIdentity(const json::Value& obj, const decode::Context& ctx) {
+  const std::string kind = PeekString(obj, ctx, "kind");
+  if (kind.empty()) return "";
+  ObjectMeta meta;
+  meta.name = PeekString(obj, ctx, "metadata", "name");
+  meta.generate_name = PeekString(obj, ctx, "metadata", "generateName");
+  meta.namespace_ = PeekString(obj, ctx, "metadata", "namespace");
+  const KindInfo* info = LookupKind(kind);
+  const bool namespaced = info != nullptr && info->namespaced;
+  if (namespaced && meta.namespace_.empty()) meta.namespace_ = kNamespaceDefault;
+  return Identity(kind, meta, namespaced);
+}
+
+yaml::SourcePath Concat(const yaml::SourcePath& a, const yaml::SourcePath& b) {
+  yaml::SourcePath out = a;
+  out.insert(out.end(), b.begin(), b.end());
+  return out;
+}
+
+class DocumentLoader {
+ public:
+  DocumentLoader(std::shared_ptr<SourceDocument> source, const std::string& file, int index, FieldValidation validation)
+      : source_(std::move(source)), file_(file), index_(index), validation_(validation), ctx_{&source_->texts} {}
+
+  ParsedDocument Run() {
+    json::Value& root = source_->dom;
+    if (root.IsNull()) return std::move(out_);  // an empty document
+    const Origin origin{file_, index_, "", source_, {}};
+    const std::string identity = PeekIdentity(root, ctx_);
+    Guard(origin, identity, [&] {
+      if (!root.IsObject()) {
+        decode::Fail(&root, "", "expected an object with apiVersion and kind, got " + decode::Describe(&root, ctx_));
+      }
+      const std::string kind = PeekString(root, ctx_, "kind");
+      // kind: List, and typed lists such as PodList or ServiceList (what `kubectl get -o yaml` prints).
+      const json::Value* items = json::Find(root, "items");
+      const bool typed_list =
+          kind.ends_with("List") && (LookupKind(kind.substr(0, kind.size() - 4)) != nullptr || decode::Present(items));
+      if (kind == "List" || typed_list) {
+        if (!decode::Present(items)) {
+          decode::Fail(items != nullptr ? items : &root, "items", "required field is missing", kFieldValueRequired);
+        }
+        if (!items->IsArray()) decode::Fail(items, "items", "expected a list, got " + decode::Describe(items, ctx_));
+        const uint32_t member = static_cast<uint32_t>(root.FindMember("items") - root.MemberBegin());
+        json::Value& list = *json::Find(root, "items");
+        for (rapidjson::SizeType i = 0; i < list.Size(); ++i) {
+          const Origin item_origin{file_,
+                                   index_,
+                                   decode::IndexPath("items", i),
+                                   source_,
+                                   {{yaml::PathStep::Kind::kValue, member}, {yaml::PathStep::Kind::kElement, i}}};
+          // Errors inside an item name the item, not the List.
+          const std::string item_identity = PeekIdentity(list[i], ctx_);
+          if (!Guard(item_origin, item_identity, [&] { Read(list[i], item_origin); })) throw Abort{};
+        }
+        return;
+      }
+      Read(root, origin);
+    });
+    return std::move(out_);
+  }
+
+ private:
+  template <typename F>
+  bool Guard(const Origin& origin, const std::string& identity, F&& f) {
+    try {
+      f();
+      return true;
+    } catch (const Abort&) {
+      return false;
+    } catch (const Failure& e) {
+      int line = 0;
+      if (auto path = yaml::PathTo(source_->dom, e.at, e.at_key)) line = source_->LineOf(*path);
+      out_.error = LoadError{origin.file, origin.document, identity, e.error.field, e.error.message, line};
+      return false;
+    } catch (const SchemaFailure& e) {
+      out_.error = LoadError{origin.file,  origin.document, identity,
+                             e.issue.path, e.issue.message, source_->LineOf(Concat(origin.path, e.issue.at))};
+      return false;
+    }
+  }
+
+  void Read(json::Value& node, const Origin& origin) {
+    const MapView obj(&node, origin.prefix, ctx_);
+    std::string kind;
+    const KindInfo* info = decode::CheckKind(obj, kind);
+    if (info == nullptr) {
+      out_.skipped_kinds.push_back(std::move(kind));
+      return;
+    }
+    // Unknown fields and duplicate keys, as kubectl's --validate (the API server's field
+    // validation) reports them, before the values are read (as the strict decoder does).
+    if (validation_ != FieldValidation::kIgnore) {
+      issues_.clear();
+      CheckFields(node, kind, origin.prefix, issues_, &source_->texts);
+      if (validation_ == FieldValidation::kStrict && !issues_.empty()) throw SchemaFailure{std::move(issues_.front())};
+      if (!issues_.empty()) {
+        std::vector<yaml::SourcePath> paths;
+        for (const FieldIssue& issue : issues_) paths.push_back(Concat(origin.path, issue.at));
+        const std::vector<int> lines = yaml::LinesOf(source_->text, paths);
+        const std::string identity = PeekIdentity(node, ctx_);
+        for (size_t i = 0; i < issues_.size(); ++i) {
+          out_.warnings.push_back(LoadError{origin.file, origin.document, identity, std::move(issues_[i].path),
+                                            std::move(issues_[i].message),
+                                            lines[i] > 0 ? lines[i] + source_->first_line : 0});
+        }
+      }
+    }
+    Entry e;
+    e.origin = origin;
+    e.kind = info;
+    e.object = decode::DecodeChecked(obj, *info, &e.uses_volume_claims);
+    e.meta = &MetaOf(e.object);
+    e.dom = &node;
+    out_.entries.push_back(std::move(e));
+  }
+
+  std::shared_ptr<SourceDocument> source_;
+  const std::string& file_;
+  int index_;
+  FieldValidation validation_;
+  decode::Context ctx_;
+  ParsedDocument out_;
+  std::vector<FieldIssue> issues_;
+};
+
+}  // namespace
+
+int SourceDocument::LineOf(const yaml::SourcePath& path) const {
+  const std::array<yaml::SourcePath, 1> paths{path};
+  const int line = yaml::LinesOf(text, paths).front();
+  return line > 0 ? line + first_line : 0;
+}
+
+std::string Identity(std::string_view kind, const ObjectMeta& meta, bool namespaced) {
+  std::string name = meta.name.empty() ? meta.generate_name : meta.name;
+  if (name.empty()) return std::string(kind);
+  if (namespaced) return std::string(kind) + " " + meta.namespace_ + "/" + name;
+  return std::string(kind) + " " + name;
+}
+
+ParsedDocument LoadDocument(std::shared_ptr<SourceDocument> source, bool is_json, const std::string& file, int index,
+                            FieldValidation validation) {
+  if (is_json) {
+    // Parsed already: the caller tried JSON first.
+  } else if (auto parsed = yaml::Parse(source->text, source->dom, &source->texts); !parsed) {
+    ParsedDocument out;
+    const int line = parsed.error().line;
+    out.error = LoadError{
+        file, index, "", "", "YAML syntax error: " + parsed.error().message, line > 0 ? line + source->first_line : 0};
+    return out;
+  }
+  return DocumentLoader(std::move(source), file, index, validation).Run();
+}
+
+}  // namespace kubesched::api::loader
