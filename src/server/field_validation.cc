@@ -1,7 +1,5 @@
 #include "server/field_validation.h"
 
-#include <yaml-cpp/yaml.h>
-
 #include <fmt/format.h>
 
 #include "api/schema.h"
@@ -9,39 +7,22 @@
 namespace kubesched::server {
 namespace {
 
-// The body as a yaml-cpp node for api::CheckFields, duplicate keys kept (force_insert) so the
-// check can report them. Patch directives ($patch, $setElementOrder/..., $retainKeys, ...) are
-// left out.
-YAML::Node ToYaml(const api::json::Value& v, bool patch) {
-  switch (v.GetType()) {
-    case rapidjson::kNullType:
-      return YAML::Node(YAML::NodeType::Null);
-    case rapidjson::kFalseType:
-      return YAML::Node(false);
-    case rapidjson::kTrueType:
-      return YAML::Node(true);
-    case rapidjson::kStringType:
-      return YAML::Node(std::string(api::json::View(v)));
-    case rapidjson::kNumberType:
-      if (v.IsInt64()) return YAML::Node(v.GetInt64());
-      if (v.IsUint64()) return YAML::Node(v.GetUint64());
-      return YAML::Node(v.GetDouble());
-    case rapidjson::kArrayType: {
-      YAML::Node seq(YAML::NodeType::Sequence);
-      for (const api::json::Value& e : v.GetArray()) seq.push_back(ToYaml(e, patch));
-      return seq;
-    }
-    case rapidjson::kObjectType: {
-      YAML::Node map(YAML::NodeType::Map);
-      for (const auto& m : v.GetObject()) {
-        std::string key(api::json::View(m.name));
-        if (patch && key.starts_with('$')) continue;
-        map.force_insert(key, ToYaml(m.value, patch));
-      }
-      return map;
+// A merge or strategic merge patch without its directives ($patch, $setElementOrder/...,
+// $retainKeys, $deleteFromPrimitiveList/...), which are not fields of the object.
+void DropDirectives(api::json::Value& v) {
+  if (v.IsArray()) {
+    for (api::json::Value& e : v.GetArray()) DropDirectives(e);
+    return;
+  }
+  if (!v.IsObject()) return;
+  for (auto it = v.MemberBegin(); it != v.MemberEnd();) {
+    if (api::json::View(it->name).starts_with('$')) {
+      it = v.EraseMember(it);
+    } else {
+      DropDirectives(it->value);
+      ++it;
     }
   }
-  return YAML::Node();
 }
 
 }  // namespace
@@ -58,7 +39,14 @@ std::vector<FieldProblem> CheckObjectFields(std::string_view kind, const api::js
   std::vector<FieldProblem> out;
   if (!api::HasFieldSchema(kind)) return out;
   std::vector<api::FieldIssue> issues;
-  api::CheckFields(ToYaml(body, patch), kind, "", issues);
+  if (patch) {
+    api::json::Document copy;
+    copy.CopyFrom(body, copy.GetAllocator());
+    DropDirectives(copy);
+    api::CheckFields(copy, kind, "", issues);
+  } else {
+    api::CheckFields(body, kind, "", issues);
+  }
   for (api::FieldIssue& issue : issues) {
     if (issue.message.starts_with("unknown field")) {
       out.push_back({issue.path, fmt::format("unknown field \"{}\"", issue.path)});

@@ -1,7 +1,7 @@
 #pragma once
 // Server-side field validation (?fieldValidation=Strict|Warn|Ignore): unknown and duplicate
 // fields in a request body, reported as upstream's API server reports them. The schema check is
-// the codec's; `CheckObjectFields` is the one seam to it.
+// the codec's (api::CheckFields over the JSON DOM, duplicate keys kept as parsed).
 
 #include <expected>
 #include <string>

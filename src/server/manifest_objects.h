@@ -1,17 +1,16 @@
 #pragma once
 // The objects of `kubesched apiserver -f MANIFEST...`, as JSON documents to create through the
-// store. The manifests are first loaded by api::LoadManifests, which checks them as `kubectl
-// apply -f` would (and reports the file, document, object, field and line of any problem);
-// their objects are then read again as JSON, every field kept.
+// store. The manifests are first loaded by api::LoadManifestSources, which checks them as
+// `kubectl apply -f` would (and reports the file, document, object, field and line of any
+// problem); their documents are then decoded again, with the codec, into JSON with every field.
 //
-// ManifestObjectsJson is the one function to swap once the codec gives each loaded object its
-// full JSON (then the second reading goes away).
+// ManifestObjectsJson is the one function to swap once the loader hands out each object's full
+// JSON (then the second decoding goes away).
 
 #include <expected>
+#include <memory>
 #include <string>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "api/json.h"
 
@@ -32,9 +31,5 @@ struct ManifestObjects {
 //! Reads `paths` as `kubectl apply -f` does ("-" is standard input, a directory its *.yaml,
 //! *.yml and *.json files); an error names the problem's place.
 std::expected<ManifestObjects, std::string> ManifestObjectsJson(const std::vector<std::string>& paths);
-
-//! One YAML node as JSON: plain scalars typed as YAML 1.2's core schema reads them (true/false,
-//! null and ~, integers, floats; everything else, and every quoted scalar, a string).
-void YamlToJson(const YAML::Node& node, api::json::Value& out, api::json::Allocator& alloc);
 
 }  // namespace kubesched::server
