@@ -195,6 +195,21 @@ TEST_F(ApiHandlerTest, FieldValidationModes) {
       Call("POST", "/api/v1/namespaces/default/pods?fieldValidation=Ignore", PodJson("p2", "\"foo\":1,"));
   EXPECT_EQ(ignore.status, 201);
   EXPECT_TRUE(ignore.headers.empty());
+  // As upstream's decoder: the unknown field is dropped, not stored.
+  for (const char* name : {"p1", "p2"}) {
+    api::json::Document stored = Decode(Call("GET", std::string("/api/v1/namespaces/default/pods/") + name).body);
+    EXPECT_FALSE(stored["spec"].HasMember("foo")) << name;
+    EXPECT_TRUE(stored["spec"].HasMember("containers")) << name;
+  }
+  // Of duplicate keys the last one wins, with a warning.
+  HttpResponse dup = Call(
+      "POST", "/api/v1/namespaces/default/pods",
+      R"({"metadata":{"name":"p3","labels":{"a":"1"},"labels":{"a":"2"}},"spec":{"containers":[{"name":"c","image":"x"}]}})");
+  ASSERT_EQ(dup.status, 201) << dup.body;
+  ASSERT_EQ(dup.headers.size(), 1u);
+  EXPECT_NE(dup.headers[0].second.find("duplicate field"), std::string::npos) << dup.headers[0].second;
+  api::json::Document p3 = Decode(Call("GET", "/api/v1/namespaces/default/pods/p3").body);
+  EXPECT_EQ(api::json::GetString(p3["metadata"]["labels"], "a"), "2");
 
   HttpResponse patch = Call("PATCH", "/api/v1/namespaces/default/pods/p2?fieldValidation=Strict",
                             R"({"spec":{"bar":2}})", "application/strategic-merge-patch+json");

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "api/json.h"
+#include "api/yaml.h"
 #include "server/status.h"
 
 namespace kubesched::server {
@@ -20,8 +21,11 @@ std::expected<FieldValidation, ApiError> ParseFieldValidation(std::string_view v
 
 //! One problem: "unknown field \"spec.foo\"", "duplicate field \"spec.replicas\"".
 struct FieldProblem {
+  enum class Kind { kUnknown, kDuplicate, kShape };
+  Kind kind = Kind::kUnknown;
   std::string path;
   std::string text;
+  api::yaml::SourcePath at;  //!< the member's key in the checked body
 };
 
 //! The schema check over a decoded body of `kind`. `patch`: the body is a merge or strategic
@@ -35,6 +39,12 @@ std::vector<FieldProblem> CheckObjectFields(std::string_view kind, const api::js
 std::expected<std::vector<std::string>, ApiError> ApplyFieldValidation(FieldValidation mode, std::string_view kind,
                                                                        std::string_view version,
                                                                        const std::vector<FieldProblem>& problems);
+
+//! What upstream's decoder does with the fields it does not strictly refuse: unknown fields are
+//! dropped, and of duplicate keys the last one wins. `problems` must come from CheckObjectFields
+//! over `body` itself (not a patch).
+void DropUnknownAndDuplicateFields(api::json::Value& body, api::json::Allocator& alloc,
+                                   const std::vector<FieldProblem>& problems);
 
 //! A Warning header's value for `text`: `299 - "<text>"` (RFC 7234, as upstream sends them).
 std::string WarningHeader(std::string_view text);

@@ -93,11 +93,26 @@ std::expected<std::unique_ptr<HttpServer>, std::string> HttpServer::Bind(ApiHand
   svr.Put(".*", httplib::Server::Handler(serve));
   svr.Patch(".*", httplib::Server::Handler(serve));
   svr.Delete(".*", httplib::Server::Handler(serve));
+  svr.Options(".*", serve);  // refused by the handler (405), with a Status
   // What httplib answers itself (a body over the limit, a malformed request) gets a Status too.
   const size_t limit = handler.Options().max_body_bytes;
   svr.set_error_handler(httplib::Server::HandlerWithResponse([limit](const httplib::Request&, httplib::Response& res) {
     if (!res.body.empty() || res.is_chunked_content_provider_) return httplib::Server::HandlerResponse::Unhandled;
-    ApiError e = res.status == 413 ? RequestEntityTooLarge(limit) : BadRequest("malformed HTTP request");
+    ApiError e;
+    switch (res.status) {
+      case 413:
+        e = RequestEntityTooLarge(limit);
+        break;
+      case 404:
+        e = PathNotFound();
+        break;
+      case 405:
+        e = MethodNotAllowed("this method", "", "");
+        break;
+      default:
+        e = BadRequest("malformed HTTP request");
+        break;
+    }
     e.code = res.status;
     res.set_content(EncodeStatus(e), "application/json");
     return httplib::Server::HandlerResponse::Handled;

@@ -41,14 +41,27 @@ std::expected<Output, ApiError> NegotiateOutput(const HttpRequest& request, bool
   return out;
 }
 
-// The fieldValidation outcome for a decoded body: the warnings to send, or the Strict error.
-std::expected<std::vector<std::string>, ApiError> ValidateFields(const HttpRequest& request,
-                                                                 const store::ResourceType& type,
-                                                                 const api::json::Value& body, bool patch) {
+// The fieldValidation outcome for a decoded patch: the warnings to send, or the Strict error.
+std::expected<std::vector<std::string>, ApiError> ValidatePatchFields(const HttpRequest& request,
+                                                                      const store::ResourceType& type,
+                                                                      const api::json::Value& patch) {
   auto mode = ParseFieldValidation(request.Query("fieldValidation"));
   if (!mode) return std::unexpected(mode.error());
   if (*mode == FieldValidation::kIgnore) return std::vector<std::string>{};
-  return ApplyFieldValidation(*mode, type.kind, type.version, CheckObjectFields(type.kind, body, patch));
+  return ApplyFieldValidation(*mode, type.kind, type.version, CheckObjectFields(type.kind, patch, true));
+}
+
+// The same for a whole object, which under Warn and Ignore then loses its unknown fields (and
+// its duplicate keys but the last) as upstream's decoder drops them.
+std::expected<std::vector<std::string>, ApiError> ValidateObjectFields(const HttpRequest& request,
+                                                                       const store::ResourceType& type,
+                                                                       api::json::Document& body) {
+  auto mode = ParseFieldValidation(request.Query("fieldValidation"));
+  if (!mode) return std::unexpected(mode.error());
+  std::vector<FieldProblem> problems = CheckObjectFields(type.kind, body, false);
+  auto warnings = ApplyFieldValidation(*mode, type.kind, type.version, problems);
+  if (warnings) DropUnknownAndDuplicateFields(body, body.GetAllocator(), problems);
+  return warnings;
 }
 
 }  // namespace
@@ -126,7 +139,7 @@ HttpResponse ApiHandler::Create(const HttpRequest& request, const Target& target
   if (!dry_run) return ErrorResponse(dry_run.error());
   auto body = DecodeObjectBody(request, target.type);
   if (!body) return ErrorResponse(body.error());
-  auto warnings = ValidateFields(request, target.type, *body, false);
+  auto warnings = ValidateObjectFields(request, target.type, *body);
   if (!warnings) return ErrorResponse(warnings.error());
   if (auto ok = CheckBodyIdentity(*body, target.type, target.namespace_, ""); !ok) return ErrorResponse(ok.error());
   const std::string name(BodyName(*body));
@@ -147,7 +160,7 @@ HttpResponse ApiHandler::Update(const HttpRequest& request, const Target& target
   if (!dry_run) return ErrorResponse(dry_run.error());
   auto body = DecodeObjectBody(request, target.type);
   if (!body) return ErrorResponse(body.error());
-  auto warnings = ValidateFields(request, target.type, *body, false);
+  auto warnings = ValidateObjectFields(request, target.type, *body);
   if (!warnings) return ErrorResponse(warnings.error());
   if (auto ok = CheckBodyIdentity(*body, target.type, target.namespace_, target.info.name); !ok) {
     return ErrorResponse(ok.error());
@@ -197,7 +210,7 @@ HttpResponse ApiHandler::Patch(const HttpRequest& request, const Target& target)
       return ErrorResponse(BadRequest(fmt::format("the patch is not valid JSON: {}", parsed.error().ToString())));
     }
     if (!doc.IsObject()) return ErrorResponse(BadRequest("a merge patch must be a JSON object"));
-    auto checked = ValidateFields(request, target.type, doc, true);
+    auto checked = ValidatePatchFields(request, target.type, doc);
     if (!checked) return ErrorResponse(checked.error());
     warnings = std::move(*checked);
   }
