@@ -10,7 +10,15 @@ std::expected<api::json::Document, ApiError> DecodeObjectBody(const HttpRequest&
                                                               const store::ResourceType& type) {
   const std::string media = BaseMediaType(request.content_type);
   if (!media.empty() && media != "application/json" && media != "*/*") {
-    return std::unexpected(UnsupportedMediaType(request.content_type, "application/json"));
+    ApiError e = UnsupportedMediaType(request.content_type, "application/json");
+    if (media == "application/vnd.kubernetes.protobuf") {
+      // kubectl's typed clients (create namespace|deployment|priorityclass|...) send protobuf,
+      // and client-go falls back to JSON only from CBOR.
+      e.message = "protobuf request bodies are not supported by the kubesched API test bed (kubectl create "
+                  "namespace|deployment|priorityclass|... send them): create the object from a manifest with "
+                  "kubectl create -f or kubectl apply -f";
+    }
+    return std::unexpected(e);
   }
   api::json::Document doc;
   if (auto parsed = api::json::Parse(request.body, doc); !parsed) {
