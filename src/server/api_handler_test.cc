@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "api/json.h"
 #include "store/resources.h"
 #include "util/clock.h"
@@ -414,6 +416,42 @@ TEST(WatchStreamTest, EndsWhenTheStoreDropsASlowWatcher) {
   while ((chunk = watch.stream->Next(std::chrono::milliseconds(20))) && chunks < 20) ++chunks;
   EXPECT_FALSE(chunk.has_value());
   EXPECT_LE(chunks, 3);
+}
+
+}  // namespace
+}  // namespace kubesched::server
+
+namespace kubesched::server {
+namespace {
+
+TEST(WatchStreamTest, TableAgesAreTakenAtEachEvent) {
+  util::SystemClock clock;
+  std::unique_ptr<store::Store> store = store::NewBuiltinStore(clock);
+  ApiHandler handler(*store, ApiHandlerOptions{});
+  HttpRequest watch_request;
+  watch_request.method = "GET";
+  watch_request.path = "/api/v1/namespaces/default/pods";
+  watch_request.accept = std::string(kTableAccept);
+  watch_request.query.emplace("watch", "true");
+  watch_request.query.emplace("resourceVersion", std::to_string(store->ResourceVersion()));
+  HttpResponse watch = handler.Handle(watch_request);
+  ASSERT_NE(watch.stream, nullptr);
+  // Long enough after the watch began that an age computed then would be negative ("<invalid>").
+  std::this_thread::sleep_for(std::chrono::milliseconds(3100));
+  HttpRequest create;
+  create.method = "POST";
+  create.path = "/api/v1/namespaces/default/pods";
+  create.content_type = "application/json";
+  create.body = PodJson("late");
+  ASSERT_EQ(handler.Handle(create).status, 201);
+  std::optional<std::string> line;
+  for (int i = 0; i < 20 && (!line || line->empty() || *line == "\n"); ++i) {
+    line = watch.stream->Next(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(line && !line->empty());
+  api::json::Document event = Decode(*line);
+  const std::string_view age = api::json::View(event["object"]["rows"][0]["cells"][4]);
+  EXPECT_TRUE(age == "0s" || age == "1s") << age;
 }
 
 }  // namespace

@@ -14,9 +14,10 @@ std::expected<api::json::Document, ApiError> DecodeObjectBody(const HttpRequest&
     if (media == "application/vnd.kubernetes.protobuf") {
       // kubectl's typed clients (create namespace|deployment|priorityclass|...) send protobuf,
       // and client-go falls back to JSON only from CBOR.
-      e.message = "protobuf request bodies are not supported by the kubesched API test bed (kubectl create "
-                  "namespace|deployment|priorityclass|... send them): create the object from a manifest with "
-                  "kubectl create -f or kubectl apply -f";
+      e.message =
+          "protobuf request bodies are not supported by the kubesched API test bed (kubectl create "
+          "namespace|deployment|priorityclass|... send them): create the object from a manifest with "
+          "kubectl create -f or kubectl apply -f";
     }
     return std::unexpected(e);
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "server/json_writer.h"
+#include "server/printers.h"
 
 namespace kubesched::server {
 
@@ -80,6 +81,7 @@ std::optional<std::string> WatchStream::Next(std::chrono::milliseconds wait) {
     }
     return std::string();
   }
+  table_.now_ns = UnixNowNs();  // ages as of the event, not as of the watch's start
   std::string line = EncodeWatchEvent(*event, type_, output_, table_);
   if (event->type != store::EventType::kBookmark) table_.no_headers = true;
   last_write_ = std::chrono::steady_clock::now();
