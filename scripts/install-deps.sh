@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages kubesched needs to build and test, only those missing.
 # Uses sudo when not root. Safe to run repeatedly.
+#
+#   scripts/install-deps.sh         what `make build/test` and CI need
+#   scripts/install-deps.sh fuzz    that, plus the fuzzing toolchains of `make fuzz`: clang-16 with
+#                                   libFuzzer and the sanitizer runtimes, llvm-symbolizer, AFL++
 set -euo pipefail
 packages=(
   g++ cmake ninja-build pkg-config clang-format
@@ -8,6 +12,12 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   coinor-libcbc-dev libglpk-dev
 )
+for group in "$@"; do
+  case "$group" in
+    fuzz) packages+=(clang-16 libclang-rt-16-dev llvm afl++) ;;
+    *) echo "unknown package group '$group' (known: fuzz)" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -28,6 +28,7 @@
 #include "framework/client.h"
 #include "framework/registry.h"
 #include "plugins/registry.h"
+#include "scheduler/run_loop.h"
 #include "scheduler/scheduler.h"
 #include "util/clock.h"
 #include "util/percentile.h"
@@ -473,27 +474,16 @@ double PeakRssMiB() {
 constexpr int64_t kMaxVirtualTimeNs = 3600LL * util::kNanosPerSecond;
 
 // Runs scheduling cycles until nothing is left to do: activeQ empty, nobody backing off (the
-// virtual clock jumps over backoff waits, so they cost no wall time). `on_cycle` runs after each
+// virtual clock jumps over backoff waits, so they cost no wall time). Pods left unschedulable
+// stay so (scheduler_perf does not wait for its periodic flush). `on_cycle` runs after each
 // cycle with its wall duration.
 void Drain(scheduler::Scheduler& sched, util::VirtualClock& clock,
-           const std::function<void(std::chrono::nanoseconds)>& on_cycle) {
-  while (true) {
-    while (true) {
-      auto t0 = WallClock::now();
-      bool did = sched.ScheduleOne();
-      auto t1 = WallClock::now();
-      if (!did) break;
-      sched.RunPendingBindings();
-      if (on_cycle) on_cycle(t1 - t0);
-    }
-    sched.RunPendingBindings();
-    sched.FireTimers();
-    if (sched.queue().NumActive() > 0) continue;
-    std::optional<int64_t> next = sched.NextTimerNs(false);
-    if (!next || *next > kMaxVirtualTimeNs) break;
-    clock.AdvanceTo(std::max(*next, clock.NowNs()));
-    sched.FireTimers();
-  }
+           std::function<void(std::chrono::nanoseconds)> on_cycle) {
+  scheduler::RunLoopOptions loop;
+  loop.deadline_ns = kMaxVirtualTimeNs;
+  loop.flush_unschedulable_once = false;
+  loop.on_cycle = std::move(on_cycle);
+  scheduler::RunUntilIdle(sched, clock, nullptr, loop);
 }
 
 std::expected<Result, std::string> RunWorkload(const Workload& w, const framework::Registry& registry) {

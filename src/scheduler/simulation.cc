@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "scheduler/run_loop.h"
+
 namespace kubesched::scheduler {
 
 int64_t SimulationStartTime(const api::ClusterObjects& objects, int64_t now_ns) {
@@ -51,37 +53,16 @@ std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects o
   Scheduler& sched = **created;
   cluster.Subscribe(&sched);
 
-  const int64_t deadline_ns = start_ns + options.max_virtual_time_ns;
-  bool flushed_unschedulable = false;
-  // The earlier of the scheduler's next timer and the cluster's next event (a terminating pod's
-  // removal, a timeline creation or deletion).
-  auto next_due = [&](bool include_unschedulable) {
-    std::optional<int64_t> next = sched.NextTimerNs(include_unschedulable);
-    if (auto event = cluster.NextEventNs(); event && (!next || *event < *next)) next = event;
-    return next;
-  };
-  while (true) {
-    // Timeline events due at the start (create-after: 0s) and those a deletion made due at once.
-    if (cluster.FireEvents()) sched.RunPendingBindings();
-    while (sched.ScheduleOne()) sched.RunPendingBindings();
-    sched.FireTimers();
-    // Timers may have ended Permit waits: their binding cycles run before anything else.
-    sched.RunPendingBindings();
-    if (sched.queue().NumActive() > 0) continue;
-    std::optional<int64_t> next = next_due(false);
-    if (!next && !flushed_unschedulable) {
-      // Only pods waiting for an event that will not come are left. Upstream's periodic flush
-      // retries them after podMaxInUnschedulablePodsDuration; so does the simulation, once.
-      // Every pod now in the pool has waited that long by then.
-      if (sched.NextTimerNs(true)) next = clock.NowNs() + queue::kDefaultPodMaxInUnschedulablePodsNs + 1;
-      flushed_unschedulable = true;
-    }
-    if (!next || *next > deadline_ns) break;
-    clock.AdvanceTo(std::max(*next, clock.NowNs()));
-    // The cluster's events first: a victim's removal is what a pod in backoff may be waiting for.
-    cluster.FireEvents();
-    sched.FireTimers();
-  }
+  // The simulated cluster's graceful removals and scenario timeline drive the loop's clock too.
+  struct Events final : ClusterEvents {
+    cluster::SimulatedCluster& cluster;
+    explicit Events(cluster::SimulatedCluster& c) : cluster(c) {}
+    std::optional<int64_t> NextEventNs() const override { return cluster.NextEventNs(); }
+    bool FireEvents() override { return cluster.FireEvents(); }
+  } events(cluster);
+  RunLoopOptions loop;
+  loop.deadline_ns = start_ns + options.max_virtual_time_ns;
+  RunUntilIdle(sched, clock, &events, loop);
 
   result.pods = cluster.Pods();
   result.nodes = cluster.Nodes();
