@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "api/manifest.h"
+#include "cmd/apiserver.h"
 #include "cmd/bench.h"
 #include "cmd/cli.h"
 #include "cmd/output.h"
@@ -217,6 +218,9 @@ int Main(int argc, char** argv) {
   BenchArgs bench_args;
   CLI::App* bench = AddBenchSubcommand(app, bench_args);
 
+  ApiserverArgs apiserver_args;
+  CLI::App* apiserver = AddApiserverSubcommand(app, apiserver_args);
+
   PluginsArgs plugins_args;
   CLI::App* plugins_cmd = AddPluginsSubcommand(app, plugins_args);
 
@@ -242,6 +246,7 @@ int Main(int argc, char** argv) {
     }
   }
   if (bench->parsed()) return RunBench(bench_args);
+  if (apiserver->parsed()) return RunApiserver(apiserver_args);
   if (plugins_cmd->parsed()) return RunPlugins(plugins_args);
   return kExitOk;
 }

@@ -50,10 +50,12 @@ std::string WriteTempFile(const std::string& name, const std::string& text) {
   return path.string();
 }
 
+std::string KubeschedPath() { return Env("KUBESCHED_BINARY_DIR") + "/kubesched"; }
+
 RunResult RunKubesched(const std::vector<std::string>& args) { return RunKubeschedWithInput(args, ""); }
 
 RunResult RunKubeschedWithInput(const std::vector<std::string>& args, const std::string& stdin_text) {
-  std::string cmd = Quote(Env("KUBESCHED_BINARY_DIR") + "/kubesched");
+  std::string cmd = Quote(KubeschedPath());
   for (const auto& a : args) cmd += " " + Quote(a);
   std::string in_file = WriteTempFile("stdin.txt", stdin_text);
   std::string out_file = WriteTempFile("stdout.txt", "");

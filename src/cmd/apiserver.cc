@@ -1,0 +1,232 @@
+#include "cmd/apiserver.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <filesystem>
+#include <iostream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "cmd/cli.h"
+#include "server/api_handler.h"
+#include "server/http_server.h"
+#include "server/kubeconfig.h"
+#include "server/manifest_objects.h"
+#include "store/controllers/controller.h"
+#include "store/controllers/realtime_runner.h"
+#include "store/resources.h"
+#include "util/clock.h"
+
+namespace kubesched::cmd {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;
+
+// "127.0.0.1:8080" -> host, port; "[::1]:0" for IPv6.
+std::expected<std::pair<std::string, int>, std::string> SplitListen(const std::string& listen) {
+  size_t colon = listen.rfind(':');
+  if (colon == std::string::npos || colon + 1 == listen.size()) {
+    return std::unexpected(
+        fmt::format("--listen: invalid value \"{}\" (expected host:port, e.g. 127.0.0.1:8080)", listen));
+  }
+  std::string host = listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  int port = -1;
+  try {
+    size_t used = 0;
+    port = std::stoi(listen.substr(colon + 1), &used);
+    if (used != listen.size() - colon - 1) port = -1;
+  } catch (const std::exception&) {
+  }
+  if (host.empty() || port < 0 || port > 65535) {
+    return std::unexpected(
+        fmt::format("--listen: invalid value \"{}\" (expected host:port with a port from 0 to 65535)", listen));
+  }
+  return std::make_pair(host, port);
+}
+
+// The resource serving objects of `api_version` and `kind`, or null.
+const store::ResourceType* ResourceOf(const store::Store& store, std::string_view api_version, std::string_view kind) {
+  for (const store::ResourceType* t : store.Resources()) {
+    if (t->GroupVersion() == api_version && t->kind == kind && t->stored_as == nullptr) return t;
+  }
+  return nullptr;
+}
+
+// Creates the manifests' objects: namespaces first, then the rest in manifest order, each
+// namespace an object uses created when missing (as the loader treats undeclared namespaces).
+// Objects already there (from --state) are kept.
+std::expected<void, std::string> CreateManifestObjects(store::Store& store, server::ManifestObjects& manifests) {
+  for (const std::string& w : manifests.warnings) std::cerr << "warning: " << w << "\n";
+  const store::ResourceType* namespaces = store.FindResource("", "namespaces");
+  auto ensure_namespace = [&](std::string_view ns) -> std::expected<void, std::string> {
+    if (namespaces == nullptr || ns.empty() || store.Get(*namespaces, "", ns)) return {};
+    api::json::Document doc;
+    std::string text = fmt::format(R"({{"apiVersion":"v1","kind":"Namespace","metadata":{{"name":"{}"}}}})", ns);
+    if (!api::json::Parse(text, doc)) return std::unexpected(fmt::format("invalid namespace name \"{}\"", ns));
+    auto created = store.Create(*namespaces, "", std::move(doc));
+    if (!created && created.error().reason != store::Error::Reason::kAlreadyExists) {
+      return std::unexpected(fmt::format("creating namespace {}: {}", ns, created.error().message));
+    }
+    return {};
+  };
+  std::stable_partition(manifests.objects.begin(), manifests.objects.end(),
+                        [](const server::ManifestObject& o) { return o.kind == "Namespace" && o.api_version == "v1"; });
+  for (server::ManifestObject& o : manifests.objects) {
+    const store::ResourceType* type = ResourceOf(store, o.api_version, o.kind);
+    if (type == nullptr) {
+      std::cerr << fmt::format("warning: {}: {} {} is not served by kubesched apiserver; skipped\n", o.source,
+                               o.api_version, o.kind);
+      continue;
+    }
+    std::string ns;
+    if (type->namespaced) {
+      const api::json::Value* meta = api::json::Find(*o.json, "metadata");
+      ns = meta != nullptr ? std::string(api::json::GetString(*meta, "namespace")) : "";
+      if (ns.empty()) ns = "default";
+      if (auto ok = ensure_namespace(ns); !ok) return std::unexpected(fmt::format("{}: {}", o.source, ok.error()));
+    }
+    auto created = store.Create(*type, ns, std::move(*o.json));
+    if (!created) {
+      if (created.error().reason == store::Error::Reason::kAlreadyExists) {
+        std::cerr << fmt::format("warning: {}: {} (kept)\n", o.source, created.error().message);
+        continue;
+      }
+      return std::unexpected(fmt::format("{}: {}", o.source, created.error().message));
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+CLI::App* AddApiserverSubcommand(CLI::App& app, ApiserverArgs& args) {
+  CLI::App* cmd = app.add_subcommand(
+      "apiserver",
+      "serve the simulated cluster over the Kubernetes REST API for kubectl (a test bed on loopback, not a "
+      "production API server: no authentication, no server-side apply)");
+  cmd->add_option("--listen", args.listen, "host:port to listen on; port 0 picks a free port (printed on stdout)")
+      ->capture_default_str();
+  cmd->add_option("--write-kubeconfig", args.kubeconfig,
+                  "write a kubeconfig (cluster, user, context, current-context) pointing at the server to this file");
+  cmd->add_option("-f,--filename", args.files,
+                  "manifests whose objects exist from the start: files, directories or - for standard input");
+  cmd->add_flag("--tls", args.tls,
+                "serve HTTPS with a self-signed certificate made at start (its CA in the kubeconfig)");
+  cmd->add_option("--state", args.state,
+                  "load the objects from this file at start (when it exists) and save them on shutdown");
+  cmd->add_option("--threads", args.threads, "connection threads; each open watch holds one")
+      ->check(IntegerInRange(8, 10000, "an integer from 8 to 10000"))
+      ->capture_default_str();
+  return cmd;
+}
+
+int RunApiserver(const ApiserverArgs& args) {
+  auto listen = SplitListen(args.listen);
+  if (!listen) {
+    std::cerr << "error: " << listen.error() << "\n";
+    return kExitUsage;
+  }
+
+  // SIGTERM and SIGINT go to one thread that waits for them (blocked here, before any thread
+  // starts, so every thread inherits the mask): the shutdown then runs as ordinary code.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  static const util::SystemClock clock;
+  std::unique_ptr<store::Store> store = store::NewBuiltinStore(clock);
+  if (!args.state.empty() && std::filesystem::exists(args.state)) {
+    if (auto loaded = store->LoadState(args.state); !loaded) {
+      std::cerr << "error: --state " << args.state << ": " << loaded.error().message << "\n";
+      return kExitFailure;
+    }
+  }
+  if (!args.files.empty()) {
+    auto manifests = server::ManifestObjectsJson(args.files);
+    if (!manifests) {
+      std::cerr << "error: " << manifests.error() << "\n";
+      return kExitUsage;
+    }
+    if (auto created = CreateManifestObjects(*store, *manifests); !created) {
+      std::cerr << "error: " << created.error() << "\n";
+      return kExitUsage;
+    }
+  }
+
+  // The controllers (ReplicaSet, Deployment, disruption, node lifecycle) on wall-clock time,
+  // from the objects loaded so far.
+  std::unique_ptr<store::controllers::ControllerManager> controllers =
+      store::controllers::NewDefaultControllerManager(*store, clock);
+  controllers->Start();
+  store::controllers::RealTimeRunner runner(*controllers);
+  runner.Start();
+
+  server::HttpServerOptions http;
+  http.host = listen->first;
+  http.port = listen->second;
+  http.threads = static_cast<size_t>(args.threads);
+  if (args.tls) {
+    auto identity = server::GenerateSelfSignedIdentity();
+    if (!identity) {
+      std::cerr << "error: --tls: " << identity.error() << "\n";
+      return kExitFailure;
+    }
+    http.tls = std::make_shared<const server::TlsIdentity>(std::move(*identity));
+  }
+  server::ApiHandler handler(*store, server::ApiHandlerOptions{});
+  auto bound = server::HttpServer::Bind(handler, http);
+  if (!bound) {
+    std::cerr << "error: " << bound.error() << "\n";
+    return kExitFailure;
+  }
+  server::HttpServer& srv = **bound;
+  // Discovery names the address clients reach: known only now with port 0.
+  handler.SetServerAddress(fmt::format("{}:{}", http.host, srv.Port()));
+
+  if (!args.kubeconfig.empty()) {
+    server::KubeconfigOptions kc;
+    kc.server = srv.Url();
+    if (http.tls) kc.ca_pem = http.tls->certificate_pem;
+    if (auto written = server::WriteKubeconfig(args.kubeconfig, kc); !written) {
+      std::cerr << "error: --write-kubeconfig: " << written.error() << "\n";
+      return kExitFailure;
+    }
+  }
+
+  std::atomic<bool> done{false};
+  std::thread signal_thread([&] {
+    const timespec step{0, 200'000'000};
+    while (!done.load()) {
+      int sig = sigtimedwait(&signals, nullptr, &step);
+      if (sig == SIGTERM || sig == SIGINT) {
+        std::cerr << "kubesched apiserver: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ", shutting down\n";
+        srv.Shutdown();
+        return;
+      }
+    }
+  });
+
+  std::cout << "listening on " << srv.Url() << std::endl;
+  const bool served = srv.Run();
+  done.store(true);
+  signal_thread.join();
+  runner.Stop();
+  int code = served ? kExitOk : kExitFailure;
+  if (!served) std::cerr << "error: the server stopped unexpectedly\n";
+  if (!args.state.empty()) {
+    if (auto saved = store->SaveState(args.state); !saved) {
+      std::cerr << "error: --state " << args.state << ": " << saved.error().message << "\n";
+      code = kExitFailure;
+    }
+  }
+  return code;
+}
+
+}  // namespace kubesched::cmd

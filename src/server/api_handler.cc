@@ -1,0 +1,171 @@
+#include "server/api_handler.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "server/json_writer.h"
+#include "server/media_type.h"
+
+namespace kubesched::server {
+
+HttpResponse ErrorResponse(const ApiError& error) {
+  HttpResponse r = JsonResponse(error.code, EncodeStatus(error));
+  if (error.retry_after_seconds > 0) r.headers.emplace_back("Retry-After", std::to_string(error.retry_after_seconds));
+  return r;
+}
+
+HttpResponse JsonResponse(int status, std::string body, std::string content_type) {
+  HttpResponse r;
+  r.status = status;
+  r.body = std::move(body);
+  r.content_type = std::move(content_type);
+  return r;
+}
+
+ApiHandler::ApiHandler(store::Store& store, ApiHandlerOptions options)
+    : store_(store), options_(std::move(options)), discovery_(store.Resources()), openapi_(discovery_) {}
+
+HttpResponse ApiHandler::Handle(const HttpRequest& request) {
+  if (stopping_.load()) return ErrorResponse(ServiceUnavailable("the server is shutting down"));
+  if (request.body.size() > options_.max_body_bytes)
+    return ErrorResponse(RequestEntityTooLarge(options_.max_body_bytes));
+  bool handled = false;
+  HttpResponse response = HandleNonResource(request, handled);
+  if (handled) return response;
+  auto info = ParseRequestInfo(request.method, request.path, request.Query("watch"));
+  if (!info) return ErrorResponse(info.error());
+  if (info->kind != PathKind::kResource) return HandleDiscovery(request, *info);
+  return HandleResource(request, *info);
+}
+
+HttpResponse ApiHandler::HandleNonResource(const HttpRequest& request, bool& handled) {
+  handled = true;
+  const std::string& path = request.path;
+  const bool read = request.method == "GET" || request.method == "HEAD";
+  if (path == "/healthz" || path == "/livez" || path == "/readyz" || path.starts_with("/healthz/") ||
+      path.starts_with("/livez/") || path.starts_with("/readyz/")) {
+    if (!read) return ErrorResponse(MethodNotAllowed(request.method, "", ""));
+    return JsonResponse(200, "ok", "text/plain; charset=utf-8");
+  }
+  if (path == "/version" || path == "/version/") {
+    if (!read) return ErrorResponse(MethodNotAllowed(request.method, "", ""));
+    return JsonResponse(200, Discovery::Version());
+  }
+  if (path == "/openapi/v3" || path == "/openapi/v3/") {
+    if (!read) return ErrorResponse(MethodNotAllowed(request.method, "", ""));
+    return JsonResponse(200, openapi_.Index());
+  }
+  if (path.starts_with("/openapi/v3/")) {
+    if (!read) return ErrorResponse(MethodNotAllowed(request.method, "", ""));
+    std::optional<std::string> doc =
+        openapi_.Document(std::string_view(path).substr(std::string_view("/openapi/v3/").size()));
+    if (!doc) return ErrorResponse(PathNotFound());
+    return JsonResponse(200, std::move(*doc));
+  }
+  if (path == "/" || path.empty()) {
+    JsonWriter w;
+    w.StartObject();
+    w.Key("paths");
+    w.StartArray();
+    std::vector<std::string> paths = {"/api", "/api/v1", "/apis"};
+    for (const std::string& gv : discovery_.GroupVersions()) {
+      if (gv.find('/') == std::string::npos) continue;
+      paths.push_back("/apis/" + gv.substr(0, gv.find('/')));
+      paths.push_back("/apis/" + gv);
+    }
+    for (std::string_view p : {"/healthz", "/livez", "/openapi/v3", "/readyz", "/version"}) paths.emplace_back(p);
+    paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+    for (const std::string& p : paths) w.String(p);
+    w.EndArray();
+    w.EndObject();
+    return JsonResponse(200, w.Take());
+  }
+  handled = false;
+  return {};
+}
+
+HttpResponse ApiHandler::HandleDiscovery(const HttpRequest& request, const RequestInfo& info) {
+  if (request.method != "GET" && request.method != "HEAD") {
+    return ErrorResponse(MethodNotAllowed(request.method, info.group, ""));
+  }
+  switch (info.kind) {
+    case PathKind::kLegacyRoot:
+    case PathKind::kGroupsRoot: {
+      const bool core = info.kind == PathKind::kLegacyRoot;
+      DiscoveryOutput out = NegotiateDiscovery(request.accept);
+      if (out.format != DiscoveryFormat::kLegacy) {
+        return JsonResponse(200, discovery_.Aggregated(core, out.format), out.content_type);
+      }
+      return JsonResponse(200, core ? discovery_.LegacyRoot(options_.server_address) : discovery_.GroupList());
+    }
+    case PathKind::kGroup: {
+      std::optional<std::string> doc = discovery_.Group(info.group);
+      if (!doc) return ErrorResponse(PathNotFound());
+      return JsonResponse(200, std::move(*doc));
+    }
+    case PathKind::kGroupVersion: {
+      std::optional<std::string> doc = discovery_.ResourceList(info.group, info.version);
+      if (!doc) return ErrorResponse(PathNotFound());
+      return JsonResponse(200, std::move(*doc));
+    }
+    case PathKind::kResource:
+      break;
+  }
+  return ErrorResponse(PathNotFound());
+}
+
+HttpResponse ApiHandler::HandleResource(const HttpRequest& request, const RequestInfo& info) {
+  const store::ResourceType* type = store_.FindResource(info.group, info.resource);
+  if (type == nullptr || type->version != info.version) return ErrorResponse(PathNotFound());
+  // A cluster-scoped resource has no namespaced path; a namespaced one is reached without a
+  // namespace only to list or watch across every namespace.
+  if (info.namespaced_path && !type->namespaced) return ErrorResponse(PathNotFound());
+  if (type->namespaced && !info.namespaced_path) {
+    if (!info.name.empty()) return ErrorResponse(PathNotFound());
+    if (info.verb != Verb::kList && info.verb != Verb::kWatch) {
+      return ErrorResponse(MethodNotAllowed(VerbName(info.verb), type->group, type->resource));
+    }
+  }
+  if (!info.subresource.empty() &&
+      std::ranges::find(type->subresources, info.subresource) == type->subresources.end()) {
+    return ErrorResponse(PathNotFound());
+  }
+  Target target{info, *type, type->namespaced ? info.namespace_ : std::string()};
+
+  if (info.subresource.empty()) {
+    switch (info.verb) {
+      case Verb::kGet:
+        return Get(request, target);
+      case Verb::kList:
+        return List(request, target);
+      case Verb::kWatch:
+        return Watch(request, target);
+      case Verb::kCreate:
+        return Create(request, target);
+      case Verb::kUpdate:
+        return Update(request, target);
+      case Verb::kPatch:
+        return Patch(request, target);
+      case Verb::kDelete:
+        return Delete(request, target);
+      case Verb::kDeleteCollection:
+        return DeleteCollection(request, target);
+    }
+  }
+  const std::string& sub = info.subresource;
+  if (sub == "binding" && info.verb == Verb::kCreate) return Binding(request, target);
+  if (sub == "eviction" && info.verb == Verb::kCreate) return Eviction(request, target);
+  if (sub == "scale" && (info.verb == Verb::kGet || info.verb == Verb::kUpdate || info.verb == Verb::kPatch)) {
+    return Scale(request, target);
+  }
+  if (sub != "binding" && sub != "eviction" && sub != "scale") {
+    // status and the like: the object itself, read and written through the subresource.
+    if (info.verb == Verb::kGet) return Get(request, target);
+    if (info.verb == Verb::kUpdate) return Update(request, target);
+    if (info.verb == Verb::kPatch) return Patch(request, target);
+  }
+  return ErrorResponse(MethodNotAllowed(VerbName(info.verb), type->group, type->resource + "/" + sub));
+}
+
+}  // namespace kubesched::server

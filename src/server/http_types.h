@@ -1,0 +1,51 @@
+#pragma once
+// A request and its response as the API handler sees them, apart from any HTTP library: the
+// handler is a function from one to the other, so routing, encoding and errors are tested
+// without sockets, and server/http_server.cc is the only file that knows cpp-httplib.
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace kubesched::server {
+
+struct HttpRequest {
+  std::string method;                             //!< "GET", "POST", ...
+  std::string path;                               //!< decoded, without the query
+  std::multimap<std::string, std::string> query;  //!< decoded
+  std::string accept;
+  std::string content_type;
+  std::string body;
+
+  //! The first value of query parameter `key`, or "".
+  std::string_view Query(std::string_view key) const {
+    auto it = query.find(std::string(key));
+    return it == query.end() ? std::string_view() : std::string_view(it->second);
+  }
+  bool HasQuery(std::string_view key) const { return query.contains(std::string(key)); }
+};
+
+//! A response body produced over time (a watch): the HTTP layer sends it chunked.
+class ResponseStream {
+ public:
+  virtual ~ResponseStream() = default;
+  //! The next piece of the body, waiting up to `wait`: text to send (possibly empty when nothing
+  //! happened, after which the caller checks its connection and asks again), or nullopt when the
+  //! body is complete.
+  virtual std::optional<std::string> Next(std::chrono::milliseconds wait) = 0;
+};
+
+struct HttpResponse {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  //!< extra headers (Warning, Retry-After)
+  std::unique_ptr<ResponseStream> stream;                    //!< set for a streamed body (then `body` is unused)
+};
+
+}  // namespace kubesched::server

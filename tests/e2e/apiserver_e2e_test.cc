@@ -1,0 +1,515 @@
+// End-to-end tests of `kubesched apiserver` with the real kubectl: the server runs as a process
+// (`--listen 127.0.0.1:0 --write-kubeconfig FILE`), the test reads the address it prints, and
+// drives it with `kubectl --kubeconfig FILE` and kubectl's default flags (client-side apply,
+// --validate=strict, server-side printing). Skipped when kubectl is not installed.
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "e2e/run_kubesched.h"
+
+namespace kubesched::e2e {
+namespace {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+constexpr const char* kNodes = R"(apiVersion: v1
+kind: Node
+metadata:
+  name: node-1
+  labels:
+    kubernetes.io/hostname: node-1
+    node-role.kubernetes.io/worker: ""
+status:
+  capacity: {cpu: "4", memory: 8Gi, pods: "110"}
+  allocatable: {cpu: "4", memory: 8Gi, pods: "110"}
+  addresses:
+  - {type: InternalIP, address: 10.0.0.1}
+  nodeInfo: {kubeletVersion: v1.32.0, osImage: Ubuntu 24.04, kernelVersion: 6.8.0, containerRuntimeVersion: containerd://1.7.0}
+---
+apiVersion: v1
+kind: Node
+metadata:
+  name: node-2
+status:
+  capacity: {cpu: "4", memory: 8Gi, pods: "110"}
+  allocatable: {cpu: "4", memory: 8Gi, pods: "110"}
+  addresses:
+  - {type: InternalIP, address: 10.0.0.2}
+)";
+
+constexpr const char* kApp = R"(apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata:
+  name: high
+value: 1000
+description: important
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  annotations:
+    team: blue
+spec:
+  replicas: REPLICAS
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+    spec:
+      priorityClassName: high
+      containers:
+      - name: nginx
+        image: nginx:1.27
+        env:
+        - {name: MODE, value: prod}
+        readinessProbe:
+          httpGet: {path: /healthz, port: 80}
+        volumeMounts:
+        - {name: data, mountPath: /data}
+        resources:
+          requests: {cpu: 100m, memory: 64Mi}
+      volumes:
+      - name: data
+        emptyDir: {}
+---
+apiVersion: policy/v1
+kind: PodDisruptionBudget
+metadata:
+  name: web
+spec:
+  minAvailable: 1
+  selector:
+    matchLabels: {app: web}
+)";
+
+std::string Pod(const std::string& name, const std::string& labels = "{app: solo}") {
+  return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  labels: " + labels +
+         "\nspec:\n  containers:\n  - name: c\n    image: busybox\n    env: [{name: A, value: b}]\n";
+}
+
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+  size_t pos = text.find(from);
+  if (pos != std::string::npos) text.replace(pos, from.size(), to);
+  return text;
+}
+
+std::string Slurp(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string Quote(const std::string& s) {
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+bool HaveKubectl() { return std::system("command -v kubectl >/dev/null 2>&1") == 0; }
+
+// A started process whose stdout is a pipe the test reads.
+struct Child {
+  pid_t pid = -1;
+  int out_fd = -1;
+};
+
+Child Spawn(const std::vector<std::string>& argv, const fs::path& stderr_path, const std::string& home) {
+  int fds[2];
+  if (pipe(fds) != 0) return {};
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fds[1], STDOUT_FILENO);
+    int err = open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (err >= 0) dup2(err, STDERR_FILENO);
+    int in = open("/dev/null", O_RDONLY);
+    if (in >= 0) dup2(in, STDIN_FILENO);
+    close(fds[0]);
+    close(fds[1]);
+    setenv("HOME", home.c_str(), 1);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    execvp(args[0], args.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  return {pid, fds[0]};
+}
+
+// Reads what the child writes until `done` says enough, or `timeout` passes.
+std::string ReadUntil(int fd, const std::function<bool(const std::string&)>& done, std::chrono::milliseconds timeout) {
+  std::string text;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done(text)) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) break;
+    pollfd p{fd, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left.count())) <= 0) break;
+    char buf[4096];
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n <= 0) break;
+    text.append(buf, static_cast<size_t>(n));
+  }
+  return text;
+}
+
+int StopChild(Child& c, int sig) {
+  if (c.pid <= 0) return -1;
+  kill(c.pid, sig);
+  int status = 0;
+  waitpid(c.pid, &status, 0);
+  if (c.out_fd >= 0) close(c.out_fd);
+  c = {};
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+}
+
+// One `kubesched apiserver` for a test, and kubectl pointed at it.
+class ApiServer {
+ public:
+  explicit ApiServer(std::vector<std::string> extra = {}, fs::path dir = {}) {
+    static int counter = 0;
+    dir_ = dir.empty() ? fs::temp_directory_path() /
+                             ("kubesched-apiserver-e2e-" + std::to_string(getpid()) + "-" + std::to_string(counter++))
+                       : dir;
+    fs::create_directories(dir_);
+    kubeconfig_ = (dir_ / "kubeconfig").string();
+    std::vector<std::string> argv = {KubeschedPath(), "apiserver",          "--listen",
+                                     "127.0.0.1:0",   "--write-kubeconfig", kubeconfig_};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    server_ = Spawn(argv, dir_ / "server.err", dir_.string());
+    std::string line = ReadUntil(
+        server_.out_fd, [](const std::string& t) { return t.find('\n') != std::string::npos; },
+        std::chrono::seconds(30));
+    const std::string prefix = "listening on ";
+    if (line.starts_with(prefix)) url_ = line.substr(prefix.size(), line.find('\n') - prefix.size());
+  }
+  ~ApiServer() {
+    for (Child& w : watchers_) StopChild(w, SIGTERM);
+    if (server_.pid > 0) StopChild(server_, SIGKILL);
+  }
+
+  const std::string& Url() const { return url_; }
+  const fs::path& Dir() const { return dir_; }
+  std::string ServerLog() const { return Slurp(dir_ / "server.err"); }
+
+  //! `kubectl --kubeconfig FILE args...` with `input` on stdin.
+  RunResult Kubectl(const std::vector<std::string>& args, const std::string& input = "") {
+    const fs::path in = dir_ / "kubectl.in";
+    std::ofstream(in) << input;
+    std::string cmd = "HOME=" + Quote(dir_.string()) + " kubectl --kubeconfig " + Quote(kubeconfig_);
+    for (const std::string& a : args) cmd += " " + Quote(a);
+    cmd += " <" + Quote(in.string()) + " >" + Quote((dir_ / "kubectl.out").string()) + " 2>" +
+           Quote((dir_ / "kubectl.err").string());
+    int status = std::system(cmd.c_str());
+    RunResult r;
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = Slurp(dir_ / "kubectl.out");
+    r.err = Slurp(dir_ / "kubectl.err");
+    return r;
+  }
+
+  //! Starts `kubectl args...` in the background (a watch); its output is read with WatchOutput.
+  size_t StartKubectl(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {"kubectl", "--kubeconfig", kubeconfig_};
+    argv.insert(argv.end(), args.begin(), args.end());
+    watchers_.push_back(Spawn(argv, dir_ / ("watch" + std::to_string(watchers_.size()) + ".err"), dir_.string()));
+    return watchers_.size() - 1;
+  }
+  std::string WatchOutputUntil(size_t i, const std::string& needle, std::chrono::milliseconds timeout) {
+    watch_text_ += ReadUntil(
+        watchers_[i].out_fd, [&](const std::string& t) { return (watch_text_ + t).find(needle) != std::string::npos; },
+        timeout);
+    return watch_text_;
+  }
+
+  //! SIGTERM; the exit code.
+  int Terminate() { return StopChild(server_, SIGTERM); }
+
+  //! Binds a pod as a scheduler would (pods/binding).
+  RunResult Bind(const std::string& pod, const std::string& node) {
+    const fs::path body = dir_ / ("binding-" + pod + ".json");
+    std::ofstream(body) << R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":")" << pod
+                        << R"("},"target":{"kind":"Node","name":")" << node << R"("}})";
+    return Kubectl({"create", "--raw", "/api/v1/namespaces/default/pods/" + pod + "/binding", "-f", body.string()});
+  }
+
+  std::string WriteFile(const std::string& name, const std::string& text) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+
+ private:
+  fs::path dir_;
+  std::string kubeconfig_;
+  Child server_;
+  std::string url_;
+  std::vector<Child> watchers_;
+  std::string watch_text_;
+};
+
+class ApiserverE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!HaveKubectl()) GTEST_SKIP() << "kubectl is not installed";
+  }
+};
+
+#define ASSERT_OK(r) ASSERT_EQ((r).exit_code, 0) << "stdout:\n" << (r).out << "\nstderr:\n" << (r).err
+
+TEST_F(ApiserverE2E, CreateApplyAndGetWithKubectl) {
+  ApiServer server;
+  ASSERT_TRUE(server.Url().starts_with("http://127.0.0.1:")) << server.ServerLog();
+
+  RunResult created = server.Kubectl({"create", "-f", server.WriteFile("nodes.yaml", kNodes)});
+  ASSERT_OK(created);
+  EXPECT_EQ(created.out, "node/node-1 created\nnode/node-2 created\n");
+
+  const std::string app = server.WriteFile("app.yaml", Replace(kApp, "REPLICAS", "2"));
+  RunResult applied = server.Kubectl({"apply", "-f", app});
+  ASSERT_OK(applied);
+  EXPECT_NE(applied.out.find("priorityclass.scheduling.k8s.io/high created"), std::string::npos) << applied.out;
+  EXPECT_NE(applied.out.find("deployment.apps/web created"), std::string::npos) << applied.out;
+  EXPECT_NE(applied.out.find("poddisruptionbudget.policy/web created"), std::string::npos) << applied.out;
+
+  // Applied again with a change: a strategic merge patch of what changed.
+  server.WriteFile("app.yaml", Replace(kApp, "REPLICAS", "3"));
+  RunResult reapplied = server.Kubectl({"apply", "-f", app});
+  ASSERT_OK(reapplied);
+  EXPECT_NE(reapplied.out.find("priorityclass.scheduling.k8s.io/high unchanged"), std::string::npos) << reapplied.out;
+  EXPECT_NE(reapplied.out.find("deployment.apps/web configured"), std::string::npos) << reapplied.out;
+
+  RunResult nodes = server.Kubectl({"get", "nodes", "-o", "wide"});
+  ASSERT_OK(nodes);
+  EXPECT_TRUE(nodes.out.starts_with("NAME     STATUS")) << nodes.out;
+  for (const char* column :
+       {"ROLES", "VERSION", "INTERNAL-IP", "EXTERNAL-IP", "OS-IMAGE", "KERNEL-VERSION", "CONTAINER-RUNTIME"}) {
+    EXPECT_NE(nodes.out.find(column), std::string::npos) << column << "\n" << nodes.out;
+  }
+  EXPECT_NE(nodes.out.find("worker"), std::string::npos) << nodes.out;
+  EXPECT_NE(nodes.out.find("10.0.0.1"), std::string::npos) << nodes.out;
+  EXPECT_NE(nodes.out.find("Ubuntu 24.04"), std::string::npos) << nodes.out;
+
+  // The deployment as stored: the change applied, every field kubesched does not model kept.
+  RunResult yaml = server.Kubectl({"get", "deployment", "web", "-o", "yaml"});
+  ASSERT_OK(yaml);
+  for (const char* text :
+       {"replicas: 3", "team: blue", "name: MODE", "value: prod", "readinessProbe:", "path: /healthz", "emptyDir: {}",
+        "mountPath: /data", "kubectl.kubernetes.io/last-applied-configuration"}) {
+    EXPECT_NE(yaml.out.find(text), std::string::npos) << text << "\n" << yaml.out;
+  }
+  RunResult js = server.Kubectl({"get", "deployment", "web", "-o", "json"});
+  ASSERT_OK(js);
+  json d = json::parse(js.out);
+  EXPECT_EQ(d["spec"]["template"]["spec"]["volumes"][0]["name"], "data");
+  EXPECT_EQ(d["spec"]["template"]["spec"]["containers"][0]["env"][0]["value"], "prod");
+  EXPECT_EQ(d["spec"]["replicas"], 3);
+
+  // The Deployment controller makes a ReplicaSet and its pods.
+  RunResult pods;
+  for (int i = 0; i < 50; ++i) {
+    pods = server.Kubectl({"get", "pods", "-l", "app=web", "-o", "name"});
+    if (std::count(pods.out.begin(), pods.out.end(), '\n') == 3) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(std::count(pods.out.begin(), pods.out.end(), '\n'), 3) << pods.out << pods.err;
+
+  RunResult wide = server.Kubectl({"get", "deploy,rs,pdb,priorityclass", "-o", "wide"});
+  ASSERT_OK(wide);
+  for (const char* text : {"deployment.apps/web", "UP-TO-DATE", "nginx:1.27", "app=web", "replicaset.apps/web-",
+                           "DESIRED", "poddisruptionbudget.policy/web", "MIN AVAILABLE", "ALLOWED DISRUPTIONS",
+                           "priorityclass.scheduling.k8s.io/high", "1000", "GLOBAL-DEFAULT"}) {
+    EXPECT_NE(wide.out.find(text), std::string::npos) << text << "\n" << wide.out;
+  }
+}
+
+TEST_F(ApiserverE2E, SelectorsDescribeAndEvents) {
+  ApiServer server;
+  ASSERT_OK(server.Kubectl({"create", "-f", server.WriteFile("nodes.yaml", kNodes)}));
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, Pod("a") + "---\n" + Pod("b", "{app: other}")));
+  ASSERT_OK(server.Bind("a", "node-1"));
+
+  RunResult by_label = server.Kubectl({"get", "pods", "-l", "app=other", "-o", "name"});
+  ASSERT_OK(by_label);
+  EXPECT_EQ(by_label.out, "pod/b\n");
+  RunResult by_node = server.Kubectl({"get", "pods", "--field-selector", "spec.nodeName=node-1", "-o", "wide"});
+  ASSERT_OK(by_node);
+  EXPECT_NE(by_node.out.find("node-1"), std::string::npos) << by_node.out;
+  EXPECT_EQ(by_node.out.find("\nb "), std::string::npos) << by_node.out;
+  EXPECT_NE(by_node.out.find("\na "), std::string::npos) << by_node.out;
+
+  // An event about the pod, as the scheduler records it (describe finds events by the pod's uid).
+  RunResult uid = server.Kubectl({"get", "pod", "a", "-o", "jsonpath={.metadata.uid}"});
+  ASSERT_OK(uid);
+  const std::string event = R"(apiVersion: v1
+kind: Event
+metadata:
+  name: a.1
+involvedObject: {kind: Pod, name: a, namespace: default, apiVersion: v1, uid: )" +
+                            uid.out + R"(}
+reason: Scheduled
+type: Normal
+message: Successfully assigned default/a to node-1
+source: {component: default-scheduler}
+firstTimestamp: "2024-01-01T00:00:00Z"
+lastTimestamp: "2024-01-01T00:00:00Z"
+count: 1
+)";
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, event));
+  RunResult events = server.Kubectl({"get", "events"});
+  ASSERT_OK(events);
+  EXPECT_TRUE(events.out.starts_with("LAST SEEN   TYPE     REASON      OBJECT   MESSAGE")) << events.out;
+  EXPECT_NE(events.out.find("Normal   Scheduled   pod/a    Successfully assigned default/a to node-1"),
+            std::string::npos)
+      << events.out;
+
+  RunResult describe = server.Kubectl({"describe", "pod", "a"});
+  ASSERT_OK(describe);
+  for (const char* text : {"Name:         a", "Namespace:    default", "Node:         node-1", "app=solo",
+                           "Environment:", "Scheduled", "Successfully assigned default/a to node-1"}) {
+    EXPECT_NE(describe.out.find(text), std::string::npos) << text << "\n" << describe.out;
+  }
+}
+
+TEST_F(ApiserverE2E, RefusalsAsKubectlReportsThem) {
+  ApiServer server;
+  // A field kubectl's strict validation (done by the server) rejects.
+  RunResult unknown = server.Kubectl({"create", "-f", "-"}, Replace(Pod("u"), "spec:\n", "spec:\n  foo: 1\n"));
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_NE(unknown.err.find("Error from server (BadRequest)"), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("strict decoding error: unknown field \"spec.foo\""), std::string::npos) << unknown.err;
+
+  // An invalid object: 422 with causes, printed as kubectl prints them.
+  const std::string bad = R"(apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: bad
+spec:
+  replicas: -1
+  selector: {matchLabels: {a: b}}
+  template:
+    metadata: {labels: {a: b}}
+    spec:
+      containers: [{name: c, image: x}]
+)";
+  RunResult invalid = server.Kubectl({"apply", "-f", "-"}, bad);
+  EXPECT_EQ(invalid.exit_code, 1);
+  EXPECT_NE(invalid.err.find("The Deployment \"bad\" is invalid"), std::string::npos) << invalid.err;
+  EXPECT_NE(invalid.err.find("spec.replicas"), std::string::npos) << invalid.err;
+  EXPECT_EQ(server.Kubectl({"get", "deployment", "bad"}).exit_code, 1) << "nothing stored";
+
+  // A stale replace: 409.
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, Pod("p")));
+  RunResult old = server.Kubectl({"get", "pod", "p", "-o", "yaml"});
+  ASSERT_OK(old);
+  ASSERT_OK(server.Kubectl({"label", "pod", "p", "x=y"}));
+  RunResult stale = server.Kubectl({"replace", "-f", server.WriteFile("old.yaml", old.out)});
+  EXPECT_EQ(stale.exit_code, 1);
+  EXPECT_NE(stale.err.find("Error from server (Conflict)"), std::string::npos) << stale.err;
+  EXPECT_NE(stale.err.find("the object has been modified"), std::string::npos) << stale.err;
+
+  RunResult exists = server.Kubectl({"create", "-f", "-"}, Pod("p"));
+  EXPECT_NE(exists.err.find("Error from server (AlreadyExists)"), std::string::npos) << exists.err;
+  RunResult missing = server.Kubectl({"get", "pod", "nope"});
+  EXPECT_NE(missing.err.find("Error from server (NotFound): pods \"nope\" not found"), std::string::npos)
+      << missing.err;
+
+  RunResult ssa = server.Kubectl({"apply", "--server-side", "-f", "-"}, Pod("s"));
+  EXPECT_NE(ssa.exit_code, 0);
+  EXPECT_NE(ssa.err.find("server-side apply is not supported"), std::string::npos) << ssa.err;
+}
+
+TEST_F(ApiserverE2E, WatchSeesAnotherClientsPodAndGracefulDelete) {
+  ApiServer server;
+  ASSERT_OK(server.Kubectl({"create", "-f", server.WriteFile("nodes.yaml", kNodes)}));
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, Pod("first")));
+  size_t w = server.StartKubectl({"get", "pods", "-w"});
+  std::string seen = server.WatchOutputUntil(w, "first", std::chrono::seconds(20));
+  ASSERT_NE(seen.find("first"), std::string::npos) << seen;
+
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, Pod("second")));
+  seen = server.WatchOutputUntil(w, "second", std::chrono::seconds(20));
+  EXPECT_NE(seen.find("second"), std::string::npos) << seen;
+  EXPECT_TRUE(seen.starts_with("NAME    READY   STATUS    RESTARTS   AGE\n")) << seen;
+
+  // A bound pod deleted with a grace period: Terminating, then gone; kubectl waits for it.
+  ASSERT_OK(server.Bind("first", "node-1"));
+  const auto start = std::chrono::steady_clock::now();
+  RunResult deleted = server.Kubectl({"delete", "pod", "first", "--grace-period=1", "--timeout=30s"});
+  ASSERT_OK(deleted);
+  EXPECT_EQ(deleted.out, "pod \"first\" deleted\n");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(15));
+  seen = server.WatchOutputUntil(w, "Terminating", std::chrono::seconds(10));
+  EXPECT_NE(seen.find("Terminating"), std::string::npos) << seen;
+  EXPECT_EQ(server.Kubectl({"get", "pod", "first"}).exit_code, 1);
+}
+
+TEST_F(ApiserverE2E, TlsWithTheKubeconfigItWrites) {
+  ApiServer server({"--tls"});
+  ASSERT_TRUE(server.Url().starts_with("https://127.0.0.1:")) << server.Url() << server.ServerLog();
+  RunResult ns = server.Kubectl({"get", "namespaces"});
+  ASSERT_OK(ns);
+  EXPECT_NE(ns.out.find("default"), std::string::npos) << ns.out;
+  EXPECT_NE(ns.out.find("Active"), std::string::npos) << ns.out;
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, Pod("p")));
+}
+
+TEST_F(ApiserverE2E, StateSurvivesARestartAndSigtermExitsCleanly) {
+  fs::path dir = fs::temp_directory_path() / ("kubesched-apiserver-e2e-state-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  const std::string state = (dir / "state.json").string();
+  {
+    ApiServer server({"--state", state}, dir);
+    ASSERT_OK(server.Kubectl({"create", "-f", server.WriteFile("nodes.yaml", kNodes)}));
+    ASSERT_OK(server.Kubectl({"apply", "-f", server.WriteFile("app.yaml", Replace(kApp, "REPLICAS", "1"))}));
+    EXPECT_EQ(server.Terminate(), 0) << server.ServerLog();
+  }
+  ASSERT_TRUE(fs::exists(state));
+  ApiServer restarted({"--state", state}, dir);
+  RunResult nodes = restarted.Kubectl({"get", "nodes", "-o", "name"});
+  ASSERT_OK(nodes);
+  EXPECT_EQ(nodes.out, "node/node-1\nnode/node-2\n");
+  RunResult pc = restarted.Kubectl({"get", "priorityclass", "high", "-o", "jsonpath={.value}"});
+  ASSERT_OK(pc);
+  EXPECT_EQ(pc.out, "1000");
+  // The last-applied configuration came back too: apply again finds nothing to change.
+  RunResult again = restarted.Kubectl({"apply", "-f", restarted.WriteFile("app.yaml", Replace(kApp, "REPLICAS", "1"))});
+  ASSERT_OK(again);
+  EXPECT_NE(again.out.find("deployment.apps/web unchanged"), std::string::npos) << again.out;
+  EXPECT_EQ(restarted.Terminate(), 0) << restarted.ServerLog();
+  fs::remove_all(dir);
+}
+
+TEST_F(ApiserverE2E, ManifestsAtStart) {
+  const fs::path dir = fs::temp_directory_path() / ("kubesched-apiserver-e2e-f-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "nodes.yaml") << kNodes;
+  ApiServer server({"-f", (dir / "nodes.yaml").string()});
+  RunResult nodes = server.Kubectl({"get", "nodes", "-o", "name"});
+  ASSERT_OK(nodes);
+  EXPECT_EQ(nodes.out, "node/node-1\nnode/node-2\n");
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace kubesched::e2e
