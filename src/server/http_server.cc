@@ -81,6 +81,9 @@ std::expected<std::unique_ptr<HttpServer>, std::string> HttpServer::Bind(ApiHand
   svr.set_payload_max_length(handler.Options().max_body_bytes + 1);
   // An idle kept-alive connection holds its thread until this runs out, and shutdown waits for
   // every thread: short, so SIGTERM ends the server promptly (kubectl reconnects at no cost).
+  // Responses go out as headers then body: without TCP_NODELAY, Nagle and the client's delayed
+  // ACK hold every small write back ~40 ms.
+  svr.set_tcp_nodelay(true);
   svr.set_keep_alive_timeout(2);
   svr.set_read_timeout(10);
   svr.set_write_timeout(30);
