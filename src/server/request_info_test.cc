@@ -61,7 +61,9 @@ TEST(RequestInfoTest, RoutesPathsAndMethods) {
     EXPECT_EQ(info->resource, c.resource);
     EXPECT_EQ(info->name, c.object);
     EXPECT_EQ(info->subresource, c.subresource);
-    if (c.kind == PathKind::kResource) EXPECT_EQ(VerbName(info->verb), VerbName(c.verb));
+    if (c.kind == PathKind::kResource) {
+      EXPECT_EQ(VerbName(info->verb), VerbName(c.verb));
+    }
     EXPECT_EQ(info->namespaced_path, c.namespaced_path);
   }
 }

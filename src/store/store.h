@@ -313,7 +313,7 @@ struct StoreOptions {
   std::chrono::milliseconds future_resource_version_wait{3000};
   //! Seeds generated names and uids (the same seed and writes give the same names); nullopt:
   //! from std::random_device.
-  std::optional<uint64_t> seed;
+  std::optional<uint64_t> seed = std::nullopt;
 };
 
 //! The in-memory store, serving `types` (which must outlive it), timestamps from `clock` (Unix
