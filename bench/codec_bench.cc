@@ -191,7 +191,80 @@ void BM_EncodeDom(benchmark::State& state) {
 }
 BENCHMARK(BM_EncodeDom)->Arg(0)->Arg(1);
 
+// The counted loop (its own function, so callgrind's --toggle-collect can name it).
+template <typename F>
+[[gnu::noinline]] void CountLoopBody(const F& run, int n) {
+  for (int i = 0; i < n; ++i) run();
+}
+
+// For instruction counts (repeatable on a shared machine, unlike times):
+//   valgrind --tool=callgrind --toggle-collect='*CountLoopBody*' <dir>/bench/kubesched_codec_bench
+//   --count=decode-pod:1000
+// runs one operation (parse-pod, decode-pod, decode-node, encode-pod, encode-node, encode-dom-pod) n
+// times; Collected / n is the instructions per object.
+[[gnu::noinline]] void CountLoop(std::string_view op, int n) {
+  const bool pod = op.ends_with("-pod");
+  const std::string text = Compact(pod ? kTypicalPodJson : kTypicalNodeJson);
+  api::json::Document fixed;
+  (void)api::json::Parse(text, fixed);
+  std::shared_ptr<api::Pod> typed_pod;
+  std::shared_ptr<api::Node> typed_node;
+  if (pod) typed_pod = *api::DecodePod(fixed);
+  if (!pod) typed_node = *api::DecodeNode(fixed);
+  std::string out;
+  const auto run = [&] {
+    if (op.starts_with("parse-")) {
+      api::json::Document doc;
+      if (!api::json::Parse(text, doc)) throw std::runtime_error("parse");
+      benchmark::DoNotOptimize(doc.MemberCount());
+    } else if (op.starts_with("decode-")) {
+      api::json::Document doc;
+      if (!api::json::Parse(text, doc)) throw std::runtime_error("parse");
+      if (pod) {
+        auto p = api::DecodePod(doc);
+        if (!p) throw std::runtime_error("decode");
+        benchmark::DoNotOptimize(p);
+      } else {
+        auto nd = api::DecodeNode(doc);
+        if (!nd) throw std::runtime_error("decode");
+        benchmark::DoNotOptimize(nd);
+      }
+    } else if (op.starts_with("encode-dom-")) {
+      out.clear();
+      api::json::EncodeTo(fixed, out);
+    } else if (op.starts_with("encode-")) {
+      out.clear();
+      if (pod) {
+        api::EncodePodTo(*typed_pod, out);
+      } else {
+        api::EncodeNodeTo(*typed_node, out);
+      }
+    } else {
+      throw std::runtime_error("unknown operation");
+    }
+    benchmark::DoNotOptimize(out.data());
+  };
+  run();  // warm up outside the count
+  CountLoopBody(run, n);
+}
+
 }  // namespace
 }  // namespace kubesched::bench
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg.starts_with("--count=")) {
+      const std::string_view spec = arg.substr(8);
+      const size_t colon = spec.find(':');
+      const int n = colon == std::string_view::npos ? 1000 : std::atoi(std::string(spec.substr(colon + 1)).c_str());
+      kubesched::bench::CountLoop(spec.substr(0, colon), n);
+      return 0;
+    }
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

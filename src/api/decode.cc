@@ -88,8 +88,13 @@ Object DecodeChecked(const MapView& obj, const KindInfo& info, bool* uses_volume
     w->metadata = std::move(meta);
     ReadWorkload(obj, *w);
     const MapView spec = obj.Map("spec");
-    const MapView pod_spec =
-        (kind == "CronJob" ? spec.Map("jobTemplate").Map("spec") : spec).Map("template").Map("spec");
+    std::optional<MapView> job_template, job_spec;
+    if (kind == "CronJob") {
+      job_template.emplace(spec.Map("jobTemplate"));
+      job_spec.emplace(job_template->Map("spec"));
+    }
+    const MapView tmpl = (job_spec ? *job_spec : spec).Map("template");
+    const MapView pod_spec = tmpl.Map("spec");
     const json::Value* claim_templates = spec.Get("volumeClaimTemplates");
     claims = UsesVolumeClaims(pod_spec) || (kind == "StatefulSet" && Present(claim_templates) &&
                                             claim_templates->IsArray() && !claim_templates->Empty());
@@ -116,7 +121,7 @@ std::expected<Object, FieldErrors> DecodeAny(const json::Value& object, const st
                                              const DecodeOptions& options) {
   const decode::Context ctx{options.texts};
   try {
-    const decode::MapView obj(&object, prefix, ctx);
+    const decode::MapView obj(&object, decode::Path(prefix), ctx);
     std::string kind;
     const KindInfo* info = decode::CheckKind(obj, kind);
     if (info == nullptr) {

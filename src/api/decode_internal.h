@@ -49,7 +49,33 @@ std::string ScalarText(const json::Value& v, const Context& ctx);
 //! such as `expected a list, got a mapping`.
 std::string Describe(const json::Value* v, const Context& ctx);
 
+//! A field path, rendered only when an error reports it: a step (a key or a list index) below a
+//! parent path, or a root (the object's own prefix, such as "" or "items[3]"). A path refers to its
+//! parent and its key without copying them, so both must outlive it: paths are made for one
+//! decode and held by MapViews that live no longer than their parents.
+class Path {
+ public:
+  Path() = default;
+  explicit Path(std::string_view root) : key_(root) {}
+  Path Child(std::string_view key) const { return Path(this, key, 0, Kind::kKey); }
+  Path Index(size_t i) const { return Path(this, {}, i, Kind::kIndex); }
+  //! "spec.containers[0].resources.requests[nvidia.com/gpu]"
+  std::string Render() const;
+
+ private:
+  enum class Kind : uint8_t { kRoot, kKey, kIndex };
+  Path(const Path* parent, std::string_view key, size_t index, Kind kind)
+      : parent_(parent), key_(key), index_(index), kind_(kind) {}
+
+  const Path* parent_ = nullptr;
+  std::string_view key_;
+  size_t index_ = 0;
+  Kind kind_ = Kind::kRoot;
+};
+
 [[noreturn]] void Fail(const json::Value* at, std::string path, std::string message,
+                       std::string_view reason = kFieldValueInvalid, bool at_key = false);
+[[noreturn]] void Fail(const json::Value* at, const Path& path, std::string message,
                        std::string_view reason = kFieldValueInvalid, bool at_key = false);
 
 std::string ChildPath(std::string base, std::string_view key);
@@ -57,17 +83,17 @@ std::string IndexPath(std::string base, size_t i);
 std::optional<int64_t> ParseInteger(std::string_view s);
 std::string Join(const std::vector<std::string>& messages);
 
-std::string ReadString(const json::Value* v, const std::string& path, const Context& ctx);
-int64_t ReadInt(const json::Value* v, const std::string& path, int64_t min, int64_t max, const Context& ctx);
-inline int32_t ReadInt32(const json::Value* v, const std::string& path, const Context& ctx,
+std::string ReadString(const json::Value* v, const Path& path, const Context& ctx);
+int64_t ReadInt(const json::Value* v, const Path& path, int64_t min, int64_t max, const Context& ctx);
+inline int32_t ReadInt32(const json::Value* v, const Path& path, const Context& ctx,
                          int64_t min = std::numeric_limits<int32_t>::min(),
                          int64_t max = std::numeric_limits<int32_t>::max()) {
   return static_cast<int32_t>(ReadInt(v, path, min, max, ctx));
 }
-bool ReadBool(const json::Value* v, const std::string& path, const Context& ctx);
+bool ReadBool(const json::Value* v, const Path& path, const Context& ctx);
 
 template <typename Enum, size_t N>
-Enum ReadEnum(const json::Value* v, const std::string& path, const std::pair<std::string_view, Enum> (&table)[N],
+Enum ReadEnum(const json::Value* v, const Path& path, const std::pair<std::string_view, Enum> (&table)[N],
               const Context& ctx) {
   const std::string s = ReadString(v, path, ctx);
   for (const auto& [text, value] : table) {
@@ -84,9 +110,9 @@ Enum ReadEnum(const json::Value* v, const std::string& path, const std::pair<std
 //! A mapping value with its field path. Lookups never insert and never throw on absent keys.
 class MapView {
  public:
-  MapView(const json::Value* node, std::string path, const Context& ctx);
+  MapView(const json::Value* node, Path path, const Context& ctx);
 
-  const std::string& path() const { return path_; }
+  const Path& path() const { return path_; }
   const json::Value* node() const { return node_; }
   const Context& ctx() const { return ctx_; }
   bool empty() const { return !Present(node_) || node_->MemberCount() == 0; }
@@ -94,7 +120,8 @@ class MapView {
   //! The member's value (the first, with duplicate keys), or nullptr.
   const json::Value* Get(std::string_view key) const { return Present(node_) ? json::Find(*node_, key) : nullptr; }
   bool Has(std::string_view key) const { return Present(Get(key)); }
-  std::string PathOf(std::string_view key) const { return ChildPath(path_, key); }
+  //! The path of a field (valid while this view lives).
+  Path PathOf(std::string_view key) const { return path_.Child(key); }
   //! Where to point at for a field: the field itself, or the enclosing mapping when it is absent.
   const json::Value* At(std::string_view key) const {
     const json::Value* v = Get(key);
@@ -116,25 +143,29 @@ class MapView {
   Enum Enum_(std::string_view key, const std::pair<std::string_view, Enum> (&table)[N]) const {
     return ReadEnum(Get(key), PathOf(key), table, ctx_);
   }
-  MapView Map(std::string_view key) const { return MapView(Get(key), PathOf(key), ctx_); }
-  std::optional<MapView> OptMap(std::string_view key) const {
+  //! A mapping field's view, whose path refers to this view's: only of a view that outlives it
+  //! (never of a temporary).
+  MapView Map(std::string_view key) const& { return MapView(Get(key), PathOf(key), ctx_); }
+  MapView Map(std::string_view key) && = delete;
+  std::optional<MapView> OptMap(std::string_view key) const& {
     if (!Has(key)) return std::nullopt;
     return Map(key);
   }
+  std::optional<MapView> OptMap(std::string_view key) && = delete;
 
   //! Calls f(item, item_path, index) for each item of a list field.
   template <typename F>
   void ForEach(std::string_view key, F&& f) const {
     const json::Value* list = Get(key);
     if (!Present(list)) return;
-    const std::string path = PathOf(key);
+    const Path path = PathOf(key);
     if (!list->IsArray()) Fail(list, path, "expected a list, got " + Describe(list, ctx_));
-    for (rapidjson::SizeType i = 0; i < list->Size(); ++i) f(&(*list)[i], IndexPath(path, i), size_t{i});
+    for (rapidjson::SizeType i = 0; i < list->Size(); ++i) f(&(*list)[i], path.Index(i), size_t{i});
   }
   //! Calls f(item_view, index) for each item of a list of mappings.
   template <typename F>
   void ForEachMap(std::string_view key, F&& f) const {
-    ForEach(key, [&](const json::Value* item, const std::string& path, size_t i) { f(MapView(item, path, ctx_), i); });
+    ForEach(key, [&](const json::Value* item, const Path& path, size_t i) { f(MapView(item, path, ctx_), i); });
   }
   std::vector<std::string> StringList(std::string_view key) const;
   //! Calls f(key, value, value_path) for each entry of a map field.
@@ -144,7 +175,7 @@ class MapView {
     if (!Present(m.node_)) return;
     for (auto it = m.node_->MemberBegin(); it != m.node_->MemberEnd(); ++it) {
       const std::string_view k = json::View(it->name);
-      f(k, &it->value, ChildPath(m.path_, k));
+      f(k, &it->value, m.path_.Child(k));
     }
   }
   //! A label map (metadata.labels, nodeSelector, matchLabels): keys and values checked as the API
@@ -156,7 +187,7 @@ class MapView {
 
  private:
   const json::Value* node_;
-  std::string path_;
+  Path path_;
   const Context& ctx_;
 };
 

@@ -38,6 +38,21 @@ void Fail(const json::Value* at, std::string path, std::string message, std::str
   throw Failure{FieldError{std::move(path), std::string(reason), std::move(message)}, at, at_key};
 }
 
+void Fail(const json::Value* at, const Path& path, std::string message, std::string_view reason, bool at_key) {
+  Fail(at, path.Render(), std::move(message), reason, at_key);
+}
+
+std::string Path::Render() const {
+  if (kind_ == Kind::kRoot) return std::string(key_);
+  std::string out = parent_->Render();
+  if (kind_ == Kind::kKey) {
+    field_path::AppendField(out, key_);
+  } else {
+    field_path::AppendIndex(out, index_);
+  }
+  return out;
+}
+
 std::string ChildPath(std::string base, std::string_view key) {
   field_path::AppendField(base, key);
   return base;
@@ -63,13 +78,13 @@ std::string Join(const std::vector<std::string>& messages) {
   return out;
 }
 
-std::string ReadString(const json::Value* v, const std::string& path, const Context& ctx) {
+std::string ReadString(const json::Value* v, const Path& path, const Context& ctx) {
   if (!Present(v)) return "";
   if (v->IsObject() || v->IsArray()) Fail(v, path, "expected a string, got " + Describe(v, ctx));
   return ScalarText(*v, ctx);
 }
 
-int64_t ReadInt(const json::Value* v, const std::string& path, int64_t min, int64_t max, const Context& ctx) {
+int64_t ReadInt(const json::Value* v, const Path& path, int64_t min, int64_t max, const Context& ctx) {
   std::optional<int64_t> value;
   if (v != nullptr && v->IsInt64()) {
     value = v->GetInt64();
@@ -106,7 +121,7 @@ std::optional<bool> ParseYamlBool(std::string_view s) {
 
 }  // namespace
 
-bool ReadBool(const json::Value* v, const std::string& path, const Context& ctx) {
+bool ReadBool(const json::Value* v, const Path& path, const Context& ctx) {
   if (!Present(v)) return false;
   if (v->IsBool()) return v->GetBool();
   if (v->IsString()) {
@@ -115,7 +130,7 @@ bool ReadBool(const json::Value* v, const std::string& path, const Context& ctx)
   Fail(v, path, "expected true or false, got " + Describe(v, ctx));
 }
 
-MapView::MapView(const json::Value* node, std::string path, const Context& ctx)
+MapView::MapView(const json::Value* node, Path path, const Context& ctx)
     : node_(node), path_(std::move(path)), ctx_(ctx) {
   if (Present(node_) && !node_->IsObject()) {
     Fail(node_, path_, "expected a mapping of fields, got " + Describe(node_, ctx_));
@@ -136,15 +151,13 @@ std::optional<int64_t> MapView::OptInt(std::string_view key, int64_t min, int64_
 
 std::vector<std::string> MapView::StringList(std::string_view key) const {
   std::vector<std::string> out;
-  ForEach(key, [&](const json::Value* item, const std::string& path, size_t) {
-    out.push_back(ReadString(item, path, ctx_));
-  });
+  ForEach(key, [&](const json::Value* item, const Path& path, size_t) { out.push_back(ReadString(item, path, ctx_)); });
   return out;
 }
 
 Labels MapView::LabelMap(std::string_view key) const {
   Labels out;
-  ForEachEntry(key, [&](std::string_view k, const json::Value* v, const std::string& path) {
+  ForEachEntry(key, [&](std::string_view k, const json::Value* v, const Path& path) {
     if (auto errs = IsQualifiedName(k); !errs.empty())
       Fail(v, path, "invalid label key " + Quote(k) + ": " + Join(errs));
     std::string value = ReadString(v, path, ctx_);
@@ -158,7 +171,7 @@ Labels MapView::LabelMap(std::string_view key) const {
 
 Labels MapView::AnnotationMap(std::string_view key) const {
   Labels out;
-  ForEachEntry(key, [&](std::string_view k, const json::Value* v, const std::string& path) {
+  ForEachEntry(key, [&](std::string_view k, const json::Value* v, const Path& path) {
     std::string lower(k);
     std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
     if (auto errs = IsQualifiedName(lower); !errs.empty()) {
@@ -175,7 +188,7 @@ Labels MapView::AnnotationMap(std::string_view key) const {
 ResourceList ReadResourceList(const MapView& parent, std::string_view key) {
   ResourceList out;
   const Context& ctx = parent.ctx();
-  parent.ForEachEntry(key, [&](std::string_view name, const json::Value* v, const std::string& path) {
+  parent.ForEachEntry(key, [&](std::string_view name, const json::Value* v, const Path& path) {
     if (name.empty()) Fail(v, path, "resource names must not be empty");
     if (!Present(v)) Fail(v, path, "expected a quantity such as 500m, 2 or 1Gi, got nothing");
     if (v->IsObject() || v->IsArray())
@@ -217,7 +230,7 @@ SelectorRequirement ReadRequirement(const MapView& m, RequirementKind kind) {
          "unsupported field " + Quote(r.key) + "; matchFields only supports \"metadata.name\"",
          kFieldValueNotSupported);
   }
-  const std::string op_path = m.PathOf("operator");
+  const Path op_path = m.PathOf("operator");
   if (!m.Has("operator")) Fail(m.At("operator"), op_path, "required field is missing or empty", kFieldValueRequired);
   switch (kind) {
     case RequirementKind::kLabel:
@@ -231,7 +244,7 @@ SelectorRequirement ReadRequirement(const MapView& m, RequirementKind kind) {
       break;
   }
   r.values = m.StringList("values");
-  const std::string values_path = m.PathOf("values");
+  const Path values_path = m.PathOf("values");
   const json::Value* values_at = m.At("values");
   switch (r.op) {
     case SelectorOperator::kIn:

@@ -113,9 +113,10 @@ void CheckLabelKeys(const MapView& m, const std::optional<LabelSelector>& select
     if (!keys->empty() && !selector) {
       Fail(m.At(field), m.PathOf(field), "must not be set when labelSelector is not set");
     }
+    const Path list_path = m.PathOf(field);
     for (size_t i = 0; i < keys->size(); ++i) {
       const std::string& key = (*keys)[i];
-      const std::string path = IndexPath(m.PathOf(field), i);
+      const Path path = list_path.Index(i);
       if (key.empty()) Fail(m.At(field), path, "label keys must not be empty");
       if (in_selector(key))
         Fail(m.At(field), path, Quote(key) + " exists in both " + std::string(field) + " and labelSelector");
@@ -260,12 +261,13 @@ PodSpec ReadPodSpec(const MapView& m) {
     pod_level.limits = ReadResourceList(*r, "limits");
     for (const auto& [name, q] : pod_level.requests) {
       if (name != kResourceCPU && name != kResourceMemory && !name.starts_with(kHugePagesPrefix)) {
-        Fail(r->At("requests"), r->PathOf("requests") + "[" + name + "]",
+        Fail(r->At("requests"), r->PathOf("requests").Render() + "[" + name + "]",
              "unsupported pod-level resource " + Quote(name) + " (supported: cpu, memory, hugepages-<size>)");
       }
       auto limit = pod_level.limits.find(name);
       if (limit != pod_level.limits.end() && Exceeds(q, limit->second)) {
-        Fail(r->At("requests"), r->PathOf("requests") + "[" + name + "]", "must be less than or equal to limit");
+        Fail(r->At("requests"), r->PathOf("requests").Render() + "[" + name + "]",
+             "must be less than or equal to limit");
       }
     }
     s.resources = std::move(pod_level);

@@ -1,7 +1,8 @@
 #include "api/json.h"
 
+#include "api/json_writer.h"
+
 #include <rapidjson/error/en.h>
-#include <rapidjson/memorystream.h>
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -15,24 +16,79 @@
 namespace kubesched::api::json {
 namespace {
 
-constexpr unsigned kParseFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseStopWhenDoneFlag;
+// Parsing is recursive (RapidJSON's fastest mode) with the depth limited by the handler below, so
+// the recursion never goes deeper than kMaxDepth levels. kParseStopWhenDoneFlag: the text after the
+// value is checked here.
+constexpr unsigned kParseFlags = rapidjson::kParseStopWhenDoneFlag;
+// The same without a call stack per level, to look for a syntax error after the depth limit.
+constexpr unsigned kIterativeParseFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseStopWhenDoneFlag;
 
-// Whether `v` nests deeper than kMaxDepth; iterative, so it cannot overflow the stack itself.
-bool TooDeep(const Value& root) {
-  std::vector<std::pair<const Value*, int>> stack{{&root, 1}};
-  while (!stack.empty()) {
-    auto [v, depth] = stack.back();
-    stack.pop_back();
-    if (v->IsObject()) {
-      if (depth > kMaxDepth) return true;
-      for (const auto& m : v->GetObject()) stack.emplace_back(&m.value, depth + 1);
-    } else if (v->IsArray()) {
-      if (depth > kMaxDepth) return true;
-      for (const auto& e : v->GetArray()) stack.emplace_back(&e, depth + 1);
-    }
+// Forwards the reader's events to the document, stopping (kParseErrorTermination) at the first
+// array or object nested deeper than kMaxDepth (the root is at depth 1).
+class DepthLimited {
+ public:
+  using Ch = char;
+  explicit DepthLimited(Document& doc) : doc_(doc) {}
+  bool too_deep() const { return too_deep_; }
+
+  bool Null() { return doc_.Null(); }
+  bool Bool(bool b) { return doc_.Bool(b); }
+  bool Int(int i) { return doc_.Int(i); }
+  bool Uint(unsigned u) { return doc_.Uint(u); }
+  bool Int64(int64_t i) { return doc_.Int64(i); }
+  bool Uint64(uint64_t u) { return doc_.Uint64(u); }
+  bool Double(double d) { return doc_.Double(d); }
+  bool RawNumber(const Ch* str, rapidjson::SizeType length, bool copy) { return doc_.RawNumber(str, length, copy); }
+  bool String(const Ch* str, rapidjson::SizeType length, bool copy) { return doc_.String(str, length, copy); }
+  bool Key(const Ch* str, rapidjson::SizeType length, bool copy) { return doc_.Key(str, length, copy); }
+  bool StartObject() { return Enter() && doc_.StartObject(); }
+  bool EndObject(rapidjson::SizeType members) {
+    --depth_;
+    return doc_.EndObject(members);
   }
-  return false;
-}
+  bool StartArray() { return Enter() && doc_.StartArray(); }
+  bool EndArray(rapidjson::SizeType elements) {
+    --depth_;
+    return doc_.EndArray(elements);
+  }
+
+ private:
+  bool Enter() {
+    if (++depth_ <= kMaxDepth) return true;
+    too_deep_ = true;
+    return false;
+  }
+
+  Document& doc_;
+  int depth_ = 0;
+  bool too_deep_ = false;
+};
+
+// The text to parse with a NUL after it (RapidJSON scans strings and whitespace 16 bytes at a time
+// only in a NUL-terminated StringStream) and zeros beyond it for those aligned 16-byte loads. One
+// buffer per thread, so parsing a small object allocates nothing here; released after a large text.
+class TerminatedCopy {
+ public:
+  explicit TerminatedCopy(std::string_view text) : buffer_(Buffer()) {
+    buffer_.assign(text);
+    buffer_.append(kPadding, '\0');
+  }
+  ~TerminatedCopy() {
+    if (buffer_.capacity() > kKeptCapacity) std::string().swap(buffer_);
+  }
+  TerminatedCopy(const TerminatedCopy&) = delete;
+  TerminatedCopy& operator=(const TerminatedCopy&) = delete;
+  const char* data() const { return buffer_.data(); }
+
+ private:
+  static constexpr size_t kPadding = 32;
+  static constexpr size_t kKeptCapacity = size_t{1} << 20;
+  static std::string& Buffer() {
+    thread_local std::string buffer;
+    return buffer;
+  }
+  std::string& buffer_;
+};
 
 ParseError ErrorAt(std::string_view text, size_t offset, std::string message) {
   ParseError e;
@@ -64,40 +120,61 @@ std::string ParseError::ToString() const {
 }
 
 std::expected<void, ParseError> Parse(std::string_view text, Document& doc) {
-  rapidjson::MemoryStream ms(text.data(), text.size());
-  doc.ParseStream<kParseFlags>(ms);
-  if (doc.HasParseError()) {
-    ParseError e = ErrorAt(text, doc.GetErrorOffset(), rapidjson::GetParseError_En(doc.GetParseError()));
+  const TerminatedCopy copy(text);
+  rapidjson::StringStream ss(copy.data());
+  rapidjson::Reader reader;
+  DepthLimited handler(doc);
+  bool parsed = false;
+  auto generate = [&](Document&) {
+    parsed = !reader.Parse<kParseFlags>(ss, handler).IsError();
+    return parsed;
+  };
+  doc.Populate(generate);
+  if (!parsed && handler.too_deep()) {
+    // Report what a parse without the limit would: a syntax error anywhere in the text first (the
+    // iterative reader looks for one without recursing), then text after the value, then the depth.
+    doc.SetNull();
+    rapidjson::StringStream again(copy.data());
+    rapidjson::BaseReaderHandler<> ignore;
+    rapidjson::Reader syntax;
+    if (syntax.Parse<kIterativeParseFlags>(again, ignore).IsError()) {
+      return std::unexpected(
+          ErrorAt(text, syntax.GetErrorOffset(), rapidjson::GetParseError_En(syntax.GetParseErrorCode())));
+    }
+    const size_t rest = text.find_first_not_of(" \t\r\n", again.Tell());
+    if (rest != std::string_view::npos) {
+      return std::unexpected(ErrorAt(text, rest, "The document root must not be followed by other values."));
+    }
+    return std::unexpected(ErrorAt(text, 0, fmt::format("nesting deeper than {} levels", kMaxDepth)));
+  }
+  if (!parsed) {
+    ParseError e = ErrorAt(text, reader.GetErrorOffset(), rapidjson::GetParseError_En(reader.GetParseErrorCode()));
     doc.SetNull();
     return std::unexpected(std::move(e));
   }
   // kParseStopWhenDoneFlag stops after the first value: anything but whitespace after it is an
   // error, as for encoding/json.
-  size_t end = ms.Tell();
-  size_t rest = text.find_first_not_of(" \t\r\n", end);
+  const size_t rest = text.find_first_not_of(" \t\r\n", ss.Tell());
   if (rest != std::string_view::npos) {
     doc.SetNull();
     return std::unexpected(ErrorAt(text, rest, "The document root must not be followed by other values."));
-  }
-  if (TooDeep(doc)) {
-    doc.SetNull();
-    return std::unexpected(ErrorAt(text, 0, fmt::format("nesting deeper than {} levels", kMaxDepth)));
   }
   return {};
 }
 
 void EncodeTo(const Value& value, std::string& out) {
-  // RapidJSON's own buffer (bulk appends) then one copy: a std::string sink pays a push_back per
-  // character, which showed in profiles of loading large manifests.
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
-  value.Accept(writer);
-  out.append(buffer.GetString(), buffer.GetSize());
+  StringWriter writer(out);
+  writer.Write(value);
 }
 
 std::string Encode(const Value& value) {
-  std::string out;
-  EncodeTo(value, out);
+  // Written into a buffer kept per thread, then copied once into a string of the right size (a
+  // fresh string would grow several times, and keep the slack).
+  thread_local std::string buffer;
+  buffer.clear();
+  EncodeTo(value, buffer);
+  std::string out(buffer);
+  if (buffer.capacity() > (size_t{1} << 20)) std::string().swap(buffer);
   return out;
 }
 

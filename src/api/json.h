@@ -5,9 +5,8 @@
 // dropping a document is cheap; values are mutable, so defaulting and the store's writes edit
 // the decoded object in place before it is encoded again.
 //
-// Parsing is iterative (no recursion on the call stack however deep the input nests) and
-// rejects nesting deeper than kMaxDepth, so hostile input cannot overflow the stack when the
-// value is later walked or encoded.
+// Parsing rejects nesting deeper than kMaxDepth as it goes (its recursion stops there), so hostile
+// input cannot overflow the stack while parsing or when the value is later walked or encoded.
 
 #include <rapidjson/document.h>
 

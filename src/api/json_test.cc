@@ -1,5 +1,8 @@
 #include "api/json.h"
 
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -41,6 +44,52 @@ TEST(Json, RejectsDeepNestingWithoutRecursing) {
   std::string ok(kMaxDepth, '[');
   ok += std::string(kMaxDepth, ']');
   EXPECT_TRUE(Parse(ok, doc));
+}
+
+TEST(Json, ReportsASyntaxErrorAfterTooDeepNestingAsAParseWithoutTheLimitWould) {
+  std::string deep(kMaxDepth + 1, '[');
+  deep += std::string(kMaxDepth + 1, ']');
+  Document doc;
+  auto r = Parse(deep + ",", doc);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message, "The document root must not be followed by other values.");
+  EXPECT_EQ(r.error().offset, deep.size());
+  r = Parse(deep.substr(0, deep.size() - 1) + "}", doc);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().offset, deep.size() - 1);
+  EXPECT_TRUE(doc.IsNull());
+  r = Parse(deep, doc);
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message, "nesting deeper than 1000 levels");
+  EXPECT_EQ(r.error().offset, 0u);
+}
+
+TEST(Json, EncodesAsRapidJsonsWriter) {
+  Document doc;
+  ASSERT_TRUE(Parse(R"({"n":[0,-1,1,2147483647,-2147483648,4294967295,4294967296,-9223372036854775808,
+      18446744073709551615,0.1,-2.5e-300,1e300,3.0,123456789.125],"e":{},"a":[],"x":[{},[[]],null,false]})",
+                    doc));
+  auto& alloc = doc.GetAllocator();
+  std::string every_byte;
+  for (int c = 0; c < 256; ++c) every_byte += static_cast<char>(c);
+  Value strings(rapidjson::kArrayType);
+  for (size_t len = 0; len < 40; ++len) {
+    for (size_t at = 0; at < len; at += 3) {
+      std::string s(len, 'a');
+      s[at] = "\"\\\n\x01\x7f\xc3/"[at % 7];
+      strings.PushBack(MakeString(s, alloc), alloc);
+    }
+  }
+  strings.PushBack(MakeString(every_byte, alloc), alloc);
+  strings.PushBack(MakeString(std::string_view("a\0b", 3), alloc), alloc);
+  doc.AddMember(MakeString(every_byte, alloc), strings, alloc);
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  ASSERT_TRUE(doc.Accept(writer));
+  EXPECT_EQ(Encode(doc), std::string(buffer.GetString(), buffer.GetSize()));
+  std::string appended = "x";
+  EncodeTo(doc, appended);
+  EXPECT_EQ(appended, "x" + std::string(buffer.GetString(), buffer.GetSize()));
 }
 
 TEST(Json, EditsObjects) {

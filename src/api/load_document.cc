@@ -114,7 +114,7 @@ class DocumentLoader {
   }
 
   void Read(json::Value& node, const Origin& origin) {
-    const MapView obj(&node, origin.prefix, ctx_);
+    const MapView obj(&node, decode::Path(origin.prefix), ctx_);
     std::string kind;
     const KindInfo* info = decode::CheckKind(obj, kind);
     if (info == nullptr) {
