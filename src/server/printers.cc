@@ -1,4 +1,5 @@
 #include "server/printers.h"
+#include "api/time_format.h"
 
 #include <algorithm>
 #include <chrono>
@@ -106,7 +107,7 @@ void PodCells(const Value& pod, int64_t now_ns, std::vector<Cell>& out) {
   std::optional<int64_t> last_restart;
   std::optional<int64_t> last_restartable_init_restart;
   auto later = [](std::optional<int64_t>& cur, const Value& status) {
-    std::optional<int64_t> t = ParseTimestamp(Str(status, {"lastState", "terminated", "finishedAt"}));
+    std::optional<int64_t> t = api::ParseRFC3339(Str(status, {"lastState", "terminated", "finishedAt"}));
     if (t && (!cur || *cur < *t)) cur = t;
   };
 
@@ -521,26 +522,6 @@ const Printer kLeasePrinter{
 
 const Printer kDefaultPrinter{{kNameColumn, kAgeColumn}, DefaultCells, nullptr};
 
-// days_from_civil (Howard Hinnant): days since 1970-01-01 of a proleptic Gregorian date.
-int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
-  y -= m <= 2;
-  const int64_t era = (y >= 0 ? y : y - 399) / 400;
-  const unsigned yoe = static_cast<unsigned>(y - era * 400);
-  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  return era * 146097 + static_cast<int64_t>(doe) - 719468;
-}
-
-bool Digits(std::string_view s, size_t pos, size_t n, int64_t& out) {
-  if (pos + n > s.size()) return false;
-  out = 0;
-  for (size_t i = pos; i < pos + n; ++i) {
-    if (s[i] < '0' || s[i] > '9') return false;
-    out = out * 10 + (s[i] - '0');
-  }
-  return true;
-}
-
 }  // namespace
 
 const Printer& PrinterFor(const store::ResourceType& type) {
@@ -587,49 +568,8 @@ std::string HumanDuration(int64_t ns) {
   return fmt::format("{}y", hours / 24 / 365);
 }
 
-std::optional<int64_t> ParseTimestamp(std::string_view s) {
-  // YYYY-MM-DDTHH:MM:SS[.frac](Z|+hh:mm|-hh:mm)
-  int64_t year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
-  if (!Digits(s, 0, 4, year) || s.size() < 20 || s[4] != '-' || !Digits(s, 5, 2, month) || s[7] != '-' ||
-      !Digits(s, 8, 2, day) || (s[10] != 'T' && s[10] != 't') || !Digits(s, 11, 2, hour) || s[13] != ':' ||
-      !Digits(s, 14, 2, minute) || s[16] != ':' || !Digits(s, 17, 2, second)) {
-    return std::nullopt;
-  }
-  if (month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || second > 60) return std::nullopt;
-  size_t pos = 19;
-  int64_t frac_ns = 0;
-  if (pos < s.size() && s[pos] == '.') {
-    ++pos;
-    int64_t scale = 100'000'000;
-    size_t start = pos;
-    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
-      frac_ns += (s[pos] - '0') * scale;
-      scale /= 10;
-      ++pos;
-    }
-    if (pos == start) return std::nullopt;
-  }
-  int64_t offset_s = 0;
-  if (pos < s.size() && (s[pos] == 'Z' || s[pos] == 'z')) {
-    ++pos;
-  } else if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
-    int64_t oh = 0, om = 0;
-    if (!Digits(s, pos + 1, 2, oh) || pos + 3 >= s.size() || s[pos + 3] != ':' || !Digits(s, pos + 4, 2, om)) {
-      return std::nullopt;
-    }
-    offset_s = (oh * 3600 + om * 60) * (s[pos] == '+' ? 1 : -1);
-    pos += 6;
-  } else {
-    return std::nullopt;
-  }
-  if (pos != s.size()) return std::nullopt;
-  const int64_t days = DaysFromCivil(year, static_cast<unsigned>(month), static_cast<unsigned>(day));
-  const int64_t secs = days * 86400 + hour * 3600 + minute * 60 + second - offset_s;
-  return secs * 1'000'000'000 + frac_ns;
-}
-
 std::string TranslateTimestampSince(std::string_view timestamp, int64_t now_ns) {
-  std::optional<int64_t> t = ParseTimestamp(timestamp);
+  std::optional<int64_t> t = api::ParseRFC3339(timestamp);
   if (!t) return "<unknown>";
   return HumanDuration(now_ns - *t);
 }

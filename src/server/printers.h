@@ -47,8 +47,6 @@ const Printer& PrinterFor(const store::ResourceType& type);
 
 //! apimachinery's duration.HumanDuration: "45s", "3m20s", "5h", "2d3h", "3y".
 std::string HumanDuration(int64_t nanoseconds);
-//! An RFC 3339 time ("2024-05-01T10:00:00Z", "...T10:00:00.123456+02:00") as Unix nanoseconds.
-std::optional<int64_t> ParseTimestamp(std::string_view text);
 //! The age of a timestamp as kubectl shows it ("<unknown>" when absent or unreadable).
 std::string TranslateTimestampSince(std::string_view timestamp, int64_t now_ns);
 //! metav1.FormatLabelSelector: "app=web,tier in (a,b)", "<none>" when empty.

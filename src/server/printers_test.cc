@@ -1,4 +1,5 @@
 #include "server/printers.h"
+#include "api/time_format.h"
 
 #include <gtest/gtest.h>
 
@@ -62,19 +63,19 @@ TEST(PrintersTest, HumanDuration) {
 }
 
 TEST(PrintersTest, ParseTimestamp) {
-  EXPECT_EQ(ParseTimestamp("1970-01-01T00:00:00Z"), 0);
-  EXPECT_EQ(ParseTimestamp("2024-02-29T12:00:00Z"), int64_t{1709208000} * kSecond);
-  EXPECT_EQ(ParseTimestamp("2024-02-29T14:00:00+02:00"), int64_t{1709208000} * kSecond);
-  EXPECT_EQ(ParseTimestamp("2024-02-29T12:00:00.5Z"), int64_t{1709208000} * kSecond + kSecond / 2);
-  EXPECT_FALSE(ParseTimestamp(""));
-  EXPECT_FALSE(ParseTimestamp("2024-02-29 12:00:00"));
-  EXPECT_FALSE(ParseTimestamp("2024-13-01T00:00:00Z"));
+  EXPECT_EQ(api::ParseRFC3339("1970-01-01T00:00:00Z"), 0);
+  EXPECT_EQ(api::ParseRFC3339("2024-02-29T12:00:00Z"), int64_t{1709208000} * kSecond);
+  EXPECT_EQ(api::ParseRFC3339("2024-02-29T14:00:00+02:00"), int64_t{1709208000} * kSecond);
+  EXPECT_EQ(api::ParseRFC3339("2024-02-29T12:00:00.5Z"), int64_t{1709208000} * kSecond + kSecond / 2);
+  EXPECT_FALSE(api::ParseRFC3339(""));
+  EXPECT_FALSE(api::ParseRFC3339("2024-02-29 12:00:00"));
+  EXPECT_FALSE(api::ParseRFC3339("2024-13-01T00:00:00Z"));
   EXPECT_EQ(TranslateTimestampSince("", 0), "<unknown>");
   EXPECT_EQ(TranslateTimestampSince("1970-01-01T00:00:00Z", 90 * kSecond), "90s");
 }
 
 TEST(PrintersTest, PodStatusColumn) {
-  const int64_t now = *ParseTimestamp("2024-01-01T00:10:00Z");
+  const int64_t now = *api::ParseRFC3339("2024-01-01T00:10:00Z");
   struct Case {
     std::string name;
     std::string pod;
@@ -181,7 +182,7 @@ TEST(PrintersTest, WorkloadRows) {
 }
 
 TEST(PrintersTest, EventRow) {
-  const int64_t now = *ParseTimestamp("2024-01-01T00:01:00Z");
+  const int64_t now = *api::ParseRFC3339("2024-01-01T00:01:00Z");
   std::vector<Cell> e = Cells(
       "", "events",
       R"({"metadata":{"name":"p.1"},"involvedObject":{"kind":"Pod","name":"p"},"reason":"Scheduled","type":"Normal",

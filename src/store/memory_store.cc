@@ -1,4 +1,5 @@
 #include "store/memory_store.h"
+#include "api/time_format.h"
 
 #include <algorithm>
 #include <random>
@@ -327,7 +328,7 @@ Result<ObjectPtr> MemoryStore::CreateLocked(const ResourceType& served, std::str
 
   // rest.BeforeCreate: the server owns these.
   json::Set(meta, "uid", json::MakeString(NewUid(rng_), a), a);
-  json::Set(meta, "creationTimestamp", json::MakeString(FormatTimestamp(clock_.NowNs()), a), a);
+  json::Set(meta, "creationTimestamp", json::MakeString(api::FormatRFC3339(clock_.NowNs()), a), a);
   json::Set(meta, "generation", json::Value(int64_t{1}), a);
   json::Remove(meta, "resourceVersion");
   json::Remove(meta, "deletionTimestamp");
@@ -715,7 +716,7 @@ Result<ObjectPtr> MemoryStore::DeleteLocked(const ResourceType& stored, std::str
     if (grace >= current_grace && !(grace == 0 && current_grace == 0 && !finalizers)) return current;
   }
   if (grace == 0 && !finalizers) return RemoveLocked(current);
-  json::Set(meta, "deletionTimestamp", json::MakeString(FormatTimestamp(now + grace * util::kNanosPerSecond), a), a);
+  json::Set(meta, "deletionTimestamp", json::MakeString(api::FormatRFC3339(now + grace * util::kNanosPerSecond), a), a);
   json::Set(meta, "deletionGracePeriodSeconds", json::Value(grace), a);
   json::Remove(meta, "resourceVersion");
   const uint64_t rv = ++rv_;
@@ -775,7 +776,7 @@ Result<ObjectPtr> MemoryStore::Bind(std::string_view namespace_, std::string_vie
     json::Set(cond, "type", json::MakeString(kPodScheduled, a), a);
     json::Set(cond, "status", json::MakeString("True", a), a);
     json::Set(cond, "lastProbeTime", json::Value(), a);
-    json::Set(cond, "lastTransitionTime", json::MakeString(FormatTimestamp(clock_.NowNs()), a), a);
+    json::Set(cond, "lastTransitionTime", json::MakeString(api::FormatRFC3339(clock_.NowNs()), a), a);
     conditions->PushBack(cond, a);
     json::Remove(meta, "resourceVersion");
     out = ReplaceLocked(current, doc);
@@ -840,7 +841,7 @@ Result<ObjectPtr> MemoryStore::Evict(std::string_view namespace_, std::string_vi
           // pod it was spent on (status.disruptedPods), as upstream's eviction REST does.
           json::Set(status, "disruptionsAllowed", json::Value(allowed - 1), a);
           json::Value& disrupted = json::Child(status, "disruptedPods", a);
-          json::Set(disrupted, pod_name, json::MakeString(FormatTimestamp(clock_.NowNs()), a), a);
+          json::Set(disrupted, pod_name, json::MakeString(api::FormatRFC3339(clock_.NowNs()), a), a);
           json::Remove(Metadata(d), "resourceVersion");
           ReplaceLocked(pdb, d);
         }

@@ -10,62 +10,7 @@ namespace kubesched::store {
 
 namespace json = api::json;
 
-std::string FormatTimestamp(int64_t unix_ns) {
-  using namespace std::chrono;
-  const sys_seconds t{seconds{unix_ns >= 0 ? unix_ns / 1'000'000'000 : (unix_ns - 999'999'999) / 1'000'000'000}};
-  const auto days = floor<std::chrono::days>(t);
-  const year_month_day ymd{days};
-  const hh_mm_ss hms{t - days};
-  return fmt::format("{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z", static_cast<int>(ymd.year()),
-                     static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()), hms.hours().count(),
-                     hms.minutes().count(), hms.seconds().count());
-}
 
-std::optional<int64_t> ParseTimestamp(std::string_view s) {
-  using namespace std::chrono;
-  auto num = [&](size_t pos, size_t len) -> std::optional<int> {
-    if (pos + len > s.size()) return std::nullopt;
-    int v = 0;
-    auto [p, ec] = std::from_chars(s.data() + pos, s.data() + pos + len, v);
-    if (ec != std::errc() || p != s.data() + pos + len) return std::nullopt;
-    return v;
-  };
-  // YYYY-MM-DDTHH:MM:SS
-  if (s.size() < 20 || s[4] != '-' || s[7] != '-' || (s[10] != 'T' && s[10] != 't') || s[13] != ':' || s[16] != ':') {
-    return std::nullopt;
-  }
-  auto y = num(0, 4), mo = num(5, 2), d = num(8, 2), h = num(11, 2), mi = num(14, 2), se = num(17, 2);
-  if (!y || !mo || !d || !h || !mi || !se) return std::nullopt;
-  const year_month_day ymd{year{*y}, month{static_cast<unsigned>(*mo)}, day{static_cast<unsigned>(*d)}};
-  if (!ymd.ok() || *h > 23 || *mi > 59 || *se > 60) return std::nullopt;
-  size_t pos = 19;
-  int64_t frac_ns = 0;
-  if (pos < s.size() && s[pos] == '.') {
-    ++pos;
-    int64_t scale = 100'000'000;
-    size_t start = pos;
-    while (pos < s.size() && s[pos] >= '0' && s[pos] <= '9') {
-      frac_ns += (s[pos] - '0') * scale;
-      scale /= 10;
-      ++pos;
-    }
-    if (pos == start) return std::nullopt;
-  }
-  int64_t offset_s = 0;
-  if (pos < s.size() && (s[pos] == 'Z' || s[pos] == 'z')) {
-    ++pos;
-  } else if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
-    auto oh = num(pos + 1, 2), om = num(pos + 4, 2);
-    if (!oh || !om || pos + 3 >= s.size() || s[pos + 3] != ':') return std::nullopt;
-    offset_s = (*oh * 3600 + *om * 60) * (s[pos] == '+' ? 1 : -1);
-    pos += 6;
-  } else {
-    return std::nullopt;
-  }
-  if (pos != s.size()) return std::nullopt;
-  const int64_t secs = sys_days{ymd}.time_since_epoch() / seconds{1} + *h * 3600 + *mi * 60 + *se - offset_s;
-  return secs * 1'000'000'000 + frac_ns;
-}
 
 std::string NewUid(api::Rng& rng) {
   const uint64_t hi = rng(), lo = rng();

@@ -13,10 +13,6 @@
 
 namespace kubesched::store {
 
-//! metav1.Time's wire form: RFC 3339 in UTC with whole seconds ("2024-05-01T12:00:00Z").
-std::string FormatTimestamp(int64_t unix_ns);
-//! Parses RFC 3339 ("2024-05-01T12:00:00Z", fractional seconds and offsets accepted).
-std::optional<int64_t> ParseTimestamp(std::string_view text);
 
 //! A random (version 4) UUID, as the API server gives every object.
 std::string NewUid(api::Rng& rng);

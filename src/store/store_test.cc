@@ -1,4 +1,5 @@
 #include "store/store.h"
+#include "api/time_format.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -481,10 +482,10 @@ TEST_F(StoreTest, StateRoundTrip) {
 }
 
 TEST(TimestampTest, FormatAndParse) {
-  EXPECT_EQ(FormatTimestamp(testing::kStartNs), "2024-05-01T12:00:00Z");
-  EXPECT_EQ(ParseTimestamp("2024-05-01T12:00:00Z"), testing::kStartNs);
-  EXPECT_EQ(ParseTimestamp("2024-05-01T14:00:00.5+02:00"), testing::kStartNs + 500'000'000);
-  EXPECT_EQ(ParseTimestamp("2024-05-01"), std::nullopt);
+  EXPECT_EQ(api::FormatRFC3339(testing::kStartNs), "2024-05-01T12:00:00Z");
+  EXPECT_EQ(api::ParseRFC3339("2024-05-01T12:00:00Z"), testing::kStartNs);
+  EXPECT_EQ(api::ParseRFC3339("2024-05-01T14:00:00.5+02:00"), testing::kStartNs + 500'000'000);
+  EXPECT_EQ(api::ParseRFC3339("2024-05-01"), std::nullopt);
 }
 
 }  // namespace

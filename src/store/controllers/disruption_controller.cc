@@ -1,4 +1,5 @@
 #include "store/controllers/disruption_controller.h"
+#include "api/time_format.h"
 
 #include <algorithm>
 #include <charconv>
@@ -126,7 +127,7 @@ void DisruptionController::Sync(const Budget& pdb) {
     if (pod->Terminating()) continue;
     if (old_disrupted && old_disrupted->IsObject()) {
       if (const json::Value* at = json::Find(*old_disrupted, pod->name())) {
-        auto t = ParseTimestamp(json::View(*at));
+        auto t = api::ParseRFC3339(json::View(*at));
         if (t && *t + kDeletionTimeoutNs > now) {
           disrupted.emplace_back(pod->name(), std::string(json::View(*at)));
           continue;
@@ -161,7 +162,7 @@ void DisruptionController::Sync(const Budget& pdb) {
   json::Set(status, "disruptedPods", std::move(disrupted_patch), a);
   // The DisruptionAllowed condition; its transition time moves only when its status does.
   const std::string_view cond_status = allowed > 0 ? "True" : "False";
-  std::string transition = FormatTimestamp(now);
+  std::string transition = api::FormatRFC3339(now);
   if (const json::Value* conds = old_status.IsObject() ? json::Find(old_status, "conditions") : nullptr;
       conds && conds->IsArray()) {
     for (const auto& c : conds->GetArray()) {

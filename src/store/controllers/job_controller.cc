@@ -1,4 +1,5 @@
 #include "store/controllers/job_controller.h"
+#include "api/time_format.h"
 
 #include <algorithm>
 #include <set>
@@ -238,7 +239,7 @@ void JobController::WriteStatus(const Job& job) {
   if (job.info.deleting) return;
   const Tally t = Count(job);
   const std::string outcome = Outcome(job, t);
-  const std::string now = FormatTimestamp(ctx_.clock.NowNs());
+  const std::string now = api::FormatRFC3339(ctx_.clock.NowNs());
   json::Document old;
   (void)json::Parse(job.info.status_json, old);
   const json::Value* old_conditions = old.IsObject() ? json::Find(old, "conditions") : nullptr;

@@ -1,4 +1,5 @@
 #include "store/controllers/node_lifecycle.h"
+#include "api/time_format.h"
 
 #include <fmt/format.h>
 
@@ -90,7 +91,7 @@ std::string NodeLifecycle::NextPodIP(const std::string& node_name) {
 void NodeLifecycle::StartPod(const PodInfo& pod, const NodeInfo& node) {
   const std::string& host_ip = node.internal_ip;
   const std::string pod_ip = pod.host_network && !host_ip.empty() ? host_ip : NextPodIP(node.name());
-  const std::string now = FormatTimestamp(ctx_.clock.NowNs());
+  const std::string now = api::FormatRFC3339(ctx_.clock.NowNs());
 
   json::Document patch;
   patch.SetObject();

@@ -1,4 +1,5 @@
 #include "store/controllers/pod_informer.h"
+#include "api/time_format.h"
 
 #include <algorithm>
 #include <charconv>
@@ -50,9 +51,9 @@ PodInfo ParsePodInfo(const ObjectPtr& pod) {
   const json::Value* meta = json::Find(doc, "metadata");
   if (meta != nullptr) {
     if (const json::Value* ts = json::Find(*meta, "deletionTimestamp")) {
-      info.deletion_ns = ParseTimestamp(json::View(*ts)).value_or(0);
+      info.deletion_ns = api::ParseRFC3339(json::View(*ts)).value_or(0);
     }
-    info.created_ns = ParseTimestamp(json::GetString(*meta, "creationTimestamp")).value_or(0);
+    info.created_ns = api::ParseRFC3339(json::GetString(*meta, "creationTimestamp")).value_or(0);
     for (std::string_view map : {"annotations", "labels"}) {
       if (info.completion_index) break;
       if (const json::Value* m = json::Find(*meta, map)) {

@@ -1,4 +1,5 @@
 #include "store/controllers/workload_info.h"
+#include "api/time_format.h"
 
 #include <algorithm>
 
@@ -16,7 +17,7 @@ WorkloadInfo ParseWorkload(const ObjectPtr& object, const json::Value& doc, Sele
   if (const json::Value* meta = json::Find(doc, "metadata")) {
     w.generation = GetInt(*meta, "generation", 1);
     w.deleting = json::Find(*meta, "deletionTimestamp") != nullptr;
-    w.created_ns = ParseTimestamp(json::GetString(*meta, "creationTimestamp")).value_or(0);
+    w.created_ns = api::ParseRFC3339(json::GetString(*meta, "creationTimestamp")).value_or(0);
   }
   if (const json::Value* spec = json::Find(doc, "spec")) {
     if (const json::Value* r = json::Find(*spec, "replicas"); r && r->IsInt64()) w.replicas = r->GetInt64();
