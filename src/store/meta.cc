@@ -10,8 +10,6 @@ namespace kubesched::store {
 
 namespace json = api::json;
 
-
-
 std::string NewUid(api::Rng& rng) {
   const uint64_t hi = rng(), lo = rng();
   uint8_t b[16];

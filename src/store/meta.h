@@ -13,7 +13,6 @@
 
 namespace kubesched::store {
 
-
 //! A random (version 4) UUID, as the API server gives every object.
 std::string NewUid(api::Rng& rng);
 
