@@ -189,13 +189,13 @@ std::string EncodePretty(const Value& value) {
 
 const Value* Find(const Value& object, std::string_view key) {
   if (!object.IsObject()) return nullptr;
-  auto it = object.FindMember(Value(rapidjson::StringRef(key.data(), key.size())));
+  auto it = object.FindMember(Value(rapidjson::StringRef(key.data() ? key.data() : "", key.size())));
   return it == object.MemberEnd() ? nullptr : &it->value;
 }
 
 Value* Find(Value& object, std::string_view key) {
   if (!object.IsObject()) return nullptr;
-  auto it = object.FindMember(Value(rapidjson::StringRef(key.data(), key.size())));
+  auto it = object.FindMember(Value(rapidjson::StringRef(key.data() ? key.data() : "", key.size())));
   return it == object.MemberEnd() ? nullptr : &it->value;
 }
 
@@ -222,7 +222,7 @@ Value& Child(Value& object, std::string_view key, Allocator& alloc) {
 
 bool Remove(Value& object, std::string_view key) {
   if (!object.IsObject()) return false;
-  auto it = object.FindMember(Value(rapidjson::StringRef(key.data(), key.size())));
+  auto it = object.FindMember(Value(rapidjson::StringRef(key.data() ? key.data() : "", key.size())));
   if (it == object.MemberEnd()) return false;
   object.EraseMember(it);
   return true;

@@ -57,7 +57,8 @@ inline std::string_view View(const Value& v) {
 }
 //! A string value copied into `alloc`.
 inline Value MakeString(std::string_view s, Allocator& alloc) {
-  return Value(s.data(), static_cast<rapidjson::SizeType>(s.size()), alloc);
+  // An empty view may have a null data(); RapidJSON asserts on a null string pointer.
+  return Value(s.data() ? s.data() : "", static_cast<rapidjson::SizeType>(s.size()), alloc);
 }
 //! Sets `object[key] = value` (replacing an existing member; `object` becomes an object if it
 //! was not one) and returns the stored value.
