@@ -194,6 +194,8 @@ uint64_t MemoryStore::ResourceVersion() const {
 // --- Changes ---------------------------------------------------------------------------------
 
 void MemoryStore::CommitLocked(WatchEvent event) {
+  std::shared_ptr<const json::Document> parsed = std::move(event.parsed);
+  event.parsed = nullptr;
   history_.push_back(event);
   while (history_.size() > options_.watch_history) {
     compacted_rv_ = history_.front().object->resource_version;
@@ -203,7 +205,10 @@ void MemoryStore::CommitLocked(WatchEvent event) {
   for (auto& w : watchers_) w->Offer(event);
   {
     std::lock_guard lock(observers_mu_);
-    if (!observers_.empty()) pending_.push_back(std::move(event));
+    if (!observers_.empty()) {
+      event.parsed = std::move(parsed);
+      pending_.push_back(std::move(event));
+    }
   }
   rv_cv_.notify_all();
 }
@@ -270,13 +275,15 @@ ObjectPtr MemoryStore::ReplaceLocked(const ObjectPtr& current, json::Document& d
   const bool deleting = json::Find(meta, "deletionTimestamp") != nullptr;
   // An object whose deletion only waited for its finalizers goes once they are gone (a pod's
   // graceful deletion still waits for its node: deletionGracePeriodSeconds > 0).
-  if (deleting && !HasFinalizers(meta) && GetInt(meta, "deletionGracePeriodSeconds").value_or(0) == 0) {
+  const bool gone = deleting && !HasFinalizers(meta) && GetInt(meta, "deletionGracePeriodSeconds").value_or(0) == 0;
+  auto parsed = std::make_shared<const json::Document>(std::move(doc));
+  if (gone) {
     ObjectsLocked(*current->type).erase(Key(current->namespace_, current->name));
-    CommitLocked(WatchEvent{EventType::kDeleted, next, current});
+    CommitLocked(WatchEvent{EventType::kDeleted, next, current, std::move(parsed)});
     return next;
   }
   ObjectsLocked(*current->type)[Key(current->namespace_, current->name)] = next;
-  CommitLocked(WatchEvent{EventType::kModified, next, current});
+  CommitLocked(WatchEvent{EventType::kModified, next, current, std::move(parsed)});
   return next;
 }
 
@@ -396,7 +403,7 @@ Result<ObjectPtr> MemoryStore::CreateLocked(const ResourceType& served, std::str
   if (FindLocked(stored, ns, name)) return std::unexpected(AlreadyExists(served, name));
   ObjectPtr obj = MakeObject(stored, body, ++rv_, std::move(view));
   ObjectsLocked(stored)[Key(ns, name)] = obj;
-  CommitLocked(WatchEvent{EventType::kAdded, obj, nullptr});
+  CommitLocked(WatchEvent{EventType::kAdded, obj, nullptr, std::make_shared<const json::Document>(std::move(body))});
   return obj;
 }
 
@@ -784,7 +791,7 @@ Result<ObjectPtr> MemoryStore::DeleteLocked(const ResourceType& stored, std::str
   const uint64_t rv = ++rv_;
   ObjectPtr next = MakeObject(stored, doc, rv);
   ObjectsLocked(stored)[Key(current->namespace_, current->name)] = next;
-  CommitLocked(WatchEvent{EventType::kModified, next, current});
+  CommitLocked(WatchEvent{EventType::kModified, next, current, std::make_shared<const json::Document>(std::move(doc))});
   return next;
 }
 

@@ -61,6 +61,7 @@ class MemoryStore final : public Store {
   ObjectPtr FindLocked(const ResourceType& stored, std::string_view namespace_, std::string_view name) const;
   const ResourceType* FindStoredLocked(std::string_view group, std::string_view resource) const;
   //! Records a change: history, watchers, the observers' queue, and waiters on a resourceVersion.
+  //! `event.parsed` goes to the observers only.
   void CommitLocked(WatchEvent event);
   //! Runs the observers on the queued events unless this or another thread already is.
   void DeliverToObservers();
@@ -79,7 +80,7 @@ class MemoryStore final : public Store {
   ObjectPtr RemoveLocked(const ObjectPtr& current);
   //! Stores a new version of an existing object (a MODIFIED event), or removes it when its
   //! deletion was waiting only for the finalizers it no longer has.
-  //! `view`: as for MakeObject.
+  //! `view`: as for MakeObject. Consumes `doc` (the observers get it as WatchEvent::parsed).
   ObjectPtr ReplaceLocked(const ObjectPtr& current, api::json::Document& doc, std::shared_ptr<void> view = nullptr);
   //! Waits (releasing `lock`) until the store reaches `rv`; kTimeout if it does not in time.
   std::optional<Error> WaitForLocked(std::unique_lock<std::mutex>& lock, uint64_t rv) const;
