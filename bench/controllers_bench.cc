@@ -5,13 +5,17 @@
 // makes it grow with the cluster.
 //
 // Each cluster: one node per 10 pods and one ReplicaSet per 100 pods, every pod bound and running.
-// Building it is reported once per size on stderr. The pod and node kind hooks are left out
-// (ResourcesWithoutDecoding).
+// Building it is reported once per size on stderr. BM_PodCycle leaves the pod and node kind hooks
+// out (ResourcesWithoutDecoding): the controllers' and the store's own share. BM_PodCycleWithHooks
+// serves the built-in resources as they are, validating and viewing every pod and node write
+// through the codec's decoders, as `kubesched simulate` does. Counters: `writes` per cycle (every
+// store change, the controllers' status writes included) and `us_per_write` (CPU).
 //
 //   cmake --build <dir> --target kubesched_controllers_bench && <dir>/bench/kubesched_controllers_bench
 
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <map>
 #include <memory>
 #include <string>
@@ -37,9 +41,9 @@ api::json::Document Doc(const std::string& text) {
   return d;
 }
 
-// The built-in resources without the pod and node kind hooks (validation and typed views, which
-// decode through the manifest loader until the codec's decoders land): they cost the same per
-// write at any cluster size, and would only hide the controllers' share.
+// The built-in resources without the pod and node kind hooks (validation and typed views through
+// the codec's decoders): they cost the same per write at any cluster size, and would only hide the
+// controllers' share.
 const std::vector<const ResourceType*>& ResourcesWithoutDecoding() {
   static const auto* types = [] {
     auto* owned = new std::vector<ResourceType>();
@@ -48,6 +52,8 @@ const std::vector<const ResourceType*>& ResourcesWithoutDecoding() {
       if (t.group.empty() && (t.resource == "pods" || t.resource == "nodes")) {
         t.validate = nullptr;
         t.view = nullptr;
+        t.decode = nullptr;
+        t.complete_view = nullptr;
       }
     }
     auto* out = new std::vector<const ResourceType*>();
@@ -68,14 +74,16 @@ struct Cluster {
   // each ReplicaSet's pods (by owner name).
   std::vector<ObjectPtr> unbound;
   std::map<std::string, std::vector<std::string>> pods_of;
+  uint64_t writes = 0;  // events seen: one per store change
 
-  explicit Cluster(int pod_count) {
+  Cluster(int pod_count, bool hooks) {
     StoreOptions options;
     options.seed = 1;
     options.watch_history = 1000;  // nobody watches; the history only costs memory here
-    store = NewMemoryStore(ResourcesWithoutDecoding(), clock, options);
+    store = NewMemoryStore(hooks ? BuiltinResources() : ResourcesWithoutDecoding(), clock, options);
     pods = store->FindResource("", "pods");
     store->AddObserver([this](const WatchEvent& e) {
+      ++writes;
       if (e.object->type != pods) return;
       const std::string app(e.object->name.substr(0, e.object->name.rfind('-')));
       auto& names = pods_of[app];
@@ -108,8 +116,9 @@ struct Cluster {
       BindPending();
     }
     const double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-    std::fprintf(stderr, "cluster of %d pods on %d nodes: built in %.1f s (%.1f us per pod, all events included)\n",
-                 pod_count, nodes, us / 1e6, us / pod_count);
+    std::fprintf(stderr,
+                 "cluster of %d pods on %d nodes (%s): built in %.1f s (%.1f us per pod, all events included)\n",
+                 pod_count, nodes, hooks ? "pod and node hooks" : "no pod and node hooks", us / 1e6, us / pod_count);
   }
 
   // Binds every pod created since the last call, round-robin over the nodes (the scheduler's part).
@@ -122,17 +131,19 @@ struct Cluster {
   }
 };
 
-Cluster& ClusterOf(int pods) {
-  static std::map<int, std::unique_ptr<Cluster>> clusters;
-  auto& c = clusters[pods];
-  if (!c) c = std::make_unique<Cluster>(pods);
+Cluster& ClusterOf(int pods, bool hooks) {
+  static std::map<std::pair<int, bool>, std::unique_ptr<Cluster>> clusters;
+  auto& c = clusters[{pods, hooks}];
+  if (!c) c = std::make_unique<Cluster>(pods, hooks);
   return *c;
 }
 
 // One pod's cycle: deleted (grace 0, gone at once), replaced by its ReplicaSet, the replacement
 // bound and started; every status the controllers keep follows.
-void BM_PodCycle(benchmark::State& state) {
-  Cluster& c = ClusterOf(static_cast<int>(state.range(0)));
+void PodCycles(benchmark::State& state, bool hooks) {
+  Cluster& c = ClusterOf(static_cast<int>(state.range(0)), hooks);
+  const uint64_t writes_before = c.writes;
+  const auto cpu_before = std::clock();
   int victim = 0;
   for (auto _ : state) {
     const std::string app = "app-" + std::to_string(victim++ % (state.range(0) / kPodsPerReplicaSet));
@@ -142,9 +153,17 @@ void BM_PodCycle(benchmark::State& state) {
     (void)c.store->Delete(*c.pods, "default", name, d);
     c.BindPending();
   }
+  const double cpu_us = 1e6 * static_cast<double>(std::clock() - cpu_before) / CLOCKS_PER_SEC;
+  const double writes = static_cast<double>(c.writes - writes_before);
   state.counters["pods"] = static_cast<double>(state.range(0));
+  state.counters["writes"] = benchmark::Counter(writes, benchmark::Counter::kAvgIterations);
+  state.counters["us_per_write"] = writes > 0 ? cpu_us / writes : 0;
 }
+
+void BM_PodCycle(benchmark::State& state) { PodCycles(state, false); }
+void BM_PodCycleWithHooks(benchmark::State& state) { PodCycles(state, true); }
 BENCHMARK(BM_PodCycle)->Arg(1000)->Arg(10'000)->Arg(30'000)->Arg(100'000)->Unit(benchmark::kMicrosecond)->MinTime(2.0);
+BENCHMARK(BM_PodCycleWithHooks)->Arg(1000)->Arg(10'000)->Arg(100'000)->Unit(benchmark::kMicrosecond)->MinTime(2.0);
 
 }  // namespace
 }  // namespace kubesched::store::controllers

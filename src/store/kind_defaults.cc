@@ -151,6 +151,9 @@ std::optional<Error> AdmitPodPriority(json::Document& pod, const ObjectReader& r
     }
   } else {
     for (const ObjectPtr& o : reader.List("scheduling.k8s.io", "priorityclasses", "")) {
+      // The store's compact JSON says `"globalDefault":true` wherever a member is true (a string
+      // holding those characters has its quotes escaped): only such a class needs parsing.
+      if (o->json.find("\"globalDefault\":true") == std::string::npos) continue;
       json::Document d;
       if (json::Parse(o->json, d) && json::Find(d, "globalDefault") && json::Find(d, "globalDefault")->IsTrue()) {
         pc = o;

@@ -45,4 +45,36 @@ std::shared_ptr<const void> NodeView(const json::Value& node) {
   return std::shared_ptr<const api::Node>(std::move(*decoded));
 }
 
+namespace {
+
+template <typename T, typename DecodeFn>
+DecodeResult DecodeChecked(const json::Value& object, DecodeFn decode) {
+  auto decoded = decode(object, kValidateOnly);
+  if (!decoded) return DecodeResult{Causes(decoded.error()), nullptr};
+  return DecodeResult{{}, std::shared_ptr<T>(std::move(*decoded))};
+}
+
+template <typename T>
+void Complete(void* view, const Object& stored) {
+  auto* object = static_cast<T*>(view);
+  object->metadata.resource_version = std::to_string(stored.resource_version);
+  object->json = stored.json.shared();
+}
+
+}  // namespace
+
+DecodeResult DecodePodChecked(const json::Value& pod, const Object* /*old*/) {
+  return DecodeChecked<api::Pod>(
+      pod, [](const json::Value& v, const api::DecodeOptions& o) { return api::DecodePod(v, o); });
+}
+
+void CompletePodView(void* pod, const Object& stored) { Complete<api::Pod>(pod, stored); }
+
+DecodeResult DecodeNodeChecked(const json::Value& node, const Object* /*old*/) {
+  return DecodeChecked<api::Node>(
+      node, [](const json::Value& v, const api::DecodeOptions& o) { return api::DecodeNode(v, o); });
+}
+
+void CompleteNodeView(void* node, const Object& stored) { Complete<api::Node>(node, stored); }
+
 }  // namespace kubesched::store

@@ -18,4 +18,11 @@ std::vector<Cause> ValidateNode(const api::json::Value& node, const Object* old)
 //! api::Node; null when the node does not decode.
 std::shared_ptr<const void> NodeView(const api::json::Value& node);
 
+//! ResourceType::decode and complete_view for pods and nodes: validation and the view from one
+//! DecodePod/DecodeNode, the view sharing the stored JSON (no keep_json encoding).
+DecodeResult DecodePodChecked(const api::json::Value& pod, const Object* old);
+void CompletePodView(void* pod, const Object& stored);
+DecodeResult DecodeNodeChecked(const api::json::Value& node, const Object* old);
+void CompleteNodeView(void* node, const Object& stored);
+
 }  // namespace kubesched::store

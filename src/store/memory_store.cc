@@ -2,6 +2,7 @@
 #include "api/time_format.h"
 
 #include <algorithm>
+#include <bit>
 #include <random>
 
 #include <fmt/format.h>
@@ -41,21 +42,65 @@ bool HasFinalizers(const json::Value& meta) {
   return f && f->IsArray() && !f->Empty();
 }
 
+// Whether two values encode to the same text (json::Encode(a) == json::Encode(b)), without
+// encoding them: the same types, numbers and strings, and object members in the same order.
+bool SameJson(const json::Value& a, const json::Value& b) {
+  if (a.GetType() != b.GetType()) return false;
+  switch (a.GetType()) {
+    case rapidjson::kNullType:
+    case rapidjson::kFalseType:
+    case rapidjson::kTrueType:
+      return true;
+    case rapidjson::kNumberType:
+      if (a.IsDouble() || b.IsDouble()) {
+        return a.IsDouble() && b.IsDouble() &&
+               std::bit_cast<uint64_t>(a.GetDouble()) == std::bit_cast<uint64_t>(b.GetDouble());
+      }
+      if (a.IsInt64() && b.IsInt64()) return a.GetInt64() == b.GetInt64();
+      if (a.IsUint64() && b.IsUint64()) return a.GetUint64() == b.GetUint64();
+      return false;
+    case rapidjson::kStringType:
+      return json::View(a) == json::View(b);
+    case rapidjson::kArrayType: {
+      if (a.Size() != b.Size()) return false;
+      for (rapidjson::SizeType i = 0; i < a.Size(); ++i) {
+        if (!SameJson(a[i], b[i])) return false;
+      }
+      return true;
+    }
+    case rapidjson::kObjectType: {
+      if (a.MemberCount() != b.MemberCount()) return false;
+      for (auto x = a.MemberBegin(), y = b.MemberBegin(); x != a.MemberEnd(); ++x, ++y) {
+        if (json::View(x->name) != json::View(y->name) || !SameJson(x->value, y->value)) return false;
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
 // The parts of an object that are neither metadata nor status (nor type information): a change
-// there bumps metadata.generation.
+// there bumps metadata.generation. Top-level members compare in any order, their values as their
+// encodings would.
 bool SpecEqual(const json::Value& a, const json::Value& b) {
-  auto spec_of = [](const json::Value& v) {
-    std::vector<std::pair<std::string_view, std::string>> out;
-    if (!v.IsObject()) return out;
+  using Members = std::vector<std::pair<std::string_view, const json::Value*>>;
+  auto spec_of = [](const json::Value& v, Members& out) {
+    if (!v.IsObject()) return;
     for (const auto& m : v.GetObject()) {
       std::string_view k = json::View(m.name);
       if (k == "metadata" || k == "status" || k == "apiVersion" || k == "kind") continue;
-      out.emplace_back(k, json::Encode(m.value));
+      out.emplace_back(k, &m.value);
     }
-    std::sort(out.begin(), out.end());
-    return out;
+    std::stable_sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
   };
-  return spec_of(a) == spec_of(b);
+  Members x, y;
+  spec_of(a, x);
+  spec_of(b, y);
+  if (x.size() != y.size()) return false;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (x[i].first != y[i].first || !SameJson(*x[i].second, *y[i].second)) return false;
+  }
+  return true;
 }
 
 std::vector<Cause> ValidateMetadata(const ResourceType& type, const json::Value& meta) {
@@ -150,6 +195,8 @@ uint64_t MemoryStore::ResourceVersion() const {
 // --- Changes ---------------------------------------------------------------------------------
 
 void MemoryStore::CommitLocked(WatchEvent event) {
+  std::shared_ptr<const json::Document> parsed = std::move(event.parsed);
+  event.parsed = nullptr;
   history_.push_back(event);
   while (history_.size() > options_.watch_history) {
     compacted_rv_ = history_.front().object->resource_version;
@@ -159,7 +206,10 @@ void MemoryStore::CommitLocked(WatchEvent event) {
   for (auto& w : watchers_) w->Offer(event);
   {
     std::lock_guard lock(observers_mu_);
-    if (!observers_.empty()) pending_.push_back(std::move(event));
+    if (!observers_.empty()) {
+      event.parsed = std::move(parsed);
+      pending_.push_back(std::move(event));
+    }
   }
   rv_cv_.notify_all();
 }
@@ -219,25 +269,27 @@ ObjectPtr MemoryStore::RemoveLocked(const ObjectPtr& current) {
   return last;
 }
 
-ObjectPtr MemoryStore::ReplaceLocked(const ObjectPtr& current, json::Document& doc) {
+ObjectPtr MemoryStore::ReplaceLocked(const ObjectPtr& current, json::Document& doc, std::shared_ptr<void> view) {
   const uint64_t rv = ++rv_;
-  ObjectPtr next = MakeObject(*current->type, doc, rv);
+  ObjectPtr next = MakeObject(*current->type, doc, rv, std::move(view));
   const json::Value& meta = *json::Find(doc, "metadata");
   const bool deleting = json::Find(meta, "deletionTimestamp") != nullptr;
   // An object whose deletion only waited for its finalizers goes once they are gone (a pod's
   // graceful deletion still waits for its node: deletionGracePeriodSeconds > 0).
-  if (deleting && !HasFinalizers(meta) && GetInt(meta, "deletionGracePeriodSeconds").value_or(0) == 0) {
+  const bool gone = deleting && !HasFinalizers(meta) && GetInt(meta, "deletionGracePeriodSeconds").value_or(0) == 0;
+  auto parsed = std::make_shared<const json::Document>(std::move(doc));
+  if (gone) {
     ObjectsLocked(*current->type).erase(Key(current->namespace_, current->name));
-    CommitLocked(WatchEvent{EventType::kDeleted, next, current});
+    CommitLocked(WatchEvent{EventType::kDeleted, next, current, std::move(parsed)});
     return next;
   }
   ObjectsLocked(*current->type)[Key(current->namespace_, current->name)] = next;
-  CommitLocked(WatchEvent{EventType::kModified, next, current});
+  CommitLocked(WatchEvent{EventType::kModified, next, current, std::move(parsed)});
   return next;
 }
 
 std::optional<Error> MemoryStore::PrepareLocked(const ResourceType& stored, json::Document& doc, const Object* old,
-                                                std::string_view name) {
+                                                std::string_view name, std::shared_ptr<void>& view) {
   if (stored.default_fields) stored.default_fields(doc);
   if (old == nullptr && stored.admit) {
     // Reads without locking: mu_ is held by this thread for the whole write.
@@ -265,7 +317,12 @@ std::optional<Error> MemoryStore::PrepareLocked(const ResourceType& stored, json
   }
   std::vector<Cause> causes = ValidateMetadata(stored, *json::Find(doc, "metadata"));
   // The kind's checks read the name too; one report of a bad name is enough.
-  if (causes.empty() && stored.validate) {
+  if (causes.empty() && stored.decode) {
+    // Validation and the view from one decoding.
+    DecodeResult decoded = stored.decode(doc, old);
+    causes = std::move(decoded.causes);
+    view = std::move(decoded.view);
+  } else if (causes.empty() && stored.validate) {
     auto more = stored.validate(doc, old);
     causes.insert(causes.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
   }
@@ -335,7 +392,8 @@ Result<ObjectPtr> MemoryStore::CreateLocked(const ResourceType& served, std::str
   json::Remove(meta, "deletionGracePeriodSeconds");
   json::Remove(meta, "selfLink");
 
-  if (auto err = PrepareLocked(stored, body, nullptr, name.empty() ? generate_name : name)) {
+  std::shared_ptr<void> view;
+  if (auto err = PrepareLocked(stored, body, nullptr, name.empty() ? generate_name : name, view)) {
     return std::unexpected(*err);
   }
   if (stored.namespaced) {
@@ -344,9 +402,9 @@ Result<ObjectPtr> MemoryStore::CreateLocked(const ResourceType& served, std::str
     }
   }
   if (FindLocked(stored, ns, name)) return std::unexpected(AlreadyExists(served, name));
-  ObjectPtr obj = MakeObject(stored, body, ++rv_);
+  ObjectPtr obj = MakeObject(stored, body, ++rv_, std::move(view));
   ObjectsLocked(stored)[Key(ns, name)] = obj;
-  CommitLocked(WatchEvent{EventType::kAdded, obj, nullptr});
+  CommitLocked(WatchEvent{EventType::kAdded, obj, nullptr, std::make_shared<const json::Document>(std::move(body))});
   return obj;
 }
 
@@ -512,7 +570,8 @@ Result<ObjectPtr> MemoryStore::Update(const ResourceType& type, std::string_view
 }
 
 Result<ObjectPtr> MemoryStore::UpdateLocked(const ResourceType& served, std::string_view namespace_,
-                                            std::string_view name, json::Document body, const UpdateRequest& request) {
+                                            std::string_view name, json::Document body, const UpdateRequest& request,
+                                            const json::Document* old_doc) {
   const ResourceType& stored = Storage(served);
   ObjectPtr current = FindLocked(stored, namespace_, name);
   if (!current) return std::unexpected(NotFound(served, name));
@@ -550,7 +609,9 @@ Result<ObjectPtr> MemoryStore::UpdateLocked(const ResourceType& served, std::str
   json::Set(body, "kind", json::MakeString(served.kind, a), a);
   if (served.stored_as && served.to_storage) served.to_storage(body);
 
-  json::Document old = ParseObject(*current);
+  json::Document parsed;
+  if (old_doc == nullptr) parsed = ParseObject(*current);
+  const json::Document& old = old_doc ? *old_doc : parsed;
   json::Document next;
   if (request.subresource == "status") {
     // The status subresource changes status (and labels and annotations) only.
@@ -613,11 +674,12 @@ Result<ObjectPtr> MemoryStore::UpdateLocked(const ResourceType& served, std::str
   if (!SpecEqual(old, next)) {
     json::Set(meta, "generation", json::Value(GetInt(old_meta, "generation").value_or(0) + 1), na);
   }
-  if (auto err = PrepareLocked(stored, next, current.get(), name)) return std::unexpected(*err);
+  std::shared_ptr<void> view;
+  if (auto err = PrepareLocked(stored, next, current.get(), name, view)) return std::unexpected(*err);
   // An update that changes nothing makes no new version (and no event), as upstream's
-  // GuaranteedUpdate skips the write.
-  if (json::Encode(next) == current->json) return current;
-  return ReplaceLocked(current, next);
+  // GuaranteedUpdate skips the write. (`old` encodes to the stored JSON: the store wrote it.)
+  if (SameJson(next, old)) return current;
+  return ReplaceLocked(current, next, std::move(view));
 }
 
 Result<ObjectPtr> MemoryStore::Patch(const ResourceType& type, std::string_view namespace_, std::string_view name,
@@ -630,12 +692,20 @@ Result<ObjectPtr> MemoryStore::Patch(const ResourceType& type, std::string_view 
     if (!current) {
       out = std::unexpected(NotFound(type, name));
     } else {
-      json::Document doc = ParseObject(*Present(type, current));
+      // One parse of the stored version: the patch applies to a copy of it (a resource stored as
+      // another applies to its own form), and the update compares with it.
+      json::Document old = ParseObject(*current);
+      json::Document doc;
+      if (type.stored_as == nullptr) {
+        doc.CopyFrom(old, doc.GetAllocator());
+      } else {
+        doc = ParseObject(*Present(type, current));
+      }
       auto applied = ApplyPatch(patch_type, doc, patch);
       if (!applied) {
         out = std::unexpected(applied.error());
       } else {
-        out = UpdateLocked(type, namespace_, name, std::move(doc), UpdateRequest{std::string(subresource), {}});
+        out = UpdateLocked(type, namespace_, name, std::move(doc), UpdateRequest{std::string(subresource), {}}, &old);
       }
     }
   }
@@ -722,7 +792,7 @@ Result<ObjectPtr> MemoryStore::DeleteLocked(const ResourceType& stored, std::str
   const uint64_t rv = ++rv_;
   ObjectPtr next = MakeObject(stored, doc, rv);
   ObjectsLocked(stored)[Key(current->namespace_, current->name)] = next;
-  CommitLocked(WatchEvent{EventType::kModified, next, current});
+  CommitLocked(WatchEvent{EventType::kModified, next, current, std::make_shared<const json::Document>(std::move(doc))});
   return next;
 }
 

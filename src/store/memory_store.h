@@ -61,22 +61,27 @@ class MemoryStore final : public Store {
   ObjectPtr FindLocked(const ResourceType& stored, std::string_view namespace_, std::string_view name) const;
   const ResourceType* FindStoredLocked(std::string_view group, std::string_view resource) const;
   //! Records a change: history, watchers, the observers' queue, and waiters on a resourceVersion.
+  //! `event.parsed` goes to the observers only.
   void CommitLocked(WatchEvent event);
   //! Runs the observers on the queued events unless this or another thread already is.
   void DeliverToObservers();
-  //! Defaulting, admission (create only) and validation of a new or updated object.
+  //! Defaulting, admission (create only) and validation of a new or updated object. For a kind
+  //! with ResourceType::decode, `view` receives the view that validation decoded (for MakeObject).
   std::optional<Error> PrepareLocked(const ResourceType& stored, api::json::Document& doc, const Object* old,
-                                     std::string_view name);
+                                     std::string_view name, std::shared_ptr<void>& view);
   Result<ObjectPtr> CreateLocked(const ResourceType& served, std::string_view namespace_, api::json::Document body);
+  //! `old_doc`: the stored version already parsed (a patch's), or null to parse it here.
   Result<ObjectPtr> UpdateLocked(const ResourceType& served, std::string_view namespace_, std::string_view name,
-                                 api::json::Document body, const UpdateRequest& request);
+                                 api::json::Document body, const UpdateRequest& request,
+                                 const api::json::Document* old_doc = nullptr);
   Result<ObjectPtr> DeleteLocked(const ResourceType& stored, std::string_view namespace_, std::string_view name,
                                  const DeleteOptions& options);
   //! Removes `current` for good (a DELETED event); returns its last version.
   ObjectPtr RemoveLocked(const ObjectPtr& current);
   //! Stores a new version of an existing object (a MODIFIED event), or removes it when its
   //! deletion was waiting only for the finalizers it no longer has.
-  ObjectPtr ReplaceLocked(const ObjectPtr& current, api::json::Document& doc);
+  //! `view`: as for MakeObject. Consumes `doc` (the observers get it as WatchEvent::parsed).
+  ObjectPtr ReplaceLocked(const ObjectPtr& current, api::json::Document& doc, std::shared_ptr<void> view = nullptr);
   //! Waits (releasing `lock`) until the store reaches `rv`; kTimeout if it does not in time.
   std::optional<Error> WaitForLocked(std::unique_lock<std::mutex>& lock, uint64_t rv) const;
   //! The objects of `stored` in `namespace_` (all when empty) with keys after `start`, as they

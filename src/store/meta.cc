@@ -37,7 +37,7 @@ std::optional<uint64_t> ParseResourceVersion(std::string_view text) {
   return v;
 }
 
-ObjectPtr MakeObject(const ResourceType& type, json::Document& doc, uint64_t rv) {
+ObjectPtr MakeObject(const ResourceType& type, json::Document& doc, uint64_t rv, std::shared_ptr<void> decoded) {
   auto& alloc = doc.GetAllocator();
   json::Value& meta = Metadata(doc);
   json::Set(meta, "resourceVersion", json::MakeString(std::to_string(rv), alloc), alloc);
@@ -47,7 +47,11 @@ ObjectPtr MakeObject(const ResourceType& type, json::Document& doc, uint64_t rv)
   obj->name = std::string(json::GetString(meta, "name"));
   obj->uid = std::string(json::GetString(meta, "uid"));
   obj->resource_version = rv;
-  json::EncodeTo(doc, obj->json);
+  {
+    std::string text;
+    json::EncodeTo(doc, text);
+    obj->json = std::move(text);
+  }
   if (const json::Value* labels = json::Find(meta, "labels"); labels && labels->IsObject()) {
     for (const auto& m : labels->GetObject()) {
       obj->labels.emplace_back(std::string(json::View(m.name)), std::string(json::View(m.value)));
@@ -57,7 +61,13 @@ ObjectPtr MakeObject(const ResourceType& type, json::Document& doc, uint64_t rv)
   obj->fields.emplace_back("metadata.name", obj->name);
   obj->fields.emplace_back("metadata.namespace", obj->namespace_);
   if (type.selectable_fields) type.selectable_fields(doc, obj->fields);
-  if (type.view) obj->view = type.view(doc);
+  if (type.decode) {
+    if (!decoded) decoded = type.decode(doc, nullptr).view;
+    if (decoded) type.complete_view(decoded.get(), *obj);
+    obj->view = std::move(decoded);
+  } else if (type.view) {
+    obj->view = type.view(doc);
+  }
   return obj;
 }
 
@@ -73,8 +83,9 @@ ObjectPtr WithResourceVersion(const Object& object, uint64_t rv) {
   copy->resource_version = rv;
   json::Set(Metadata(doc), "resourceVersion", json::MakeString(std::to_string(rv), doc.GetAllocator()),
             doc.GetAllocator());
-  copy->json.clear();
-  json::EncodeTo(doc, copy->json);
+  std::string text;
+  json::EncodeTo(doc, text);
+  copy->json = std::move(text);
   return copy;
 }
 

@@ -17,8 +17,10 @@ namespace kubesched::store {
 std::string NewUid(api::Rng& rng);
 
 //! Builds the stored version of `doc` (whose metadata.resourceVersion is set to `rv` first):
-//! its compact JSON, sorted labels, selectable fields and typed view.
-ObjectPtr MakeObject(const ResourceType& type, api::json::Document& doc, uint64_t rv);
+//! its compact JSON, sorted labels, selectable fields and typed view. `decoded`: the view
+//! ResourceType::decode made of `doc` while validating it (completed here); null to decode now.
+ObjectPtr MakeObject(const ResourceType& type, api::json::Document& doc, uint64_t rv,
+                     std::shared_ptr<void> decoded = nullptr);
 //! A copy of `object` whose JSON says resourceVersion `rv` (a deletion's last version).
 ObjectPtr WithResourceVersion(const Object& object, uint64_t rv);
 //! Parses a stored object's JSON (which the store wrote, so it parses).

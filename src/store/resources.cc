@@ -36,10 +36,10 @@ ResourceType Nodes() {
   t.namespaced = false;
   t.short_names = {"no"};
   t.subresources = {"status"};
-  t.validate = ValidateNode;
   t.field_selectors = {"spec.unschedulable"};
   t.selectable_fields = NodeFields;
-  t.view = NodeView;
+  t.decode = DecodeNodeChecked;
+  t.complete_view = CompleteNodeView;
   return t;
 }
 
@@ -50,10 +50,10 @@ ResourceType Pods() {
   t.subresources = {"status", "binding", "eviction"};
   t.default_fields = DefaultPod;
   t.admit = AdmitPodPriority;
-  t.validate = ValidatePod;
   t.field_selectors = kPodFieldSelectors;
   t.selectable_fields = PodFields;
-  t.view = PodView;
+  t.decode = DecodePodChecked;
+  t.complete_view = CompletePodView;
   return t;
 }
 

@@ -14,6 +14,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -62,6 +63,51 @@ using Result = std::expected<T, Error>;
 struct Object;
 using ObjectPtr = std::shared_ptr<const Object>;
 
+//! A stored version's JSON text: immutable and shared, by the Object's copies (a deletion's last
+//! version) and by its typed view (api::Pod::json and api::Node::json point at the same string),
+//! so a write encodes its object once. Reads as a `const std::string&` (and a std::string_view);
+//! assigning a std::string stores a new text.
+class JsonText {
+ public:
+  JsonText() = default;
+  JsonText(std::string text) : text_(std::make_shared<const std::string>(std::move(text))) {}  // NOLINT
+  JsonText(std::shared_ptr<const std::string> text) : text_(std::move(text)) {}                // NOLINT
+  JsonText& operator=(std::string text) {
+    text_ = std::make_shared<const std::string>(std::move(text));
+    return *this;
+  }
+
+  const std::string& str() const { return text_ ? *text_ : Empty(); }
+  operator const std::string&() const { return str(); }  // NOLINT
+  operator std::string_view() const { return str(); }    // NOLINT
+  //! The shared string itself (null while empty): what views keep.
+  const std::shared_ptr<const std::string>& shared() const { return text_; }
+
+  bool empty() const { return str().empty(); }
+  size_t size() const { return str().size(); }
+  const char* data() const { return str().data(); }
+  size_t find(std::string_view s, size_t pos = 0) const { return str().find(s, pos); }
+
+  friend bool operator==(const JsonText& a, const JsonText& b) { return a.str() == b.str(); }
+  friend bool operator==(const JsonText& a, std::string_view b) { return a.str() == b; }
+  friend std::ostream& operator<<(std::ostream& out, const JsonText& t) { return out << t.str(); }
+
+ private:
+  static const std::string& Empty() {
+    static const std::string kEmpty;
+    return kEmpty;
+  }
+  std::shared_ptr<const std::string> text_;
+};
+
+//! What ResourceType::decode makes of an object: the causes for a 422, or (none) its typed view.
+struct DecodeResult {
+  std::vector<Cause> causes;
+  //! The view of the object as decoded (null when it has none): ResourceType::complete_view gives
+  //! it the stored version's resourceVersion and JSON before it is published.
+  std::shared_ptr<void> view;
+};
+
 //! Read access to the stored objects for admission hooks (which run under the store's lock).
 class ObjectReader {
  public:
@@ -104,6 +150,16 @@ struct ResourceType {
   //! The typed view derived once per stored version (api::Pod for pods, api::Node for nodes,
   //! ...); null when the kind has none. May be empty.
   std::function<std::shared_ptr<const void>(const api::json::Value& object)> view;
+  //! Validation and the typed view from ONE decoding, for kinds whose view is the decoded object
+  //! (pods and nodes, through api::DecodePod/DecodeNode). When set, the store uses it instead of
+  //! `validate` and `view`: on a write it decodes the defaulted, admitted object once (`old` as
+  //! for validate), rejects the write with the causes, or keeps the view; once the store has set
+  //! the new resourceVersion and encoded the object, `complete_view` gives the view that
+  //! resourceVersion and the stored JSON text (shared, not copied). Writes that are not validated
+  //! (a deletion's timestamps, LoadState) decode with it too and keep no view when it fails.
+  std::function<DecodeResult(const api::json::Value& object, const Object* old)> decode;
+  //! Sets the decoded view's resourceVersion and JSON to the stored version's. Required with decode.
+  std::function<void(void* view, const Object& stored)> complete_view;
   //! Admission of a new object after defaulting and before validation, with read access to the
   //! stored objects (pods: spec.priority from their PriorityClass). Runs under the store's lock:
   //! `reader` is the only way it may read the store. An error rejects the write. May be empty.
@@ -133,8 +189,9 @@ struct Object {
   std::string uid;
   uint64_t resource_version = 0;
   //! The full object (apiVersion, kind, metadata with resourceVersion, spec, status, and every
-  //! field the store does not model), compactly encoded: what GET, LIST and WATCH send.
-  std::string json;
+  //! field the store does not model), compactly encoded: what GET, LIST and WATCH send. Shared
+  //! with the view (JsonText).
+  JsonText json;
   std::vector<std::pair<std::string, std::string>> labels;  //!< metadata.labels, sorted by key
   //! selectable_fields' values, plus metadata.name and metadata.namespace.
   std::vector<std::pair<std::string, std::string>> fields;
@@ -156,6 +213,10 @@ struct WatchEvent {
   //! resourceVersion); for kBookmark only its resource_version is meaningful.
   ObjectPtr object;
   ObjectPtr old_object;  //!< the version before a kModified/kDeleted, for in-process handlers
+  //! For in-process observers only (watchers and the history never carry it): `object` as the
+  //! DOM the write encoded it from (it parses to an equal document), so an observer need not
+  //! parse object->json again. Null when the write had none at hand.
+  std::shared_ptr<const api::json::Document> parsed;
 };
 
 //! Label and field selectors as the API takes them ("app=web,tier!=db", "spec.nodeName=n1").

@@ -56,6 +56,10 @@ TEST_F(StoreTest, CreateSetsServerOwnedMetadata) {
   ASSERT_NE(view, nullptr);
   EXPECT_EQ(view->metadata.name, "web");
   EXPECT_EQ(view->metadata.creation_timestamp_ns, testing::kStartNs);
+  // The view is decoded once, with validation, and shares the stored JSON (no second encoding).
+  EXPECT_EQ(view->metadata.resource_version, std::to_string(before + 1));
+  ASSERT_NE(view->json, nullptr);
+  EXPECT_EQ(view->json.get(), pod->json.shared().get());
 }
 
 TEST_F(StoreTest, GenerateNameUsesUpstreamAlphabet) {

@@ -29,7 +29,7 @@ ObjectPtr MakeBookmark(const ResourceType& served, uint64_t rv, bool initial_eve
   auto obj = std::make_shared<Object>();
   obj->type = &served;
   obj->resource_version = rv;
-  json::EncodeTo(doc, obj->json);
+  obj->json = json::Encode(doc);
   return obj;
 }
 

@@ -59,7 +59,8 @@ void DaemonSetController::OnDaemon(const WatchEvent& event) {
   }
   auto it = by_uid_.find(uid);
   if (it != by_uid_.end() && it->second.info.object->resource_version >= event.object->resource_version) return;
-  json::Document doc = Parse(*event.object);
+  json::Document scratch;
+  const json::Value& doc = ParsedObject(event, scratch);
   WorkloadInfo info = ParseWorkload(event.object, doc);
   if (it != by_uid_.end() && it->second.info.template_json == info.template_json) {
     it->second.info = std::move(info);

@@ -78,7 +78,8 @@ void DeploymentController::OnDeployment(const WatchEvent& event) {
   }
   auto it = by_uid_.find(uid);
   if (it != by_uid_.end() && it->second.info.object->resource_version >= event.object->resource_version) return;
-  json::Document doc = Parse(*event.object);
+  json::Document scratch;
+  const json::Value& doc = ParsedObject(event, scratch);
   Deployment d{ParseWorkload(event.object, doc), 0};
   if (const json::Value* status = json::Find(doc, "status")) d.collision_count = GetInt(*status, "collisionCount");
   Deployment& stored = by_uid_.insert_or_assign(uid, std::move(d)).first->second;
@@ -105,7 +106,8 @@ void DeploymentController::OnReplicaSet(const WatchEvent& event) {
         return;
       }
     }
-    json::Document doc = Parse(*event.object);
+    json::Document scratch;
+    const json::Value& doc = ParsedObject(event, scratch);
     WorkloadInfo rs = ParseWorkload(event.object, doc);
     if (rs.controller && rs.controller->kind == "Deployment") owner = rs.controller->uid;
     if (!previous_owner.empty() && previous_owner != owner) {

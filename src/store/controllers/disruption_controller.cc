@@ -59,7 +59,8 @@ void DisruptionController::OnBudget(const WatchEvent& event) {
   }
   auto it = by_uid_.find(uid);
   if (it != by_uid_.end() && it->second.object->resource_version >= event.object->resource_version) return;
-  json::Document doc = Parse(*event.object);
+  json::Document scratch;
+  const json::Value& doc = ParsedObject(event, scratch);
   Budget b;
   b.object = event.object;
   const json::Value* spec = json::Find(doc, "spec");

@@ -74,7 +74,8 @@ void JobController::OnJob(const WatchEvent& event) {
   }
   auto it = by_uid_.find(uid);
   if (it != by_uid_.end() && it->second.info.object->resource_version >= event.object->resource_version) return;
-  json::Document doc = Parse(*event.object);
+  json::Document scratch;
+  const json::Value& doc = ParsedObject(event, scratch);
   Job job;
   job.info = ParseWorkload(event.object, doc);
   if (const json::Value* spec = json::Find(doc, "spec")) {

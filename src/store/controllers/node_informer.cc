@@ -6,8 +6,13 @@ namespace kubesched::store::controllers {
 
 namespace json = api::json;
 
-NodeInfo ParseNodeInfo(const ObjectPtr& node) {
-  json::Document doc = Parse(*node);
+NodeInfo ParseNodeInfo(const ObjectPtr& node, const json::Value* parsed) {
+  json::Document scratch;
+  if (parsed == nullptr) {
+    scratch = Parse(*node);
+    parsed = &scratch;
+  }
+  const json::Value& doc = *parsed;
   NodeInfo info;
   info.object = node;
   if (const json::Value* addresses = At(doc, {"status", "addresses"}); addresses && addresses->IsArray()) {
@@ -39,7 +44,7 @@ void NodeInformer::Apply(const WatchEvent& event) {
   }
   NodeInfoPtr& slot = by_name_[event.object->name];
   if (slot && slot->object->resource_version >= event.object->resource_version) return;
-  slot = std::make_shared<NodeInfo>(ParseNodeInfo(event.object));
+  slot = std::make_shared<NodeInfo>(ParseNodeInfo(event.object, event.parsed.get()));
 }
 
 NodeInfoPtr NodeInformer::Get(const std::string& name) const {

@@ -28,7 +28,8 @@ struct NodeInfo {
 };
 using NodeInfoPtr = std::shared_ptr<const NodeInfo>;
 
-NodeInfo ParseNodeInfo(const ObjectPtr& node);
+//! `parsed`: the node's JSON as a DOM when the caller has it (WatchEvent::parsed); null to parse.
+NodeInfo ParseNodeInfo(const ObjectPtr& node, const api::json::Value* parsed = nullptr);
 
 class NodeInformer {
  public:

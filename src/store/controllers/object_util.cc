@@ -10,6 +10,12 @@ json::Document Parse(const Object& object) {
   return doc;
 }
 
+const json::Value& ParsedObject(const WatchEvent& event, json::Document& scratch) {
+  if (event.parsed) return *event.parsed;
+  scratch = Parse(*event.object);
+  return scratch;
+}
+
 const json::Value* At(const json::Value& root, std::initializer_list<std::string_view> keys) {
   const json::Value* v = &root;
   for (auto k : keys) {

@@ -14,6 +14,9 @@
 namespace kubesched::store::controllers {
 
 api::json::Document Parse(const Object& object);
+//! The event's object as a DOM: the store's own (WatchEvent::parsed) when the event carries one,
+//! else parsed into `scratch`.
+const api::json::Value& ParsedObject(const WatchEvent& event, api::json::Document& scratch);
 
 struct OwnerRef {
   std::string kind;

@@ -43,8 +43,13 @@ constexpr std::string_view kKubeletConditions[] = {"Initialized", "Ready", "Cont
 
 }  // namespace
 
-PodInfo ParsePodInfo(const ObjectPtr& pod) {
-  json::Document doc = Parse(*pod);
+PodInfo ParsePodInfo(const ObjectPtr& pod, const json::Value* parsed) {
+  json::Document scratch;
+  if (parsed == nullptr) {
+    scratch = Parse(*pod);
+    parsed = &scratch;
+  }
+  const json::Value& doc = *parsed;
   PodInfo info;
   info.object = pod;
   info.controller = ControllerOf(doc);
@@ -124,7 +129,7 @@ void PodInformer::Apply(const WatchEvent& event) {
     current_ = previous_;
     return;
   }
-  auto info = std::make_shared<PodInfo>(ParsePodInfo(event.object));
+  auto info = std::make_shared<PodInfo>(ParsePodInfo(event.object, event.parsed.get()));
   info->seq = previous_ ? previous_->seq : next_seq_++;
   if (previous_) Remove(uid);
   current_ = info;

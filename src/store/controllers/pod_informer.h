@@ -58,7 +58,8 @@ struct PodInfo {
 using PodInfoPtr = std::shared_ptr<const PodInfo>;
 
 //! Parses one pod version's facts (seq left 0).
-PodInfo ParsePodInfo(const ObjectPtr& pod);
+//! `parsed`: the pod's JSON as a DOM when the caller has it (WatchEvent::parsed); null to parse.
+PodInfo ParsePodInfo(const ObjectPtr& pod, const api::json::Value* parsed = nullptr);
 
 //! Pods in creation order (the seq of each).
 using PodsBySeq = std::map<uint64_t, PodInfoPtr>;

@@ -63,7 +63,8 @@ void ReplicaSetController::OnOwner(const WatchEvent& event) {
   }
   auto it = by_uid_.find(uid);
   if (it != by_uid_.end() && it->second.info.object->resource_version >= event.object->resource_version) return;
-  json::Document doc = Parse(*event.object);
+  json::Document scratch;
+  const json::Value& doc = ParsedObject(event, scratch);
   WorkloadInfo info = ParseWorkload(event.object, doc, kind_.selector_form);
   Owner* owner;
   if (it == by_uid_.end()) {

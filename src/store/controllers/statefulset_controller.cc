@@ -48,7 +48,8 @@ void StatefulSetController::OnSet(const WatchEvent& event) {
   }
   auto it = by_uid_.find(uid);
   if (it != by_uid_.end() && it->second.info.object->resource_version >= event.object->resource_version) return;
-  json::Document doc = Parse(*event.object);
+  json::Document scratch;
+  const json::Value& doc = ParsedObject(event, scratch);
   Set s;
   s.info = ParseWorkload(event.object, doc);
   if (const json::Value* spec = json::Find(doc, "spec")) {
