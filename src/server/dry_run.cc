@@ -6,6 +6,7 @@
 
 #include "server/printers.h"
 #include "store/errors.h"
+#include "store/meta.h"
 #include "store/patch.h"
 
 namespace kubesched::server {
@@ -69,10 +70,8 @@ store::Result<store::ObjectPtr> Check(const store::Store& store, const store::Re
   if (type.admit && old == nullptr) {
     if (std::optional<Error> e = type.admit(doc, StoreReader(store))) return std::unexpected(*e);
   }
-  if (type.validate) {
-    std::vector<store::Cause> causes = type.validate(doc, old);
-    if (!causes.empty()) return std::unexpected(store::Invalid(type, name, std::move(causes)));
-  }
+  store::DecodeResult checked = store::ValidateObject(type, doc, old);
+  if (!checked.causes.empty()) return std::unexpected(store::Invalid(type, name, std::move(checked.causes)));
   auto object = std::make_shared<store::Object>();
   object->type = &type;
   object->namespace_ = std::string(namespace_);

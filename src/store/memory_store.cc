@@ -103,33 +103,6 @@ bool SpecEqual(const json::Value& a, const json::Value& b) {
   return true;
 }
 
-std::vector<Cause> ValidateMetadata(const ResourceType& type, const json::Value& meta) {
-  std::vector<Cause> causes;
-  const std::string_view name = json::GetString(meta, "name");
-  if (name.empty()) {
-    causes.push_back(RequiredCause("metadata.name", "name or generateName is required"));
-  } else {
-    auto errs =
-        type.resource == "namespaces" && type.group.empty() ? api::IsDNS1123Label(name) : api::IsDNS1123Subdomain(name);
-    for (const auto& e : errs) causes.push_back(InvalidCause("metadata.name", name, e));
-  }
-  if (const json::Value* labels = json::Find(meta, "labels"); labels && labels->IsObject()) {
-    for (const auto& m : labels->GetObject()) {
-      const std::string_view k = json::View(m.name);
-      for (const auto& e : api::IsQualifiedName(k)) causes.push_back(InvalidCause("metadata.labels", k, e));
-      if (!m.value.IsString()) {
-        causes.push_back(
-            InvalidCause(fmt::format("metadata.labels[{}]", k), json::Encode(m.value), "must be a string"));
-        continue;
-      }
-      for (const auto& e : api::IsValidLabelValue(json::View(m.value))) {
-        causes.push_back(InvalidCause(fmt::format("metadata.labels[{}]", k), json::View(m.value), e));
-      }
-    }
-  }
-  return causes;
-}
-
 Error BodyNotObject() {
   return BadRequest(
       "the body of the request was in an unknown format - accepted media types include: "
@@ -315,18 +288,9 @@ std::optional<Error> MemoryStore::PrepareLocked(const ResourceType& stored, json
     };
     if (auto err = stored.admit(doc, Reader(*this))) return err;
   }
-  std::vector<Cause> causes = ValidateMetadata(stored, *json::Find(doc, "metadata"));
-  // The kind's checks read the name too; one report of a bad name is enough.
-  if (causes.empty() && stored.decode) {
-    // Validation and the view from one decoding.
-    DecodeResult decoded = stored.decode(doc, old);
-    causes = std::move(decoded.causes);
-    view = std::move(decoded.view);
-  } else if (causes.empty() && stored.validate) {
-    auto more = stored.validate(doc, old);
-    causes.insert(causes.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
-  }
-  if (!causes.empty()) return Invalid(stored, name, std::move(causes));
+  DecodeResult checked = ValidateObject(stored, doc, old);
+  if (!checked.causes.empty()) return Invalid(stored, name, std::move(checked.causes));
+  view = std::move(checked.view);
   return std::nullopt;
 }
 

@@ -6,6 +6,9 @@
 
 #include <fmt/format.h>
 
+#include "api/names.h"
+#include "store/errors.h"
+
 namespace kubesched::store {
 
 namespace json = api::json;
@@ -87,6 +90,49 @@ ObjectPtr WithResourceVersion(const Object& object, uint64_t rv) {
   json::EncodeTo(doc, text);
   copy->json = std::move(text);
   return copy;
+}
+
+namespace {
+
+std::vector<Cause> ValidateMetadata(const ResourceType& type, const json::Value& meta) {
+  std::vector<Cause> causes;
+  const std::string_view name = json::GetString(meta, "name");
+  if (name.empty()) {
+    causes.push_back(RequiredCause("metadata.name", "name or generateName is required"));
+  } else {
+    auto errs =
+        type.resource == "namespaces" && type.group.empty() ? api::IsDNS1123Label(name) : api::IsDNS1123Subdomain(name);
+    for (const auto& e : errs) causes.push_back(InvalidCause("metadata.name", name, e));
+  }
+  if (const json::Value* labels = json::Find(meta, "labels"); labels && labels->IsObject()) {
+    for (const auto& m : labels->GetObject()) {
+      const std::string_view k = json::View(m.name);
+      for (const auto& e : api::IsQualifiedName(k)) causes.push_back(InvalidCause("metadata.labels", k, e));
+      if (!m.value.IsString()) {
+        causes.push_back(
+            InvalidCause(fmt::format("metadata.labels[{}]", k), json::Encode(m.value), "must be a string"));
+        continue;
+      }
+      for (const auto& e : api::IsValidLabelValue(json::View(m.value))) {
+        causes.push_back(InvalidCause(fmt::format("metadata.labels[{}]", k), json::View(m.value), e));
+      }
+    }
+  }
+  return causes;
+}
+
+}  // namespace
+
+DecodeResult ValidateObject(const ResourceType& type, const json::Value& doc, const Object* old) {
+  DecodeResult out;
+  const json::Value* meta = json::Find(doc, "metadata");
+  static const json::Value kEmptyObject(rapidjson::kObjectType);
+  out.causes = ValidateMetadata(type, meta ? *meta : kEmptyObject);
+  // The kind's checks read the name too; one report of a bad name is enough.
+  if (!out.causes.empty()) return out;
+  if (type.decode) return type.decode(doc, old);  // validation and the view from one decoding
+  if (type.validate) out.causes = type.validate(doc, old);
+  return out;
 }
 
 }  // namespace kubesched::store

@@ -26,6 +26,12 @@ ObjectPtr WithResourceVersion(const Object& object, uint64_t rv);
 //! Parses a stored object's JSON (which the store wrote, so it parses).
 api::json::Document ParseObject(const Object& object);
 
+//! The checks every write of a `type` object runs after defaulting and admission: metadata
+//! (name, labels), then the kind's own (ResourceType::decode, which also gives the view, or
+//! ResourceType::validate). `old`: the stored version on update, null on create. Used by the
+//! store and by the API server's dry run alike.
+DecodeResult ValidateObject(const ResourceType& type, const api::json::Value& doc, const Object* old);
+
 //! metadata of a document (created when absent).
 api::json::Value& Metadata(api::json::Document& doc);
 //! A decimal resourceVersion; nullopt unless the text is a whole non-negative number.

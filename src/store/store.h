@@ -211,12 +211,12 @@ struct WatchEvent {
   EventType type = EventType::kAdded;
   //! The object after the change (for kDeleted: its last version, with the deletion's
   //! resourceVersion); for kBookmark only its resource_version is meaningful.
-  ObjectPtr object;
-  ObjectPtr old_object;  //!< the version before a kModified/kDeleted, for in-process handlers
+  ObjectPtr object{};
+  ObjectPtr old_object{};  //!< the version before a kModified/kDeleted, for in-process handlers
   //! For in-process observers only (watchers and the history never carry it): `object` as the
   //! DOM the write encoded it from (it parses to an equal document), so an observer need not
   //! parse object->json again. Null when the write had none at hand.
-  std::shared_ptr<const api::json::Document> parsed;
+  std::shared_ptr<const api::json::Document> parsed{};
 };
 
 //! Label and field selectors as the API takes them ("app=web,tier!=db", "spec.nodeName=n1").
