@@ -1,504 +1,390 @@
 #include "cluster/simulated_cluster.h"
 
 #include <algorithm>
+#include <random>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "api/encode.h"
+#include "api/time_format.h"
 #include "api/workloads.h"
-#include "util/duration.h"
+#include "cluster/timeline.h"
+#include "store/meta.h"
+#include "store/resources.h"
 
 namespace kubesched::cluster {
 
+namespace json = api::json;
 using framework::Status;
 
-SimulatedCluster::SimulatedCluster(api::ClusterObjects objects, const util::Clock& clock, uint64_t seed,
-                                   CreationOrder creation_order)
-    : clock_(clock),
-      rng_(seed ^ 0x9e3779b97f4a7c15ULL),
-      creation_rng_(seed ^ 0x2545f4914f6cdd1dULL),
-      creation_order_(creation_order) {
-  const int64_t start_ns = clock_.NowNs();
-  // The timeline's annotations were checked when the manifests were loaded; a value that does
-  // not parse (an object built in code) is ignored.
-  auto after = [&](const api::ObjectMeta& m, std::string_view key) -> std::optional<int64_t> {
-    const std::string* text = m.annotations.Find(std::string(key));
-    if (!text) return std::nullopt;
-    auto d = util::ParseDuration(*text);
-    if (!d || *d < 0) return std::nullopt;
-    return start_ns + *d;
-  };
-  for (auto& n : objects.nodes) {
-    const std::string name = n->metadata.name;
-    const auto create_at = after(n->metadata, api::kAnnotationCreateAfter);
-    const auto delete_at = after(n->metadata, api::kAnnotationDeleteAfter);
-    if (create_at) {
-      events_.emplace(*create_at, TimedEvent{TimedEvent::Kind::kCreateNode, name});
-      future_nodes_[name] = std::move(n);
-    } else {
-      node_names_.insert(name);
-      nodes_.push_back(std::move(n));
-    }
-    if (delete_at) events_.emplace(*delete_at, TimedEvent{TimedEvent::Kind::kDeleteNode, name});
-  }
-  std::vector<std::string> namespaces_used;
-  for (auto& p : objects.pods) {
-    std::string uid = p->metadata.uid;
-    namespaces_used.push_back(p->metadata.namespace_);
-    auto create_at = after(p->metadata, api::kAnnotationCreateAfter);
-    auto delete_at = after(p->metadata, api::kAnnotationDeleteAfter);
-    if (create_at) {
-      events_.emplace(*create_at, TimedEvent{TimedEvent::Kind::kCreatePod, uid});
-      future_pods_[uid] = PodEntry{std::move(p), next_order_++};
-    } else {
-      pods_[uid] = PodEntry{std::move(p), next_order_++};
-    }
-    if (delete_at) events_.emplace(*delete_at, TimedEvent{TimedEvent::Kind::kDeletePod, uid});
-  }
-  for (auto& ns : objects.namespaces) namespaces_[ns->metadata.name] = ns->metadata.labels;
-  for (auto& pdb : objects.pdbs) pdbs_.push_back(std::move(pdb));
-  for (auto& w : objects.workloads) workloads_.push_back(std::move(w));
-  // Namespaces that pods use exist implicitly, with the label the API server sets on every one.
-  auto ensure = [&](const std::string& ns) {
-    auto [it, inserted] = namespaces_.try_emplace(ns);
-    it->second.Set("kubernetes.io/metadata.name", ns);
-  };
-  for (const auto& ns : namespaces_used) ensure(ns);
-  ensure(std::string(api::kNamespaceDefault));
-  ensure(std::string(api::kNamespaceSystem));
+namespace {
+
+// The store's history serves watches that start from an older resourceVersion; a simulation has
+// no watchers, so it keeps little.
+constexpr size_t kSimulationWatchHistory = 1024;
+
+std::unique_ptr<store::Store> NewSimulationStore(const util::Clock& clock, uint64_t seed) {
+  store::StoreOptions options;
+  options.watch_history = kSimulationWatchHistory;
+  options.seed = seed;
+  return store::NewBuiltinStore(clock, options);
 }
 
-void SimulatedCluster::Subscribe(EventHandler* handler) {
-  std::vector<std::shared_ptr<const api::Node>> nodes;
-  std::vector<PodEntry> pods;
-  {
-    std::lock_guard lock(mu_);
-    handler_ = handler;
-    nodes = nodes_;
-    for (const auto& [uid, e] : pods_) pods.push_back(e);
-  }
-  std::sort(pods.begin(), pods.end(), [](const PodEntry& a, const PodEntry& b) { return a.order < b.order; });
-  auto terminal = [](const api::Pod& p) {
-    return p.status.phase == api::PodPhase::kSucceeded || p.status.phase == api::PodPhase::kFailed;
-  };
-  for (const auto& n : nodes) handler->OnNodeAdd(n);
-  for (const auto& e : pods) {
-    if (!e.pod->spec.node_name.empty() && !terminal(*e.pod)) handler->OnPodAdd(e.pod);
-  }
-  std::vector<const PodEntry*> pending;
-  std::vector<PendingPodOrigin> origins;
-  for (const auto& e : pods) {
-    if (!e.pod->spec.node_name.empty() || terminal(*e.pod)) continue;
-    pending.push_back(&e);
-    PendingPodOrigin origin;
-    if (const api::Workload* w = OwnerWorkload(*e.pod)) {
-      origin.controller = fmt::format("{}/{}/{}", w->kind, w->metadata.namespace_, w->metadata.name);
-    }
-    origins.push_back(std::move(origin));
-  }
-  for (size_t i : PodCreationOrder(origins, creation_order_, creation_rng_)) handler->OnPodAdd(pending[i]->pod);
+const store::ResourceType& Resource(const store::Store& store, std::string_view group, std::string_view resource) {
+  const store::ResourceType* type = store.FindResource(group, resource);
+  if (type == nullptr) throw std::logic_error(fmt::format("the store does not serve {}", resource));
+  return *type;
 }
 
-std::shared_ptr<const api::Pod> SimulatedCluster::ReplacePod(const std::string& uid,
-                                                             std::function<void(api::Pod&)> mutate,
-                                                             std::shared_ptr<const api::Pod>* old_out) {
-  auto it = pods_.find(uid);
-  if (it == pods_.end()) return nullptr;
-  auto copy = std::make_shared<api::Pod>(*it->second.pod);
-  mutate(*copy);
-  *old_out = it->second.pod;
-  it->second.pod = copy;
-  return copy;
+std::string WorkloadUid(const api::Workload& w) {
+  if (!w.metadata.uid.empty()) return w.metadata.uid;
+  return api::GenerateUID(w.kind, w.metadata.namespace_.empty() ? api::kNamespaceDefault : w.metadata.namespace_,
+                          w.metadata.name);
 }
 
-Status SimulatedCluster::Bind(const api::Pod& pod, const std::string& node_name) {
-  std::shared_ptr<const api::Pod> old_pod, new_pod;
-  EventHandler* handler = nullptr;
-  {
-    std::lock_guard lock(mu_);
-    auto it = pods_.find(pod.metadata.uid);
-    if (it == pods_.end()) return Status::Error(fmt::format("pods \"{}\" not found", pod.metadata.name));
-    if (!it->second.pod->spec.node_name.empty()) {
-      return Status::Error(
-          fmt::format("Operation cannot be fulfilled on pods/binding \"{}\": pod {} is already assigned "
-                      "to node \"{}\"",
-                      pod.metadata.name, pod.metadata.name, it->second.pod->spec.node_name));
-    }
-    if (!node_names_.contains(node_name)) return Status::Error(fmt::format("nodes \"{}\" not found", node_name));
-    const int64_t now = clock_.NowNs();
-    new_pod = ReplacePod(
-        pod.metadata.uid,
-        [&](api::Pod& p) {
-          p.spec.node_name = node_name;
-          p.status.phase = api::PodPhase::kRunning;
-          p.status.start_time_ns = now;
-          p.status.nominated_node_name.clear();
-          std::erase_if(p.status.conditions, [](const api::PodCondition& c) { return c.type == "PodScheduled"; });
-          p.status.conditions.push_back({"PodScheduled", "True", "", ""});
-        },
-        &old_pod);
-    handler = handler_;
-  }
-  if (handler) handler->OnPodUpdate(old_pod, new_pod);
-  return {};
-}
-
-const api::Workload* SimulatedCluster::OwnerWorkload(const api::Pod& pod) const {
+// The workload a pod's controller reference names, among the input's workloads: by uid, else by
+// kind and name (a Deployment's pods are owned by its ReplicaSet "<deployment>-<hash>").
+const api::Workload* OwnerWorkload(const api::Pod& pod, const std::vector<std::shared_ptr<api::Workload>>& workloads) {
   const api::OwnerReference* owner = nullptr;
   for (const auto& ref : pod.metadata.owner_references) {
     if (ref.controller) owner = &ref;
   }
-  if (!owner) return nullptr;
-  // The owner itself, by uid (a cluster dump's ReplicaSet owns its pods by uid).
+  if (owner == nullptr) return nullptr;
   if (!owner->uid.empty()) {
-    for (const auto& w : workloads_) {
+    for (const auto& w : workloads) {
       if (w->metadata.uid == owner->uid) return w.get();
     }
   }
-  for (const auto& w : workloads_) {
+  for (const auto& w : workloads) {
     if (w->metadata.namespace_ != pod.metadata.namespace_) continue;
-    // A Deployment's pods are owned by its ReplicaSet "<deployment>-<hash>".
-    bool name_match = owner->name == w->metadata.name || (w->kind == "Deployment" && owner->kind == "ReplicaSet" &&
-                                                          owner->name.starts_with(w->metadata.name + "-") &&
-                                                          owner->name.size() == w->metadata.name.size() + 1 + 10);
-    bool kind_match = owner->kind == w->kind || (w->kind == "Deployment" && owner->kind == "ReplicaSet");
-    if (name_match && kind_match) return w.get();
+    const bool deployment_rs = w->kind == "Deployment" && owner->kind == "ReplicaSet" &&
+                               owner->name.starts_with(w->metadata.name + "-") &&
+                               owner->name.size() == w->metadata.name.size() + 1 + 10;
+    if ((owner->name == w->metadata.name && owner->kind == w->kind) || deployment_rs) return w.get();
   }
   return nullptr;
 }
 
-Status SimulatedCluster::DeletePod(const api::Pod& pod, std::string_view reason) {
-  return Delete(pod, Deletion{.record_eviction = true, .reason = std::string(reason), .moved_to = ""});
-}
-
-Status SimulatedCluster::DeletePodForMove(const api::Pod& pod, const std::string& destination_node,
-                                          std::string_view reason) {
-  return Delete(pod, Deletion{.record_eviction = true, .reason = std::string(reason), .moved_to = destination_node});
-}
-
-Status SimulatedCluster::Delete(const api::Pod& pod, const Deletion& deletion) {
-  std::vector<Notice> notices;
-  EventHandler* handler = nullptr;
-  {
-    std::lock_guard lock(mu_);
-    if (!pods_.contains(pod.metadata.uid)) {
-      return Status::Error(fmt::format("pods \"{}\" not found", pod.metadata.name));
-    }
-    Status s = StartDeletionLocked(pod.metadata.uid, deletion, notices);
-    if (!s.IsSuccess()) return s;
-    handler = handler_;
+// An object's JSON as Store::Restore takes it: its kept JSON (or the encoding of an object built
+// in code) with the identity the loader gave it.
+json::Document RestoreDocument(const std::string& text, const api::ObjectMeta& meta) {
+  json::Document doc;
+  if (!json::Parse(text, doc) || !doc.IsObject()) throw std::logic_error("an object's kept JSON does not parse");
+  auto& a = doc.GetAllocator();
+  json::Value& m = store::Metadata(doc);
+  if (!meta.name.empty()) json::Set(m, "name", json::MakeString(meta.name, a), a);
+  if (!meta.namespace_.empty()) json::Set(m, "namespace", json::MakeString(meta.namespace_, a), a);
+  if (!meta.uid.empty()) json::Set(m, "uid", json::MakeString(meta.uid, a), a);
+  if (meta.creation_timestamp_ns != 0) {
+    json::Set(m, "creationTimestamp", json::MakeString(api::FormatRFC3339(meta.creation_timestamp_ns), a), a);
   }
-  Deliver(handler, notices);
-  return {};
+  return doc;
 }
 
-namespace {
+std::string ObjectText(const api::ObjectJson& kept, std::string_view kind, std::string_view api_version) {
+  if (kept) return *kept;
+  return fmt::format(R"({{"apiVersion":"{}","kind":"{}"}})", api_version, kind);
+}
 
-// Controllers that do not count terminating pods, so replace one as soon as its deletion starts
-// (upstream's ReplicaSet and Job controllers filter them out of their active pods).
-bool ReplacesAtDeletionStart(const api::Workload& w) {
-  return w.kind == "Deployment" || w.kind == "ReplicaSet" || w.kind == "ReplicationController" || w.kind == "Job";
+// The ReplicaSet a Deployment's controller would have made for the pods the loader made: the
+// Deployment's spec, its selector and template labelled with the template hash, owned by it.
+json::Document ReplicaSetFor(const std::string& deployment_json, const api::ObjectMeta& deployment,
+                             const std::string& name, const std::string& hash) {
+  json::Document d;
+  if (!json::Parse(deployment_json, d)) throw std::logic_error("a Deployment's kept JSON does not parse");
+  json::Document rs;
+  rs.SetObject();
+  auto& a = rs.GetAllocator();
+  json::Set(rs, "apiVersion", json::MakeString("apps/v1", a), a);
+  json::Set(rs, "kind", json::MakeString("ReplicaSet", a), a);
+  json::Value& meta = store::Metadata(rs);
+  json::Set(meta, "name", json::MakeString(name, a), a);
+  json::Set(meta, "namespace", json::MakeString(deployment.namespace_, a), a);
+  json::Set(meta, "uid", json::MakeString(api::GenerateUID("ReplicaSet", deployment.namespace_, name), a), a);
+  if (deployment.creation_timestamp_ns != 0) {
+    json::Set(meta, "creationTimestamp", json::MakeString(api::FormatRFC3339(deployment.creation_timestamp_ns), a), a);
+  }
+  json::Value owner(rapidjson::kObjectType);
+  json::Set(owner, "apiVersion", json::MakeString("apps/v1", a), a);
+  json::Set(owner, "kind", json::MakeString("Deployment", a), a);
+  json::Set(owner, "name", json::MakeString(deployment.name, a), a);
+  json::Set(owner, "uid", json::MakeString(deployment.uid, a), a);
+  json::Set(owner, "controller", json::Value(true), a);
+  json::Set(owner, "blockOwnerDeletion", json::Value(true), a);
+  json::Value owners(rapidjson::kArrayType);
+  owners.PushBack(owner, a);
+  json::Set(meta, "ownerReferences", std::move(owners), a);
+
+  const json::Value* spec = json::Find(d, "spec");
+  json::Value& rs_spec = json::Child(rs, "spec", a);
+  if (spec != nullptr) {
+    if (const json::Value* r = json::Find(*spec, "replicas")) json::Set(rs_spec, "replicas", json::Value(*r, a), a);
+    if (const json::Value* sel = json::Find(*spec, "selector")) json::Set(rs_spec, "selector", json::Value(*sel, a), a);
+    if (const json::Value* t = json::Find(*spec, "template")) json::Set(rs_spec, "template", json::Value(*t, a), a);
+  }
+  json::Value& selector = json::Child(rs_spec, "selector", a);
+  json::Set(json::Child(selector, "matchLabels", a), "pod-template-hash", json::MakeString(hash, a), a);
+  json::Value& template_meta = json::Child(json::Child(rs_spec, "template", a), "metadata", a);
+  json::Value& template_labels = json::Child(template_meta, "labels", a);
+  json::Set(template_labels, "pod-template-hash", json::MakeString(hash, a), a);
+  // The ReplicaSet's own labels are its template's.
+  json::Set(meta, "labels", json::Value(template_labels, a), a);
+  return rs;
+}
+
+// The priority the loader's admission gave the pod (Store::Restore does not admit again).
+void SetAdmittedPriority(json::Document& pod, const api::PodSpec& spec) {
+  auto& a = pod.GetAllocator();
+  json::Value& s = json::Child(pod, "spec", a);
+  if (spec.priority) json::Set(s, "priority", json::Value(*spec.priority), a);
+  if (spec.preemption_policy) {
+    const char* policy = *spec.preemption_policy == api::PreemptionPolicy::kNever ? "Never" : "PreemptLowerPriority";
+    json::Set(s, "preemptionPolicy", json::MakeString(policy, a), a);
+  }
+}
+
+// A manifest may name a pod's controller without its uid (the API server would require one): the
+// reference is made to carry the uid the controller has in the store, so that the controller
+// owns the pod (and does not make another).
+void SetControllerUid(json::Document& pod, const api::Workload& w) {
+  json::Value* refs = json::Find(store::Metadata(pod), "ownerReferences");
+  if (refs == nullptr || !refs->IsArray()) return;
+  auto& a = pod.GetAllocator();
+  for (auto& ref : refs->GetArray()) {
+    const json::Value* controller = json::Find(ref, "controller");
+    if (controller == nullptr || !controller->IsTrue() || !json::GetString(ref, "uid").empty()) continue;
+    std::string uid = WorkloadUid(w);
+    const std::string_view kind = json::GetString(ref, "kind");
+    if (w.kind == "Deployment" && kind == "ReplicaSet") {
+      const std::string ns(json::GetString(store::Metadata(pod), "namespace"));
+      uid = api::GenerateUID("ReplicaSet", ns, json::GetString(ref, "name"));
+    }
+    json::Set(ref, "uid", json::MakeString(uid, a), a);
+  }
 }
 
 }  // namespace
 
-Status SimulatedCluster::StartDeletionLocked(const std::string& uid, const Deletion& deletion,
-                                             std::vector<Notice>& notices) {
-  auto it = pods_.find(uid);
-  if (it == pods_.end()) return Status::Error(fmt::format("pod uid {} not found", uid));
-  const std::shared_ptr<const api::Pod> original = it->second.pod;
-  // Deleting a pod that is already terminating changes nothing (the API server keeps the earlier,
-  // or shortens to a smaller, grace period; preemption asks with the pod's own).
-  if (original->metadata.deletion_timestamp_ns) return {};
-  if (deletion.record_eviction) {
-    eviction_of_[uid] = evictions_.size();
-    evictions_.push_back(Eviction{original, deletion.reason, nullptr, deletion.moved_to});
-  }
-  const int64_t grace_seconds = original->spec.TerminationGracePeriodSeconds();
-  if (original->spec.node_name.empty() || grace_seconds == 0) {
-    // No kubelet has to stop it: the API server removes the object at once.
-    RemovePodLocked(uid, /*node_gone=*/false, notices);
-    return {};
-  }
-  const int64_t now = clock_.NowNs();
-  const int64_t remove_at = now + grace_seconds * util::kNanosPerSecond;
-  std::shared_ptr<const api::Pod> old_pod;
-  auto marked = ReplacePod(
-      uid,
-      [&](api::Pod& p) {
-        p.metadata.deletion_timestamp_ns = remove_at;
-        if (deletion.record_eviction) {
-          // Upstream's preemption marks its victims before deleting them (PodDisruptionConditions).
-          std::erase_if(p.status.conditions, [](const api::PodCondition& c) { return c.type == "DisruptionTarget"; });
-          p.status.conditions.push_back({"DisruptionTarget", "True", "PreemptionByScheduler", deletion.reason});
-        }
-      },
-      &old_pod);
-  notices.push_back(Notice{Notice::Kind::kPodUpdate, nullptr, old_pod, marked});
-  events_.emplace(remove_at, TimedEvent{TimedEvent::Kind::kRemovePod, uid});
-  const api::Workload* w = OwnerWorkload(*original);
-  if (w && ReplacesAtDeletionStart(*w)) CreateReplacementLocked(*original, *w, notices);
-  return {};
+SimulatedCluster::SimulatedCluster(api::ClusterObjects objects, const util::Clock& clock, uint64_t seed,
+                                   CreationOrder creation_order)
+    : detail::OwnedStore{NewSimulationStore(clock, seed)}, StoreClient(*owned_store, clock), clock_(clock) {
+  observer_ = owned_store->AddObserver([this](const store::WatchEvent& event) { OnStoreEvent(event); });
+  Load(objects, seed, creation_order);
 }
 
-void SimulatedCluster::RemovePodLocked(const std::string& uid, bool node_gone, std::vector<Notice>& notices) {
-  auto it = pods_.find(uid);
-  if (it == pods_.end()) return;
-  const std::shared_ptr<const api::Pod> removed = it->second.pod;
-  pods_.erase(it);
-  notices.push_back(Notice{Notice::Kind::kPodDelete, nullptr, nullptr, removed});
-  const api::Workload* w = OwnerWorkload(*removed);
-  if (!w) return;
-  if (replaced_.contains(uid)) return;  // when its deletion started
-  if (w->kind == "DaemonSet" && node_gone) return;
-  CreateReplacementLocked(*removed, *w, notices);
+SimulatedCluster::~SimulatedCluster() {
+  informer_.reset();
+  controllers_.reset();
+  if (observer_) owned_store->RemoveObserver(*observer_);
 }
 
-void SimulatedCluster::CreateReplacementLocked(const api::Pod& deleted, const api::Workload& w,
-                                               std::vector<Notice>& notices) {
-  // The owning controller notices one replica fewer and creates a new pod.
-  std::shared_ptr<api::Pod> fresh;
-  if (w.kind == "StatefulSet") {
-    // StatefulSet pods keep their identity (name and ordinal).
-    fresh = std::make_shared<api::Pod>();
-    fresh->metadata = deleted.metadata;
-    fresh->spec = deleted.spec;
-    fresh->spec.node_name.clear();
-  } else {
-    fresh = api::NewPodForWorkload(w, rng_, &deleted);  // an Indexed Job's pod keeps its index
-    // Keep the controller reference the evicted pod had (a Deployment's ReplicaSet).
-    fresh->metadata.owner_references = deleted.metadata.owner_references;
-    if (w.kind == "Deployment") {
-      if (const std::string* hash = deleted.metadata.labels.Find("pod-template-hash")) {
-        fresh->metadata.labels.Set("pod-template-hash", *hash);
-      }
+void SimulatedCluster::Load(api::ClusterObjects& objects, uint64_t seed, CreationOrder creation_order) {
+  store::Store& s = *owned_store;
+  auto timeline = std::make_unique<Timeline>(s, clock_);
+  const int64_t start_ns = clock_.NowNs();
+  auto restore = [&](const store::ResourceType& type, const std::string& ns, const std::string& name,
+                     json::Document doc) {
+    auto created = s.Restore(type, ns, std::move(doc));
+    if (created) return;
+    if (created.error().reason == store::Error::Reason::kAlreadyExists &&
+        (type.resource == "namespaces" || type.resource == "priorityclasses")) {
+      return;  // built in (default, kube-system, system-node-critical, ...)
     }
-    if (w.kind == "DaemonSet") {
-      fresh->spec = deleted.spec;  // pinned to the same node (by affinity), not yet bound
-      fresh->spec.node_name.clear();
-    }
-  }
-  fresh->metadata.uid = fmt::format("{}-r{}", deleted.metadata.uid, next_order_);
-  fresh->metadata.creation_timestamp_ns = clock_.NowNs();
-  fresh->metadata.deletion_timestamp_ns.reset();
-  fresh->status = api::PodStatus{};
-  pods_[fresh->metadata.uid] = PodEntry{fresh, next_order_++};
-  replaced_.insert(deleted.metadata.uid);
-  if (auto e = eviction_of_.find(deleted.metadata.uid); e != eviction_of_.end()) {
-    evictions_[e->second].replacement = fresh;
-  }
-  notices.push_back(Notice{Notice::Kind::kPodAdd, nullptr, nullptr, fresh});
-}
+    std::string causes;
+    for (const auto& c : created.error().causes) causes += fmt::format("; {}: {}", c.field, c.message);
+    throw std::runtime_error(fmt::format("loading {} {}{}: {}{}", type.singular, ns.empty() ? "" : ns + "/", name,
+                                         created.error().message, causes));
+  };
 
-std::optional<int64_t> SimulatedCluster::NextEventNs() const {
-  std::lock_guard lock(mu_);
-  if (events_.empty()) return std::nullopt;
-  return events_.begin()->first;
-}
+  const auto& namespaces = Resource(s, "", "namespaces");
+  for (const auto& n : objects.namespaces) {
+    restore(namespaces, "", n->metadata.name, RestoreDocument(ObjectText(n->json, "Namespace", "v1"), n->metadata));
+  }
+  const auto& priority_classes = Resource(s, "scheduling.k8s.io", "priorityclasses");
+  for (const auto& pc : objects.priority_classes) {
+    restore(priority_classes, "", pc->metadata.name,
+            RestoreDocument(ObjectText(pc->json, "PriorityClass", "scheduling.k8s.io/v1"), pc->metadata));
+  }
 
-bool SimulatedCluster::FireEvents() {
-  bool fired = false;
-  while (true) {
-    std::vector<Notice> notices;
-    EventHandler* handler = nullptr;
+  const auto& nodes = Resource(s, "", "nodes");
+  for (const auto& n : objects.nodes) {
+    const auto create_at = TimelineTime(n->metadata, api::kAnnotationCreateAfter, start_ns);
+    const auto delete_at = TimelineTime(n->metadata, api::kAnnotationDeleteAfter, start_ns);
+    json::Document doc = RestoreDocument(api::NodeJson(*n), n->metadata);
     {
       std::lock_guard lock(mu_);
-      const int64_t now = clock_.NowNs();
-      if (events_.empty() || events_.begin()->first > now) break;
-      // Everything due now, in time order; events these schedule for now run in the next round.
-      std::vector<TimedEvent> due;
-      while (!events_.empty() && events_.begin()->first <= now) {
-        due.push_back(std::move(events_.begin()->second));
-        events_.erase(events_.begin());
-      }
-      for (const TimedEvent& e : due) FireLocked(e, notices);
-      handler = handler_;
+      node_order_.emplace(n->metadata.name, next_order_++);
     }
-    fired = true;
-    Deliver(handler, notices);
+    if (create_at || delete_at) {
+      timeline->Add(nodes, "", n->metadata.name, create_at ? json::Encode(doc) : "", create_at, delete_at);
+    }
+    if (!create_at) restore(nodes, "", n->metadata.name, std::move(doc));
   }
-  return fired;
-}
 
-void SimulatedCluster::FireLocked(const TimedEvent& event, std::vector<Notice>& notices) {
-  const int64_t now = clock_.NowNs();
-  switch (event.kind) {
-    case TimedEvent::Kind::kRemovePod: {
-      auto it = pods_.find(event.key);
-      // Gone already (its node was deleted), or a pod the input had terminating.
-      if (it == pods_.end() || !it->second.pod->metadata.deletion_timestamp_ns) return;
-      RemovePodLocked(event.key, /*node_gone=*/false, notices);
-      return;
-    }
-    case TimedEvent::Kind::kCreatePod: {
-      auto it = future_pods_.find(event.key);
-      if (it == future_pods_.end()) return;
-      PodEntry entry = std::move(it->second);
-      future_pods_.erase(it);
-      auto created = std::make_shared<api::Pod>(*entry.pod);
-      created->metadata.creation_timestamp_ns = now;  // the API server stamps it now
-      entry.pod = created;
-      pods_[event.key] = entry;
-      const bool terminal =
-          created->status.phase == api::PodPhase::kSucceeded || created->status.phase == api::PodPhase::kFailed;
-      if (!terminal) notices.push_back(Notice{Notice::Kind::kPodAdd, nullptr, nullptr, created});
-      return;
-    }
-    case TimedEvent::Kind::kDeletePod: {
-      if (future_pods_.erase(event.key) > 0) return;  // deleted before it was created: never is
-      if (pods_.contains(event.key)) (void)StartDeletionLocked(event.key, Deletion{}, notices);
-      return;
-    }
-    case TimedEvent::Kind::kCreateNode: {
-      auto it = future_nodes_.find(event.key);
-      if (it == future_nodes_.end()) return;
-      auto created = std::make_shared<api::Node>(*it->second);
-      future_nodes_.erase(it);
-      created->metadata.creation_timestamp_ns = now;
-      node_names_.insert(event.key);
-      nodes_.push_back(created);
-      notices.push_back(Notice{Notice::Kind::kNodeAdd, created, nullptr, nullptr});
-      return;
-    }
-    case TimedEvent::Kind::kDeleteNode: {
-      if (future_nodes_.erase(event.key) > 0) return;
-      auto node =
-          std::find_if(nodes_.begin(), nodes_.end(), [&](const auto& n) { return n->metadata.name == event.key; });
-      if (node == nodes_.end()) return;
-      // The pods bound to it go at once (pod garbage collection of a node that is gone), in
-      // creation order; their controllers recreate them elsewhere.
-      std::vector<std::pair<uint64_t, std::string>> bound;
-      for (const auto& [uid, e] : pods_) {
-        if (e.pod->spec.node_name == event.key) bound.emplace_back(e.order, uid);
-      }
-      std::sort(bound.begin(), bound.end());
-      const std::shared_ptr<const api::Node> deleted = *node;
-      nodes_.erase(node);
-      node_names_.erase(event.key);
-      std::vector<Notice> pod_notices;
-      for (const auto& [order, uid] : bound) RemovePodLocked(uid, /*node_gone=*/true, pod_notices);
-      // The pods' deletions first, so the scheduler's cache releases them from a node it still
-      // knows, then the node, then the replacements.
-      for (auto& n : pod_notices) {
-        if (n.kind == Notice::Kind::kPodDelete) notices.push_back(n);
-      }
-      notices.push_back(Notice{Notice::Kind::kNodeDelete, deleted, nullptr, nullptr});
-      for (auto& n : pod_notices) {
-        if (n.kind != Notice::Kind::kPodDelete) notices.push_back(std::move(n));
-      }
-      return;
-    }
+  // The workloads, and for a Deployment whose pods the loader made the ReplicaSet that owns them
+  // (its controller adopts that one rather than making its own).
+  std::unordered_map<std::string, bool> workload_names;  // "kind/ns/name"
+  for (const auto& w : objects.workloads) {
+    workload_names[fmt::format("{}/{}/{}", w->kind, w->metadata.namespace_, w->metadata.name)] = true;
   }
-}
-
-void SimulatedCluster::Deliver(EventHandler* handler, const std::vector<Notice>& notices) const {
-  if (!handler) return;
-  for (const Notice& n : notices) {
-    switch (n.kind) {
-      case Notice::Kind::kNodeAdd:
-        handler->OnNodeAdd(n.node);
-        break;
-      case Notice::Kind::kNodeDelete:
-        handler->OnNodeDelete(n.node);
-        break;
-      case Notice::Kind::kPodAdd:
-        handler->OnPodAdd(n.pod);
-        break;
-      case Notice::Kind::kPodUpdate:
-        handler->OnPodUpdate(n.old_pod, n.pod);
-        break;
-      case Notice::Kind::kPodDelete:
-        handler->OnPodDelete(n.pod);
-        break;
-    }
+  for (const auto& w : objects.workloads) {
+    const store::ResourceType* type = nullptr;
+    if (w->kind == "Deployment") type = s.FindResource("apps", "deployments");
+    if (w->kind == "ReplicaSet") type = s.FindResource("apps", "replicasets");
+    if (w->kind == "StatefulSet") type = s.FindResource("apps", "statefulsets");
+    if (w->kind == "DaemonSet") type = s.FindResource("apps", "daemonsets");
+    if (w->kind == "ReplicationController") type = s.FindResource("", "replicationcontrollers");
+    if (w->kind == "Job") type = s.FindResource("batch", "jobs");
+    if (type == nullptr || !w->json) continue;
+    api::ObjectMeta meta = w->metadata;
+    meta.uid = WorkloadUid(*w);
+    restore(*type, meta.namespace_, meta.name, RestoreDocument(*w->json, meta));
+    if (w->kind != "Deployment") continue;
+    const std::string hash = api::ComputePodTemplateHash(w->template_);
+    const std::string rs_name = w->metadata.name + "-" + hash;
+    if (workload_names.contains(fmt::format("ReplicaSet/{}/{}", meta.namespace_, rs_name))) continue;
+    json::Document rs = ReplicaSetFor(*w->json, meta, rs_name, hash);
+    restore(Resource(s, "apps", "replicasets"), meta.namespace_, rs_name, std::move(rs));
   }
-}
 
-Status SimulatedCluster::SetNominatedNodeName(const api::Pod& pod, const std::string& node_name) {
-  std::shared_ptr<const api::Pod> old_pod, new_pod;
-  EventHandler* handler = nullptr;
+  // Pods: those already bound (or finished) in manifest order, then the pending ones in the
+  // order they are created.
+  const auto& pods = Resource(s, "", "pods");
+  std::vector<const api::Pod*> pending;
+  std::vector<PendingPodOrigin> origins;
+  auto add_pod = [&](const api::Pod& p) {
+    const auto create_at = TimelineTime(p.metadata, api::kAnnotationCreateAfter, start_ns);
+    const auto delete_at = TimelineTime(p.metadata, api::kAnnotationDeleteAfter, start_ns);
+    json::Document doc = RestoreDocument(api::PodJson(p), p.metadata);
+    SetAdmittedPriority(doc, p.spec);
+    if (const api::Workload* w = OwnerWorkload(p, objects.workloads)) SetControllerUid(doc, *w);
+    if (create_at || delete_at) {
+      timeline->Add(pods, p.metadata.namespace_, p.metadata.name, create_at ? json::Encode(doc) : "", create_at,
+                    delete_at);
+    }
+    if (!create_at) restore(pods, p.metadata.namespace_, p.metadata.name, std::move(doc));
+  };
   {
     std::lock_guard lock(mu_);
-    if (!pods_.contains(pod.metadata.uid))
-      return Status::Error(fmt::format("pods \"{}\" not found", pod.metadata.name));
-    new_pod = ReplacePod(
-        pod.metadata.uid, [&](api::Pod& p) { p.status.nominated_node_name = node_name; }, &old_pod);
-    handler = handler_;
+    for (const auto& p : objects.pods) pod_order_.emplace(p->metadata.uid, next_order_++);
   }
-  if (handler) handler->OnPodUpdate(old_pod, new_pod);
-  return {};
-}
-
-Status SimulatedCluster::SetPodScheduledCondition(const api::Pod& pod, const api::PodCondition& condition) {
-  std::shared_ptr<const api::Pod> old_pod, new_pod;
-  {
-    std::lock_guard lock(mu_);
-    if (!pods_.contains(pod.metadata.uid))
-      return Status::Error(fmt::format("pods \"{}\" not found", pod.metadata.name));
-    new_pod = ReplacePod(
-        pod.metadata.uid,
-        [&](api::Pod& p) {
-          std::erase_if(p.status.conditions, [&](const api::PodCondition& c) { return c.type == condition.type; });
-          p.status.conditions.push_back(condition);
-        },
-        &old_pod);
-  }
-  // A status-only change: the scheduler ignores it for unscheduled pods (no requeue), so the
-  // event is not delivered, which also keeps the simulation free of self-triggered retries.
-  return {};
-}
-
-std::optional<api::Labels> SimulatedCluster::NamespaceLabels(std::string_view name) const {
-  std::lock_guard lock(mu_);
-  auto it = namespaces_.find(name);
-  if (it == namespaces_.end()) return std::nullopt;
-  return it->second;
-}
-
-std::vector<std::shared_ptr<const api::PodDisruptionBudget>> SimulatedCluster::ListPodDisruptionBudgets() const {
-  std::lock_guard lock(mu_);
-  return pdbs_;
-}
-
-std::optional<api::LabelSelector> SimulatedCluster::ControllerSelector(const api::Pod& pod) const {
-  std::lock_guard lock(mu_);
-  const api::Workload* w = OwnerWorkload(pod);
-  if (!w) return std::nullopt;
-  // Upstream's default spreading selects siblings through Services, ReplicationControllers,
-  // ReplicaSets and StatefulSets (a Deployment's pods through its ReplicaSet).
-  if (w->kind != "Deployment" && w->kind != "ReplicaSet" && w->kind != "ReplicationController" &&
-      w->kind != "StatefulSet") {
-    return std::nullopt;
-  }
-  if (w->selector) {
-    api::LabelSelector sel = *w->selector;
-    if (w->kind == "Deployment") {
-      if (const std::string* hash = pod.metadata.labels.Find("pod-template-hash")) {
-        sel.match_labels.Set("pod-template-hash", *hash);
-      }
+  for (const auto& p : objects.pods) {
+    const bool terminal = p->status.phase == api::PodPhase::kSucceeded || p->status.phase == api::PodPhase::kFailed;
+    if (!p->spec.node_name.empty() || terminal) {
+      add_pod(*p);
+      continue;
     }
-    return sel;
+    pending.push_back(p.get());
+    PendingPodOrigin origin;
+    if (const api::Workload* w = OwnerWorkload(*p, objects.workloads)) {
+      origin.controller = fmt::format("{}/{}/{}", w->kind, w->metadata.namespace_, w->metadata.name);
+    }
+    origins.push_back(std::move(origin));
   }
-  api::LabelSelector sel;
-  sel.match_labels = w->template_.metadata.labels;
-  return sel;
+  std::mt19937_64 creation_rng(seed ^ 0x2545f4914f6cdd1dULL);
+  for (size_t i : PodCreationOrder(origins, creation_order, creation_rng)) add_pod(*pending[i]);
+
+  const auto& pdbs = Resource(s, "policy", "poddisruptionbudgets");
+  for (const auto& pdb : objects.pdbs) {
+    restore(pdbs, pdb->metadata.namespace_, pdb->metadata.name,
+            RestoreDocument(ObjectText(pdb->json, "PodDisruptionBudget", "policy/v1"), pdb->metadata));
+  }
+
+  // The input's pods already past their deletion deadline are stuck terminating: they stay.
+  store::controllers::DefaultControllerOptions controller_options;
+  controller_options.node_lifecycle.leave_overdue_terminating_pods = true;
+  controllers_ = store::controllers::NewDefaultControllerManager(s, clock_, seed, controller_options);
+  controllers_->Add(std::move(timeline));
+  controllers_->Start();
+  informer_ = std::make_unique<StoreInformer>(s);
 }
 
-std::vector<std::shared_ptr<const api::Pod>> SimulatedCluster::Pods() const {
-  std::vector<PodEntry> entries;
+void SimulatedCluster::Subscribe(EventHandler* handler) { informer_->Subscribe(handler); }
+
+void SimulatedCluster::OnStoreEvent(const store::WatchEvent& event) {
+  if (event.type != store::EventType::kAdded || !event.object) return;
+  const std::string_view resource = event.object->type->resource;
+  std::lock_guard lock(mu_);
+  if (resource == "nodes") {
+    node_order_.try_emplace(event.object->name, next_order_++);
+    return;
+  }
+  if (resource != "pods") return;
+  pod_order_.try_emplace(event.object->uid, next_order_++);
+  if (awaiting_replacement_.empty()) return;
+  auto pod = event.object->View<api::Pod>();
+  if (!pod) return;
+  for (const auto& ref : pod->metadata.owner_references) {
+    if (!ref.controller) continue;
+    auto it = awaiting_replacement_.find(ref.uid);
+    if (it == awaiting_replacement_.end() || it->second.empty()) return;
+    evictions_[it->second.front()].replacement = pod;
+    it->second.erase(it->second.begin());
+    if (it->second.empty()) awaiting_replacement_.erase(it);
+    return;
+  }
+}
+
+Status SimulatedCluster::DeletePod(const api::Pod& pod, std::string_view reason) { return Evict(pod, reason, ""); }
+
+Status SimulatedCluster::DeletePodForMove(const api::Pod& pod, const std::string& destination_node,
+                                          std::string_view reason) {
+  return Evict(pod, reason, destination_node);
+}
+
+Status SimulatedCluster::Evict(const api::Pod& pod, std::string_view reason, const std::string& moved_to) {
+  auto current = owned_store->Get(Resource(*owned_store, "", "pods"), pod.metadata.namespace_, pod.metadata.name);
+  if (!current || (*current)->uid != pod.metadata.uid) {
+    return Status::Error(fmt::format("pods \"{}\" not found", pod.metadata.name));
+  }
+  auto stored = (*current)->View<api::Pod>();
+  // Already terminating: not evicted again (StoreClient::DeletePod changes nothing either).
+  if (stored && stored->metadata.deletion_timestamp_ns) return {};
   {
     std::lock_guard lock(mu_);
-    for (const auto& [uid, e] : pods_) entries.push_back(e);
+    const size_t index = evictions_.size();
+    evictions_.push_back(
+        Eviction{stored ? stored : std::make_shared<const api::Pod>(pod), std::string(reason), nullptr, moved_to});
+    for (const auto& ref : pod.metadata.owner_references) {
+      if (ref.controller && !ref.uid.empty()) awaiting_replacement_[ref.uid].push_back(index);
+    }
   }
-  std::sort(entries.begin(), entries.end(), [](const PodEntry& a, const PodEntry& b) { return a.order < b.order; });
-  std::vector<std::shared_ptr<const api::Pod>> out;
-  out.reserve(entries.size());
-  for (auto& e : entries) out.push_back(std::move(e.pod));
+  return StoreClient::DeletePod(pod, reason);
+}
+
+std::optional<int64_t> SimulatedCluster::NextEventNs() const { return controllers_->NextEventNs(); }
+
+bool SimulatedCluster::FireEvents() { return controllers_->FireEvents(); }
+
+template <typename T>
+std::vector<std::shared_ptr<const T>> SimulatedCluster::InOrder(std::string_view resource,
+                                                                const std::unordered_map<std::string, uint64_t>& order,
+                                                                bool by_uid) const {
+  auto listed = owned_store->List(Resource(*owned_store, "", resource), "", {});
+  std::vector<std::pair<uint64_t, std::shared_ptr<const T>>> ordered;
+  if (listed) {
+    std::lock_guard lock(mu_);
+    for (const auto& object : listed->items) {
+      auto view = object->View<T>();
+      if (!view) continue;
+      auto it = order.find(by_uid ? object->uid : object->name);
+      ordered.emplace_back(it == order.end() ? UINT64_MAX : it->second, std::move(view));
+    }
+  }
+  std::stable_sort(ordered.begin(), ordered.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::shared_ptr<const T>> out;
+  out.reserve(ordered.size());
+  for (auto& [position, view] : ordered) out.push_back(std::move(view));
   return out;
 }
 
+std::vector<std::shared_ptr<const api::Pod>> SimulatedCluster::Pods() const {
+  return InOrder<api::Pod>("pods", pod_order_, /*by_uid=*/true);
+}
+
 std::vector<std::shared_ptr<const api::Node>> SimulatedCluster::Nodes() const {
-  std::lock_guard lock(mu_);
-  return nodes_;
+  return InOrder<api::Node>("nodes", node_order_, /*by_uid=*/false);
 }
 
 std::vector<Eviction> SimulatedCluster::Evictions() const {

@@ -95,7 +95,8 @@ TEST(GracefulDeletion, MarksTheVictimThenRemovesItAfterItsGracePeriod) {
   auto victim = f.Get("victim");
   ASSERT_TRUE(f.cluster.DeletePod(*victim, "Preempted by pod default/p on node n0").IsSuccess());
 
-  EXPECT_EQ(f.rec.Take(), std::vector<std::string>{"update default/victim"});
+  // As upstream's preemption: the DisruptionTarget condition (a status write), then the deletion.
+  EXPECT_EQ(f.rec.Take(), (std::vector<std::string>{"update default/victim", "update default/victim"}));
   const auto& marked = *f.rec.last;
   ASSERT_TRUE(marked.metadata.deletion_timestamp_ns.has_value());
   EXPECT_EQ(*marked.metadata.deletion_timestamp_ns, kStart + 10 * kSecond);
@@ -136,7 +137,7 @@ TEST(GracefulDeletion, ZeroGraceAndUnboundPodsGoAtOnce) {
     SCOPED_TRACE(c.name);
     Fixture f(kNodes + Pod("victim", c.spec));
     ASSERT_TRUE(f.cluster.DeletePod(*f.Get("victim"), "r").IsSuccess());
-    EXPECT_EQ(f.rec.Take(), std::vector<std::string>{"delete default/victim"});
+    EXPECT_EQ(f.rec.Take(), (std::vector<std::string>{"update default/victim", "delete default/victim"}));
     EXPECT_EQ(f.Get("victim"), nullptr);
     EXPECT_EQ(f.cluster.NextEventNs(), std::nullopt);
     EXPECT_EQ(f.cluster.Evictions().size(), 1u);
@@ -185,6 +186,24 @@ std::string Workload(const std::string& kind, const std::string& api_version, co
          "    spec: {terminationGracePeriodSeconds: 20, containers: [{name: c, image: x}]}\n---\n";
 }
 
+// The node a DaemonSet's pod is pinned to (by its required node affinity on metadata.name).
+std::optional<std::string> PinnedNode(const api::Pod& pod) {
+  const auto& affinity = pod.spec.affinity;
+  if (!affinity || !affinity->node_affinity || !affinity->node_affinity->required) return std::nullopt;
+  for (const auto& term : affinity->node_affinity->required->terms) {
+    for (const auto& r : term.match_fields) {
+      if (!r.values.empty()) return r.values.front();
+    }
+  }
+  return std::nullopt;
+}
+
+// A Job's pods must not restart (OnFailure or Never), as the API server checks.
+std::string JobPodsNeverRestart(std::string job) {
+  const std::string grace = "terminationGracePeriodSeconds: 20,";
+  return job.replace(job.find(grace), grace.size(), "restartPolicy: Never, " + grace);
+}
+
 TEST(Controllers, ReplaceAtDeletionStartOrAfterRemovalByKind) {
   struct Case {
     std::string name;
@@ -194,7 +213,7 @@ TEST(Controllers, ReplaceAtDeletionStartOrAfterRemovalByKind) {
   const std::vector<Case> cases = {
       {"Deployment", Workload("Deployment", "apps/v1", "  replicas: 1\n"), true},
       {"ReplicaSet", Workload("ReplicaSet", "apps/v1", "  replicas: 1\n"), true},
-      {"Job", Workload("Job", "batch/v1", "  parallelism: 1\n"), true},
+      {"Job", JobPodsNeverRestart(Workload("Job", "batch/v1", "  parallelism: 1\n")), true},
       {"StatefulSet", Workload("StatefulSet", "apps/v1", "  replicas: 1\n"), false},
       {"DaemonSet", Workload("DaemonSet", "apps/v1"), false},
   };
@@ -202,7 +221,10 @@ TEST(Controllers, ReplaceAtDeletionStartOrAfterRemovalByKind) {
     SCOPED_TRACE(c.name);
     auto objects = Load(kNodes + c.yaml);
     ASSERT_FALSE(objects.pods.empty());
-    for (auto& p : objects.pods) p->spec.node_name = "n0";  // running
+    for (auto& p : objects.pods) {
+      p->spec.node_name = PinnedNode(*p).value_or("n0");  // running (a DaemonSet's on its node)
+      p->json.reset();                                    // its kept JSON no longer says what it is
+    }
     util::VirtualClock clock(kStart);
     SimulatedCluster cluster(std::move(objects), clock, 1);
     Recorder rec;
@@ -212,8 +234,10 @@ TEST(Controllers, ReplaceAtDeletionStartOrAfterRemovalByKind) {
     ASSERT_TRUE(cluster.DeletePod(*victim, "r").IsSuccess());
     auto log = rec.Take();
     ASSERT_FALSE(log.empty());
+    // The DisruptionTarget condition, the deletion's start, and perhaps the replacement.
     EXPECT_EQ(log[0], "update " + victim->Key());
-    EXPECT_EQ(log.size(), c.at_start ? 2u : 1u);
+    EXPECT_EQ(log[1], "update " + victim->Key());
+    EXPECT_EQ(log.size(), c.at_start ? 3u : 2u);
     EXPECT_EQ(cluster.Evictions()[0].replacement != nullptr, c.at_start);
 
     clock.AdvanceTo(kStart + 20 * kSecond);
@@ -249,7 +273,9 @@ TEST(Timeline, CreatesAndDeletesPodsLater) {
 
   f.RunTo(kStart + 10 * kSecond);
   EXPECT_EQ(f.rec.Take(), std::vector<std::string>{"update default/short-lived"});
-  EXPECT_TRUE(f.rec.last->status.conditions.empty()) << "no DisruptionTarget: not preempted";
+  for (const auto& c : f.rec.last->status.conditions) {
+    EXPECT_NE(c.type, "DisruptionTarget") << "not preempted";
+  }
   EXPECT_TRUE(f.cluster.Evictions().empty()) << "not an eviction";
   f.RunTo(kStart + 15 * kSecond);
   EXPECT_EQ(f.rec.Take(), std::vector<std::string>{"delete default/short-lived"});
@@ -280,7 +306,10 @@ status: {capacity: {cpu: "4", pods: "110"}}
 )" + Workload("ReplicaSet", "apps/v1", "  replicas: 1\n") +
                            Workload("DaemonSet", "apps/v1", "", "ds") + Pod("bare", "  nodeName: doomed\n");
   auto objects = Load(yaml);
-  for (auto& p : objects.pods) p->spec.node_name = "doomed";
+  for (auto& p : objects.pods) {
+    p->spec.node_name = "doomed";
+    p->json.reset();  // its kept JSON no longer says what it is
+  }
   const size_t pods = objects.pods.size();
   ASSERT_GE(pods, 3u);
   util::VirtualClock clock(kStart);
@@ -293,25 +322,39 @@ status: {capacity: {cpu: "4", pods: "110"}}
 
   clock.AdvanceTo(kStart + 500'000'000);
   EXPECT_TRUE(cluster.FireEvents());
-  EXPECT_EQ(rec.Take(), std::vector<std::string>{"node-add spare"});
+  // The DaemonSet controller makes a pod for the new node at once.
+  auto added = rec.Take();
+  ASSERT_EQ(added.size(), 2u) << ::testing::PrintToString(added);
+  EXPECT_EQ(added[0], "node-add spare");
+  EXPECT_TRUE(added[1].starts_with("add default/ds-")) << added[1];
   EXPECT_EQ(cluster.Nodes().size(), 2u);
 
   clock.AdvanceTo(kStart + 2 * kSecond);
   EXPECT_TRUE(cluster.FireEvents());
   auto log = rec.Take();
-  // The pods (the ReplicaSet's, the DaemonSet's, the bare one) go at once (no grace), then the
-  // node; only the ReplicaSet's pod comes back (the DaemonSet's node is gone, the bare pod has no
-  // controller).
+  // The node goes, then its pods (the ReplicaSet's, the DaemonSet's, the bare one) at once, as
+  // the pod garbage collector removes them, without grace; only the ReplicaSet's pod comes back
+  // (the DaemonSet's node is gone, the bare pod has no controller).
   ASSERT_EQ(log.size(), pods + 2) << ::testing::PrintToString(log);
-  for (size_t i = 0; i < pods; ++i) EXPECT_TRUE(log[i].starts_with("delete ")) << log[i];
-  EXPECT_EQ(log[pods], "node-delete doomed");
-  EXPECT_TRUE(log[pods + 1].starts_with("add default/w-")) << log[pods + 1];
+  EXPECT_EQ(log[0], "node-delete doomed");
+  size_t deletes = 0, replacements = 0;
+  for (size_t i = 1; i < log.size(); ++i) {
+    deletes += log[i].starts_with("delete ");
+    replacements += log[i].starts_with("add default/w-");
+  }
+  EXPECT_EQ(deletes, pods) << ::testing::PrintToString(log);
+  EXPECT_EQ(replacements, 1u) << ::testing::PrintToString(log);
   EXPECT_EQ(cluster.Nodes().size(), 1u);
   EXPECT_TRUE(cluster.Evictions().empty());
-  ASSERT_EQ(cluster.Pods().size(), 1u);
-  EXPECT_TRUE(cluster.Pods()[0]->spec.node_name.empty());
-  EXPECT_FALSE(cluster.Bind(*cluster.Pods()[0], "doomed").IsSuccess());
-  EXPECT_TRUE(cluster.Bind(*cluster.Pods()[0], "spare").IsSuccess());
+  // The ReplicaSet's replacement, pending, and the DaemonSet's pod on spare.
+  std::shared_ptr<const api::Pod> replacement;
+  for (const auto& p : cluster.Pods()) {
+    if (p->metadata.name.starts_with("w-")) replacement = p;
+  }
+  ASSERT_EQ(cluster.Pods().size(), 2u);
+  ASSERT_NE(replacement, nullptr);
+  EXPECT_TRUE(replacement->spec.node_name.empty());
+  EXPECT_TRUE(cluster.Bind(*replacement, "spare").IsSuccess());
 }
 
 TEST(Timeline, BadDurationIsAManifestError) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 
 #include "scheduler/run_loop.h"
 
@@ -20,7 +21,9 @@ int64_t SimulationStartTime(const api::ClusterObjects& objects, int64_t now_ns) 
   }
   for (const auto& w : objects.workloads) see(w->metadata);
   for (const auto& ns : objects.namespaces) see(ns->metadata);
-  return std::max(now_ns, latest + util::kNanosPerSecond);
+  // A whole second: the API's timestamps (creation, start, deletion) have no finer precision.
+  const int64_t start = std::max(now_ns, latest + util::kNanosPerSecond);
+  return (start + util::kNanosPerSecond - 1) / util::kNanosPerSecond * util::kNanosPerSecond;
 }
 
 std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects objects,
@@ -45,7 +48,14 @@ std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects o
   }
 
   util::VirtualClock clock(start_ns);
-  cluster::SimulatedCluster cluster(std::move(objects), clock, options.scheduler.seed, options.creation_order);
+  std::unique_ptr<cluster::SimulatedCluster> loaded;
+  try {
+    loaded = std::make_unique<cluster::SimulatedCluster>(std::move(objects), clock, options.scheduler.seed,
+                                                         options.creation_order);
+  } catch (const std::exception& e) {
+    return std::unexpected(e.what());  // an object the store refused (named in the message)
+  }
+  cluster::SimulatedCluster& cluster = *loaded;
   SchedulerOptions sopts = options.scheduler;
   sopts.async_binding = false;
   auto created = Scheduler::Create(sopts, cluster, clock, registry);

@@ -64,7 +64,8 @@ struct SimulationResult {
 };
 
 //! The Unix time a simulation of `objects` starts at: `now_ns`, or one second after the latest
-//! creation, start or deletion timestamp in the input when that is later.
+//! creation, start or deletion timestamp in the input when that is later, rounded up to a whole
+//! second (the precision of the API's timestamps).
 int64_t SimulationStartTime(const api::ClusterObjects& objects, int64_t now_ns);
 
 std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects objects,

@@ -130,7 +130,7 @@ MemoryStore::MemoryStore(std::vector<const ResourceType*> types, const util::Clo
     for (const std::string& text : t->initial_objects) {
       json::Document doc;
       if (!json::Parse(text, doc)) continue;  // the registry's own texts; a test covers them
-      (void)CreateLocked(*t, "", std::move(doc));
+      (void)CreateLocked(*t, "", std::move(doc), /*restore=*/false);
     }
   }
 }
@@ -262,9 +262,9 @@ ObjectPtr MemoryStore::ReplaceLocked(const ObjectPtr& current, json::Document& d
 }
 
 std::optional<Error> MemoryStore::PrepareLocked(const ResourceType& stored, json::Document& doc, const Object* old,
-                                                std::string_view name, std::shared_ptr<void>& view) {
+                                                std::string_view name, std::shared_ptr<void>& view, bool admit) {
   if (stored.default_fields) stored.default_fields(doc);
-  if (old == nullptr && stored.admit) {
+  if (admit && old == nullptr && stored.admit) {
     // Reads without locking: mu_ is held by this thread for the whole write.
     class Reader final : public ObjectReader {
      public:
@@ -297,10 +297,19 @@ std::optional<Error> MemoryStore::PrepareLocked(const ResourceType& stored, json
 // --- Create ----------------------------------------------------------------------------------
 
 Result<ObjectPtr> MemoryStore::Create(const ResourceType& type, std::string_view namespace_, json::Document body) {
+  return CreateAndDeliver(type, namespace_, std::move(body), /*restore=*/false);
+}
+
+Result<ObjectPtr> MemoryStore::Restore(const ResourceType& type, std::string_view namespace_, json::Document body) {
+  return CreateAndDeliver(type, namespace_, std::move(body), /*restore=*/true);
+}
+
+Result<ObjectPtr> MemoryStore::CreateAndDeliver(const ResourceType& type, std::string_view namespace_,
+                                                json::Document body, bool restore) {
   Result<ObjectPtr> out;
   {
     std::lock_guard lock(mu_);
-    out = CreateLocked(type, namespace_, std::move(body));
+    out = CreateLocked(type, namespace_, std::move(body), restore);
   }
   DeliverToObservers();
   if (out) out = Present(type, *out);
@@ -308,7 +317,7 @@ Result<ObjectPtr> MemoryStore::Create(const ResourceType& type, std::string_view
 }
 
 Result<ObjectPtr> MemoryStore::CreateLocked(const ResourceType& served, std::string_view path_namespace,
-                                            json::Document body) {
+                                            json::Document body, bool restore) {
   if (!body.IsObject()) return std::unexpected(BodyNotObject());
   auto& a = body.GetAllocator();
   if (std::string_view kind = json::GetString(body, "kind"); !kind.empty() && kind != served.kind) {
@@ -347,17 +356,23 @@ Result<ObjectPtr> MemoryStore::CreateLocked(const ResourceType& served, std::str
     json::Set(meta, "name", json::MakeString(name, a), a);
   }
 
-  // rest.BeforeCreate: the server owns these.
-  json::Set(meta, "uid", json::MakeString(NewUid(rng_), a), a);
-  json::Set(meta, "creationTimestamp", json::MakeString(api::FormatRFC3339(clock_.NowNs()), a), a);
-  json::Set(meta, "generation", json::Value(int64_t{1}), a);
+  // rest.BeforeCreate: the server owns these. A restore keeps those the object already has.
+  auto server_owned = [&](std::string_view key, auto make) {
+    if (!restore || json::GetString(meta, key).empty()) json::Set(meta, key, make(), a);
+  };
+  server_owned("uid", [&] { return json::MakeString(NewUid(rng_), a); });
+  server_owned("creationTimestamp", [&] { return json::MakeString(api::FormatRFC3339(clock_.NowNs()), a); });
+  if (!restore || !json::Find(meta, "generation")) json::Set(meta, "generation", json::Value(int64_t{1}), a);
   json::Remove(meta, "resourceVersion");
-  json::Remove(meta, "deletionTimestamp");
-  json::Remove(meta, "deletionGracePeriodSeconds");
+  if (!restore) {
+    json::Remove(meta, "deletionTimestamp");
+    json::Remove(meta, "deletionGracePeriodSeconds");
+  }
   json::Remove(meta, "selfLink");
 
   std::shared_ptr<void> view;
-  if (auto err = PrepareLocked(stored, body, nullptr, name.empty() ? generate_name : name, view)) {
+  // A restored object was admitted where it was created (admission runs once, on creation).
+  if (auto err = PrepareLocked(stored, body, nullptr, name.empty() ? generate_name : name, view, !restore)) {
     return std::unexpected(*err);
   }
   if (stored.namespaced) {
@@ -812,6 +827,9 @@ Result<ObjectPtr> MemoryStore::Bind(std::string_view namespace_, std::string_vie
     json::Set(cond, "lastProbeTime", json::Value(), a);
     json::Set(cond, "lastTransitionTime", json::MakeString(api::FormatRFC3339(clock_.NowNs()), a), a);
     conditions->PushBack(cond, a);
+    // The nomination has served its purpose once the pod is bound (upstream's binding clears
+    // it: ClearingNominatedNodeNameAfterBinding, KEP-5278).
+    json::Remove(status, "nominatedNodeName");
     json::Remove(meta, "resourceVersion");
     out = ReplaceLocked(current, doc);
   }

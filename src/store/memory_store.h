@@ -29,6 +29,7 @@ class MemoryStore final : public Store {
   const std::vector<const ResourceType*>& Resources() const override { return types_; }
   const ResourceType* FindResource(std::string_view group, std::string_view resource) const override;
   Result<ObjectPtr> Create(const ResourceType& type, std::string_view namespace_, api::json::Document body) override;
+  Result<ObjectPtr> Restore(const ResourceType& type, std::string_view namespace_, api::json::Document body) override;
   Result<ObjectPtr> Get(const ResourceType& type, std::string_view namespace_, std::string_view name) const override;
   Result<ListResult> List(const ResourceType& type, std::string_view namespace_,
                           const ListOptions& options) const override;
@@ -65,11 +66,15 @@ class MemoryStore final : public Store {
   void CommitLocked(WatchEvent event);
   //! Runs the observers on the queued events unless this or another thread already is.
   void DeliverToObservers();
-  //! Defaulting, admission (create only) and validation of a new or updated object. For a kind
+  //! Defaulting, admission (create only, unless `admit` is false) and validation of a new or updated object. For a kind
   //! with ResourceType::decode, `view` receives the view that validation decoded (for MakeObject).
   std::optional<Error> PrepareLocked(const ResourceType& stored, api::json::Document& doc, const Object* old,
-                                     std::string_view name, std::shared_ptr<void>& view);
-  Result<ObjectPtr> CreateLocked(const ResourceType& served, std::string_view namespace_, api::json::Document body);
+                                     std::string_view name, std::shared_ptr<void>& view, bool admit = true);
+  Result<ObjectPtr> CreateAndDeliver(const ResourceType& type, std::string_view namespace_, api::json::Document body,
+                                     bool restore);
+  //! Create, or with `restore` Store::Restore.
+  Result<ObjectPtr> CreateLocked(const ResourceType& served, std::string_view namespace_, api::json::Document body,
+                                 bool restore);
   //! `old_doc`: the stored version already parsed (a patch's), or null to parse it here.
   Result<ObjectPtr> UpdateLocked(const ResourceType& served, std::string_view namespace_, std::string_view name,
                                  api::json::Document body, const UpdateRequest& request,

@@ -296,6 +296,14 @@ class Store {
   //! Creates the object (namespace from the body or `namespace_`; generateName honoured; uid,
   //! creationTimestamp, resourceVersion, generation set; defaulted; validated).
   virtual Result<ObjectPtr> Create(const ResourceType& type, std::string_view namespace_, api::json::Document body) = 0;
+  //! Create for an object that already exists elsewhere (`simulate` loading a cluster's
+  //! manifests or dump): the identity and history it has are kept, namely metadata.uid,
+  //! creationTimestamp, generation, deletionTimestamp and deletionGracePeriodSeconds, each
+  //! assigned as by Create when absent. It is defaulted and validated as by Create, but not
+  //! admitted again (admission runs once, where the object was created: a pod keeps the
+  //! spec.priority it has).
+  virtual Result<ObjectPtr> Restore(const ResourceType& type, std::string_view namespace_,
+                                    api::json::Document body) = 0;
   virtual Result<ObjectPtr> Get(const ResourceType& type, std::string_view namespace_, std::string_view name) const = 0;
   //! namespace_ empty: every namespace.
   //! resourceVersion semantics as the API concepts page gives them: "" the latest; "0" any (the
@@ -322,7 +330,8 @@ class Store {
   virtual Result<std::unique_ptr<Watcher>> Watch(const ResourceType& type, std::string_view namespace_,
                                                  const WatchOptions& options) = 0;
 
-  //! pods/binding: sets spec.nodeName and adds the PodScheduled=True condition (kConflict when
+  //! pods/binding: sets spec.nodeName, adds the PodScheduled=True condition and clears
+  //! status.nominatedNodeName (kConflict when
   //! already bound or being deleted, or when `uid` is given and differs, as upstream's UID
   //! precondition; kNotFound when the pod is gone).
   virtual Result<ObjectPtr> Bind(std::string_view namespace_, std::string_view pod_name, std::string_view uid,

@@ -25,6 +25,16 @@
 
 namespace kubesched::store::controllers {
 
+//! How the node lifecycle (node_lifecycle.h) treats the pods it finds when it starts.
+struct NodeLifecycleOptions {
+  //! Pods already past their deletionTimestamp when the lifecycle starts are left as they are,
+  //! holding their resources, instead of being removed at once: a cluster snapshot's pods stuck
+  //! terminating (a finalizer, an unreachable kubelet) stay stuck. `simulate` sets it, as the
+  //! snapshot has no kubelet that could finish them; the API server does not (its restored
+  //! state's kubelets are the node lifecycle itself).
+  bool leave_overdue_terminating_pods = false;
+};
+
 //! What every controller is built from. The informers and the Rng are the manager's; they are
 //! only used while the manager dispatches an event or runs Resync (never concurrently).
 struct ControllerContext {
@@ -104,9 +114,14 @@ class ControllerManager {
   std::deque<WatchEvent> deferred_;
 };
 
+struct DefaultControllerOptions {
+  NodeLifecycleOptions node_lifecycle{};
+};
+
 //! The controllers every mode runs: node lifecycle, Deployment, ReplicaSet,
 //! ReplicationController, StatefulSet, Job, DaemonSet, disruption. `seed` as ControllerManager's.
 std::unique_ptr<ControllerManager> NewDefaultControllerManager(Store& store, const util::Clock& clock,
-                                                               uint64_t seed = 0);
+                                                               uint64_t seed = 0,
+                                                               const DefaultControllerOptions& options = {});
 
 }  // namespace kubesched::store::controllers

@@ -109,10 +109,11 @@ bool ControllerManager::FireEvents() {
   return fired;
 }
 
-std::unique_ptr<ControllerManager> NewDefaultControllerManager(Store& store, const util::Clock& clock, uint64_t seed) {
+std::unique_ptr<ControllerManager> NewDefaultControllerManager(Store& store, const util::Clock& clock, uint64_t seed,
+                                                               const DefaultControllerOptions& options) {
   auto m = std::make_unique<ControllerManager>(store, clock, seed);
   ControllerContext ctx = m->context();
-  m->Add(std::make_unique<NodeLifecycle>(ctx));
+  m->Add(std::make_unique<NodeLifecycle>(ctx, options.node_lifecycle));
   m->Add(std::make_unique<DeploymentController>(ctx));
   m->Add(std::make_unique<ReplicaSetController>(ctx));
   m->Add(NewReplicationController(ctx));

@@ -10,8 +10,11 @@ namespace kubesched::store::controllers {
 
 namespace json = api::json;
 
-NodeLifecycle::NodeLifecycle(const ControllerContext& ctx)
-    : ctx_(ctx), pods_(*ctx.store.FindResource("", "pods")), nodes_(*ctx.store.FindResource("", "nodes")) {}
+NodeLifecycle::NodeLifecycle(const ControllerContext& ctx, NodeLifecycleOptions options)
+    : ctx_(ctx),
+      options_(options),
+      pods_(*ctx.store.FindResource("", "pods")),
+      nodes_(*ctx.store.FindResource("", "nodes")) {}
 
 void NodeLifecycle::OnEvent(const WatchEvent& event) {
   if (!event.object) return;
@@ -42,13 +45,25 @@ void NodeLifecycle::OnEvent(const WatchEvent& event) {
 }
 
 void NodeLifecycle::Resync() {
+  const int64_t now = ctx_.clock.NowNs();
   for (const ObjectPtr& pod : ListAll(ctx_.store, pods_, "")) {
-    if (PodInfoPtr info = ctx_.pods.Get(pod->uid)) OnPod(*info);
+    PodInfoPtr info = ctx_.pods.Get(pod->uid);
+    if (!info) continue;
+    if (options_.leave_overdue_terminating_pods && info->deletion_ns && *info->deletion_ns <= now) {
+      std::lock_guard lock(mu_);
+      left_terminating_.insert(info->uid());
+      continue;
+    }
+    OnPod(*info);
   }
 }
 
 void NodeLifecycle::OnPod(const PodInfo& pod) {
   if (pod.deletion_ns) {
+    {
+      std::lock_guard lock(mu_);
+      if (left_terminating_.contains(pod.uid())) return;
+    }
     const int64_t at = *pod.deletion_ns;
     std::lock_guard lock(mu_);
     if (auto it = removal_at_.find(pod.uid()); it != removal_at_.end()) {

@@ -12,6 +12,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "store/controllers/controller.h"
 
@@ -19,7 +20,7 @@ namespace kubesched::store::controllers {
 
 class NodeLifecycle final : public Controller {
  public:
-  explicit NodeLifecycle(const ControllerContext& ctx);
+  explicit NodeLifecycle(const ControllerContext& ctx, NodeLifecycleOptions options = {});
   std::string_view Name() const override { return "node-lifecycle"; }
   void OnEvent(const WatchEvent& event) override;
   void Resync() override;
@@ -39,6 +40,7 @@ class NodeLifecycle final : public Controller {
   std::string NextPodIP(const std::string& node_name);
 
   ControllerContext ctx_;
+  const NodeLifecycleOptions options_;
   const ResourceType& pods_;
   const ResourceType& nodes_;
 
@@ -48,6 +50,8 @@ class NodeLifecycle final : public Controller {
   std::unordered_map<std::string, int64_t> removal_at_;     //!< by pod uid: its entry in removals_
   std::unordered_map<std::string, uint32_t> node_ordinal_;  //!< the /24 each node's pod IPs come from
   std::unordered_map<std::string, uint32_t> next_host_;     //!< the next host number per node
+  //! Pods left terminating (NodeLifecycleOptions::leave_overdue_terminating_pods), by uid.
+  std::unordered_set<std::string> left_terminating_;
 };
 
 }  // namespace kubesched::store::controllers

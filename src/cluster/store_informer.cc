@@ -1,0 +1,114 @@
+#include "cluster/store_informer.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace kubesched::cluster {
+
+namespace {
+
+const store::ResourceType& Resource(const store::Store& store, std::string_view resource) {
+  const store::ResourceType* type = store.FindResource("", resource);
+  if (type == nullptr) throw std::logic_error("the store does not serve " + std::string(resource));
+  return *type;
+}
+
+bool Terminal(const api::Pod& pod) {
+  return pod.status.phase == api::PodPhase::kSucceeded || pod.status.phase == api::PodPhase::kFailed;
+}
+
+std::shared_ptr<const api::Pod> PodOf(const store::ObjectPtr& object) {
+  return object ? object->View<api::Pod>() : nullptr;
+}
+
+std::shared_ptr<const api::Node> NodeOf(const store::ObjectPtr& object) {
+  return object ? object->View<api::Node>() : nullptr;
+}
+
+std::vector<store::ObjectPtr> ListInCreationOrder(const store::Store& store, const store::ResourceType& type,
+                                                  uint64_t& resource_version) {
+  auto listed = store.List(type, "", {});
+  if (!listed) throw std::runtime_error("listing " + type.resource + ": " + listed.error().message);
+  resource_version = std::max(resource_version, listed->resource_version);
+  std::vector<store::ObjectPtr> items = std::move(listed->items);
+  std::sort(items.begin(), items.end(), [](const store::ObjectPtr& a, const store::ObjectPtr& b) {
+    return a->resource_version < b->resource_version;
+  });
+  return items;
+}
+
+}  // namespace
+
+StoreInformer::StoreInformer(store::Store& store)
+    : store_(store), pods_(Resource(store, "pods")), nodes_(Resource(store, "nodes")) {}
+
+StoreInformer::~StoreInformer() {
+  if (observer_) store_.RemoveObserver(*observer_);
+}
+
+void StoreInformer::Subscribe(EventHandler* handler) {
+  handler_ = handler;
+  const auto nodes = ListInCreationOrder(store_, nodes_, replayed_through_);
+  const auto pods = ListInCreationOrder(store_, pods_, replayed_through_);
+  observer_ = store_.AddObserver([this](const store::WatchEvent& event) { OnEvent(event); });
+  for (const auto& n : nodes) {
+    if (auto node = NodeOf(n)) handler_->OnNodeAdd(std::move(node));
+  }
+  for (const auto& p : pods) {
+    if (auto pod = PodOf(p); pod && !Terminal(*pod)) handler_->OnPodAdd(std::move(pod));
+  }
+}
+
+void StoreInformer::OnEvent(const store::WatchEvent& event) {
+  if (!event.object || event.object->resource_version <= replayed_through_) return;
+  const store::ResourceType* type = event.object->type;
+  if (type == &nodes_) {
+    auto node = NodeOf(event.object);
+    if (!node) return;
+    switch (event.type) {
+      case store::EventType::kAdded:
+        handler_->OnNodeAdd(std::move(node));
+        break;
+      case store::EventType::kModified:
+        if (auto old = NodeOf(event.old_object)) {
+          handler_->OnNodeUpdate(std::move(old), std::move(node));
+        } else {
+          handler_->OnNodeAdd(std::move(node));
+        }
+        break;
+      case store::EventType::kDeleted:
+        handler_->OnNodeDelete(std::move(node));
+        break;
+      case store::EventType::kBookmark:
+        break;
+    }
+    return;
+  }
+  if (type != &pods_) return;
+  auto pod = PodOf(event.object);
+  if (!pod) return;
+  switch (event.type) {
+    case store::EventType::kAdded:
+      if (!Terminal(*pod)) handler_->OnPodAdd(std::move(pod));
+      break;
+    case store::EventType::kModified: {
+      auto old = PodOf(event.old_object);
+      const bool was_seen = old && !Terminal(*old);
+      if (Terminal(*pod)) {
+        if (was_seen) handler_->OnPodDelete(std::move(pod));  // left the field selector
+      } else if (was_seen) {
+        handler_->OnPodUpdate(std::move(old), std::move(pod));
+      } else {
+        handler_->OnPodAdd(std::move(pod));
+      }
+      break;
+    }
+    case store::EventType::kDeleted:
+      if (!Terminal(*pod)) handler_->OnPodDelete(std::move(pod));
+      break;
+    case store::EventType::kBookmark:
+      break;
+  }
+}
+
+}  // namespace kubesched::cluster

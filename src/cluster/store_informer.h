@@ -1,0 +1,43 @@
+#pragma once
+// StoreInformer: the scheduler's informers over the object store, in process. It tells an
+// EventHandler about nodes and pods as client-go's informers tell kube-scheduler: the current
+// objects as adds when it subscribes, then every change, with the typed views the store derived
+// once per object version (nothing is decoded again here).
+//
+// Pods in phase Succeeded or Failed are left out, as by the field selector upstream's scheduler
+// watches pods with: they hold no resources and are never scheduled. A pod that reaches such a
+// phase therefore leaves as a delete.
+
+#include <cstdint>
+#include <optional>
+
+#include "cluster/event_handler.h"
+#include "store/store.h"
+
+namespace kubesched::cluster {
+
+class StoreInformer {
+ public:
+  explicit StoreInformer(store::Store& store);
+  ~StoreInformer();
+  StoreInformer(const StoreInformer&) = delete;
+  StoreInformer& operator=(const StoreInformer&) = delete;
+
+  //! Registers the handler and replays the current objects to it as adds: nodes, then pods in
+  //! the order they were created (resourceVersion order), then forwards every later change. Call
+  //! it while no other thread writes to the store (a simulation before it starts).
+  void Subscribe(EventHandler* handler);
+
+ private:
+  void OnEvent(const store::WatchEvent& event);
+
+  store::Store& store_;
+  const store::ResourceType& pods_;
+  const store::ResourceType& nodes_;
+  EventHandler* handler_ = nullptr;
+  std::optional<uint64_t> observer_;
+  //! Changes up to this resourceVersion were replayed by Subscribe.
+  uint64_t replayed_through_ = 0;
+};
+
+}  // namespace kubesched::cluster
