@@ -208,7 +208,9 @@ void SimulatedCluster::Load(api::ClusterObjects& objects, uint64_t seed, Creatio
   }
 
   const auto& nodes = Resource(s, "", "nodes");
-  for (const auto& n : objects.nodes) {
+  // Each loaded object is released once the store has it (the input's typed objects and the
+  // store's would otherwise both be held at the peak).
+  for (auto& n : objects.nodes) {
     const auto create_at = TimelineTime(n->metadata, api::kAnnotationCreateAfter, start_ns);
     const auto delete_at = TimelineTime(n->metadata, api::kAnnotationDeleteAfter, start_ns);
     json::Document doc = RestoreDocument(api::NodeJson(*n), n->metadata);
@@ -220,6 +222,7 @@ void SimulatedCluster::Load(api::ClusterObjects& objects, uint64_t seed, Creatio
       timeline->Add(nodes, "", n->metadata.name, create_at ? json::Encode(doc) : "", create_at, delete_at);
     }
     if (!create_at) restore(nodes, "", n->metadata.name, std::move(doc));
+    n.reset();
   }
 
   // The workloads, and for a Deployment whose pods the loader made the ReplicaSet that owns them
@@ -251,7 +254,7 @@ void SimulatedCluster::Load(api::ClusterObjects& objects, uint64_t seed, Creatio
   // Pods: those already bound (or finished) in manifest order, then the pending ones in the
   // order they are created.
   const auto& pods = Resource(s, "", "pods");
-  std::vector<const api::Pod*> pending;
+  std::vector<std::shared_ptr<api::Pod>> pending;
   std::vector<PendingPodOrigin> origins;
   auto add_pod = [&](const api::Pod& p) {
     const auto create_at = TimelineTime(p.metadata, api::kAnnotationCreateAfter, start_ns);
@@ -269,21 +272,25 @@ void SimulatedCluster::Load(api::ClusterObjects& objects, uint64_t seed, Creatio
     std::lock_guard lock(mu_);
     for (const auto& p : objects.pods) pod_order_.emplace(p->metadata.uid, next_order_++);
   }
-  for (const auto& p : objects.pods) {
+  for (auto& p : objects.pods) {
     const bool terminal = p->status.phase == api::PodPhase::kSucceeded || p->status.phase == api::PodPhase::kFailed;
     if (!p->spec.node_name.empty() || terminal) {
       add_pod(*p);
+      p.reset();
       continue;
     }
-    pending.push_back(p.get());
     PendingPodOrigin origin;
     if (const api::Workload* w = OwnerWorkload(*p, objects.workloads)) {
       origin.controller = fmt::format("{}/{}/{}", w->kind, w->metadata.namespace_, w->metadata.name);
     }
     origins.push_back(std::move(origin));
+    pending.push_back(std::move(p));
   }
   std::mt19937_64 creation_rng(seed ^ 0x2545f4914f6cdd1dULL);
-  for (size_t i : PodCreationOrder(origins, creation_order, creation_rng)) add_pod(*pending[i]);
+  for (size_t i : PodCreationOrder(origins, creation_order, creation_rng)) {
+    add_pod(*pending[i]);
+    pending[i].reset();
+  }
 
   const auto& pdbs = Resource(s, "policy", "poddisruptionbudgets");
   for (const auto& pdb : objects.pdbs) {
