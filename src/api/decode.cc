@@ -63,10 +63,11 @@ Object DecodeChecked(const MapView& obj, const KindInfo& info, bool* uses_volume
   } else if (kind == "Pod") {
     auto p = std::make_shared<Pod>();
     p->metadata = std::move(meta);
-    if (!obj.Has("spec")) Fail(obj.At("spec"), obj.PathOf("spec"), "required field is missing", kFieldValueRequired);
-    p->spec = ReadPodSpec(obj.Map("spec"));
+    const std::optional<MapView> spec = obj.OptMap("spec");
+    if (!spec) Fail(obj.At("spec"), obj.PathOf("spec"), "required field is missing", kFieldValueRequired);
+    p->spec = ReadPodSpec(*spec);
     p->status = ReadPodStatus(obj.Map("status"));
-    claims = UsesVolumeClaims(obj.Map("spec"));
+    claims = UsesVolumeClaims(*spec);
     out = std::move(p);
   } else if (kind == "Namespace") {
     auto ns = std::make_shared<Namespace>();

@@ -84,6 +84,8 @@ std::optional<int64_t> ParseInteger(std::string_view s);
 std::string Join(const std::vector<std::string>& messages);
 
 std::string ReadString(const json::Value* v, const Path& path, const Context& ctx);
+//! ReadString's text without a copy when the value is a JSON string (else written into `buffer`).
+std::string_view ReadStringView(const json::Value* v, const Path& path, const Context& ctx, std::string& buffer);
 int64_t ReadInt(const json::Value* v, const Path& path, int64_t min, int64_t max, const Context& ctx);
 inline int32_t ReadInt32(const json::Value* v, const Path& path, const Context& ctx,
                          int64_t min = std::numeric_limits<int32_t>::min(),
@@ -95,7 +97,8 @@ bool ReadBool(const json::Value* v, const Path& path, const Context& ctx);
 template <typename Enum, size_t N>
 Enum ReadEnum(const json::Value* v, const Path& path, const std::pair<std::string_view, Enum> (&table)[N],
               const Context& ctx) {
-  const std::string s = ReadString(v, path, ctx);
+  std::string buffer;
+  const std::string_view s = ReadStringView(v, path, ctx, buffer);
   for (const auto& [text, value] : table) {
     if (s == text) return value;
   }
@@ -143,13 +146,21 @@ class MapView {
   Enum Enum_(std::string_view key, const std::pair<std::string_view, Enum> (&table)[N]) const {
     return ReadEnum(Get(key), PathOf(key), table, ctx_);
   }
+  //! Enum_ of a field that may be absent (nullopt then).
+  template <typename Enum, size_t N>
+  std::optional<Enum> OptEnum(std::string_view key, const std::pair<std::string_view, Enum> (&table)[N]) const {
+    const json::Value* v = Get(key);  // looked up once
+    if (!Present(v)) return std::nullopt;
+    return ReadEnum(v, PathOf(key), table, ctx_);
+  }
   //! A mapping field's view, whose path refers to this view's: only of a view that outlives it
   //! (never of a temporary).
   MapView Map(std::string_view key) const& { return MapView(Get(key), PathOf(key), ctx_); }
   MapView Map(std::string_view key) && = delete;
   std::optional<MapView> OptMap(std::string_view key) const& {
-    if (!Has(key)) return std::nullopt;
-    return Map(key);
+    const json::Value* v = Get(key);  // looked up once
+    if (!Present(v)) return std::nullopt;
+    return MapView(v, PathOf(key), ctx_);
   }
   std::optional<MapView> OptMap(std::string_view key) && = delete;
 

@@ -84,6 +84,12 @@ std::string ReadString(const json::Value* v, const Path& path, const Context& ct
   return ScalarText(*v, ctx);
 }
 
+std::string_view ReadStringView(const json::Value* v, const Path& path, const Context& ctx, std::string& buffer) {
+  if (Present(v) && v->IsString()) return json::View(*v);
+  buffer = ReadString(v, path, ctx);
+  return buffer;
+}
+
 int64_t ReadInt(const json::Value* v, const Path& path, int64_t min, int64_t max, const Context& ctx) {
   std::optional<int64_t> value;
   if (v != nullptr && v->IsInt64()) {
@@ -130,6 +136,25 @@ bool ReadBool(const json::Value* v, const Path& path, const Context& ctx) {
   Fail(v, path, "expected true or false, got " + Describe(v, ctx));
 }
 
+namespace {
+
+// The members of a mapping (0 for anything else), to reserve room for them.
+size_t MemberCount(const json::Value* v) { return v != nullptr && v->IsObject() ? v->MemberCount() : 0; }
+
+// s in ASCII lower case (as std::tolower in the "C" locale), copied into `buffer` only when it has
+// an upper-case letter (annotation keys seldom do).
+std::string_view AsciiLower(std::string_view s, std::string& buffer) {
+  const auto upper = [](char c) { return c >= 'A' && c <= 'Z'; };
+  if (std::none_of(s.begin(), s.end(), upper)) return s;
+  buffer.assign(s);
+  for (char& c : buffer) {
+    if (upper(c)) c = static_cast<char>(c - 'A' + 'a');
+  }
+  return buffer;
+}
+
+}  // namespace
+
 MapView::MapView(const json::Value* node, Path path, const Context& ctx)
     : node_(node), path_(std::move(path)), ctx_(ctx) {
   if (Present(node_) && !node_->IsObject()) {
@@ -157,6 +182,7 @@ std::vector<std::string> MapView::StringList(std::string_view key) const {
 
 Labels MapView::LabelMap(std::string_view key) const {
   Labels out;
+  out.Reserve(MemberCount(Get(key)));
   ForEachEntry(key, [&](std::string_view k, const json::Value* v, const Path& path) {
     if (auto errs = IsQualifiedName(k); !errs.empty())
       Fail(v, path, "invalid label key " + Quote(k) + ": " + Join(errs));
@@ -171,10 +197,10 @@ Labels MapView::LabelMap(std::string_view key) const {
 
 Labels MapView::AnnotationMap(std::string_view key) const {
   Labels out;
+  out.Reserve(MemberCount(Get(key)));
+  std::string lower;
   ForEachEntry(key, [&](std::string_view k, const json::Value* v, const Path& path) {
-    std::string lower(k);
-    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
-    if (auto errs = IsQualifiedName(lower); !errs.empty()) {
+    if (auto errs = IsQualifiedName(AsciiLower(k, lower)); !errs.empty()) {
       Fail(v, path, "invalid annotation key " + Quote(k) + ": " + Join(errs));
     }
     out.Set(std::string(k), ReadString(v, path, ctx_));
@@ -193,7 +219,9 @@ ResourceList ReadResourceList(const MapView& parent, std::string_view key) {
     if (!Present(v)) Fail(v, path, "expected a quantity such as 500m, 2 or 1Gi, got nothing");
     if (v->IsObject() || v->IsArray())
       Fail(v, path, "expected a quantity such as 500m, 2 or 1Gi, got " + Describe(v, ctx));
-    const std::string text = ScalarText(*v, ctx);
+    // A string's text as it is (most quantities are strings), anything else as ScalarText writes it.
+    std::string scalar;
+    const std::string_view text = v->IsString() ? json::View(*v) : std::string_view(scalar = ScalarText(*v, ctx));
     auto q = Quantity::Parse(text);
     if (!q) Fail(v, path, q.error());
     if (q->IsNegative()) Fail(v, path, "must be greater than or equal to 0, got " + Quote(text));
@@ -285,8 +313,9 @@ LabelSelector ReadLabelSelector(const MapView& m) {
 }  // namespace
 
 std::optional<LabelSelector> ReadOptLabelSelector(const MapView& parent, std::string_view key) {
-  if (!parent.Has(key)) return std::nullopt;
-  return ReadLabelSelector(parent.Map(key));
+  const std::optional<MapView> selector = parent.OptMap(key);
+  if (!selector) return std::nullopt;
+  return ReadLabelSelector(*selector);
 }
 
 NodeSelectorTerm ReadNodeSelectorTerm(const MapView& m) {
@@ -312,11 +341,12 @@ NodeSelector ReadNodeSelector(const MapView& m) {
 }
 
 std::optional<int64_t> ReadTime(const MapView& m, std::string_view key) {
-  if (!m.Has(key)) return std::nullopt;
-  const std::string text = m.String(key);
+  const json::Value* v = m.Get(key);
+  if (!Present(v)) return std::nullopt;
+  const std::string text = ReadString(v, m.PathOf(key), m.ctx());
   auto t = ParseRFC3339(text);
   if (!t) {
-    Fail(m.At(key), m.PathOf(key), "invalid time " + Quote(text) + "; use RFC 3339, such as \"2024-05-01T12:00:00Z\"");
+    Fail(v, m.PathOf(key), "invalid time " + Quote(text) + "; use RFC 3339, such as \"2024-05-01T12:00:00Z\"");
   }
   return t;
 }

@@ -59,7 +59,7 @@ Container ReadContainer(const MapView& m, bool init, bool host_network) {
     if (!p.Has("containerPort")) Fail(p.At("containerPort"), p.PathOf("containerPort"), "required field is missing");
     port.container_port = ReadInt32(p.Get("containerPort"), p.PathOf("containerPort"), p.ctx(), 1, 65535);
     port.host_port = p.OptInt32("hostPort", 0, 65535).value_or(0);
-    if (p.Has("protocol")) port.protocol = std::string(p.Enum_("protocol", kProtocols));
+    if (auto protocol = p.OptEnum("protocol", kProtocols)) port.protocol = std::string(*protocol);
     port.host_ip = p.String("hostIP");
     if (host_network) {
       // Defaulting for host-network pods: the container port is the host port.
@@ -84,9 +84,9 @@ Container ReadContainer(const MapView& m, bool init, bool host_network) {
 Toleration ReadToleration(const MapView& m) {
   Toleration t;
   t.key = m.String("key");
-  if (m.Has("operator")) t.op = m.Enum_("operator", kTolerationOperators);
+  if (auto op = m.OptEnum("operator", kTolerationOperators)) t.op = *op;
   t.value = m.String("value");
-  if (m.Has("effect")) t.effect = m.Enum_("effect", kTaintEffects);
+  t.effect = m.OptEnum("effect", kTaintEffects);
   t.toleration_seconds = m.OptInt("tolerationSeconds");
   if (t.key.empty() && t.op != TolerationOperator::kExists) {
     Fail(m.At("operator"), m.PathOf("operator"), "must be Exists when key is empty (which tolerates every taint)");
@@ -195,12 +195,8 @@ TopologySpreadConstraint ReadSpreadConstraint(const MapView& m) {
   if (c.min_domains && c.when_unsatisfiable != UnsatisfiableConstraintAction::kDoNotSchedule) {
     Fail(m.At("minDomains"), m.PathOf("minDomains"), "can only be set when whenUnsatisfiable is DoNotSchedule");
   }
-  if (m.Has("nodeAffinityPolicy")) {
-    c.node_affinity_policy = m.Enum_("nodeAffinityPolicy", kInclusionPolicies);
-  }
-  if (m.Has("nodeTaintsPolicy")) {
-    c.node_taints_policy = m.Enum_("nodeTaintsPolicy", kInclusionPolicies);
-  }
+  c.node_affinity_policy = m.OptEnum("nodeAffinityPolicy", kInclusionPolicies);
+  c.node_taints_policy = m.OptEnum("nodeTaintsPolicy", kInclusionPolicies);
   c.match_label_keys = m.StringList("matchLabelKeys");
   CheckLabelKeys(m, c.label_selector, c.match_label_keys, {});
   return c;
@@ -225,9 +221,7 @@ PodSpec ReadPodSpec(const MapView& m) {
     s.termination_grace_period_seconds = *grace;
   }
   s.priority_class_name = m.String("priorityClassName");
-  if (m.Has("preemptionPolicy")) {
-    s.preemption_policy = m.Enum_("preemptionPolicy", kPreemptionPolicies);
-  }
+  s.preemption_policy = m.OptEnum("preemptionPolicy", kPreemptionPolicies);
   m.ForEachMap("schedulingGates", [&](const MapView& g, size_t) {
     std::string name = g.RequiredString("name");
     if (std::find(s.scheduling_gates.begin(), s.scheduling_gates.end(), name) != s.scheduling_gates.end()) {
@@ -287,7 +281,7 @@ PodSpec ReadPodSpec(const MapView& m) {
 
 PodStatus ReadPodStatus(const MapView& m) {
   PodStatus st;
-  if (m.Has("phase")) st.phase = m.Enum_("phase", kPodPhases);
+  if (auto phase = m.OptEnum("phase", kPodPhases)) st.phase = *phase;
   st.nominated_node_name = m.String("nominatedNodeName");
   st.start_time_ns = ReadTime(m, "startTime");
   m.ForEachMap("conditions", [&](const MapView& c, size_t) {

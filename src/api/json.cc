@@ -8,6 +8,7 @@
 #include <rapidjson/writer.h>
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 #include <vector>
 
@@ -17,9 +18,11 @@ namespace kubesched::api::json {
 namespace {
 
 // Parsing is recursive (RapidJSON's fastest mode) with the depth limited by the handler below, so
-// the recursion never goes deeper than kMaxDepth levels. kParseStopWhenDoneFlag: the text after the
-// value is checked here.
-constexpr unsigned kParseFlags = rapidjson::kParseStopWhenDoneFlag;
+// the recursion never goes deeper than kMaxDepth levels. In situ: the reader unescapes strings in
+// place in our copy of the text and hands them over without first copying them, byte by byte,
+// through its own stack (the handler then copies each once into the document).
+// kParseStopWhenDoneFlag: the text after the value is checked here.
+constexpr unsigned kParseFlags = rapidjson::kParseInsituFlag | rapidjson::kParseStopWhenDoneFlag;
 // The same without a call stack per level, to look for a syntax error after the depth limit.
 constexpr unsigned kIterativeParseFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseStopWhenDoneFlag;
 
@@ -38,9 +41,12 @@ class DepthLimited {
   bool Int64(int64_t i) { return doc_.Int64(i); }
   bool Uint64(uint64_t u) { return doc_.Uint64(u); }
   bool Double(double d) { return doc_.Double(d); }
-  bool RawNumber(const Ch* str, rapidjson::SizeType length, bool copy) { return doc_.RawNumber(str, length, copy); }
-  bool String(const Ch* str, rapidjson::SizeType length, bool copy) { return doc_.String(str, length, copy); }
-  bool Key(const Ch* str, rapidjson::SizeType length, bool copy) { return doc_.Key(str, length, copy); }
+  // Strings are always copied into the document, though the in-situ reader offers them in place:
+  // the text is a scratch buffer, and the document must own its strings (CopyFrom shares the ones
+  // it does not own).
+  bool RawNumber(const Ch* str, rapidjson::SizeType length, bool) { return doc_.RawNumber(str, length, true); }
+  bool String(const Ch* str, rapidjson::SizeType length, bool) { return doc_.String(str, length, true); }
+  bool Key(const Ch* str, rapidjson::SizeType length, bool) { return doc_.Key(str, length, true); }
   bool StartObject() { return Enter() && doc_.StartObject(); }
   bool EndObject(rapidjson::SizeType members) {
     --depth_;
@@ -65,20 +71,23 @@ class DepthLimited {
 };
 
 // The text to parse with a NUL after it (RapidJSON scans strings and whitespace 16 bytes at a time
-// only in a NUL-terminated StringStream) and zeros beyond it for those aligned 16-byte loads. One
-// buffer per thread, so parsing a small object allocates nothing here; released after a large text.
+// only in a NUL-terminated stream) and zeros beyond it for those aligned 16-byte loads; writable,
+// for in-situ parsing. One buffer per thread, so parsing a small object allocates nothing here;
+// released after a large text.
 class TerminatedCopy {
  public:
-  explicit TerminatedCopy(std::string_view text) : buffer_(Buffer()) {
-    buffer_.assign(text);
-    buffer_.append(kPadding, '\0');
-  }
+  explicit TerminatedCopy(std::string_view text) : buffer_(Buffer()) { Reset(text); }
   ~TerminatedCopy() {
     if (buffer_.capacity() > kKeptCapacity) std::string().swap(buffer_);
   }
   TerminatedCopy(const TerminatedCopy&) = delete;
   TerminatedCopy& operator=(const TerminatedCopy&) = delete;
-  const char* data() const { return buffer_.data(); }
+  char* data() { return buffer_.data(); }
+  //! Copies the text again (an in-situ parse has rewritten its strings).
+  void Reset(std::string_view text) {
+    buffer_.assign(text);
+    buffer_.append(kPadding, '\0');
+  }
 
  private:
   static constexpr size_t kPadding = 32;
@@ -120,8 +129,8 @@ std::string ParseError::ToString() const {
 }
 
 std::expected<void, ParseError> Parse(std::string_view text, Document& doc) {
-  const TerminatedCopy copy(text);
-  rapidjson::StringStream ss(copy.data());
+  TerminatedCopy copy(text);
+  rapidjson::InsituStringStream ss(copy.data());
   rapidjson::Reader reader;
   DepthLimited handler(doc);
   bool parsed = false;
@@ -134,6 +143,7 @@ std::expected<void, ParseError> Parse(std::string_view text, Document& doc) {
     // Report what a parse without the limit would: a syntax error anywhere in the text first (the
     // iterative reader looks for one without recursing), then text after the value, then the depth.
     doc.SetNull();
+    copy.Reset(text);
     rapidjson::StringStream again(copy.data());
     rapidjson::BaseReaderHandler<> ignore;
     rapidjson::Reader syntax;
@@ -189,14 +199,20 @@ std::string EncodePretty(const Value& value) {
 
 const Value* Find(const Value& object, std::string_view key) {
   if (!object.IsObject()) return nullptr;
-  auto it = object.FindMember(Value(rapidjson::StringRef(key.data() ? key.data() : "", key.size())));
-  return it == object.MemberEnd() ? nullptr : &it->value;
+  // A linear search as FindMember's, which the decoders run hundreds of times per object: names are
+  // told apart by their length and first byte before any memcmp.
+  const size_t size = key.size();
+  const char first = size == 0 ? '\0' : key.front();
+  for (auto m = object.MemberBegin(); m != object.MemberEnd(); ++m) {
+    if (m->name.GetStringLength() != size) continue;
+    const char* name = m->name.GetString();
+    if (size == 0 || (name[0] == first && std::memcmp(name, key.data(), size) == 0)) return &m->value;
+  }
+  return nullptr;
 }
 
 Value* Find(Value& object, std::string_view key) {
-  if (!object.IsObject()) return nullptr;
-  auto it = object.FindMember(Value(rapidjson::StringRef(key.data() ? key.data() : "", key.size())));
-  return it == object.MemberEnd() ? nullptr : &it->value;
+  return const_cast<Value*>(Find(static_cast<const Value&>(object), key));
 }
 
 std::string_view GetString(const Value& object, std::string_view key) {

@@ -161,9 +161,60 @@ class StringWriter {
     const uint64_t backslash = x ^ (kOnes * '\\');
     return (((x - kOnes * 0x20) & ~x) | ((quote - kOnes) & ~quote) | ((backslash - kOnes) & ~backslash)) & kHigh;
   }
+  static uint64_t Load8(const char* p) {
+    uint64_t x;
+    std::memcpy(&x, p, 8);
+    return x;
+  }
+  static uint32_t Load4(const char* p) {
+    uint32_t x;
+    std::memcpy(&x, p, 4);
+    return x;
+  }
+  // Copies s to p when none of its bytes needs an escape (most strings in Kubernetes objects), and
+  // returns the end of the copy; nullptr when one does. Whole 8- or 4-byte loads and stores, the
+  // last overlapping the one before, rather than a byte-by-byte tail: the strings are short.
+  static char* CopyPlain(std::string_view s, char* p) {
+    const char* in = s.data();
+    const size_t n = s.size();
+    if (n >= 8) {
+      for (size_t i = 0; i + 8 <= n; i += 8) {
+        const uint64_t x = Load8(in + i);
+        if (NeedsEscape(x)) return nullptr;
+        std::memcpy(p + i, &x, 8);
+      }
+      const uint64_t last = Load8(in + n - 8);
+      if (NeedsEscape(last)) return nullptr;
+      std::memcpy(p + n - 8, &last, 8);
+    } else if (n >= 4) {
+      const uint32_t first = Load4(in), last = Load4(in + n - 4);
+      if (NeedsEscape(uint64_t{first} | uint64_t{last} << 32)) return nullptr;
+      std::memcpy(p, &first, 4);
+      std::memcpy(p + n - 4, &last, 4);
+    } else if (n > 0) {
+      // The first, middle and last bytes (all of them), padded with bytes that need no escape.
+      const auto byte = [&](size_t i, int shift) { return uint64_t{static_cast<unsigned char>(in[i])} << shift; };
+      if (NeedsEscape(0x2020202020000000 | byte(0, 0) | byte(n / 2, 8) | byte(n - 1, 16))) return nullptr;
+      p[0] = in[0];
+      p[n / 2] = in[n / 2];
+      p[n - 1] = in[n - 1];
+    }
+    return p + n;
+  }
   void Quoted(std::string_view s) {
-    // RapidJSON's escapes: the short ones for \b \t \n \f \r, \u00XX for other control
-    // characters, \" and \\; every other byte as it is. Eight bytes at a time while none needs one.
+    char* p = Reserve(2 + s.size() * 6);
+    *p++ = '"';
+    if (char* end = CopyPlain(s, p)) {
+      p = end;
+    } else {
+      p = Escaped(s, p);
+    }
+    *p++ = '"';
+    p_ = p;
+  }
+  // RapidJSON's escapes: the short ones for \b \t \n \f \r, \u00XX for other control
+  // characters, \" and \\; every other byte as it is. Eight bytes at a time while none needs one.
+  static char* Escaped(std::string_view s, char* p) {
     static constexpr char kHex[] = "0123456789ABCDEF";
     static constexpr auto kEscaped = [] {
       std::array<bool, 256> t{};
@@ -171,14 +222,11 @@ class StringWriter {
       t['"'] = t['\\'] = true;
       return t;
     }();
-    char* p = Reserve(2 + s.size() * 6);
-    *p++ = '"';
     const char* in = s.data();
     const char* const end = in + s.size();
     while (in != end) {
       if (end - in >= 8) {
-        uint64_t x;
-        std::memcpy(&x, in, 8);
+        const uint64_t x = Load8(in);
         if (!NeedsEscape(x)) {
           std::memcpy(p, &x, 8);
           p += 8;
@@ -221,8 +269,7 @@ class StringWriter {
           *p++ = kHex[u & 0xF];
       }
     }
-    *p++ = '"';
-    p_ = p;
+    return p;
   }
 
   std::string& out_;

@@ -24,6 +24,8 @@ class Labels {
   bool Has(std::string_view key) const { return Find(key) != nullptr; }
   //! Inserts or overwrites.
   void Set(std::string key, std::string value);
+  //! Room for n entries (a decoder knows how many it is about to set).
+  void Reserve(size_t n) { entries_.reserve(n); }
   bool Erase(std::string_view key);
 
   size_t size() const { return entries_.size(); }

@@ -1,6 +1,8 @@
 #include "api/names.h"
 
 #include <algorithm>
+#include <array>
+#include <cstdint>
 #include <initializer_list>
 
 namespace kubesched::api {
@@ -30,19 +32,36 @@ constexpr std::string_view kDNS1123SubdomainErrMsg =
     "and must start and end with an alphanumeric character";
 constexpr size_t kDNS1123SubdomainMaxLength = 253;
 
-bool IsAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9'); }
-bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
+// Character classes of the patterns below, one table lookup per character (every label key and
+// value of every object decoded goes through them).
+enum CharClass : uint8_t { kLowerAlnum = 1, kUpper = 2, kDash = 4, kUnderscoreOrDot = 8 };
+constexpr auto kCharClasses = [] {
+  std::array<uint8_t, 256> t{};
+  for (int c = 'a'; c <= 'z'; ++c) t[c] = kLowerAlnum;
+  for (int c = '0'; c <= '9'; ++c) t[c] = kLowerAlnum;
+  for (int c = 'A'; c <= 'Z'; ++c) t[c] = kUpper;
+  t['-'] = kDash;
+  t['_'] = t['.'] = kUnderscoreOrDot;
+  return t;
+}();
+bool InClass(char c, uint8_t classes) { return (kCharClasses[static_cast<unsigned char>(c)] & classes) != 0; }
+bool AllInClass(std::string_view s, uint8_t classes) {
+  return std::all_of(s.begin(), s.end(), [classes](char c) { return InClass(c, classes); });
+}
+
+bool IsAlnum(char c) { return InClass(c, kLowerAlnum | kUpper); }
+bool IsLowerAlnum(char c) { return InClass(c, kLowerAlnum); }
 
 // ([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9], anchored.
 bool MatchesQualifiedNamePattern(std::string_view s) {
   if (s.empty() || !IsAlnum(s.front()) || !IsAlnum(s.back())) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return IsAlnum(c) || c == '-' || c == '_' || c == '.'; });
+  return AllInClass(s, kLowerAlnum | kUpper | kDash | kUnderscoreOrDot);
 }
 
 // One RFC 1123 label: [a-z0-9]([-a-z0-9]*[a-z0-9])?
 bool MatchesDNSLabel(std::string_view s) {
   if (s.empty() || !IsLowerAlnum(s.front()) || !IsLowerAlnum(s.back())) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return IsLowerAlnum(c) || c == '-'; });
+  return AllInClass(s, kLowerAlnum | kDash);
 }
 
 bool MatchesDNSSubdomain(std::string_view s) {

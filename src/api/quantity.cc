@@ -138,6 +138,85 @@ int64_t SaturateToInt64(std::optional<__int128> v, bool negative) {
   return static_cast<int64_t>(*v);
 }
 
+// A parsed magnitude, mantissa * 10^exponent10, before the sign and the cap on binary quantities.
+struct Scaled {
+  __int128 mantissa = 0;
+  int exponent10 = 0;
+};
+
+// Any number of digits: rounded up to whole nano units, saturated past 10^38 of them.
+Scaled ScaleLarge(std::string_view int_digits, std::string_view frac_digits, const Suffix& suffix) {
+  // value = digits * 10^exponent10 * 2^exponent2, digits kept little-endian without the leading
+  // and trailing zeros that carry no information.
+  std::vector<uint8_t> digits;
+  digits.reserve(int_digits.size() + frac_digits.size());
+  for (auto it = frac_digits.rbegin(); it != frac_digits.rend(); ++it) digits.push_back(*it - '0');
+  for (auto it = int_digits.rbegin(); it != int_digits.rend(); ++it) digits.push_back(*it - '0');
+  int64_t exponent10 = suffix.exponent10 - static_cast<int64_t>(frac_digits.size());
+  while (!digits.empty() && digits.back() == 0) digits.pop_back();
+
+  if (digits.empty()) return {};  // zero in any spelling
+
+  size_t trailing = 0;
+  while (digits[trailing] == 0) ++trailing;
+  digits.erase(digits.begin(), digits.begin() + static_cast<std::ptrdiff_t>(trailing));
+  exponent10 += static_cast<int64_t>(trailing);
+
+  MultiplyByPowerOfTwo(digits, suffix.exponent2);
+
+  // Round the magnitude up to whole nano units.
+  if (exponent10 < kNanoExponent) {
+    const uint64_t drop = static_cast<uint64_t>(kNanoExponent - exponent10);
+    if (drop >= digits.size()) {
+      digits.assign(1, 1);
+    } else {
+      const bool fraction = std::any_of(digits.begin(), digits.begin() + static_cast<std::ptrdiff_t>(drop),
+                                        [](uint8_t d) { return d != 0; });
+      digits.erase(digits.begin(), digits.begin() + static_cast<std::ptrdiff_t>(drop));
+      if (fraction) {
+        size_t i = 0;
+        while (i < digits.size() && digits[i] == 9) digits[i++] = 0;
+        if (i == digits.size())
+          digits.push_back(1);
+        else
+          ++digits[i];
+      }
+    }
+    exponent10 = kNanoExponent;
+    trailing = 0;
+    while (trailing < digits.size() && digits[trailing] == 0) ++trailing;
+    digits.erase(digits.begin(), digits.begin() + static_cast<std::ptrdiff_t>(trailing));
+    exponent10 += static_cast<int64_t>(trailing);
+  }
+
+  if (digits.size() > kMaxMantissaDigits || exponent10 > kExponentClamp) {
+    // At least 10^38 nano units, far past int64: any such value saturates Value and MilliValue.
+    return {1, static_cast<int>(kExponentClamp)};
+  }
+  __int128 mantissa = 0;
+  for (auto it = digits.rbegin(); it != digits.rend(); ++it) mantissa = mantissa * 10 + *it;
+  return {mantissa, static_cast<int>(exponent10)};
+}
+
+// The common case, the same value without a vector of digits: at most 18 digits (they fit an
+// int64) and nothing to round; nullopt otherwise.
+constexpr size_t kMaxSmallDigits = 18;
+std::optional<Scaled> ScaleSmall(std::string_view int_digits, std::string_view frac_digits, const Suffix& suffix) {
+  if (int_digits.size() + frac_digits.size() > kMaxSmallDigits) return std::nullopt;
+  uint64_t digits = 0;
+  for (char c : int_digits) digits = digits * 10 + static_cast<uint64_t>(c - '0');
+  for (char c : frac_digits) digits = digits * 10 + static_cast<uint64_t>(c - '0');
+  if (digits == 0) return Scaled{};  // zero in any spelling
+  int64_t exponent10 = suffix.exponent10 - static_cast<int64_t>(frac_digits.size());
+  while (digits % 10 == 0) {
+    digits /= 10;
+    ++exponent10;
+  }
+  if (exponent10 < kNanoExponent || exponent10 > kExponentClamp) return std::nullopt;
+  // digits < 10^18 < 2^60 and exponent2 <= 60: the product fits.
+  return Scaled{static_cast<__int128>(digits) << suffix.exponent2, static_cast<int>(exponent10)};
+}
+
 }  // namespace
 
 std::expected<Quantity, std::string> Quantity::Parse(std::string_view text) {
@@ -197,61 +276,12 @@ std::expected<Quantity, std::string> Quantity::Parse(std::string_view text) {
                                           "Pi, Ei or an exponent such as e3 (no space before it)"));
   }
 
-  // value = digits * 10^exponent10 * 2^exponent2, digits kept little-endian without the leading
-  // and trailing zeros that carry no information.
-  std::vector<uint8_t> digits;
-  digits.reserve(int_digits.size() + frac_digits.size());
-  for (auto it = frac_digits.rbegin(); it != frac_digits.rend(); ++it) digits.push_back(*it - '0');
-  for (auto it = int_digits.rbegin(); it != int_digits.rend(); ++it) digits.push_back(*it - '0');
-  int64_t exponent10 = suffix.exponent10 - static_cast<int64_t>(frac_digits.size());
-  while (!digits.empty() && digits.back() == 0) digits.pop_back();
-
+  const std::optional<Scaled> small = ScaleSmall(int_digits, frac_digits, suffix);
+  const Scaled value = small ? *small : ScaleLarge(int_digits, frac_digits, suffix);
   Quantity q;
   q.text_ = std::string(text);
-  if (digits.empty()) return q;  // zero in any spelling
-
-  size_t trailing = 0;
-  while (digits[trailing] == 0) ++trailing;
-  digits.erase(digits.begin(), digits.begin() + static_cast<std::ptrdiff_t>(trailing));
-  exponent10 += static_cast<int64_t>(trailing);
-
-  MultiplyByPowerOfTwo(digits, suffix.exponent2);
-
-  // Round the magnitude up to whole nano units.
-  if (exponent10 < kNanoExponent) {
-    const uint64_t drop = static_cast<uint64_t>(kNanoExponent - exponent10);
-    if (drop >= digits.size()) {
-      digits.assign(1, 1);
-    } else {
-      const bool fraction = std::any_of(digits.begin(), digits.begin() + static_cast<std::ptrdiff_t>(drop),
-                                        [](uint8_t d) { return d != 0; });
-      digits.erase(digits.begin(), digits.begin() + static_cast<std::ptrdiff_t>(drop));
-      if (fraction) {
-        size_t i = 0;
-        while (i < digits.size() && digits[i] == 9) digits[i++] = 0;
-        if (i == digits.size())
-          digits.push_back(1);
-        else
-          ++digits[i];
-      }
-    }
-    exponent10 = kNanoExponent;
-    trailing = 0;
-    while (trailing < digits.size() && digits[trailing] == 0) ++trailing;
-    digits.erase(digits.begin(), digits.begin() + static_cast<std::ptrdiff_t>(trailing));
-    exponent10 += static_cast<int64_t>(trailing);
-  }
-
-  if (digits.size() > kMaxMantissaDigits || exponent10 > kExponentClamp) {
-    // At least 10^38 nano units, far past int64: any such value saturates Value and MilliValue.
-    q.mantissa_ = 1;
-    q.exponent10_ = static_cast<int>(kExponentClamp);
-  } else {
-    __int128 mantissa = 0;
-    for (auto it = digits.rbegin(); it != digits.rend(); ++it) mantissa = mantissa * 10 + *it;
-    q.mantissa_ = mantissa;
-    q.exponent10_ = static_cast<int>(exponent10);
-  }
+  q.mantissa_ = value.mantissa;
+  q.exponent10_ = value.exponent10;
 
   // Upstream caps binary quantities at the largest int64 ("9Ei" is 2^63-1), but not decimal ones.
   if (suffix.binary) {

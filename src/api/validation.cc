@@ -15,8 +15,13 @@ void ValidateMetadata(const MapView& meta_view, const KindInfo& info, const Obje
   // generateName is checked as a prefix (a trailing '-' is fine).
   auto check = [&](std::string_view field, const std::string& value, bool prefix, bool label) {
     if (value.empty()) return;
-    std::string checked = value;
-    if (prefix && checked.ends_with('-')) checked.back() = 'a';
+    std::string_view checked = value;
+    std::string with_end;  // a generateName's trailing '-' as a letter, checked as a name
+    if (prefix && value.ends_with('-')) {
+      with_end = value;
+      with_end.back() = 'a';
+      checked = with_end;
+    }
     const std::vector<std::string> errs = label ? IsDNS1123Label(checked) : IsDNS1123Subdomain(checked);
     if (!errs.empty()) {
       Fail(meta_view.At(field), meta_view.PathOf(field),
