@@ -18,10 +18,15 @@ namespace {
 
 // Parsing is recursive (RapidJSON's fastest mode) with the depth limited by the handler below, so
 // the recursion never goes deeper than kMaxDepth levels. kParseStopWhenDoneFlag: the text after the
-// value is checked here.
-constexpr unsigned kParseFlags = rapidjson::kParseStopWhenDoneFlag;
+// value is checked here. kParseFullPrecisionFlag: a number becomes the double nearest to its text,
+// as strtod and encoding/json make it; RapidJSON's default conversion can be a few units in the last
+// place off for more than 15 significant digits or a large exponent, so a value encoded (shortest
+// digits of that double) and parsed again came back as another double, and Parse(Encode(v)) != v.
+// Numbers the fast path converts exactly (most) cost the same either way.
+constexpr unsigned kParseFlags = rapidjson::kParseStopWhenDoneFlag | rapidjson::kParseFullPrecisionFlag;
 // The same without a call stack per level, to look for a syntax error after the depth limit.
-constexpr unsigned kIterativeParseFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseStopWhenDoneFlag;
+constexpr unsigned kIterativeParseFlags =
+    rapidjson::kParseIterativeFlag | rapidjson::kParseStopWhenDoneFlag | rapidjson::kParseFullPrecisionFlag;
 
 // Forwards the reader's events to the document, stopping (kParseErrorTermination) at the first
 // array or object nested deeper than kMaxDepth (the root is at depth 1).

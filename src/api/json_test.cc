@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
 namespace kubesched::api::json {
@@ -14,6 +15,30 @@ TEST(Json, RoundTripsCompactly) {
   Document doc;
   ASSERT_TRUE(Parse(R"( {"a": [1, -2, 3.5, "x\u00e9", true, null], "b": {"c": 9223372036854775807}} )", doc));
   EXPECT_EQ(Encode(doc), R"({"a":[1,-2,3.5,"xé",true,null],"b":{"c":9223372036854775807}})");
+}
+
+// Found by the json fuzz target: RapidJSON's default number conversion is a few units in the last
+// place off for long or large numbers, so the encoded shortest digits parsed back as another double.
+TEST(Json, ParsesNumbersToTheNearestDoubleSoTheyRoundTrip) {
+  for (const char* text :
+       {"-1510191019125920259405", "-1510382038251880382518518810", "8006888885888618.80800688800",
+        "88868778887786888888776768888808888880868888808",
+        "40000000000000000000000000000000000000000000000000000000000000000000000000000000000000000000",
+        "6887688999999999999999999999999999999999999999999999999999999999999999999999999999999999999999998"}) {
+    SCOPED_TRACE(text);
+    Document doc;
+    ASSERT_TRUE(Parse(text, doc));
+    ASSERT_TRUE(doc.IsDouble());
+    EXPECT_EQ(doc.GetDouble(), std::strtod(text, nullptr));
+    const std::string encoded = Encode(doc);
+    Document again;
+    ASSERT_TRUE(Parse(encoded, again));
+    EXPECT_EQ(again.GetDouble(), doc.GetDouble()) << encoded;
+    EXPECT_EQ(Encode(again), encoded);
+  }
+  Document doc;
+  ASSERT_TRUE(Parse("8006888885888618.80800688800", doc));
+  EXPECT_EQ(Encode(doc), "8006888885888619.0");
 }
 
 TEST(Json, ReportsLineAndColumn) {
