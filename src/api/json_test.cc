@@ -90,6 +90,18 @@ TEST(Json, ParsesIntegersAsRapidJsonsReaderAndRejectsNumbersTooBig) {
   EXPECT_TRUE(Parse("0.00001e310", doc)) << "1e305 fits";
 }
 
+// RapidJSON 1.1.0's SSE2 string scan let control characters 0x1A-0x1F through, depending on where
+// they fell in 16-byte blocks; every one is an error, wherever it is.
+TEST(Json, RejectsRawControlCharactersInStrings) {
+  for (char c : {'\x01', '\x19', '\x1a', '\x1b', '\x1f'}) {
+    for (size_t pad = 0; pad < 48; ++pad) {
+      Document doc;
+      const std::string text = "\"" + std::string(pad, 'a') + c + std::string(40, 'b') + "\"";
+      EXPECT_FALSE(Parse(text, doc)) << int(c) << " after " << pad;
+    }
+  }
+}
+
 TEST(Json, ReportsLineAndColumn) {
   Document doc;
   auto r = Parse("{\n  \"a\": 1,\n  \"b\" 2\n}", doc);
