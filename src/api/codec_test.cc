@@ -105,6 +105,29 @@ TEST(YamlTest, Errors) {
   EXPECT_FALSE(yaml::Parse(deep, doc).has_value());
 }
 
+// Found by the yaml fuzz target: libfyaml 0.7.12 looped forever on invalid UTF-8 in a directive
+// line, and kept invalid octets in scalars. Both are errors now, at the first invalid octet.
+TEST(YamlTest, RejectsInvalidUtf8) {
+  json::Document doc;
+  auto hang = yaml::Parse("apiVersion: v1\nkind: Pod\n%m\x91tadata: {}\n", doc);
+  ASSERT_FALSE(hang.has_value());
+  EXPECT_EQ(hang.error().line, 3);
+  EXPECT_EQ(hang.error().column, 3);
+  EXPECT_THAT(hang.error().message, HasSubstr("invalid leading UTF-8 octet 0x91"));
+  EXPECT_TRUE(doc.IsNull());
+  auto in_scalar = yaml::Parse("name: caf\xc3\xa9 \xe9t\xe9\n", doc);
+  ASSERT_FALSE(in_scalar.has_value());
+  EXPECT_EQ(in_scalar.error().column, 12);
+  EXPECT_THAT(in_scalar.error().message, HasSubstr("invalid trailing UTF-8 octet 0x74"));
+  for (const char* bad : {"%\x22\xa6", "a: \xc0\xaf", "a: \xed\xa0\x80", "a: \xf4\x90\x80\x80", "a: \xe2\x82"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_FALSE(yaml::Parse(bad, doc).has_value());
+  }
+  EXPECT_EQ(yaml::LinesOf("%m\x91\n", std::vector<yaml::SourcePath>{{}}), std::vector<int>{0});
+  // Valid UTF-8 of every length still parses.
+  Yaml("a: \"\xc3\xa9 \xe2\x82\xac \xf0\x9f\x99\x82 \xf4\x8f\xbf\xbf\"\n");
+}
+
 TEST(YamlTest, LinesOfPaths) {
   const std::string text = "a: 1\nb:\n  c: [x, {d: 2}]\n  e: *missing\n";
   const std::string ok = "a: 1\nb:\n  c: [x, {d: 2}]\n  e: 3\n";

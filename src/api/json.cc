@@ -8,7 +8,10 @@
 #include <rapidjson/writer.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -21,10 +24,70 @@ namespace {
 // the recursion never goes deeper than kMaxDepth levels. In situ: the reader unescapes strings in
 // place in our copy of the text and hands them over without first copying them, byte by byte,
 // through its own stack (the handler then copies each once into the document).
-// kParseStopWhenDoneFlag: the text after the value is checked here.
-constexpr unsigned kParseFlags = rapidjson::kParseInsituFlag | rapidjson::kParseStopWhenDoneFlag;
-// The same without a call stack per level, to look for a syntax error after the depth limit.
+// kParseStopWhenDoneFlag: the text after the value is checked here. kParseNumbersAsStringsFlag:
+// RapidJSON checks a number's syntax and hands over its text, which ToNumber below converts.
+// RapidJSON 1.1.0's own conversion is either a few units in the last place off for long or large
+// numbers (the default: the shortest digits Encode writes then parsed back as another double, so
+// Parse(Encode(v)) != v), or, with kParseFullPrecisionFlag, undefined for a zero with a large
+// exponent ("0e55": clz of 0 in DiyFp::Normalize). std::from_chars gives the double nearest to
+// the text, as strtod and encoding/json do.
+constexpr unsigned kParseFlags =
+    rapidjson::kParseInsituFlag | rapidjson::kParseStopWhenDoneFlag | rapidjson::kParseNumbersAsStringsFlag;
+// Without a call stack per level, to look for a syntax error after the depth limit (the numbers'
+// values are not needed, only RapidJSON's errors, as "Number too big").
 constexpr unsigned kIterativeParseFlags = rapidjson::kParseIterativeFlag | rapidjson::kParseStopWhenDoneFlag;
+
+// Whether a number whose double is out of range is too big (else too small, and 0): its first
+// nonzero digit is at 10^0 or above. `text` has JSON's number syntax.
+bool Overflows(std::string_view text) {
+  if (text.starts_with('-')) text.remove_prefix(1);
+  const size_t e = text.find_first_of("eE");
+  const std::string_view mantissa = text.substr(0, e);
+  int64_t exp = 0;
+  if (e != std::string_view::npos) {
+    std::string_view digits = text.substr(e + 1);
+    const bool negative = digits.starts_with('-');
+    if (digits.starts_with('-') || digits.starts_with('+')) digits.remove_prefix(1);
+    for (char c : digits) exp = std::min<int64_t>(exp * 10 + (c - '0'), int64_t{1} << 40);
+    if (negative) exp = -exp;
+  }
+  const size_t dot = mantissa.find('.');
+  const std::string_view integer = mantissa.substr(0, dot);
+  const size_t first = integer.find_first_not_of('0');
+  if (first != std::string_view::npos) return static_cast<int64_t>(integer.size() - first) - 1 + exp >= 0;
+  if (dot == std::string_view::npos) return false;
+  const size_t in_fraction = mantissa.substr(dot + 1).find_first_not_of('0');
+  return in_fraction != std::string_view::npos && -static_cast<int64_t>(in_fraction) - 1 + exp >= 0;
+}
+
+// A number's text into the document as RapidJSON's reader would (an integer that fits as
+// Int/Uint/Int64/Uint64, anything else as a double), false when its double would be infinite.
+bool ToNumber(std::string_view text, Document& doc) {
+  const char* begin = text.data();
+  const char* end = begin + text.size();
+  if (text.find_first_of(".eE") == std::string_view::npos) {
+    if (text.starts_with('-')) {
+      int64_t i = 0;
+      if (std::from_chars(begin, end, i).ec == std::errc()) {
+        return i >= std::numeric_limits<int32_t>::min() ? doc.Int(static_cast<int>(i)) : doc.Int64(i);
+      }
+    } else {
+      uint64_t u = 0;
+      if (std::from_chars(begin, end, u).ec == std::errc()) {
+        return u <= std::numeric_limits<uint32_t>::max() ? doc.Uint(static_cast<unsigned>(u)) : doc.Uint64(u);
+      }
+    }
+  }
+  double d = 0;
+  const std::from_chars_result r = std::from_chars(begin, end, d);
+  if (r.ec == std::errc::result_out_of_range) {
+    if (Overflows(text)) return false;
+    d = text.starts_with('-') ? -0.0 : 0.0;
+  } else if (r.ec != std::errc() || r.ptr != end) {
+    return false;  // not after RapidJSON's syntax check
+  }
+  return doc.Double(d);
+}
 
 // Forwards the reader's events to the document, stopping (kParseErrorTermination) at the first
 // array or object nested deeper than kMaxDepth (the root is at depth 1).
@@ -33,6 +96,7 @@ class DepthLimited {
   using Ch = char;
   explicit DepthLimited(Document& doc) : doc_(doc) {}
   bool too_deep() const { return too_deep_; }
+  bool number_too_big() const { return number_too_big_; }
 
   bool Null() { return doc_.Null(); }
   bool Bool(bool b) { return doc_.Bool(b); }
@@ -41,10 +105,15 @@ class DepthLimited {
   bool Int64(int64_t i) { return doc_.Int64(i); }
   bool Uint64(uint64_t u) { return doc_.Uint64(u); }
   bool Double(double d) { return doc_.Double(d); }
+  // A number's text (in situ: not terminated, so taken with its length) converted by ToNumber.
+  bool RawNumber(const Ch* str, rapidjson::SizeType length, bool) {
+    if (ToNumber(std::string_view(str, length), doc_)) return true;
+    number_too_big_ = true;
+    return false;
+  }
   // Strings are always copied into the document, though the in-situ reader offers them in place:
   // the text is a scratch buffer, and the document must own its strings (CopyFrom shares the ones
   // it does not own).
-  bool RawNumber(const Ch* str, rapidjson::SizeType length, bool) { return doc_.RawNumber(str, length, true); }
   bool String(const Ch* str, rapidjson::SizeType length, bool) { return doc_.String(str, length, true); }
   bool Key(const Ch* str, rapidjson::SizeType length, bool) { return doc_.Key(str, length, true); }
   bool StartObject() { return Enter() && doc_.StartObject(); }
@@ -68,6 +137,7 @@ class DepthLimited {
   Document& doc_;
   int depth_ = 0;
   bool too_deep_ = false;
+  bool number_too_big_ = false;
 };
 
 // The text to parse with a NUL after it (RapidJSON scans strings and whitespace 16 bytes at a time
@@ -158,7 +228,10 @@ std::expected<void, ParseError> Parse(std::string_view text, Document& doc) {
     return std::unexpected(ErrorAt(text, 0, fmt::format("nesting deeper than {} levels", kMaxDepth)));
   }
   if (!parsed) {
-    ParseError e = ErrorAt(text, reader.GetErrorOffset(), rapidjson::GetParseError_En(reader.GetParseErrorCode()));
+    // A number too big stops the parse from the handler: the error RapidJSON's conversion gave.
+    const rapidjson::ParseErrorCode code =
+        handler.number_too_big() ? rapidjson::kParseErrorNumberTooBig : reader.GetParseErrorCode();
+    ParseError e = ErrorAt(text, reader.GetErrorOffset(), rapidjson::GetParseError_En(code));
     doc.SetNull();
     return std::unexpected(std::move(e));
   }

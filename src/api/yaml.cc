@@ -8,6 +8,7 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <utility>
 
 #include <fmt/format.h>
@@ -26,6 +27,66 @@ struct ParserDeleter {
 };
 
 void DiscardOutput(fy_diag*, void*, const char*, size_t) {}
+
+// ---------------------------------------------------------------------------------------------
+// The text must be UTF-8 (RFC 3629: no overlong forms, surrogates or code points above U+10FFFF),
+// as go-yaml requires. libfyaml 0.7.12 does not check: it keeps invalid octets in scalars, and on
+// one in a directive line ("%m\x91") fy_scan_directive loops forever (libfyaml#101, fixed upstream
+// after 0.7.12). So the text is checked before libfyaml sees it. The error, if any, names the first
+// invalid octet as go-yaml's reader does, at its line and column (columns count characters).
+std::optional<ParseError> InvalidUtf8(std::string_view text) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  size_t i = 0, bad = 0;  // the sequence's first octet, the octet that is wrong
+  const char* problem = nullptr;
+  while (i < n) {
+    const unsigned char c = s[i];
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the range of the second octet
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;  // overlong
+      if (c == 0xED) hi = 0x9F;  // surrogates
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;  // overlong
+      if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
+    } else {
+      problem = "invalid leading UTF-8 octet";
+      bad = i;
+      break;
+    }
+    size_t k = 1;
+    for (; k < len && i + k < n; ++k) {
+      const unsigned char t = s[i + k];
+      if (k == 1 ? (t < lo || t > hi) : (t < 0x80 || t > 0xBF)) break;
+    }
+    if (k < len) {
+      problem = i + k < n ? "invalid trailing UTF-8 octet" : "incomplete UTF-8 octet sequence";
+      bad = i + k < n ? i + k : i;
+      break;
+    }
+    i += len;
+  }
+  if (problem == nullptr) return std::nullopt;
+  ParseError e{1, 1, ""};
+  for (size_t j = 0; j < i; ++j) {
+    if (s[j] == '\n') {
+      ++e.line;
+      e.column = 1;
+    } else if ((s[j] & 0xC0) != 0x80) {
+      ++e.column;
+    }
+  }
+  e.message = fmt::format("{} 0x{:02x}: YAML text must be UTF-8", problem, static_cast<unsigned>(s[bad]));
+  return e;
+}
 
 // A parser over `text` whose errors are collected (to be read back) instead of printed.
 class EventParser {
@@ -501,6 +562,10 @@ json::Value ResolvePlain(std::string_view text, json::Allocator& alloc) {
 }
 
 std::expected<void, ParseError> Parse(std::string_view text, json::Document& doc, ScalarTexts* texts) {
+  if (auto invalid = InvalidUtf8(text)) {
+    doc.SetNull();
+    return std::unexpected(std::move(*invalid));
+  }
   EventParser parser(text);
   if (!parser.ok()) return std::unexpected(ParseError{0, 0, "cannot create a YAML parser"});
   Builder builder(doc, texts);
@@ -519,7 +584,7 @@ std::optional<SourcePath> PathTo(const json::Value& root, const json::Value* tar
 
 std::vector<int> LinesOf(std::string_view text, std::span<const SourcePath> paths) {
   std::vector<int> lines(paths.size(), 0);
-  if (paths.empty()) return lines;
+  if (paths.empty() || InvalidUtf8(text)) return lines;  // text Parse rejects has no paths
   EventParser p(text);
   if (!p.ok()) return lines;
   struct Frame {

@@ -168,6 +168,21 @@ TEST_F(ApiHandlerTest, ErrorsAreStatusBodiesWithTheRightCodes) {
   EXPECT_EQ(list["items"].Size(), 1u);
 }
 
+// Found by the request fuzz target: the Status for an unknown media type echoes the Content-Type,
+// and RapidJSON 1.1.0's SSE2 writer left control characters 0x1A-0x1F in it unescaped.
+TEST_F(ApiHandlerTest, StatusEscapesEveryControlCharacterItEchoes) {
+  ASSERT_EQ(CreatePod("p").status, 201);
+  for (size_t pad = 0; pad < 16; ++pad) {
+    const std::string type = "application/json-p" + std::string(pad, 'a') + "atch+\xff\xff``" + std::string(2, '\0') +
+                             "\x1b\x1a\x1f\xedjson";
+    HttpResponse r = Call("PATCH", "/api/v1/namespaces/default/pods/p", "[]", type);
+    ASSERT_EQ(r.status, 415);
+    EXPECT_EQ(r.body.find_first_of(std::string("\x1a\x1b\x1f", 3)), std::string::npos) << pad;
+    api::json::Document doc = Decode(r.body);
+    EXPECT_NE(api::json::GetString(doc, "message").find("\x1b\x1a\x1f"), std::string_view::npos);
+  }
+}
+
 TEST_F(ApiHandlerTest, StaleUpdateConflicts) {
   ASSERT_EQ(CreatePod("p1").status, 201);
   std::string old = Call("GET", "/api/v1/namespaces/default/pods/p1").body;
