@@ -53,6 +53,7 @@ ObjectPtr MakeObject(const ResourceType& type, json::Document& doc, uint64_t rv,
   {
     std::string text;
     json::EncodeTo(doc, text);
+    text.shrink_to_fit();  // the writer grows by doubling; the text is kept for the version's life
     obj->json = std::move(text);
   }
   if (const json::Value* labels = json::Find(meta, "labels"); labels && labels->IsObject()) {
@@ -61,9 +62,13 @@ ObjectPtr MakeObject(const ResourceType& type, json::Document& doc, uint64_t rv,
     }
     std::sort(obj->labels.begin(), obj->labels.end());
   }
-  obj->fields.emplace_back("metadata.name", obj->name);
-  obj->fields.emplace_back("metadata.namespace", obj->namespace_);
-  if (type.selectable_fields) type.selectable_fields(doc, obj->fields);
+  // metadata.name and metadata.namespace are the object's own; empty values are left out (a
+  // selector reads a field that is absent as empty).
+  if (type.selectable_fields) {
+    type.selectable_fields(doc, obj->fields);
+    std::erase_if(obj->fields, [](const auto& f) { return f.second.empty(); });
+    obj->fields.shrink_to_fit();
+  }
   if (type.decode) {
     if (!decoded) decoded = type.decode(doc, nullptr).view;
     if (decoded) type.complete_view(decoded.get(), *obj);

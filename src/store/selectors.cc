@@ -320,10 +320,16 @@ bool CompiledSelectors::Matches(const Object& object) const {
   if (!labels.Matches(object.labels)) return false;
   for (const FieldRequirement& r : fields) {
     std::string_view have;
-    for (const auto& [k, v] : object.fields) {
-      if (k == r.field) {
-        have = v;
-        break;
+    if (r.field == "metadata.name") {
+      have = object.name;
+    } else if (r.field == "metadata.namespace") {
+      have = object.namespace_;
+    } else {
+      for (const auto& [k, v] : object.fields) {
+        if (k == r.field) {
+          have = v;
+          break;
+        }
       }
     }
     if ((have == r.value) != r.equals) return false;

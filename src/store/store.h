@@ -193,7 +193,8 @@ struct Object {
   //! with the view (JsonText).
   JsonText json;
   std::vector<std::pair<std::string, std::string>> labels;  //!< metadata.labels, sorted by key
-  //! selectable_fields' values, plus metadata.name and metadata.namespace.
+  //! selectable_fields' non-empty values (metadata.name and metadata.namespace are `name` and
+  //! `namespace_`; a field absent here reads as empty).
   std::vector<std::pair<std::string, std::string>> fields;
   std::shared_ptr<const void> view;  //!< the ResourceType's view, or null
 
