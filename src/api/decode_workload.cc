@@ -50,6 +50,15 @@ void ReadWorkloadSpec(const MapView& spec, Workload& w) {
   w.template_.spec = ReadPodSpec(tmpl.Map("spec"));
 
   if (job) {
+    // batch/v1 validation: a Job's pods must not restart in place (the template's restartPolicy
+    // defaults to Always, which is refused), as the API server refuses such a Job.
+    const MapView pod_spec = tmpl.Map("spec");
+    const std::string restart = pod_spec.Has("restartPolicy") ? pod_spec.String("restartPolicy") : "Always";
+    if (restart != "OnFailure" && restart != "Never") {
+      Fail(pod_spec.At("restartPolicy"), pod_spec.PathOf("restartPolicy"),
+           "unsupported value " + Quote(restart) + "; supported values: \"OnFailure\", \"Never\"",
+           kFieldValueNotSupported);
+    }
     // The Job controller labels its pods and, unless told otherwise, selects them by uid; the
     // uid is only known later, so LoadManifests finishes this (see FinishJob).
     if (w.selector && !w.selector->Empty() && !w.selector->Matches(w.template_.metadata.labels)) {

@@ -601,6 +601,25 @@ value: 50
 // ---------------------------------------------------------------------------------------------
 // Workloads through the loader
 
+// As the API server refuses them: a Job's pods must be OnFailure or Never (the template's
+// restartPolicy defaults to Always), a CronJob's job template's too.
+TEST(ManifestTest, JobPodsMustNotRestartInPlace) {
+  const std::string job = R"(apiVersion: batch/v1
+kind: Job
+metadata: {name: j}
+spec:
+  template:
+    spec:
+      containers: [{name: c, image: x}]
+)";
+  EXPECT_EQ(LoadErrorOf(job),
+            "test.yaml: document 1 (Job default/j): spec.template.spec.restartPolicy: unsupported value \"Always\"; "
+            "supported values: \"OnFailure\", \"Never\" (line 7)");
+  EXPECT_THAT(LoadErrorOf(job + "      restartPolicy: Always\n"), HasSubstr("unsupported value \"Always\""));
+  EXPECT_EQ(MustLoad(job + "      restartPolicy: OnFailure\n").pods.size(), 1u);
+  EXPECT_EQ(MustLoad(job + "      restartPolicy: Never\n").pods.size(), 1u);
+}
+
 TEST(ManifestTest, WorkloadPodsSitAtTheirDocumentPosition) {
   auto objs = MustLoad(R"(
 apiVersion: v1
@@ -625,7 +644,7 @@ spec:
   parallelism: 3
   completions: 2
   template:
-    spec: {containers: [{name: c}]}
+    spec: {restartPolicy: Never, containers: [{name: c}]}
 ---
 apiVersion: apps/v1
 kind: DaemonSet
@@ -1446,7 +1465,7 @@ TEST(ManifestTest, FieldValidationErrors) {
        "(line 5)"},
       {"unknown field in a CronJob's job template",
        "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: c}\nspec:\n  schedule: \"@daily\"\n  jobTemplate:\n"
-       "    spec:\n      backofLimit: 3\n      template: {spec: {containers: [{name: c}]}}\n",
+       "    spec:\n      backofLimit: 3\n      template: {spec: {restartPolicy: Never, containers: [{name: c}]}}\n",
        "test.yaml: document 1 (CronJob default/c): spec.jobTemplate.spec.backofLimit: unknown field (did you mean "
        "\"backoffLimit\"?) (line 8)"},
   };

@@ -191,10 +191,9 @@ void SimulatedCluster::Load(api::ClusterObjects& objects, uint64_t seed, Creatio
         (type.resource == "namespaces" || type.resource == "priorityclasses")) {
       return;  // built in (default, kube-system, system-node-critical, ...)
     }
-    std::string causes;
-    for (const auto& c : created.error().causes) causes += fmt::format("; {}: {}", c.field, c.message);
-    throw std::runtime_error(fmt::format("loading {} {}{}: {}{}", type.singular, ns.empty() ? "" : ns + "/", name,
-                                         created.error().message, causes));
+    // The message names the object and, for an invalid one, its causes.
+    throw std::runtime_error(
+        fmt::format("loading {} {}{}: {}", type.singular, ns.empty() ? "" : ns + "/", name, created.error().message));
   };
 
   const auto& namespaces = Resource(s, "", "namespaces");
