@@ -63,26 +63,13 @@ std::string QualifiedResource(std::string_view group, std::string_view resource)
   return group.empty() ? std::string(resource) : fmt::format("{}.{}", resource, group);
 }
 
-std::string EncodeStatus(const ApiError& e) {
-  rapidjson::StringBuffer buf;
-  Writer w(buf);
-  w.StartObject();
-  Member(w, "kind", "Status");
-  Member(w, "apiVersion", "v1");
-  Key(w, "metadata");
-  w.StartObject();
-  w.EndObject();
-  Member(w, "status", "Failure");
-  Member(w, "message", e.message);
-  if (!e.reason.empty()) Member(w, "reason", e.reason);
-  WriteDetails(w, e.details, e.causes, e.retry_after_seconds);
-  Key(w, "code");
-  w.Int(e.code);
-  w.EndObject();
-  return std::string(buf.GetString(), buf.GetSize());
-}
+namespace {
 
-std::string EncodeSuccessStatus(const StatusDetails& details, int code) {
+// A metav1.Status body: a failure carries its message and reason, a success neither; code 0 is
+// left out.
+std::string EncodeStatusBody(std::string_view status, const std::string* message, std::string_view reason,
+                             const StatusDetails& details, const std::vector<store::Cause>& causes,
+                             int retry_after_seconds, int code) {
   rapidjson::StringBuffer buf;
   Writer w(buf);
   w.StartObject();
@@ -91,14 +78,26 @@ std::string EncodeSuccessStatus(const StatusDetails& details, int code) {
   Key(w, "metadata");
   w.StartObject();
   w.EndObject();
-  Member(w, "status", "Success");
-  WriteDetails(w, details, {}, 0);
+  Member(w, "status", status);
+  if (message != nullptr) Member(w, "message", *message);
+  if (!reason.empty()) Member(w, "reason", reason);
+  WriteDetails(w, details, causes, retry_after_seconds);
   if (code != 0) {
     Key(w, "code");
     w.Int(code);
   }
   w.EndObject();
   return std::string(buf.GetString(), buf.GetSize());
+}
+
+}  // namespace
+
+std::string EncodeStatus(const ApiError& e) {
+  return EncodeStatusBody("Failure", &e.message, e.reason, e.details, e.causes, e.retry_after_seconds, e.code);
+}
+
+std::string EncodeSuccessStatus(const StatusDetails& details, int code) {
+  return EncodeStatusBody("Success", nullptr, "", details, {}, 0, code);
 }
 
 ApiError FromStoreError(const store::Error& error, const ErrorSubject& s) {
