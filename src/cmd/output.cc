@@ -162,6 +162,8 @@ nlohmann::ordered_json SummaryJson(const scheduler::SimulationResult& result, co
   } else {
     s["crossNodePreemption"] = nullptr;
   }
+  // Scheduling cycles run (ScheduleOne calls, retries included): what a run's time goes into.
+  s["attempts"] = result.attempts;
   return j["summary"];
 }
 

@@ -13,9 +13,31 @@ PreFilterResult PreFilterResult::Merge(const PreFilterResult& other) const {
   return out;
 }
 
+void NodeToStatus::BuildIndex() const {
+  if (indexed_) return;
+  index_.reserve(entries_.size());
+  for (size_t i = 0; i < entries_.size(); ++i) index_[entries_[i].first] = i;  // the last wins
+  indexed_ = true;
+}
+
+void NodeToStatus::Set(std::string_view node_name, Status status) {
+  BuildIndex();
+  if (auto it = index_.find(node_name); it != index_.end()) {
+    entries_[it->second].second = std::move(status);
+    return;
+  }
+  Append(node_name, std::move(status));
+}
+
 const Status& NodeToStatus::Get(std::string_view node_name) const {
-  auto it = statuses_.find(node_name);
-  return it != statuses_.end() ? it->second : absent_status_;
+  BuildIndex();
+  auto it = index_.find(node_name);
+  return it != index_.end() ? entries_[it->second].second : absent_status_;
+}
+
+bool NodeToStatus::Contains(std::string_view node_name) const {
+  BuildIndex();
+  return index_.contains(node_name);
 }
 
 }  // namespace kubesched::framework

@@ -92,26 +92,43 @@ class PreFilterPlugin : public virtual Plugin {
 class FilterPlugin : public virtual Plugin {
  public:
   virtual Status Filter(const CycleState& state, const PodInfo& pod, const NodeInfo& node_info) = 0;
+  //! True when the verdict depends on nothing but the pod's spec (directly or through this
+  //! plugin's PreFilter state) and the NodeInfo: no other node, no other cluster object, no
+  //! clock. The scheduler then reuses a verdict for pods of the same spec on a node whose
+  //! generation has not moved (runtime/equivalence_cache.h). Off unless a plugin promises it.
+  virtual bool FilterIsNodeLocal() const { return false; }
 };
 
 //! Why each node was rejected in a cycle. Nodes not listed share `absent_status` (set when a
-//! PreFilter restricted the nodes, so the others are UnschedulableAndUnresolvable).
+//! PreFilter restricted the nodes, so the others are UnschedulableAndUnresolvable). Kept as a
+//! list in insertion order (a cycle appends one entry per rejected node, thousands on a large
+//! cluster) with a name index built on the first lookup.
 class NodeToStatus {
  public:
-  //! Records a node's status. The name is not copied: it must outlive this map (node names from
-  //! the cycle's snapshot, or strings the caller keeps).
-  void Set(std::string_view node_name, Status status) { statuses_[node_name] = std::move(status); }
+  //! Records a node's status, replacing an earlier one. The name is not copied: it must outlive
+  //! this map (node names from the cycle's snapshot, or strings the caller keeps).
+  void Set(std::string_view node_name, Status status);
+  //! Records the status of a node not recorded yet (the cycle's filtering: each node once).
+  void Append(std::string_view node_name, Status status) {
+    entries_.emplace_back(node_name, std::move(status));
+    if (indexed_) index_.emplace(node_name, entries_.size() - 1);
+  }
   //! The node's status: its recorded one, else absent_status.
   const Status& Get(std::string_view node_name) const;
-  //! Unordered: callers aggregate (histograms), they do not depend on the order.
-  const std::unordered_map<std::string_view, Status>& statuses() const { return statuses_; }
-  void Reserve(size_t n) { statuses_.reserve(n); }
+  bool Contains(std::string_view node_name) const;
+  //! In recording order; callers aggregate (histograms), they do not depend on the order.
+  const std::vector<std::pair<std::string_view, Status>>& statuses() const { return entries_; }
+  void Reserve(size_t n) { entries_.reserve(n); }
   void set_absent_status(Status status) { absent_status_ = std::move(status); }
   const Status& absent_status() const { return absent_status_; }
-  size_t size() const { return statuses_.size(); }
+  size_t size() const { return entries_.size(); }
 
  private:
-  std::unordered_map<std::string_view, Status> statuses_;
+  void BuildIndex() const;
+
+  std::vector<std::pair<std::string_view, Status>> entries_;
+  mutable bool indexed_ = false;
+  mutable std::unordered_map<std::string_view, size_t> index_;
   Status absent_status_{Code::kUnschedulableAndUnresolvable};
 };
 
@@ -157,6 +174,9 @@ class ScorePlugin : public virtual Plugin {
  public:
   virtual std::pair<int64_t, Status> Score(const CycleState& state, const PodInfo& pod, const NodeInfo& node_info) = 0;
   virtual ScoreExtensions* GetScoreExtensions() { return nullptr; }
+  //! As FilterPlugin::FilterIsNodeLocal, for the raw score (before NormalizeScore); the number of
+  //! nodes in the snapshot may count too (ImageLocality's spread).
+  virtual bool ScoreIsNodeLocal() const { return false; }
 };
 
 //! Reserve is called when the pod is assumed on a node, before the binding cycle; Unreserve when

@@ -171,7 +171,7 @@ void Scheduler::Explain(framework::runtime::Framework& fwk, framework::CycleStat
   for (const NodeInfo* node : all) {
     AttemptExplanation::NodeDetail d;
     d.node = node->name();
-    const bool failed_in_cycle = diagnosis.node_to_status.statuses().contains(node->name());
+    const bool failed_in_cycle = diagnosis.node_to_status.Contains(node->name());
     d.evaluated = feasible_names.contains(node->name()) || failed_in_cycle;
     if (!diagnosis.pre_filter_msg.empty()) {
       d.excluded = diagnosis.pre_filter_msg;

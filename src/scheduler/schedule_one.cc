@@ -35,11 +35,12 @@ const framework::PostFilterResult kClearNomination{framework::NominatingMode::kO
 
 void AddPluginStatus(Diagnosis& d, const Status& s) {
   if (s.plugin().empty()) return;
-  if (s.code() == framework::Code::kPending) {
-    d.pending_plugins.emplace(s.plugin());
-  } else {
-    d.unschedulable_plugins.emplace(s.plugin());
+  // Called per rejected node: the sets hold a few names, so look before building a string.
+  std::set<std::string>& plugins = s.code() == framework::Code::kPending ? d.pending_plugins : d.unschedulable_plugins;
+  for (const std::string& p : plugins) {
+    if (p == s.plugin()) return;
   }
+  plugins.emplace(s.plugin());
 }
 
 }  // namespace
@@ -152,9 +153,12 @@ std::expected<Scheduler::ScheduleResult, Scheduler::ScheduleFailure> Scheduler::
                                                                                             const PodInfo& pod,
                                                                                             Diagnosis& diagnosis) {
   explaining_ = !options_.explain_pod.empty() && options_.explain_pod == pod.pod().Key();
+  cycle_class_ = nullptr;
   if (snapshot_->NumNodes() == 0) {
     return std::unexpected(ScheduleFailure{Status::UnschedulableAndUnresolvable(std::string(kNoNodesAvailable))});
   }
+  // Explained pods are evaluated in full (the explanation re-runs every plugin anyway).
+  cycle_class_ = explaining_ ? nullptr : fwk.EquivalenceClassFor(pod);
   Status error;
   std::vector<const NodeInfo*> feasible = FindNodesThatFitPod(fwk, state, pod, diagnosis, error);
   if (!error.IsSuccess()) return std::unexpected(ScheduleFailure{error});
@@ -177,7 +181,7 @@ std::expected<Scheduler::ScheduleResult, Scheduler::ScheduleFailure> Scheduler::
     if (Status s = fwk.RunPreScorePlugins(state, pod, feasible); !s.IsSuccess()) {
       return std::unexpected(ScheduleFailure{s});
     }
-    auto [sc, s] = fwk.RunScorePlugins(state, pod, feasible, explaining_);
+    auto [sc, s] = fwk.RunScorePlugins(state, pod, feasible, explaining_, cycle_class_);
     if (!s.IsSuccess()) return std::unexpected(ScheduleFailure{s});
     scores = std::move(sc);
   }
@@ -279,6 +283,13 @@ std::vector<const NodeInfo*> Scheduler::FindNodesThatPassFilters(Framework& fwk,
   passed.assign(n, 0);
   failures.clear();
   std::vector<Status>& round_statuses = filter_round_statuses_;
+  // Verdicts of the pod's class on nodes unchanged since they were given are reused; the ones
+  // computed are stored after each round (serially: the class's status table is not shared).
+  framework::runtime::EquivalenceClass* memo =
+      cycle_class_ && fwk.FilterVerdictsMemoizable(state) ? cycle_class_ : nullptr;
+  std::vector<uint8_t>& memoize = filter_memoize_;
+  if (memo) memoize.assign(n, 0);
+  const bool check_nominated = memo && fwk.HasNominatedPods();
   size_t evaluated = 0;
   size_t found = 0;
   std::atomic<bool> had_error{false};
@@ -288,7 +299,17 @@ std::vector<const NodeInfo*> Scheduler::FindNodesThatPassFilters(Framework& fwk,
     auto check = [&](int k) {
       const size_t idx = evaluated + static_cast<size_t>(k);
       const NodeInfo& node = *nodes[(start + idx) % n];
-      Status s = fwk.RunFilterPluginsWithNominatedPods(state, pod, node);
+      Status s;
+      // A node where nominated pods count is judged afresh (its verdict is not the class's).
+      const Status* known = memo ? memo->FindVerdict(node) : nullptr;
+      if (known && check_nominated && !fwk.NominatedPodsToCount(pod, node).empty()) known = nullptr;
+      if (known) {
+        s = *known;
+      } else {
+        bool counted_nominated = false;
+        s = fwk.RunFilterPluginsWithNominatedPods(state, pod, node, &counted_nominated);
+        if (memo && !counted_nominated && !s.IsError()) memoize[idx] = 1;
+      }
       if (s.IsSuccess()) {
         passed[idx] = 1;
       } else {
@@ -302,6 +323,9 @@ std::vector<const NodeInfo*> Scheduler::FindNodesThatPassFilters(Framework& fwk,
       for (size_t k = 0; k < round; ++k) check(static_cast<int>(k));
     }
     for (size_t k = 0; k < round; ++k) {
+      if (memo && memoize[evaluated + k]) {
+        memo->StoreVerdict(*nodes[(start + evaluated + k) % n], passed[evaluated + k] ? Status() : round_statuses[k]);
+      }
       if (passed[evaluated + k]) {
         ++found;
       } else {
@@ -334,7 +358,7 @@ std::vector<const NodeInfo*> Scheduler::FindNodesThatPassFilters(Framework& fwk,
     }
     Status& s = failures[next_failure++].second;
     AddPluginStatus(diagnosis, s);
-    diagnosis.node_to_status.Set(node->name(), std::move(s));
+    diagnosis.node_to_status.Append(node->name(), std::move(s));
   }
   return feasible;
 }

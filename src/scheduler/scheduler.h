@@ -214,6 +214,10 @@ class Scheduler final : public cluster::EventHandler {
   std::vector<uint8_t> filter_passed_;
   std::vector<framework::Status> filter_round_statuses_;
   std::vector<std::pair<uint32_t, framework::Status>> filter_failures_;
+  // Nodes whose verdict this cycle was computed (not memoised) and may be memoised.
+  std::vector<uint8_t> filter_memoize_;
+  // The cycle's pod class in its profile's equivalence cache (nullptr: none, or explaining).
+  framework::runtime::EquivalenceClass* cycle_class_ = nullptr;
 
   // Unbound pods this scheduler is responsible for, by uid: the latest object seen, used to
   // drop a failed pod that was deleted or bound meanwhile. Guarded by pods_mu_.

@@ -225,5 +225,29 @@ spec:
   EXPECT_EQ(bound, 1) << "8Gi fits one pod of 6Gi";
 }
 
+// --- Memoised verdicts (framework/runtime/equivalence_cache.h) ----------------------------------
+
+// Pods of one spec share their class's Filter verdicts and scores; each bind changes a node, and
+// that node alone is judged again: the third identical pod finds both nodes full.
+TEST(SimulationEquivalence, IdenticalPodsSeeTheNodesTheirPredecessorsFilled) {
+  const std::string node1 = R"(apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {zone: b}}
+status: {capacity: {cpu: "2", memory: 8Gi, pods: "110"}}
+---
+)";
+  auto r = Simulate(kNode + node1 + Pod("a", "1500m") + Pod("b", "1500m") + Pod("c", "1500m") + Pod("small", "500m"));
+  const api::Pod* a = Find(r, "a");
+  const api::Pod* b = Find(r, "b");
+  ASSERT_FALSE(a->spec.node_name.empty());
+  ASSERT_FALSE(b->spec.node_name.empty());
+  EXPECT_NE(a->spec.node_name, b->spec.node_name);
+  EXPECT_TRUE(Find(r, "c")->spec.node_name.empty());
+  EXPECT_EQ(MessageOf(*Find(r, "c")),
+            "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 No preemption "
+            "victims found for incoming pod.");
+  EXPECT_FALSE(Find(r, "small")->spec.node_name.empty());
+}
+
 }  // namespace
 }  // namespace kubesched::scheduler

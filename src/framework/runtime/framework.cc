@@ -206,6 +206,9 @@ std::expected<std::unique_ptr<Framework>, std::string> Framework::Create(const c
   if (fw->bind_.empty())
     return std::unexpected(fmt::format("{}.plugins.bind: Required value: at least one bind plugin is needed", path));
 
+  for (auto* p : fw->filter_) fw->filter_node_local_.push_back(p->FilterIsNodeLocal());
+  for (auto* p : fw->score_) fw->score_node_local_.push_back(p->ScoreIsNodeLocal());
+
   // Plugins that can reject a pod say which events may undo the rejection.
   std::set<Plugin*> seen;
   auto add_enqueue = [&](Plugin* p) {
@@ -311,7 +314,7 @@ std::pair<PreFilterResult, Status> Framework::RunPreFilterPlugins(CycleState& st
     if (state.SkipsFilter(filter_[i]->Name())) state.skip_filter_mask |= uint64_t{1} << i;
   }
   state.skip_filter_mask_entries = state.skip_filter_plugins.size();
-  return {std::move(result), {}};
+  return {std::move(result), Status()};
 }
 
 Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod_to_schedule,
@@ -378,13 +381,7 @@ std::vector<std::pair<std::string_view, Status>> Framework::ExplainFilter(const 
   return out;
 }
 
-Status Framework::RunFilterPluginsWithNominatedPods(CycleState& state, const PodInfo& pod, const NodeInfo& node_info) {
-  // Upstream runs Filter twice when the node has nominated pods of equal or higher priority:
-  // once as if they were running there (they may need the resources) and once without them
-  // (inter-pod affinity must not depend on pods that may never run). Both must pass. Pods a batch
-  // placement planned on the node count for every pod outside a plan, whatever its priority (the
-  // plan holds their room); a planned pod does not count other planned pods, which its plan
-  // already made room for and which arrive in the plan's order.
+std::vector<PodInfoPtr> Framework::NominatedPodsToCount(const PodInfo& pod, const NodeInfo& node_info) const {
   std::vector<PodInfoPtr> nominated;
   if (deps_.nominator && deps_.nominator->HasNominatedPods()) {
     const bool self_planned = deps_.nominator->IsPlanned(pod.pod());
@@ -396,6 +393,35 @@ Status Framework::RunFilterPluginsWithNominatedPods(CycleState& state, const Pod
       }
     }
   }
+  return nominated;
+}
+
+EquivalenceClass* Framework::EquivalenceClassFor(const PodInfo& pod) {
+  if (snapshot_ == nullptr) return nullptr;
+  bool any = false;
+  for (bool b : filter_node_local_) any |= b;
+  for (bool b : score_node_local_) any |= b;
+  if (!any) return nullptr;
+  return equivalence_.ClassFor(PodClassKey(pod.pod()), snapshot_->List().size(), score_.size());
+}
+
+bool Framework::FilterVerdictsMemoizable(const CycleState& state) const {
+  for (size_t i = 0; i < filter_.size(); ++i) {
+    if (!filter_node_local_[i] && !state.SkipsFilter(filter_[i]->Name())) return false;
+  }
+  return true;
+}
+
+Status Framework::RunFilterPluginsWithNominatedPods(CycleState& state, const PodInfo& pod, const NodeInfo& node_info,
+                                                    bool* counted_nominated) {
+  // Upstream runs Filter twice when the node has nominated pods of equal or higher priority:
+  // once as if they were running there (they may need the resources) and once without them
+  // (inter-pod affinity must not depend on pods that may never run). Both must pass. Pods a batch
+  // placement planned on the node count for every pod outside a plan, whatever its priority (the
+  // plan holds their room); a planned pod does not count other planned pods, which its plan
+  // already made room for and which arrive in the plan's order.
+  std::vector<PodInfoPtr> nominated = NominatedPodsToCount(pod, node_info);
+  if (counted_nominated) *counted_nominated = !nominated.empty();
   if (!nominated.empty()) {
     NodeInfo with = node_info;
     std::unique_ptr<CycleState> state_with = state.Clone();
@@ -453,7 +479,7 @@ Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod, std:
 
 std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
                                                                             std::span<const NodeInfo* const> nodes,
-                                                                            bool with_details) {
+                                                                            bool with_details, EquivalenceClass* memo) {
   // Plugins that run this cycle.
   std::vector<size_t> active;
   active.reserve(score_.size());
@@ -473,7 +499,17 @@ std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(cons
   auto score_node = [&](int idx) {
     const NodeInfo& node = *nodes[static_cast<size_t>(idx)];
     for (size_t k = 0; k < active.size(); ++k) {
-      auto [score, s] = score_[active[k]]->Score(state, pod, node);
+      const size_t plugin = active[k];
+      // A node-local plugin's raw score for the pod's class on an unchanged node is what it
+      // returned last time (nodes are distinct across threads, so are the memo's slots).
+      const bool memoizable = memo != nullptr && score_node_local_[plugin];
+      if (memoizable) {
+        if (std::optional<int64_t> cached = memo->FindScore(plugin, node)) {
+          per_plugin[k][static_cast<size_t>(idx)] = NodeScore{node.name(), *cached};
+          continue;
+        }
+      }
+      auto [score, s] = score_[plugin]->Score(state, pod, node);
       if (!s.IsSuccess()) {
         std::lock_guard lock(error_mu);
         if (!failed.exchange(true)) {
@@ -483,6 +519,7 @@ std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(cons
         }
         return;
       }
+      if (memoizable) memo->StoreScore(plugin, node, score);
       per_plugin[k][static_cast<size_t>(idx)] = NodeScore{node.name(), score};
     }
   };
@@ -535,7 +572,7 @@ std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(cons
       out[i].total += s * weight;
     }
   }
-  return {std::move(out), {}};
+  return {std::move(out), Status()};
 }
 
 Status Framework::RunReservePluginsReserve(CycleState& state, const PodInfo& pod, const std::string& node_name) {

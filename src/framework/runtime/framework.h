@@ -17,6 +17,7 @@
 #include "framework/handle.h"
 #include "framework/interface.h"
 #include "framework/registry.h"
+#include "framework/runtime/equivalence_cache.h"
 #include "framework/runtime/waiting_pods.h"
 
 namespace kubesched::framework::runtime {
@@ -95,8 +96,25 @@ class Framework final : public Handle {
   Status RunPreFilterExtensionRemovePod(CycleState& state, const PodInfo& pod_to_schedule, const PodInfo& pod_to_remove,
                                         const NodeInfo& node_info) override;
   Status RunFilterPlugins(const CycleState& state, const PodInfo& pod, const NodeInfo& node_info) override;
-  Status RunFilterPluginsWithNominatedPods(CycleState& state, const PodInfo& pod, const NodeInfo& node_info) override;
+  Status RunFilterPluginsWithNominatedPods(CycleState& state, const PodInfo& pod, const NodeInfo& node_info) override {
+    return RunFilterPluginsWithNominatedPods(state, pod, node_info, nullptr);
+  }
+  //! Also reports whether nominated pods were counted on the node (the verdict is then not the
+  //! pod class's own: it must not be memoised).
+  Status RunFilterPluginsWithNominatedPods(CycleState& state, const PodInfo& pod, const NodeInfo& node_info,
+                                           bool* counted_nominated);
   bool HasFilterPlugins() const { return !filter_.empty(); }
+  //! The nominated pods Filter counts on the node for the pod (upstream's addGENominatedPods):
+  //! those of equal or higher priority, or planned by a batch placement.
+  std::vector<PodInfoPtr> NominatedPodsToCount(const PodInfo& pod, const NodeInfo& node_info) const;
+  bool HasNominatedPods() const { return deps_.nominator && deps_.nominator->HasNominatedPods(); }
+
+  //! The pod's class in the profile's equivalence cache (runtime/equivalence_cache.h), or nullptr
+  //! when no Filter or Score plugin of the profile is node-local. Call once per cycle, serially.
+  EquivalenceClass* EquivalenceClassFor(const PodInfo& pod);
+  //! Whether this cycle's Filter verdicts may come from the pod's class: every Filter plugin that
+  //! runs (not skipped by its PreFilter) is node-local.
+  bool FilterVerdictsMemoizable(const CycleState& state) const;
 
   //! Runs PostFilter plugins: the first Success or UnschedulableAndUnresolvable stops.
   std::pair<PostFilterResult, Status> RunPostFilterPlugins(CycleState& state, const PodInfo& pod,
@@ -111,7 +129,8 @@ class Framework final : public Handle {
   //! Per-plugin scores are kept only `with_details` (explain): the totals are all selection needs.
   std::pair<std::vector<NodePluginScores>, Status> RunScorePlugins(const CycleState& state, const PodInfo& pod,
                                                                    std::span<const NodeInfo* const> nodes,
-                                                                   bool with_details = false);
+                                                                   bool with_details = false,
+                                                                   EquivalenceClass* memo = nullptr);
   bool HasScorePlugins() const { return !score_.empty(); }
 
   Status RunReservePluginsReserve(CycleState& state, const PodInfo& pod, const std::string& node_name);
@@ -161,6 +180,10 @@ class Framework final : public Handle {
   std::vector<PostBindPlugin*> post_bind_;
   std::vector<EnqueueExtensions*> enqueue_extensions_;
   std::vector<TimedPlugin*> timed_;
+
+  std::vector<uint8_t> filter_node_local_;  // parallel to filter_
+  std::vector<uint8_t> score_node_local_;   // parallel to score_
+  EquivalenceCache equivalence_;
 
   //! RunScorePlugins' per-plugin score lists, reused across cycles (scheduling cycles are serial).
   std::vector<NodeScoreList> score_scratch_;

@@ -32,6 +32,7 @@ class ImageLocality final : public framework::ScorePlugin {
 
   //! Score in [0, 100] from the sizes of the pod's images (init containers included) present on
   //! the node, each scaled by numNodesWithImage / totalNodes of the cycle's snapshot.
+  bool ScoreIsNodeLocal() const override { return true; }
   std::pair<int64_t, framework::Status> Score(const framework::CycleState& state, const framework::PodInfo& pod,
                                               const framework::NodeInfo& node_info) override;
 

@@ -52,6 +52,7 @@ class NodeAffinity final : public framework::PreFilterPlugin,
       std::span<const framework::NodeInfo* const> nodes) override;
   //! UnschedulableAndUnresolvable kErrReasonEnforced or kErrReasonPod. Works without PreFilter
   //! (recomputes). Terms that fail validation never match.
+  bool FilterIsNodeLocal() const override { return true; }
   framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
                            const framework::NodeInfo& node_info) override;
   //! Skip when neither the pod nor the profile has preferred terms; Error when a pod term is
@@ -59,6 +60,7 @@ class NodeAffinity final : public framework::PreFilterPlugin,
   framework::Status PreScore(framework::CycleState& state, const framework::PodInfo& pod,
                              std::span<const framework::NodeInfo* const> nodes) override;
   //! Sum of the weights of the matching preferred terms (pod's and profile's).
+  bool ScoreIsNodeLocal() const override { return true; }
   std::pair<int64_t, framework::Status> Score(const framework::CycleState& state, const framework::PodInfo& pod,
                                               const framework::NodeInfo& node_info) override;
   framework::ScoreExtensions* GetScoreExtensions() override { return this; }

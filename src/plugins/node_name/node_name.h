@@ -30,6 +30,7 @@ class NodeName final : public framework::PreFilterPlugin,
       framework::CycleState& state, const framework::PodInfo& pod,
       std::span<const framework::NodeInfo* const> nodes) override;
   //! UnschedulableAndUnresolvable kErrReason when the pod names another node.
+  bool FilterIsNodeLocal() const override { return true; }
   framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
                            const framework::NodeInfo& node_info) override;
   //! Node additions; the hint queues only when the added node is the one the pod names.

@@ -31,6 +31,7 @@ class NodePorts final : public framework::PreFilterPlugin,
       std::span<const framework::NodeInfo* const> nodes) override;
   //! Unschedulable kErrReason when any wanted host port conflicts with one in use on the node
   //! (preemption can free it). Error when PreFilter did not run.
+  bool FilterIsNodeLocal() const override { return true; }
   framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
                            const framework::NodeInfo& node_info) override;
   //! Pod deletions (queued when the deleted, placed pod released a port the pod wants) and node

@@ -54,6 +54,7 @@ class BalancedAllocation final : public framework::PreScorePlugin, public framew
 
   //! (1 - std) * 100 (computes the pod's requests itself when PreScore did not run; 0 for a
   //! best-effort pod then).
+  bool ScoreIsNodeLocal() const override { return true; }
   std::pair<int64_t, framework::Status> Score(const framework::CycleState& state, const framework::PodInfo& pod,
                                               const framework::NodeInfo& node_info) override;
 

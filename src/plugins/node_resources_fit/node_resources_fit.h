@@ -76,6 +76,7 @@ class Fit final : public framework::PreFilterPlugin,
 
   //! Unschedulable with one reason per insufficient resource; UnschedulableAndUnresolvable when
   //! any request exceeds the node's allocatable outright. Error when PreFilter did not run.
+  bool FilterIsNodeLocal() const override { return true; }
   framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
                            const framework::NodeInfo& node_info) override;
 
@@ -88,6 +89,7 @@ class Fit final : public framework::PreFilterPlugin,
 
   //! The strategy's score in [0, 100] (computes the pod's requests itself when PreScore did not
   //! run).
+  bool ScoreIsNodeLocal() const override { return true; }
   std::pair<int64_t, framework::Status> Score(const framework::CycleState& state, const framework::PodInfo& pod,
                                               const framework::NodeInfo& node_info) override;
 

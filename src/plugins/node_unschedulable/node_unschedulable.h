@@ -23,6 +23,7 @@ class NodeUnschedulable final : public framework::FilterPlugin, public framework
   std::string_view Name() const override { return kName; }
   //! UnschedulableAndUnresolvable kErrReasonUnschedulable on a cordoned node the pod does not
   //! tolerate; Success otherwise.
+  bool FilterIsNodeLocal() const override { return true; }
   framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
                            const framework::NodeInfo& node_info) override;
   //! Node add / taint update (queued when a schedulable node appears or a node is uncordoned) and

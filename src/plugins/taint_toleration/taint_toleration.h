@@ -30,6 +30,7 @@ class TaintToleration final : public framework::FilterPlugin,
   std::string_view Name() const override { return kName; }
   //! UnschedulableAndUnresolvable kErrReasonNotMatch when a NoSchedule or NoExecute taint of the
   //! node is not tolerated.
+  bool FilterIsNodeLocal() const override { return true; }
   framework::Status Filter(const framework::CycleState& state, const framework::PodInfo& pod,
                            const framework::NodeInfo& node_info) override;
   //! Keeps the tolerations that can tolerate PreferNoSchedule taints (effect empty or
@@ -38,6 +39,7 @@ class TaintToleration final : public framework::FilterPlugin,
                              std::span<const framework::NodeInfo* const> nodes) override;
   //! The number of the node's PreferNoSchedule taints the pod does not tolerate (higher is worse).
   //! Error when PreScore did not run.
+  bool ScoreIsNodeLocal() const override { return true; }
   std::pair<int64_t, framework::Status> Score(const framework::CycleState& state, const framework::PodInfo& pod,
                                               const framework::NodeInfo& node_info) override;
   framework::ScoreExtensions* GetScoreExtensions() override { return this; }
