@@ -349,6 +349,9 @@ std::vector<const NodeInfo*> Scheduler::FindNodesThatPassFilters(Framework& fwk,
   diagnosis.node_to_status.Reserve(failures.size());
   feasible.reserve(std::min(found, to_find));
   size_t next_failure = 0;
+  // Rejections come in runs from one plugin: its name goes into the diagnosis once per run.
+  std::string_view last_plugin;
+  framework::Code last_code = framework::Code::kSuccess;
   for (size_t i = 0; i < evaluated && feasible.size() < to_find; ++i) {
     processed = i + 1;
     const NodeInfo* node = nodes[(start + i) % n];
@@ -357,7 +360,11 @@ std::vector<const NodeInfo*> Scheduler::FindNodesThatPassFilters(Framework& fwk,
       continue;
     }
     Status& s = failures[next_failure++].second;
-    AddPluginStatus(diagnosis, s);
+    if (s.plugin().data() != last_plugin.data() || s.code() != last_code) {
+      AddPluginStatus(diagnosis, s);
+      last_plugin = s.plugin();
+      last_code = s.code();
+    }
     diagnosis.node_to_status.Append(node->name(), std::move(s));
   }
   return feasible;

@@ -16,18 +16,18 @@ std::string PodClassKey(const api::Pod& pod) {
   return key;
 }
 
-const Status* EquivalenceClass::FindVerdict(const NodeInfo& node) const {
-  if (!Indexable(node)) return nullptr;
-  const VerdictEntry& e = verdicts_[static_cast<size_t>(node.snapshot_index())];
-  if (e.generation != node.generation()) return nullptr;
-  static const Status kPassed;
-  return e.status == 0 ? &kPassed : &statuses_[e.status - 1];
-}
-
 void EquivalenceClass::StoreVerdict(const NodeInfo& node, const Status& status) {
   if (!Indexable(node)) return;
   uint32_t index = 0;
-  if (!status.IsSuccess()) {
+  // Interned reason lists are shared: the same list (by address), code and plugin as the status
+  // stored last is that status, with no key to build.
+  auto same = [&](const Status& known) {
+    return known.code() == status.code() && &known.reasons() == &status.reasons() &&
+           known.plugin().data() == status.plugin().data() && known.plugin() == status.plugin();
+  };
+  if (!status.IsSuccess() && last_stored_ != 0 && same(statuses_[last_stored_ - 1])) {
+    index = last_stored_;
+  } else if (!status.IsSuccess()) {
     std::string key(status.plugin());
     key += '\0';
     key += std::to_string(static_cast<int>(status.code()));
@@ -41,15 +41,9 @@ void EquivalenceClass::StoreVerdict(const NodeInfo& node, const Status& status) 
       it->second = static_cast<uint32_t>(statuses_.size());
     }
     index = it->second;
+    last_stored_ = index;
   }
   verdicts_[static_cast<size_t>(node.snapshot_index())] = VerdictEntry{node.generation(), index};
-}
-
-std::optional<int64_t> EquivalenceClass::FindScore(size_t plugin, const NodeInfo& node) const {
-  if (!Indexable(node) || plugin >= scores_.size()) return std::nullopt;
-  const ScoreEntry& e = scores_[plugin][static_cast<size_t>(node.snapshot_index())];
-  if (e.generation != node.generation()) return std::nullopt;
-  return e.score;
 }
 
 void EquivalenceClass::StoreScore(size_t plugin, const NodeInfo& node, int64_t score) {
@@ -63,6 +57,7 @@ void EquivalenceClass::Reset(size_t num_nodes, size_t num_score_plugins) {
   verdicts_.assign(num_nodes, VerdictEntry{});
   statuses_.clear();
   status_index_.clear();
+  last_stored_ = 0;
   scores_.assign(num_score_plugins, std::vector<ScoreEntry>(num_nodes));
 }
 

@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <list>
 #include <optional>
 #include <string>
@@ -34,12 +35,22 @@ std::string PodClassKey(const api::Pod& pod);
 class EquivalenceClass {
  public:
   //! The Filter verdict recorded for the node at its current generation, or nullptr.
-  const Status* FindVerdict(const NodeInfo& node) const;
+  const Status* FindVerdict(const NodeInfo& node) const {
+    if (!Indexable(node)) return nullptr;
+    const VerdictEntry& e = verdicts_[static_cast<size_t>(node.snapshot_index())];
+    if (e.generation != node.generation()) return nullptr;
+    return e.status == 0 ? &passed_ : &statuses_[e.status - 1];
+  }
   void StoreVerdict(const NodeInfo& node, const Status& status);
 
   //! The raw score of score plugin `plugin` (its index in the profile) recorded for the node at
   //! its current generation.
-  std::optional<int64_t> FindScore(size_t plugin, const NodeInfo& node) const;
+  std::optional<int64_t> FindScore(size_t plugin, const NodeInfo& node) const {
+    if (!Indexable(node) || plugin >= scores_.size()) return std::nullopt;
+    const ScoreEntry& e = scores_[plugin][static_cast<size_t>(node.snapshot_index())];
+    if (e.generation != node.generation()) return std::nullopt;
+    return e.score;
+  }
   void StoreScore(size_t plugin, const NodeInfo& node, int64_t score);
 
   //! Entries held (nodes × (1 + score plugins)), what the cache's budget counts.
@@ -64,8 +75,10 @@ class EquivalenceClass {
   size_t num_nodes_ = 0;
   size_t entries_ = 0;
   std::vector<VerdictEntry> verdicts_;
-  //! Distinct rejections; most are interned reason lists, found by their pointer.
-  std::vector<Status> statuses_;
+  //! Distinct rejections (a deque: stable while it grows).
+  std::deque<Status> statuses_;
+  const Status passed_;
+  uint32_t last_stored_ = 0;  // the status index stored last: runs of nodes share one
   std::unordered_map<std::string, uint32_t> status_index_;
   std::vector<std::vector<ScoreEntry>> scores_;  // [plugin][node], sized on first use
   std::list<std::string>::iterator lru_;
