@@ -344,8 +344,9 @@ class PodFactory {
 // scheduler_perf, bench runs no kubelets and no controllers: bound pods stay Pending, and
 // preemption's victims (terminationGracePeriodSeconds 0 in upstream's template) go at once.
 
-// The store's history serves watches from an older resourceVersion; bench has no watchers.
-constexpr size_t kBenchWatchHistory = 1024;
+// The store keeps no history of changes: it serves watches from an older resourceVersion, and
+// bench has no watchers.
+constexpr size_t kBenchWatchHistory = 0;
 
 // An object built here, as the JSON document the store takes.
 template <typename T>
