@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -11,25 +12,26 @@
 #include <functional>
 #include <iostream>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <tuple>
-#include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "api/encode.h"
+#include "api/json.h"
 #include "api/types.h"
-#include "cluster/event_handler.h"
+#include "cluster/store_client.h"
+#include "cluster/store_informer.h"
 #include "cmd/cli.h"
 #include "config/load.h"
-#include "framework/client.h"
 #include "framework/registry.h"
 #include "plugins/registry.h"
 #include "scheduler/run_loop.h"
 #include "scheduler/scheduler.h"
+#include "store/resources.h"
+#include "store/store.h"
 #include "util/clock.h"
 #include "util/percentile.h"
 
@@ -299,6 +301,7 @@ class PodFactory {
       case PodTemplate::kLowPriority:
         cpu = "900m";
         limit_cpu = cpu;
+        pod->spec.termination_grace_period_seconds = 0;  // preemption's victims go at once
         break;
       case PodTemplate::kHighPriority:
         cpu = "3000m";
@@ -325,112 +328,101 @@ class PodFactory {
     return pod;
   }
 
+  //! The number the next pod gets (its name's and uid's suffix).
+  int64_t next() const { return counter_; }
+
  private:
   int64_t counter_ = 0;
 };
 
 // ---------------------------------------------------------------------------------------------
-// A minimal in-memory API server: the scheduler's writes take effect at once and come back as
-// informer events, as with scheduler_perf's apiserver (minus the network). Unlike
-// cluster::SimulatedCluster it can take objects after the scheduler started and keeps no
-// per-call O(nodes) checks, so the figures are the scheduler's own cost.
+// The cluster: the object store every mode runs on, the scheduler's client over it
+// (cluster::StoreClient) and its informers (cluster::StoreInformer), as scheduler_perf runs the
+// scheduler against an API server. Nodes and pods are created in the store as its createNodes and
+// createPods ops create them; binds, nominations, the PodScheduled condition and preemption's
+// deletions are store writes that come back to the scheduler as informer events. Like
+// scheduler_perf, bench runs no kubelets and no controllers: bound pods stay Pending, and
+// preemption's victims (terminationGracePeriodSeconds 0 in upstream's template) go at once.
 
-class BenchCluster final : public framework::ClusterClient {
+// The store keeps no history of changes: it serves watches from an older resourceVersion, and
+// bench has no watchers.
+constexpr size_t kBenchWatchHistory = 0;
+
+// An object built here, as the JSON document the store takes.
+template <typename T>
+api::json::Document Document(const T& object, api::json::Value (*to_value)(const T&, api::json::Allocator&)) {
+  api::json::Document doc;
+  api::json::Value value = to_value(object, doc.GetAllocator());
+  static_cast<api::json::Value&>(doc).Swap(value);
+  return doc;
+}
+
+// Objects are stored with Store::Restore: they keep the uid and creationTimestamp built here and
+// are not admitted, as scheduler_perf's API server runs without the Priority admission plugin
+// (its templates set spec.priority without a PriorityClass, which that plugin refuses).
+std::expected<void, std::string> Put(store::Store& store, const store::ResourceType& type, std::string_view ns,
+                                     api::json::Document doc) {
+  auto created = store.Restore(type, ns, std::move(doc));
+  if (!created) return std::unexpected(created.error().message);
+  return {};
+}
+
+// What bench reports about the cluster, counted from the store's events: binds of measured pods
+// (spec.nodeName set on a pod PodFactory numbered in [first, end), whose uid is "pod-uid-<n>")
+// and evictions (the DisruptionTarget condition StoreClient::DeletePod marks a victim with).
+class StoreCounters {
  public:
-  void SetHandler(cluster::EventHandler* handler) { handler_ = handler; }
+  explicit StoreCounters(store::Store& store)
+      : store_(store),
+        pods_(store.FindResource("", "pods")),
+        observer_(store.AddObserver([this](const store::WatchEvent& e) { OnEvent(e); })) {}
+  ~StoreCounters() { store_.RemoveObserver(observer_); }
+  StoreCounters(const StoreCounters&) = delete;
+  StoreCounters& operator=(const StoreCounters&) = delete;
 
-  void AddNode(std::shared_ptr<const api::Node> node) { handler_->OnNodeAdd(std::move(node)); }
-
-  void AddPod(std::shared_ptr<const api::Pod> pod, bool measured) {
-    {
-      std::lock_guard lock(mu_);
-      pods_[pod->metadata.uid] = pod;
-      if (measured) measured_.insert(pod->metadata.uid);
-    }
-    handler_->OnPodAdd(std::move(pod));
+  //! Counts from now on the binds of pods numbered in [first, end), and evictions.
+  void Measure(int64_t first, int64_t end) {
+    first_ = first;
+    end_ = end;
+    measuring_ = true;
   }
-
-  framework::Status Bind(const api::Pod& pod, const std::string& node_name) override {
-    std::shared_ptr<const api::Pod> old_pod;
-    std::shared_ptr<api::Pod> copy;
-    {
-      std::lock_guard lock(mu_);
-      auto it = pods_.find(pod.metadata.uid);
-      if (it == pods_.end()) return framework::Status::Error(fmt::format("pods \"{}\" not found", pod.metadata.name));
-      if (!it->second->spec.node_name.empty()) {
-        return framework::Status::Error(fmt::format("pod {} is already assigned", pod.metadata.name));
-      }
-      old_pod = it->second;
-      copy = std::make_shared<api::Pod>(*old_pod);
-      copy->spec.node_name = node_name;
-      copy->status.phase = api::PodPhase::kRunning;
-      copy->status.nominated_node_name.clear();
-      std::erase_if(copy->status.conditions, [](const api::PodCondition& c) { return c.type == "PodScheduled"; });
-      copy->status.conditions.push_back({"PodScheduled", "True", "", ""});
-      it->second = copy;
-      if (measured_.contains(pod.metadata.uid)) ++measured_bound_;
-    }
-    handler_->OnPodUpdate(std::move(old_pod), std::move(copy));
-    return {};
-  }
-
-  framework::Status DeletePod(const api::Pod& pod, std::string_view reason) override {
-    std::shared_ptr<const api::Pod> deleted;
-    {
-      std::lock_guard lock(mu_);
-      auto it = pods_.find(pod.metadata.uid);
-      if (it == pods_.end()) return framework::Status::Error(fmt::format("pods \"{}\" not found", pod.metadata.name));
-      deleted = it->second;
-      pods_.erase(it);
-      ++evictions_;
-    }
-    handler_->OnPodDelete(std::move(deleted));
-    return {};
-  }
-
-  framework::Status SetNominatedNodeName(const api::Pod& pod, const std::string& node_name) override {
-    std::shared_ptr<const api::Pod> old_pod;
-    std::shared_ptr<api::Pod> copy;
-    {
-      std::lock_guard lock(mu_);
-      auto it = pods_.find(pod.metadata.uid);
-      if (it == pods_.end()) return framework::Status::Error(fmt::format("pods \"{}\" not found", pod.metadata.name));
-      old_pod = it->second;
-      copy = std::make_shared<api::Pod>(*old_pod);
-      copy->status.nominated_node_name = node_name;
-      it->second = copy;
-    }
-    handler_->OnPodUpdate(std::move(old_pod), std::move(copy));
-    return {};
-  }
-
-  // A status-only change the scheduler ignores for unscheduled pods (as SimulatedCluster).
-  framework::Status SetPodScheduledCondition(const api::Pod&, const api::PodCondition&) override { return {}; }
-
-  std::optional<api::Labels> NamespaceLabels(std::string_view name) const override {
-    api::Labels labels;
-    labels.Set("kubernetes.io/metadata.name", std::string(name));
-    return labels;
-  }
-
-  std::vector<std::shared_ptr<const api::PodDisruptionBudget>> ListPodDisruptionBudgets() const override { return {}; }
-
-  size_t measured_bound() const {
-    std::lock_guard lock(mu_);
-    return measured_bound_;
-  }
-  size_t evictions() const {
-    std::lock_guard lock(mu_);
-    return evictions_;
-  }
+  size_t measured_bound() const { return measured_bound_; }
+  size_t evictions() const { return evictions_; }
 
  private:
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, std::shared_ptr<const api::Pod>> pods_;
-  std::unordered_set<std::string> measured_;
+  static bool Evicted(const api::Pod& pod) {
+    return std::any_of(pod.status.conditions.begin(), pod.status.conditions.end(), [](const api::PodCondition& c) {
+      return c.type == "DisruptionTarget" && c.status == "True" && c.reason == "PreemptionByScheduler";
+    });
+  }
+
+  // Called on the thread that wrote (bench's only thread: binding is synchronous).
+  void OnEvent(const store::WatchEvent& e) {
+    if (!measuring_ || e.type != store::EventType::kModified || !e.object || !e.old_object || e.object->type != pods_) {
+      return;
+    }
+    auto pod = e.object->View<api::Pod>();
+    auto old = e.old_object->View<api::Pod>();
+    if (!pod || !old) return;
+    if (old->spec.node_name.empty() && !pod->spec.node_name.empty()) {
+      constexpr std::string_view kPrefix = "pod-uid-";
+      const std::string& uid = e.object->uid;
+      int64_t n = -1;
+      if (uid.starts_with(kPrefix)) std::from_chars(uid.data() + kPrefix.size(), uid.data() + uid.size(), n);
+      if (n >= first_ && n < end_) ++measured_bound_;
+    }
+    if (pod->status.conditions.size() != old->status.conditions.size() && Evicted(*pod) && !Evicted(*old)) {
+      ++evictions_;
+    }
+  }
+
+  store::Store& store_;
+  const store::ResourceType* pods_;
+  const uint64_t observer_;
+  bool measuring_ = false;
+  int64_t first_ = 0, end_ = 0;
   size_t measured_bound_ = 0;
   size_t evictions_ = 0;
-  cluster::EventHandler* handler_ = nullptr;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -489,51 +481,83 @@ void Drain(scheduler::Scheduler& sched, util::VirtualClock& clock,
 std::expected<Result, std::string> RunWorkload(const Workload& w, const framework::Registry& registry) {
   ResetPeakRss();
   util::VirtualClock clock(0);
-  BenchCluster cluster;
+  store::StoreOptions store_options;
+  store_options.watch_history = kBenchWatchHistory;
+  store_options.seed = 1;
+  std::unique_ptr<store::Store> owned_store = store::NewBuiltinStore(clock, store_options);
+  store::Store& store = *owned_store;
+  const store::ResourceType& nodes = *store.FindResource("", "nodes");
+  const store::ResourceType& pods = *store.FindResource("", "pods");
+  const store::ResourceType& namespaces = *store.FindResource("", "namespaces");
+  StoreCounters counters(store);
+  cluster::StoreClient client(store, clock);
+  cluster::StoreInformer informer(store);
+
   scheduler::SchedulerOptions opts;
   opts.config = config::DefaultConfiguration(registry);
   opts.async_binding = false;
-  auto created = scheduler::Scheduler::Create(opts, cluster, clock, registry);
+  auto created = scheduler::Scheduler::Create(opts, client, clock, registry);
   if (!created) return std::unexpected(created.error());
   scheduler::Scheduler& sched = **created;
-  cluster.SetHandler(&sched);
+  informer.Subscribe(&sched);
 
+  // The namespaces the affinity workloads use ("default" exists), labelled as the API server
+  // labels every namespace.
+  for (const char* ns : {"sched-0", "sched-1"}) {
+    api::json::Document doc;
+    (void)api::json::Parse(
+        fmt::format(R"({{"metadata":{{"name":"{0}","labels":{{"kubernetes.io/metadata.name":"{0}"}}}}}})", ns), doc);
+    if (auto r = Put(store, namespaces, "", std::move(doc)); !r) return std::unexpected(r.error());
+  }
+  for (int i = 0; i < w.nodes; ++i) {
+    if (auto r = Put(store, nodes, "", Document<api::Node>(*MakeNode(i, w.zones), api::NodeToValue)); !r) {
+      return std::unexpected(r.error());
+    }
+  }
   PodFactory factory;
-  for (int i = 0; i < w.nodes; ++i) cluster.AddNode(MakeNode(i, w.zones));
+  auto add_pod = [&](PodTemplate tmpl, const std::string& ns) {
+    return Put(store, pods, ns, Document<api::Pod>(*factory.Make(tmpl, ns, clock.NowNs()), api::PodToValue));
+  };
   // Init pods: each createPods op completes before the next starts (no skipWaitToCompletion).
   for (const PodGroup& g : w.init_groups) {
-    for (int i = 0; i < w.init_pods; ++i) cluster.AddPod(factory.Make(g.tmpl, g.ns, clock.NowNs()), false);
+    for (int i = 0; i < w.init_pods; ++i) {
+      if (auto r = add_pod(g.tmpl, g.ns); !r) return std::unexpected(r.error());
+    }
     Drain(sched, clock, nullptr);
   }
 
-  // Measured phase: from creating the first measured pod until none is left to attempt.
+  // Measured phase: from the measured pods' creation (in the store, before the clock starts, so
+  // that building and storing them is set-up) until none is left to attempt.
+  counters.Measure(factory.next(), factory.next() + w.measure_pods);
+  for (int i = 0; i < w.measure_pods; ++i) {
+    if (auto r = add_pod(w.measure.tmpl, w.measure.ns); !r) return std::unexpected(r.error());
+  }
   std::vector<double> latencies_ms;
   latencies_ms.reserve(static_cast<size_t>(w.measure_pods) * 2);
   const size_t attempts_before = sched.attempts();
+  std::string churn_error;
   const auto start = WallClock::now();
   auto last_churn = start;
-  for (int i = 0; i < w.measure_pods; ++i) {
-    cluster.AddPod(factory.Make(w.measure.tmpl, w.measure.ns, clock.NowNs()), true);
-  }
   Drain(sched, clock, [&](std::chrono::nanoseconds d) {
     latencies_ms.push_back(std::chrono::duration<double, std::milli>(d).count());
     if (w.churn) {
       auto now = WallClock::now();
       if (now - last_churn >= std::chrono::milliseconds(w.churn_interval_ms)) {
         last_churn = now;
-        cluster.AddPod(factory.Make(*w.churn, "default", clock.NowNs()), false);
+        if (auto r = add_pod(*w.churn, "default"); !r && churn_error.empty()) churn_error = r.error();
       }
     }
   });
   const auto end = WallClock::now();
+  if (!churn_error.empty()) return std::unexpected(churn_error);
 
   Result r;
   r.name = w.name;
   r.nodes = w.nodes;
   r.measure_pods = w.measure_pods;
-  r.scheduled = cluster.measured_bound();
+  r.scheduled = counters.measured_bound();
   r.attempts = sched.attempts() - attempts_before;
-  r.evictions = cluster.evictions();
+  r.evictions = counters.evictions();
   r.seconds = std::chrono::duration<double>(end - start).count();
   r.pods_per_second = r.seconds > 0 ? static_cast<double>(w.measure_pods) / r.seconds : 0;
   std::sort(latencies_ms.begin(), latencies_ms.end());

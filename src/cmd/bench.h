@@ -1,7 +1,9 @@
 #pragma once
-// `kubesched bench`: upstream kube-scheduler's scheduler_perf workloads, generated in memory and
-// run against the real scheduling loop (default configuration, all in-tree plugins), reporting
-// throughput as scheduler_perf defines it plus per-attempt latency percentiles and peak RSS.
+// `kubesched bench`: upstream kube-scheduler's scheduler_perf workloads, generated in memory,
+// created in the object store and run against the real scheduling loop (default configuration,
+// all in-tree plugins) through the store's client and informers, so that every bind is a store
+// write; it reports throughput as scheduler_perf defines it plus per-attempt latency percentiles
+// and peak RSS.
 
 #include <optional>
 #include <string>

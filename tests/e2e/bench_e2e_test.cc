@@ -61,6 +61,35 @@ TEST(BenchE2E, EverySmallWorkloadBindsAllMeasuredPods) {
   EXPECT_EQ(seen.size(), kSmallWorkloads.size());
 }
 
+// Tiny clusters whose counts are known: the counters come from the store's events, and count
+// only measured pods (init pods left pending, and binds before the measured phase, do not).
+TEST(BenchE2E, TinyClustersGiveExactCounts) {
+  struct Case {
+    std::string name;
+    std::vector<std::string> args;
+    int measured_bound;
+    int evictions;
+  };
+  const std::vector<Case> cases = {
+      // 20 4-CPU nodes hold 800 100m pods: the 500 init pods, then 300 of the 1000 measured.
+      {"basic", {"--workload", "SchedulingBasic/500Nodes", "--nodes", "20", "--pods", "1000"}, 300, 0},
+      // 10 nodes hold 40 of the 2000 900m init pods; each 3-CPU measured pod evicts three of them.
+      {"preemption", {"--workload", "PreemptionBasic/500Nodes", "--nodes", "10", "--pods", "10"}, 10, 30},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::vector<std::string> args = {"bench", "-o", "json"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    RunResult r = RunKubesched(args);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    json out = json::parse(r.out);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0]["measuredPodsBound"], c.measured_bound);
+    EXPECT_EQ(out[0]["evictions"], c.evictions);
+    EXPECT_GE(out[0]["attempts"].get<int>(), out[0]["measuredPods"].get<int>());
+  }
+}
+
 TEST(BenchE2E, UnknownWorkloadAndOutputAreRejected) {
   RunResult r = RunKubesched({"bench", "--workload", "NoSuchWorkload"});
   EXPECT_EQ(r.exit_code, 2);
