@@ -200,8 +200,9 @@ template <typename F>
 // For instruction counts (repeatable on a shared machine, unlike times):
 //   valgrind --tool=callgrind --toggle-collect='*CountLoopBody*' <dir>/bench/kubesched_codec_bench
 //   --count=decode-pod:1000
-// runs one operation (parse-pod, decode-pod, decode-node, encode-pod, encode-node, encode-dom-pod) n
-// times; Collected / n is the instructions per object.
+// runs one operation (parse-pod, decode-pod, decode-node, typed-pod, typed-node, encode-pod, encode-node,
+// encode-dom-pod) n times; Collected / n is the instructions per object. typed- is decode- without the
+// parse and the kept JSON: the typed decoding alone.
 [[gnu::noinline]] void CountLoop(std::string_view op, int n) {
   const bool pod = op.ends_with("-pod");
   const std::string text = Compact(pod ? kTypicalPodJson : kTypicalNodeJson);
@@ -226,6 +227,17 @@ template <typename F>
         benchmark::DoNotOptimize(p);
       } else {
         auto nd = api::DecodeNode(doc);
+        if (!nd) throw std::runtime_error("decode");
+        benchmark::DoNotOptimize(nd);
+      }
+    } else if (op.starts_with("typed-")) {
+      const api::DecodeOptions options{.keep_json = false};
+      if (pod) {
+        auto p = api::DecodePod(fixed, options);
+        if (!p) throw std::runtime_error("decode");
+        benchmark::DoNotOptimize(p);
+      } else {
+        auto nd = api::DecodeNode(fixed, options);
         if (!nd) throw std::runtime_error("decode");
         benchmark::DoNotOptimize(nd);
       }

@@ -7,6 +7,7 @@
 // string belongs reads as written, a string of digits where an integer belongs reads as that
 // integer, absent and null read alike.
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -83,7 +84,14 @@ std::string IndexPath(std::string base, size_t i);
 std::optional<int64_t> ParseInteger(std::string_view s);
 std::string Join(const std::vector<std::string>& messages);
 
-std::string ReadString(const json::Value* v, const Path& path, const Context& ctx);
+//! A string's own text (the common case, inline), else ReadScalarString's.
+inline std::string ReadString(const json::Value* v, const Path& path, const Context& ctx);
+//! The text of a scalar that is not a string ("" when absent); an error for a mapping or a list.
+std::string ReadScalarString(const json::Value* v, const Path& path, const Context& ctx);
+inline std::string ReadString(const json::Value* v, const Path& path, const Context& ctx) {
+  if (v != nullptr && v->IsString()) return std::string(v->GetString(), v->GetStringLength());
+  return ReadScalarString(v, path, ctx);
+}
 //! ReadString's text without a copy when the value is a JSON string (else written into `buffer`).
 std::string_view ReadStringView(const json::Value* v, const Path& path, const Context& ctx, std::string& buffer);
 int64_t ReadInt(const json::Value* v, const Path& path, int64_t min, int64_t max, const Context& ctx);
@@ -92,7 +100,12 @@ inline int32_t ReadInt32(const json::Value* v, const Path& path, const Context& 
                          int64_t max = std::numeric_limits<int32_t>::max()) {
   return static_cast<int32_t>(ReadInt(v, path, min, max, ctx));
 }
-bool ReadBool(const json::Value* v, const Path& path, const Context& ctx);
+//! ReadBool of a value that is not a JSON bool.
+bool ReadNonBool(const json::Value* v, const Path& path, const Context& ctx);
+inline bool ReadBool(const json::Value* v, const Path& path, const Context& ctx) {
+  if (v != nullptr && v->IsBool()) return v->GetBool();
+  return ReadNonBool(v, path, ctx);
+}
 
 template <typename Enum, size_t N>
 Enum ReadEnum(const json::Value* v, const Path& path, const std::pair<std::string_view, Enum> (&table)[N],
@@ -113,7 +126,9 @@ Enum ReadEnum(const json::Value* v, const Path& path, const std::pair<std::strin
 //! A mapping value with its field path. Lookups never insert and never throw on absent keys.
 class MapView {
  public:
-  MapView(const json::Value* node, Path path, const Context& ctx);
+  MapView(const json::Value* node, Path path, const Context& ctx) : node_(node), path_(path), ctx_(ctx) {
+    if (node_ != nullptr && !node_->IsObject() && !node_->IsNull()) NotAMapping();
+  }
 
   const Path& path() const { return path_; }
   const json::Value* node() const { return node_; }
@@ -121,7 +136,9 @@ class MapView {
   bool empty() const { return !Present(node_) || node_->MemberCount() == 0; }
 
   //! The member's value (the first, with duplicate keys), or nullptr.
-  const json::Value* Get(std::string_view key) const { return Present(node_) ? json::Find(*node_, key) : nullptr; }
+  const json::Value* Get(std::string_view key) const {
+    return Present(node_) ? json::FindMember(*node_, key) : nullptr;  // node_ is an object (checked)
+  }
   bool Has(std::string_view key) const { return Present(Get(key)); }
   //! The path of a field (valid while this view lives).
   Path PathOf(std::string_view key) const { return path_.Child(key); }
@@ -131,11 +148,24 @@ class MapView {
     return v != nullptr ? v : node_;
   }
 
-  std::string String(std::string_view key) const { return ReadString(Get(key), PathOf(key), ctx_); }
+  std::string String(std::string_view key) const {
+    const json::Value* v = Get(key);
+    if (v != nullptr && v->IsString()) return std::string(v->GetString(), v->GetStringLength());
+    return ReadScalarString(v, PathOf(key), ctx_);
+  }
   std::string RequiredString(std::string_view key) const;
-  bool Bool(std::string_view key) const { return ReadBool(Get(key), PathOf(key), ctx_); }
+  bool Bool(std::string_view key) const {
+    const json::Value* v = Get(key);
+    if (v != nullptr && v->IsBool()) return v->GetBool();
+    return ReadNonBool(v, PathOf(key), ctx_);
+  }
   std::optional<int64_t> OptInt(std::string_view key, int64_t min = std::numeric_limits<int64_t>::min(),
-                                int64_t max = std::numeric_limits<int64_t>::max()) const;
+                                int64_t max = std::numeric_limits<int64_t>::max()) const {
+    const json::Value* v = Get(key);
+    if (!Present(v)) return std::nullopt;
+    if (v->IsInt64() && v->GetInt64() >= min && v->GetInt64() <= max) return v->GetInt64();
+    return ReadInt(v, PathOf(key), min, max, ctx_);  // the other cases and their errors
+  }
   std::optional<int32_t> OptInt32(std::string_view key, int64_t min = std::numeric_limits<int32_t>::min(),
                                   int64_t max = std::numeric_limits<int32_t>::max()) const {
     auto v = OptInt(key, min, max);
@@ -178,6 +208,18 @@ class MapView {
   void ForEachMap(std::string_view key, F&& f) const {
     ForEach(key, [&](const json::Value* item, const Path& path, size_t i) { f(MapView(item, path, ctx_), i); });
   }
+  //! ForEachMap for an f that appends to `out`: room for the items reserved first (for at most
+  //! kMaxReserved, so a long list of bad items costs no more than before its first error).
+  template <typename T, typename F>
+  void ForEachMapInto(std::string_view key, std::vector<T>& out, F&& f) const {
+    const json::Value* list = Get(key);
+    if (!Present(list)) return;
+    const Path path = PathOf(key);
+    if (!list->IsArray()) Fail(list, path, "expected a list, got " + Describe(list, ctx_));
+    out.reserve(out.size() + std::min<size_t>(list->Size(), kMaxReserved));
+    for (rapidjson::SizeType i = 0; i < list->Size(); ++i) f(MapView(&(*list)[i], path.Index(i), ctx_), size_t{i});
+  }
+  static constexpr size_t kMaxReserved = 64;
   std::vector<std::string> StringList(std::string_view key) const;
   //! Calls f(key, value, value_path) for each entry of a map field.
   template <typename F>
@@ -197,6 +239,8 @@ class MapView {
   Labels AnnotationMap(std::string_view key) const;
 
  private:
+  [[noreturn]] void NotAMapping() const;
+
   const json::Value* node_;
   Path path_;
   const Context& ctx_;

@@ -78,7 +78,7 @@ std::string Join(const std::vector<std::string>& messages) {
   return out;
 }
 
-std::string ReadString(const json::Value* v, const Path& path, const Context& ctx) {
+std::string ReadScalarString(const json::Value* v, const Path& path, const Context& ctx) {
   if (!Present(v)) return "";
   if (v->IsObject() || v->IsArray()) Fail(v, path, "expected a string, got " + Describe(v, ctx));
   return ScalarText(*v, ctx);
@@ -127,7 +127,7 @@ std::optional<bool> ParseYamlBool(std::string_view s) {
 
 }  // namespace
 
-bool ReadBool(const json::Value* v, const Path& path, const Context& ctx) {
+bool ReadNonBool(const json::Value* v, const Path& path, const Context& ctx) {
   if (!Present(v)) return false;
   if (v->IsBool()) return v->GetBool();
   if (v->IsString()) {
@@ -137,9 +137,6 @@ bool ReadBool(const json::Value* v, const Path& path, const Context& ctx) {
 }
 
 namespace {
-
-// The members of a mapping (0 for anything else), to reserve room for them.
-size_t MemberCount(const json::Value* v) { return v != nullptr && v->IsObject() ? v->MemberCount() : 0; }
 
 // s in ASCII lower case (as std::tolower in the "C" locale), copied into `buffer` only when it has
 // an upper-case letter (annotation keys seldom do).
@@ -155,12 +152,7 @@ std::string_view AsciiLower(std::string_view s, std::string& buffer) {
 
 }  // namespace
 
-MapView::MapView(const json::Value* node, Path path, const Context& ctx)
-    : node_(node), path_(std::move(path)), ctx_(ctx) {
-  if (Present(node_) && !node_->IsObject()) {
-    Fail(node_, path_, "expected a mapping of fields, got " + Describe(node_, ctx_));
-  }
-}
+void MapView::NotAMapping() const { Fail(node_, path_, "expected a mapping of fields, got " + Describe(node_, ctx_)); }
 
 std::string MapView::RequiredString(std::string_view key) const {
   std::string s = String(key);
@@ -168,43 +160,50 @@ std::string MapView::RequiredString(std::string_view key) const {
   return s;
 }
 
-std::optional<int64_t> MapView::OptInt(std::string_view key, int64_t min, int64_t max) const {
-  const json::Value* v = Get(key);
-  if (!Present(v)) return std::nullopt;
-  return ReadInt(v, PathOf(key), min, max, ctx_);
-}
-
 std::vector<std::string> MapView::StringList(std::string_view key) const {
   std::vector<std::string> out;
-  ForEach(key, [&](const json::Value* item, const Path& path, size_t) { out.push_back(ReadString(item, path, ctx_)); });
+  const json::Value* list = Get(key);
+  if (!Present(list)) return out;
+  const Path path = PathOf(key);
+  if (!list->IsArray()) Fail(list, path, "expected a list, got " + Describe(list, ctx_));
+  out.reserve(std::min<size_t>(list->Size(), kMaxReserved));
+  for (rapidjson::SizeType i = 0; i < list->Size(); ++i) out.push_back(ReadString(&(*list)[i], path.Index(i), ctx_));
   return out;
 }
 
 Labels MapView::LabelMap(std::string_view key) const {
   Labels out;
-  out.Reserve(MemberCount(Get(key)));
-  ForEachEntry(key, [&](std::string_view k, const json::Value* v, const Path& path) {
-    if (auto errs = IsQualifiedName(k); !errs.empty())
-      Fail(v, path, "invalid label key " + Quote(k) + ": " + Join(errs));
-    std::string value = ReadString(v, path, ctx_);
-    if (auto errs = IsValidLabelValue(value); !errs.empty()) {
-      Fail(v, path, "invalid label value " + Quote(value) + ": " + Join(errs));
+  const MapView m(Get(key), PathOf(key), ctx_);
+  if (!Present(m.node_)) return out;
+  out.Reserve(m.node_->MemberCount());
+  for (auto it = m.node_->MemberBegin(); it != m.node_->MemberEnd(); ++it) {
+    const std::string_view k = json::View(it->name);
+    const json::Value* v = &it->value;
+    if (!IsValidQualifiedName(k))
+      Fail(v, m.path_.Child(k), "invalid label key " + Quote(k) + ": " + Join(IsQualifiedName(k)));
+    std::string value = ReadString(v, m.path_.Child(k), ctx_);
+    if (!IsValidLabelValueText(value)) {
+      Fail(v, m.path_.Child(k), "invalid label value " + Quote(value) + ": " + Join(IsValidLabelValue(value)));
     }
     out.Set(std::string(k), std::move(value));
-  });
+  }
   return out;
 }
 
 Labels MapView::AnnotationMap(std::string_view key) const {
   Labels out;
-  out.Reserve(MemberCount(Get(key)));
+  const MapView m(Get(key), PathOf(key), ctx_);
+  if (!Present(m.node_)) return out;
+  out.Reserve(m.node_->MemberCount());
   std::string lower;
-  ForEachEntry(key, [&](std::string_view k, const json::Value* v, const Path& path) {
-    if (auto errs = IsQualifiedName(AsciiLower(k, lower)); !errs.empty()) {
-      Fail(v, path, "invalid annotation key " + Quote(k) + ": " + Join(errs));
+  for (auto it = m.node_->MemberBegin(); it != m.node_->MemberEnd(); ++it) {
+    const std::string_view k = json::View(it->name);
+    const json::Value* v = &it->value;
+    if (const std::string_view checked = AsciiLower(k, lower); !IsValidQualifiedName(checked)) {
+      Fail(v, m.path_.Child(k), "invalid annotation key " + Quote(k) + ": " + Join(IsQualifiedName(checked)));
     }
-    out.Set(std::string(k), ReadString(v, path, ctx_));
-  });
+    out.Set(std::string(k), ReadString(v, m.path_.Child(k), ctx_));
+  }
   return out;
 }
 
@@ -225,7 +224,7 @@ ResourceList ReadResourceList(const MapView& parent, std::string_view key) {
     auto q = Quantity::Parse(text);
     if (!q) Fail(v, path, q.error());
     if (q->IsNegative()) Fail(v, path, "must be greater than or equal to 0, got " + Quote(text));
-    out.insert_or_assign(std::string(name), std::move(*q));
+    out.insert_or_assign(out.end(), std::string(name), std::move(*q));  // names mostly come sorted
   });
   return out;
 }

@@ -1,7 +1,9 @@
 // Pods: spec (containers, affinity, tolerations, spread constraints, ...) and status.
 
 #include <algorithm>
+#include <array>
 #include <set>
+#include <string>
 
 #include "api/decode_internal.h"
 
@@ -30,6 +32,30 @@ constexpr std::pair<std::string_view, TolerationOperator> kTolerationOperators[]
     {"Exists", TolerationOperator::kExists},
 };
 
+// The names read so far, to find a duplicate: compared one by one while there are a few (a pod's
+// containers), in a set beyond.
+class SeenNames {
+ public:
+  //! Whether `name` is new (it is seen from now on).
+  bool Insert(std::string_view name) {
+    if (count_ < kInline) {
+      for (size_t i = 0; i < count_; ++i) {
+        if (inline_[i] == name) return false;
+      }
+      inline_[count_++] = name;
+      return true;
+    }
+    if (rest_.empty()) rest_.insert(inline_.begin(), inline_.end());
+    return rest_.emplace(name).second;
+  }
+
+ private:
+  static constexpr size_t kInline = 8;
+  std::array<std::string, kInline> inline_;
+  size_t count_ = 0;
+  std::set<std::string, std::less<>> rest_;
+};
+
 // Comparison for validation only: exact to a thousandth, which is what the scheduler reads.
 bool Exceeds(const Quantity& a, const Quantity& b) { return a.MilliValue() > b.MilliValue(); }
 
@@ -53,7 +79,7 @@ Container ReadContainer(const MapView& m, bool init, bool host_network) {
                Quote(limit->second.text()));
     }
   }
-  m.ForEachMap("ports", [&](const MapView& p, size_t) {
+  m.ForEachMapInto("ports", c.ports, [&](const MapView& p, size_t) {
     ContainerPort port;
     port.name = p.String("name");
     if (!p.Has("containerPort")) Fail(p.At("containerPort"), p.PathOf("containerPort"), "required field is missing");
@@ -210,7 +236,8 @@ PodSpec ReadPodSpec(const MapView& m) {
   s.node_selector = m.LabelMap("nodeSelector");
   s.host_network = m.Bool("hostNetwork");
   if (auto affinity = m.OptMap("affinity")) s.affinity = ReadAffinity(*affinity);
-  m.ForEachMap("tolerations", [&](const MapView& item, size_t) { s.tolerations.push_back(ReadToleration(item)); });
+  m.ForEachMapInto("tolerations", s.tolerations,
+                   [&](const MapView& item, size_t) { s.tolerations.push_back(ReadToleration(item)); });
   if (std::string name = m.String("schedulerName"); !name.empty()) s.scheduler_name = std::move(name);
   s.priority = m.OptInt32("priority");
   if (auto grace = m.OptInt("terminationGracePeriodSeconds")) {
@@ -233,11 +260,11 @@ PodSpec ReadPodSpec(const MapView& m) {
     Fail(m.At("nodeName"), m.PathOf("nodeName"), "cannot be set while the pod has schedulingGates");
   }
 
-  std::set<std::string> container_names;
+  SeenNames container_names;
   auto read_containers = [&](std::string_view key, bool init, std::vector<Container>& out) {
-    m.ForEachMap(key, [&](const MapView& cm, size_t) {
+    m.ForEachMapInto(key, out, [&](const MapView& cm, size_t) {
       Container c = ReadContainer(cm, init, s.host_network);
-      if (!container_names.insert(c.name).second) {
+      if (!container_names.Insert(c.name)) {
         Fail(cm.At("name"), cm.PathOf("name"), "duplicate container name " + Quote(c.name));
       }
       out.push_back(std::move(c));

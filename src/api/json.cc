@@ -271,17 +271,7 @@ std::string EncodePretty(const Value& value) {
 }
 
 const Value* Find(const Value& object, std::string_view key) {
-  if (!object.IsObject()) return nullptr;
-  // A linear search as FindMember's, which the decoders run hundreds of times per object: names are
-  // told apart by their length and first byte before any memcmp.
-  const size_t size = key.size();
-  const char first = size == 0 ? '\0' : key.front();
-  for (auto m = object.MemberBegin(); m != object.MemberEnd(); ++m) {
-    if (m->name.GetStringLength() != size) continue;
-    const char* name = m->name.GetString();
-    if (size == 0 || (name[0] == first && std::memcmp(name, key.data(), size) == 0)) return &m->value;
-  }
-  return nullptr;
+  return object.IsObject() ? FindMember(object, key) : nullptr;
 }
 
 Value* Find(Value& object, std::string_view key) {

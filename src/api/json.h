@@ -11,6 +11,8 @@
 #include <rapidjson/document.h>
 
 #include <cstddef>
+#include <cstdint>
+#include <cstring>
 #include <expected>
 #include <string>
 #include <string_view>
@@ -49,6 +51,38 @@ std::string EncodePretty(const Value& value);
 //! The member `key` of `object`, or nullptr when `object` is not an object or has no such member.
 const Value* Find(const Value& object, std::string_view key);
 Value* Find(Value& object, std::string_view key);
+//! Find's search, inline for the decoders' lookups (about a hundred per object): `object` is an
+//! object. A linear search as FindMember's (the first member of a name), names told apart by
+//! their length, then by their first and last 8 (or 4) bytes, before any memcmp.
+inline const Value* FindMember(const Value& object, std::string_view key) {
+  const size_t size = key.size();
+  const char* const k = key.data();
+  const auto load8 = [](const char* p) {
+    uint64_t x;
+    std::memcpy(&x, p, 8);
+    return x;
+  };
+  const auto load4 = [](const char* p) {
+    uint32_t x;
+    std::memcpy(&x, p, 4);
+    return x;
+  };
+  const auto same = [&](const char* name) {
+    if (size >= 8) {
+      if (((load8(name) ^ load8(k)) | (load8(name + size - 8) ^ load8(k + size - 8))) != 0) return false;
+      return size <= 16 || std::memcmp(name + 8, k + 8, size - 16) == 0;
+    }
+    if (size >= 4) return ((load4(name) ^ load4(k)) | (load4(name + size - 4) ^ load4(k + size - 4))) == 0;
+    for (size_t i = 0; i < size; ++i) {
+      if (name[i] != k[i]) return false;
+    }
+    return true;
+  };
+  for (auto m = object.MemberBegin(), end = object.MemberEnd(); m != end; ++m) {
+    if (m->name.GetStringLength() == size && same(m->name.GetString())) return &m->value;
+  }
+  return nullptr;
+}
 //! The member's string, or nullopt-like empty view when absent or not a string.
 std::string_view GetString(const Value& object, std::string_view key);
 //! A string value's text (empty for a non-string).

@@ -72,6 +72,11 @@ const std::string* Labels::Find(std::string_view key) const {
 }
 
 void Labels::Set(std::string key, std::string value) {
+  // Keys most often come in order (the API server writes maps sorted by key): appended.
+  if (entries_.empty() || entries_.back().first < key) {
+    entries_.emplace_back(std::move(key), std::move(value));
+    return;
+  }
   auto it = LowerBound(entries_, key);
   if (it != entries_.end() && it->first == key) {
     it->second = std::move(value);

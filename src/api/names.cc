@@ -64,13 +64,16 @@ bool MatchesDNSLabel(std::string_view s) {
   return AllInClass(s, kLowerAlnum | kDash);
 }
 
+// Labels joined by dots, in one pass: lowercase alphanumerics, '-' and '.', alphanumerics at both
+// ends and on both sides of every dot (so no label is empty or starts or ends with '-').
 bool MatchesDNSSubdomain(std::string_view s) {
-  while (true) {
-    size_t dot = s.find('.');
-    if (!MatchesDNSLabel(s.substr(0, dot))) return false;
-    if (dot == std::string_view::npos) return true;
-    s.remove_prefix(dot + 1);
+  if (s.empty() || !IsLowerAlnum(s.front()) || !IsLowerAlnum(s.back())) return false;
+  for (size_t i = 1; i + 1 < s.size(); ++i) {
+    const uint8_t c = kCharClasses[static_cast<unsigned char>(s[i])];
+    if (c & (kLowerAlnum | kDash)) continue;
+    if (s[i] != '.' || !IsLowerAlnum(s[i - 1]) || !IsLowerAlnum(s[i + 1])) return false;
   }
+  return true;
 }
 
 // validation.RegexError: note the doubled space before "or", as upstream renders it.
@@ -130,6 +133,23 @@ std::vector<std::string> IsValidLabelValue(std::string_view value) {
     errs.push_back(RegexError(kLabelValueErrMsg, kLabelValueFmt, {"MyValue", "my_value", "12345"}));
   }
   return errs;
+}
+
+bool IsValidQualifiedName(std::string_view value) {
+  std::string_view name = value;
+  if (const size_t slash = value.find('/'); slash != std::string_view::npos) {
+    const std::string_view prefix = value.substr(0, slash);
+    name = value.substr(slash + 1);
+    if (name.find('/') != std::string_view::npos || prefix.empty() || prefix.size() > kDNS1123SubdomainMaxLength ||
+        !MatchesDNSSubdomain(prefix)) {
+      return false;
+    }
+  }
+  return !name.empty() && name.size() <= kQualifiedNameMaxLength && MatchesQualifiedNamePattern(name);
+}
+
+bool IsValidLabelValueText(std::string_view value) {
+  return value.size() <= kLabelValueMaxLength && (value.empty() || MatchesQualifiedNamePattern(value));
 }
 
 std::vector<std::string> IsDNS1123Subdomain(std::string_view value) {

@@ -20,6 +20,10 @@ std::string WorkloadName(const Pod& pod);
 std::vector<std::string> IsQualifiedName(std::string_view value);
 //! validation.IsValidLabelValue: empty or a qualified-name-like string of at most 63 characters.
 std::vector<std::string> IsValidLabelValue(std::string_view value);
+//! Whether IsQualifiedName and IsValidLabelValue find nothing, without building their messages:
+//! the decoders' check of every label, which asks for the messages only when there are some.
+bool IsValidQualifiedName(std::string_view value);
+bool IsValidLabelValueText(std::string_view value);
 //! validation.IsDNS1123Subdomain: lowercase RFC 1123 subdomain of at most 253 characters (the
 //! names of pods, nodes and workloads).
 std::vector<std::string> IsDNS1123Subdomain(std::string_view value);
