@@ -44,49 +44,53 @@ const KindInfo* CheckKind(const MapView& obj, std::string& kind) {
 }
 
 Object DecodeChecked(const MapView& obj, const KindInfo& info, bool* uses_volume_claims) {
+  // The object is made first and its metadata read into it (then checked and defaulted), before
+  // its kind's fields.
   const MapView meta_view = obj.Map("metadata");
-  ObjectMeta meta = ReadMetadata(meta_view);
-  ValidateMetadata(meta_view, info, meta);
-  if (info.namespaced) {
-    if (meta.namespace_.empty()) meta.namespace_ = kNamespaceDefault;
-  } else {
-    meta.namespace_.clear();  // cluster-scoped: a namespace in the manifest means nothing
-  }
+  auto read_metadata = [&](ObjectMeta& meta) {
+    ReadMetadata(meta_view, meta);
+    ValidateMetadata(meta_view, info, meta);
+    if (info.namespaced) {
+      if (meta.namespace_.empty()) meta.namespace_ = kNamespaceDefault;
+    } else {
+      meta.namespace_.clear();  // cluster-scoped: a namespace in the manifest means nothing
+    }
+  };
   bool claims = false;
   Object out;
   const std::string_view kind = info.kind;
   if (kind == "Node") {
     auto n = std::make_shared<Node>();
-    n->metadata = std::move(meta);
+    read_metadata(n->metadata);
     ReadNode(obj, *n);
     out = std::move(n);
   } else if (kind == "Pod") {
     auto p = std::make_shared<Pod>();
-    p->metadata = std::move(meta);
+    read_metadata(p->metadata);
     const std::optional<MapView> spec = obj.OptMap("spec");
     if (!spec) Fail(obj.At("spec"), obj.PathOf("spec"), "required field is missing", kFieldValueRequired);
-    p->spec = ReadPodSpec(*spec);
+    ReadPodSpec(*spec, p->spec);
     p->status = ReadPodStatus(obj.Map("status"));
     claims = UsesVolumeClaims(*spec);
     out = std::move(p);
   } else if (kind == "Namespace") {
     auto ns = std::make_shared<Namespace>();
-    ns->metadata = std::move(meta);
+    read_metadata(ns->metadata);
     out = std::move(ns);
   } else if (kind == "PriorityClass") {
     auto pc = std::make_shared<PriorityClass>();
-    pc->metadata = std::move(meta);
+    read_metadata(pc->metadata);
     ReadPriorityClass(obj, *pc);
     out = std::move(pc);
   } else if (kind == "PodDisruptionBudget") {
     auto pdb = std::make_shared<PodDisruptionBudget>();
-    pdb->metadata = std::move(meta);
+    read_metadata(pdb->metadata);
     ReadPodDisruptionBudget(obj, *pdb);
     out = std::move(pdb);
   } else {
     auto w = std::make_shared<Workload>();
     w->kind = std::string(kind);
-    w->metadata = std::move(meta);
+    read_metadata(w->metadata);
     ReadWorkload(obj, *w);
     const MapView spec = obj.Map("spec");
     std::optional<MapView> job_template, job_spec;

@@ -271,9 +271,13 @@ std::optional<int64_t> ReadTime(const MapView& m, std::string_view key);
 void CheckTimelineAnnotations(const MapView& annotations);
 //! metadata, as written (no defaulting: namespace and names are the loader's).
 ObjectMeta ReadMetadata(const MapView& m);
+//! ReadMetadata into a default-constructed `meta` (an object's own, so nothing is moved after).
+void ReadMetadata(const MapView& m, ObjectMeta& meta);
 
 // decode_pod.cc
 PodSpec ReadPodSpec(const MapView& m);
+//! ReadPodSpec into a default-constructed `s`.
+void ReadPodSpec(const MapView& m, PodSpec& s);
 PodStatus ReadPodStatus(const MapView& m);
 //! Whether a pod spec has volumes backed by PersistentVolumeClaims.
 bool UsesVolumeClaims(const MapView& pod_spec);

@@ -342,7 +342,8 @@ NodeSelector ReadNodeSelector(const MapView& m) {
 std::optional<int64_t> ReadTime(const MapView& m, std::string_view key) {
   const json::Value* v = m.Get(key);
   if (!Present(v)) return std::nullopt;
-  const std::string text = ReadString(v, m.PathOf(key), m.ctx());
+  std::string buffer;
+  const std::string_view text = ReadStringView(v, m.PathOf(key), m.ctx(), buffer);
   auto t = ParseRFC3339(text);
   if (!t) {
     Fail(v, m.PathOf(key), "invalid time " + Quote(text) + "; use RFC 3339, such as \"2024-05-01T12:00:00Z\"");
@@ -352,8 +353,8 @@ std::optional<int64_t> ReadTime(const MapView& m, std::string_view key) {
 
 void CheckTimelineAnnotations(const MapView& annotations) {
   for (std::string_view key : {kAnnotationCreateAfter, kAnnotationDeleteAfter}) {
-    if (!annotations.Has(key)) continue;
     const json::Value* v = annotations.Get(key);
+    if (!Present(v)) continue;
     const std::string text = ReadString(v, annotations.PathOf(key), annotations.ctx());
     auto d = util::ParseDuration(text);
     if (!d) Fail(v, annotations.PathOf(key), d.error());
@@ -363,6 +364,11 @@ void CheckTimelineAnnotations(const MapView& annotations) {
 
 ObjectMeta ReadMetadata(const MapView& m) {
   ObjectMeta meta;
+  ReadMetadata(m, meta);
+  return meta;
+}
+
+void ReadMetadata(const MapView& m, ObjectMeta& meta) {
   // Timestamps are Unix time, the clock the simulation runs on too.
   if (auto t = ReadTime(m, "creationTimestamp")) meta.creation_timestamp_ns = *t;
   meta.deletion_timestamp_ns = ReadTime(m, "deletionTimestamp");
@@ -391,7 +397,6 @@ ObjectMeta ReadMetadata(const MapView& m) {
   if (controllers > 1) {
     Fail(m.At("ownerReferences"), m.PathOf("ownerReferences"), "only one reference can have controller set to true");
   }
-  return meta;
 }
 
 }  // namespace kubesched::api::decode

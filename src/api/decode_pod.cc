@@ -232,6 +232,11 @@ TopologySpreadConstraint ReadSpreadConstraint(const MapView& m) {
 
 PodSpec ReadPodSpec(const MapView& m) {
   PodSpec s;
+  ReadPodSpec(m, s);
+  return s;
+}
+
+void ReadPodSpec(const MapView& m, PodSpec& s) {
   s.node_name = m.String("nodeName");
   s.node_selector = m.LabelMap("nodeSelector");
   s.host_network = m.Bool("hostNetwork");
@@ -303,7 +308,6 @@ PodSpec ReadPodSpec(const MapView& m) {
     }
     s.topology_spread_constraints.push_back(std::move(c));
   });
-  return s;
 }
 
 PodStatus ReadPodStatus(const MapView& m) {

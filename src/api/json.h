@@ -53,7 +53,7 @@ const Value* Find(const Value& object, std::string_view key);
 Value* Find(Value& object, std::string_view key);
 //! Find's search, inline for the decoders' lookups (about a hundred per object): `object` is an
 //! object. A linear search as FindMember's (the first member of a name), names told apart by
-//! their length, then by their first and last 8 (or 4) bytes, before any memcmp.
+//! their length, then compared 8 (or 4) bytes at a time.
 inline const Value* FindMember(const Value& object, std::string_view key) {
   const size_t size = key.size();
   const char* const k = key.data();
@@ -69,8 +69,12 @@ inline const Value* FindMember(const Value& object, std::string_view key) {
   };
   const auto same = [&](const char* name) {
     if (size >= 8) {
-      if (((load8(name) ^ load8(k)) | (load8(name + size - 8) ^ load8(k + size - 8))) != 0) return false;
-      return size <= 16 || std::memcmp(name + 8, k + 8, size - 16) == 0;
+      // 8 bytes at a time, the last 8 overlapping the ones before: no call, so the search needs no
+      // registers saved.
+      for (size_t i = 0; i + 8 < size; i += 8) {
+        if (load8(name + i) != load8(k + i)) return false;
+      }
+      return load8(name + size - 8) == load8(k + size - 8);
     }
     if (size >= 4) return ((load4(name) ^ load4(k)) | (load4(name + size - 4) ^ load4(k + size - 4))) == 0;
     for (size_t i = 0; i < size; ++i) {
