@@ -15,8 +15,10 @@ const KindInfo* CheckKind(const MapView& obj, std::string& kind) {
   kind = obj.RequiredString("kind");
   const std::string api_version = obj.RequiredString("apiVersion");
   const auto slash = api_version.find('/');
-  const std::string group = slash == std::string::npos ? "" : api_version.substr(0, slash);
-  const std::string version = slash == std::string::npos ? api_version : api_version.substr(slash + 1);
+  const std::string_view group =
+      slash == std::string::npos ? std::string_view() : std::string_view(api_version).substr(0, slash);
+  const std::string_view version =
+      slash == std::string::npos ? std::string_view(api_version) : std::string_view(api_version).substr(slash + 1);
   if (version.empty() || group.empty() != (slash == std::string::npos)) {
     Fail(obj.At("apiVersion"), obj.PathOf("apiVersion"),
          "invalid apiVersion " + Quote(api_version) +

@@ -1,7 +1,6 @@
 #include "api/quantity.h"
 
 #include <algorithm>
-#include <array>
 #include <charconv>
 #include <cstdint>
 #include <limits>
@@ -31,30 +30,51 @@ struct Suffix {
 };
 
 std::optional<Suffix> LookupSuffix(std::string_view s) {
-  struct Entry {
-    std::string_view text;
-    Suffix suffix;
-  };
-  static constexpr std::array<Entry, 16> kTable = {{
-      {"", {0, 0, false}},
-      {"n", {-9, 0, false}},
-      {"u", {-6, 0, false}},
-      {"m", {-3, 0, false}},
-      {"k", {3, 0, false}},
-      {"M", {6, 0, false}},
-      {"G", {9, 0, false}},
-      {"T", {12, 0, false}},
-      {"P", {15, 0, false}},
-      {"E", {18, 0, false}},
-      {"Ki", {0, 10, true}},
-      {"Mi", {0, 20, true}},
-      {"Gi", {0, 30, true}},
-      {"Ti", {0, 40, true}},
-      {"Pi", {0, 50, true}},
-      {"Ei", {0, 60, true}},
-  }};
-  for (const auto& e : kTable) {
-    if (e.text == s) return e.suffix;
+  // By length and letter rather than by a table of strings: every quantity read looks its suffix up.
+  const auto decimal = [](int64_t exponent10) { return Suffix{exponent10, 0, false}; };
+  const auto binary = [](int exponent2) { return Suffix{0, exponent2, true}; };
+  if (s.empty()) return decimal(0);
+  if (s.size() == 1) {
+    switch (s[0]) {
+      case 'n':
+        return decimal(-9);
+      case 'u':
+        return decimal(-6);
+      case 'm':
+        return decimal(-3);
+      case 'k':
+        return decimal(3);
+      case 'M':
+        return decimal(6);
+      case 'G':
+        return decimal(9);
+      case 'T':
+        return decimal(12);
+      case 'P':
+        return decimal(15);
+      case 'E':
+        return decimal(18);
+      default:
+        return std::nullopt;
+    }
+  }
+  if (s.size() == 2 && s[1] == 'i') {
+    switch (s[0]) {
+      case 'K':
+        return binary(10);
+      case 'M':
+        return binary(20);
+      case 'G':
+        return binary(30);
+      case 'T':
+        return binary(40);
+      case 'P':
+        return binary(50);
+      case 'E':
+        return binary(60);
+      default:
+        return std::nullopt;
+    }
   }
   return std::nullopt;
 }
