@@ -252,10 +252,9 @@ std::string Trim(std::string s) {
 }
 
 std::string FormatAmount(std::string_view resource, int64_t v) {
-  if (resource == "cpu") {
+  if (resource == "cpu") {  // as kubectl shows quantities: whole cores, else millicores
     if (v % 1000 == 0) return std::to_string(v / 1000);
-    if (v < 1000) return fmt::format("{}m", v);
-    return Trim(fmt::format("{:.2f}", static_cast<double>(v) / 1000));
+    return fmt::format("{}m", v);
   }
   if (resource == "memory" || resource == "ephemeral-storage" || resource.starts_with("hugepages-")) {
     const double d = static_cast<double>(v);
@@ -343,6 +342,8 @@ th{background:var(--soft);font-weight:600}td.n{text-align:right;font-variant-num
 #q{font:inherit;padding:4px 8px;width:320px;border:1px solid var(--line);border-radius:4px}
 .zone{margin:10px 0 4px;font-weight:600}
 .nrow{display:grid;grid-template-columns:minmax(180px,240px) repeat(var(--runs),minmax(0,1fr));gap:8px;border-top:1px solid var(--line);padding:4px 0}
+.nhead{display:grid;grid-template-columns:minmax(180px,240px) repeat(var(--runs),minmax(0,1fr));gap:8px;font-weight:600;
+  position:sticky;top:0;background:var(--bg);z-index:1;padding:4px 0;border-bottom:1px solid var(--line)}
 .nodes.big .nrow.off{display:none}
 .nodes.big .nrow.off.found{display:grid}
 .nh b{font-family:ui-monospace,"DejaVu Sans Mono",monospace;word-break:break-all}
@@ -385,6 +386,7 @@ details.cfg pre{background:var(--soft);padding:6px;overflow:auto;max-height:240p
   body{padding:0;font-size:10px}
   *{-webkit-print-color-adjust:exact;print-color-adjust:exact}
   .tools,#q,.noprint{display:none}
+  .nhead{position:static}
   .scroll{max-height:none;overflow:visible}
   .nrow,.reason,tr{break-inside:avoid}
   h2{break-after:avoid}
@@ -743,6 +745,10 @@ class Page {
     }
 
     out_ += fmt::format("<div class=\"nodes{}\">\n", big ? " big" : "");
+    // Which column is which run.
+    out_ += "<div class=\"nhead\"><span>node</span>";
+    for (const RunView& v : views_) out_ += "<span>" + EscapeHtml(v.name) + "</span>";
+    out_ += "</div>\n";
     for (const auto& [zone, members] : groups) {
       if (zoned && !big) {
         out_ +=
