@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <map>
@@ -252,9 +253,10 @@ std::string Trim(std::string s) {
 }
 
 std::string FormatAmount(std::string_view resource, int64_t v) {
-  if (resource == "cpu") {  // as kubectl shows quantities: whole cores, else millicores
+  if (resource == "cpu") {  // cores; millicores below one
     if (v % 1000 == 0) return std::to_string(v / 1000);
-    return fmt::format("{}m", v);
+    if (v < 1000) return fmt::format("{}m", v);
+    return Trim(fmt::format("{:.2f}", static_cast<double>(v) / 1000));
   }
   if (resource == "memory" || resource == "ephemeral-storage" || resource.starts_with("hugepages-")) {
     const double d = static_cast<double>(v);
@@ -308,6 +310,32 @@ double Utilisation(const NodeView& nv) {
   see(nv.requested.ephemeral_storage, nv.allocatable.ephemeral_storage);
   for (const auto& [name, v] : nv.requested.scalar) see(v, nv.allocatable.Scalar(name));
   return u;
+}
+
+// The Filter reasons of upstream's FailedScheduling message with their node counts:
+// "0/7 nodes are available: 4 Insufficient cpu, 1 node(s) had untolerated taint(s). preemption:
+// ..." gives {"Insufficient cpu", 4}, {"node(s) had untolerated taint(s)", 1}. Empty for other
+// messages.
+std::vector<std::pair<std::string, int64_t>> FilterReasons(std::string_view message) {
+  constexpr std::string_view kAvailable = " nodes are available: ";
+  std::vector<std::pair<std::string, int64_t>> out;
+  const size_t at = message.find(kAvailable);
+  if (at == std::string_view::npos) return out;
+  std::string_view rest = message.substr(at + kAvailable.size());
+  if (const size_t end = rest.find(". preemption:"); end != std::string_view::npos) rest = rest.substr(0, end);
+  while (rest.ends_with('.')) rest.remove_suffix(1);
+  while (!rest.empty()) {
+    const size_t comma = rest.find(", ");
+    std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 2);
+    const size_t space = item.find(' ');
+    int64_t count = 0;
+    const auto [ptr, ec] =
+        std::from_chars(item.data(), item.data() + (space == std::string_view::npos ? 0 : space), count);
+    if (space == std::string_view::npos || ec != std::errc() || ptr != item.data() + space) continue;
+    out.emplace_back(std::string(item.substr(space + 1)), count);
+  }
+  return out;
 }
 
 // --- the page -------------------------------------------------------------------------------
@@ -807,8 +835,9 @@ class Page {
         out_ += fmt::format("<i class=\"c{} p{}{}\" data-w=\"{}\"", w.colour, w.pattern,
                             pv.already_running ? " pre" : "", pv.workload);
         if (pods) {
-          out_ += fmt::format(" data-pod=\"{}\" title=\"{} ({} {}{})\"", EscapeHtml(pv.pod->Key()), who,
-                              EscapeHtml(w.kind), EscapeHtml(w.name), pv.already_running ? ", already running" : "");
+          out_ += fmt::format(" data-pod=\"{}\" title=\"{} ({}{})\"", EscapeHtml(pv.pod->Key()), who,
+                              w.kind == "Pod" ? std::string("bare pod") : EscapeHtml(w.kind + " " + w.name),
+                              pv.already_running ? ", already running" : "");
         } else {
           out_ += fmt::format(" title=\"{}: {}\"", who, FormatAmount(res, amount));
         }
@@ -919,6 +948,7 @@ class Page {
       std::stable_sort(groups.begin(), groups.end(),
                        [](const auto& x, const auto& y) { return x.second.size() > y.second.size(); });
       if (groups.empty()) out_ += "<p class=\"note\">Every pod was placed.</p>";
+      if (groups.size() > 1) ReasonTable(groups);
       for (const auto& [reason, pods] : groups) {
         const std::string msg = EscapeHtml(reason);
         out_ += fmt::format(
@@ -934,6 +964,34 @@ class Page {
       out_ += "</div>\n";
     }
     out_ += "</div></section>\n";
+  }
+
+  // The reasons upstream's messages give ("0/7 nodes are available: 4 Insufficient cpu, 3 node(s)
+  // had untolerated taint(s). preemption: ..."), each with the pods that met it and on how many
+  // nodes at most: what keeps the pods pending, across messages.
+  void ReasonTable(const std::vector<std::pair<std::string, std::vector<const api::Pod*>>>& groups) {
+    struct Tally {
+      size_t pods = 0;
+      int64_t max_nodes = 0;
+    };
+    std::vector<std::pair<std::string, Tally>> reasons;
+    for (const auto& [message, pods] : groups) {
+      for (const auto& [reason, nodes] : FilterReasons(message)) {
+        auto it = std::find_if(reasons.begin(), reasons.end(), [&](const auto& r) { return r.first == reason; });
+        if (it == reasons.end()) it = reasons.insert(reasons.end(), {reason, Tally{}});
+        it->second.pods += pods.size();
+        it->second.max_nodes = std::max(it->second.max_nodes, nodes);
+      }
+    }
+    if (reasons.empty()) return;
+    std::stable_sort(reasons.begin(), reasons.end(),
+                     [](const auto& x, const auto& y) { return x.second.pods > y.second.pods; });
+    out_ += "<table class=\"reasons\"><tr><th>reason</th><th>pending pods</th><th>nodes (at most)</th></tr>\n";
+    for (const auto& [reason, t] : reasons) {
+      out_ += fmt::format("<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td></tr>\n", EscapeHtml(reason),
+                          t.pods, t.max_nodes);
+    }
+    out_ += "</table>\n";
   }
 
   // --- evictions ----------------------------------------------------------------------------
@@ -988,7 +1046,7 @@ class Page {
       }
       out_ += "<div class=\"scroll\"><table class=\"xp\"><tr><th>node</th><th>Filter</th>";
       for (const auto& p : plugins)
-        out_ += "<th>" + EscapeHtml(p) + "<br><span class=\"note\">raw → weighted</span></th>";
+        out_ += "<th>" + EscapeHtml(p) + "<br><span class=\"note\">raw → weighted (normalized×weight)</span></th>";
       out_ += "<th>total</th></tr>\n";
       bool any_unevaluated = false;
       for (const auto& n : e->nodes) {
@@ -1017,8 +1075,10 @@ class Page {
           if (it == n.scores.end()) {
             out_ += "<td class=\"z\">-</td>";
           } else {
-            out_ += fmt::format("<td class=\"n\" title=\"raw {}, normalized {}, weight {}\">{} → {}</td>", it->raw,
-                                it->normalized, it->weight, it->raw, it->weighted);
+            out_ += fmt::format(
+                "<td class=\"n\" title=\"raw {0}, normalized {1}, weight {2}\">{0} → <b>{3}</b> "
+                "<span class=\"note\">({1}×{2})</span></td>",
+                it->raw, it->normalized, it->weight, it->weighted);
           }
         }
         out_ += n.scores.empty() ? std::string("<td class=\"z\">-</td>")

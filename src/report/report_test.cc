@@ -129,6 +129,11 @@ TEST(Report, SummaryNumbers) {
   ASSERT_NE(affinity, std::string::npos);
   EXPECT_LT(cpu, affinity);
   EXPECT_EQ(Count(html, "<li data-pod="), 3u);
+  // And what keeps them pending, reason by reason across messages.
+  EXPECT_NE(html.find("<tr><td>Insufficient cpu</td><td class=\"n\">2</td><td class=\"n\">3</td></tr>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<tr><td>node(s) didn&#39;t match Pod&#39;s node affinity/selector</td><td class=\"n\">1</td>"),
+            std::string::npos);
   // The eviction is listed.
   EXPECT_NE(html.find("<tr data-pod=\"default/victim\">"), std::string::npos);
   // n2 holds only a finished pod: it is empty.
