@@ -277,13 +277,12 @@ int64_t Amount(const framework::Resource& r, std::string_view name) {
 // The resources shown for a node: cpu, memory and pods always; ephemeral storage and scalar
 // resources (GPUs, hugepages, ...) when the node offers them or a pod on it requests them, in
 // any run.
-std::vector<std::string> ResourcesOf(const std::vector<const NodeView*>& views,
-                                     const std::vector<const RunView*>& runs) {
+std::vector<std::string> ResourcesOf(const std::vector<const NodeView*>& views) {
   std::vector<std::string> out = {"cpu", "memory", "pods"};
   std::set<std::string> extra;
   bool ephemeral = false;
-  for (size_t r = 0; r < views.size(); ++r) {
-    const NodeView& nv = *views[r];
+  for (const NodeView* view : views) {
+    const NodeView& nv = *view;
     for (const auto& [name, v] : nv.allocatable.scalar) {
       if (v > 0) extra.insert(name);
     }
@@ -373,6 +372,7 @@ th{background:var(--soft);font-weight:600}td.n{text-align:right;font-variant-num
 .nhead{display:grid;grid-template-columns:minmax(180px,240px) repeat(var(--runs),minmax(0,1fr));gap:8px;font-weight:600;
   position:sticky;top:0;background:var(--bg);z-index:1;padding:4px 0;border-bottom:1px solid var(--line)}
 .nodes.big .nrow.off{display:none}
+.nodes.big:not(.some) .nhead{display:none}
 .nodes.big .nrow.off.found{display:grid}
 .nh b{font-family:ui-monospace,"DejaVu Sans Mono",monospace;word-break:break-all}
 .lbl{color:var(--muted);font-size:11px;word-break:break-all}
@@ -448,6 +448,7 @@ constexpr std::string_view kScript = R"js(
       else e[0].style.display = (t === '' || hit) ? '' : 'none';
     });
     cells.forEach(function (c) { c.classList.toggle('m', !!found[c.getAttribute('data-node')]); });
+    if (big) nodes.classList.toggle('some', n > 0);
     if (count) count.textContent = t === '' ? '' : n + ' node' + (n === 1 ? '' : 's') + (big && n > limit ? ' (first ' + limit + ' shown)' : '');
   }
   if (q) q.addEventListener('input', search);
@@ -457,6 +458,7 @@ constexpr std::string_view kScript = R"js(
       if (!row) return;
       ev.preventDefault();
       row.classList.add('found');
+      nodes.classList.add('some');
       row.scrollIntoView({block: 'center'});
     });
   });
@@ -473,8 +475,7 @@ class Page {
  public:
   Page(std::span<const Run> runs, const ReportOptions& options) : options_(options) {
     for (const Run& r : runs) views_.push_back(BuildRun(r, workloads_));
-    for (const RunView& v : views_) run_ptrs_.push_back(&v);
-    multi_ns_ = false;
+    // Pods are named with their namespace when there is more than one.
     std::set<std::string> ns;
     for (const RunView& v : views_) {
       for (const auto& p : v.result->pods) ns.insert(p->metadata.namespace_);
@@ -808,7 +809,7 @@ class Page {
     out_ += "</div>";
     std::vector<const NodeView*> per_run;
     for (const RunView& v : views_) per_run.push_back(&v.nodes[n]);
-    const std::vector<std::string> resources = ResourcesOf(per_run, run_ptrs_);
+    const std::vector<std::string> resources = ResourcesOf(per_run);
     for (size_t r = 0; r < views_.size(); ++r) NodeCard(r, *per_run[r], resources);
     out_ += "</div>\n";
   }
@@ -1134,7 +1135,6 @@ class Page {
   const ReportOptions& options_;
   Workloads workloads_;
   std::vector<RunView> views_;
-  std::vector<const RunView*> run_ptrs_;
   bool multi_ns_ = false;
   std::string out_;
 };
