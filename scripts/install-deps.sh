@@ -2,7 +2,8 @@
 # Installs the Debian packages kubesched needs to build and test, only those missing.
 # Uses sudo when not root. Safe to run repeatedly.
 #
-#   scripts/install-deps.sh         what `make build/test` and CI need
+#   scripts/install-deps.sh         what `make build/test` and CI need (chromium: the HTML report's
+#                                   end-to-end test opens it headless)
 #   scripts/install-deps.sh fuzz    that, plus the fuzzing toolchains of `make fuzz`: clang-16 with
 #                                   libFuzzer and the sanitizer runtimes, llvm-symbolizer, AFL++
 set -euo pipefail
@@ -11,6 +12,7 @@ packages=(
   libyaml-cpp-dev nlohmann-json3-dev rapidjson-dev libfyaml-dev libcpp-httplib-dev libssl-dev libcli11-dev libspdlog-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   coinor-libcbc-dev libglpk-dev
+  chromium
 )
 for group in "$@"; do
   case "$group" in

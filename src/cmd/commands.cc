@@ -1,5 +1,8 @@
 #include "cmd/commands.h"
 
+#include <unistd.h>
+
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -18,6 +21,7 @@
 #include "config/load.h"
 #include "framework/registry.h"
 #include "plugins/registry.h"
+#include "report/report.h"
 #include "scheduler/simulation.h"
 
 namespace kubesched::cmd {
@@ -52,13 +56,47 @@ struct SimulateArgs {
   bool recursive = false;
   std::string validate = "strict";
   std::vector<std::string> compare;  // two configurations ("default" or a file)
+  std::string report;                // --report: the HTML report's path, or empty
 };
+
+// Whether the report can be written where asked, checked before anything runs: the path must
+// name a file (not a directory) in an existing directory we may write to. The write itself can
+// still fail; WriteFileAtomically reports that.
+std::optional<std::string> ReportPathProblem(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  if (path.empty() || !target.has_filename()) return "not a file name";
+  std::error_code ec;
+  if (fs::is_directory(target, ec)) return "is a directory";
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  if (!fs::is_directory(dir, ec)) return "no such directory " + dir.string();
+  if (access(dir.c_str(), W_OK | X_OK) != 0) return "directory " + dir.string() + " is not writable";
+  return std::nullopt;
+}
+
+int WriteReport(const SimulateArgs& args, std::span<const report::Run> runs) {
+  report::ReportOptions options;
+  options.inputs = args.files;
+  options.seed = args.seed;
+  const std::string html = report::RenderReport(runs, options);
+  if (auto written = report::WriteFileAtomically(args.report, html); !written) {
+    std::cerr << "error: --report: cannot write the report: " << written.error() << "\n";
+    return kExitFailure;
+  }
+  return kExitOk;
+}
 
 int RunSimulate(const SimulateArgs& args) {
   auto format = ParseOutputFormat(args.output);
   if (!format) {
     std::cerr << "error: -o/--output: unsupported value \"" << args.output << "\" (expected table, wide or json)\n";
     return kExitBadInput;
+  }
+  if (!args.report.empty()) {
+    if (auto problem = ReportPathProblem(args.report)) {
+      std::cerr << "error: --report: cannot write \"" << args.report << "\": " << *problem << "\n";
+      return kExitBadInput;
+    }
   }
   framework::Registry registry;
   plugins::RegisterInTreePlugins(registry);
@@ -126,6 +164,11 @@ int RunSimulate(const SimulateArgs& args) {
       runs.push_back({names[i], std::move(*result)});
     }
     PrintComparison(runs, *format, std::cout);
+    if (!args.report.empty()) {
+      std::vector<report::Run> report_runs;
+      for (const ComparedRun& r : runs) report_runs.push_back({r.name, &r.result});
+      return WriteReport(args, report_runs);
+    }
     return kExitOk;
   }
 
@@ -153,6 +196,10 @@ int RunSimulate(const SimulateArgs& args) {
       std::cout << "No scheduling attempt was made for " << sim.scheduler.explain_pod
                 << " (no such pending pod, or it is bound already or handled by another scheduler).\n";
     }
+  }
+  if (!args.report.empty()) {
+    const report::Run run{names.front(), &*result};
+    return WriteReport(args, std::span<const report::Run>(&run, 1));
   }
   return kExitOk;
 }
@@ -214,6 +261,9 @@ int Main(int argc, char** argv) {
                    "show each node's Filter verdicts and Score results for this pod's last attempt "
                    "(namespace/name, or name in default)")
       ->excludes(compare_opt);
+  simulate->add_option("--report", sim.report,
+                       "also write a self-contained HTML report of the placement to this file (both "
+                       "configurations side by side with --compare)");
 
   BenchArgs bench_args;
   CLI::App* bench = AddBenchSubcommand(app, bench_args);

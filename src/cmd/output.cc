@@ -21,23 +21,7 @@ std::optional<OutputFormat> ParseOutputFormat(const std::string& text) {
   return std::nullopt;
 }
 
-std::string SchedulingMessage(const api::Pod& pod) {
-  if (!pod.spec.node_name.empty()) return "";
-  for (const auto& c : pod.status.conditions) {
-    if (c.type == "PodScheduled" && c.status == "False") return c.message;
-  }
-  return "";
-}
-
-std::string GatedMessage(const api::Pod& pod) {
-  return fmt::format("waiting for scheduling gates to be removed: [{}]", fmt::join(pod.spec.scheduling_gates, " "));
-}
-
 namespace {
-
-bool Terminal(const api::Pod& pod) {
-  return pod.status.phase == api::PodPhase::kSucceeded || pod.status.phase == api::PodPhase::kFailed;
-}
 
 void PrintRows(const std::vector<std::vector<std::string>>& rows, std::ostream& out) {
   std::vector<size_t> widths;
@@ -76,43 +60,7 @@ std::string EvictionLine(const cluster::Eviction& e) {
   return line;
 }
 
-struct Summary {
-  size_t scheduled = 0;        // bound during this run
-  size_t already_running = 0;  // bound in the input
-  size_t pending = 0;
-  size_t gated = 0;
-  size_t finished = 0;  // Succeeded or Failed
-  size_t terminating = 0;
-  size_t evictions = 0;  // deleted by preemption
-  size_t moves = 0;      // deleted by preemption for a move to another node (Eviction.moved_to)
-  std::set<std::string> used_nodes;
-};
-
-Summary Summarize(const scheduler::SimulationResult& result) {
-  Summary s;
-  for (const auto& e : result.evictions) ++(e.moved_to.empty() ? s.evictions : s.moves);
-  for (const auto& p : result.pods) {
-    if (Terminal(*p)) {
-      ++s.finished;
-      continue;
-    }
-    if (p->metadata.deletion_timestamp_ns) ++s.terminating;
-    if (p->spec.node_name.empty()) {
-      ++s.pending;
-      if (!p->spec.scheduling_gates.empty()) ++s.gated;
-      continue;
-    }
-    s.used_nodes.insert(p->spec.node_name);
-    if (result.bound_in_input.contains(p->metadata.uid)) {
-      ++s.already_running;
-    } else {
-      ++s.scheduled;
-    }
-  }
-  return s;
-}
-
-nlohmann::ordered_json SummaryJson(const scheduler::SimulationResult& result, const Summary& sum) {
+nlohmann::ordered_json SummaryJson(const scheduler::SimulationResult& result, const scheduler::SimulationSummary& sum) {
   using nlohmann::ordered_json;
   ordered_json j;
   j["summary"] = {{"scheduled", sum.scheduled},
@@ -169,14 +117,6 @@ nlohmann::ordered_json SummaryJson(const scheduler::SimulationResult& result, co
 
 }  // namespace
 
-std::string PodStatus(const api::Pod& pod) {
-  if (pod.metadata.deletion_timestamp_ns) return "Terminating";
-  if (pod.status.phase == api::PodPhase::kSucceeded) return "Succeeded";
-  if (pod.status.phase == api::PodPhase::kFailed) return "Failed";
-  if (pod.spec.node_name.empty()) return pod.spec.scheduling_gates.empty() ? "Pending" : "SchedulingGated";
-  return pod.status.phase == api::PodPhase::kPending ? "Pending" : "Running";
-}
-
 nlohmann::ordered_json ExplanationJson(const scheduler::AttemptExplanation& e) {
   using nlohmann::ordered_json;
   auto or_null = [](const std::string& s) { return s.empty() ? ordered_json(nullptr) : ordered_json(s); };
@@ -225,7 +165,7 @@ std::string OptimizerLine(const plugins::batch_placement::BatchStats& o) {
 }
 
 void PrintSimulation(const scheduler::SimulationResult& result, OutputFormat format, std::ostream& out) {
-  const Summary sum = Summarize(result);
+  const scheduler::SimulationSummary sum = scheduler::Summarize(result);
 
   if (format == OutputFormat::kJson) {
     using nlohmann::ordered_json;
@@ -305,7 +245,7 @@ void PrintSimulation(const scheduler::SimulationResult& result, OutputFormat for
     out << text << "\n";
   };
   for (const auto& p : result.pods) {
-    if (!p->spec.node_name.empty() || Terminal(*p)) continue;
+    if (!p->spec.node_name.empty() || scheduler::IsTerminal(*p)) continue;
     std::string msg = SchedulingMessage(*p);
     if (!msg.empty()) {
       line(fmt::format("{}: FailedScheduling: {}", p->Key(), msg));
@@ -412,7 +352,7 @@ struct NodeUse {
 std::map<std::string, NodeUse> UseByNode(const scheduler::SimulationResult& r) {
   std::map<std::string, NodeUse> out;
   for (const auto& p : r.pods) {
-    if (p->spec.node_name.empty() || Terminal(*p)) continue;
+    if (p->spec.node_name.empty() || scheduler::IsTerminal(*p)) continue;
     NodeUse& u = out[p->spec.node_name];
     const framework::Resource req = framework::ComputePodRequests(p->spec);
     ++u.pods;
@@ -459,7 +399,7 @@ void PrintComparison(const std::vector<ComparedRun>& runs, OutputFormat format, 
         for (const auto& [w, k] : u.workloads) e["workloads"][w] = k;
         c["nodes"].push_back(std::move(e));
       }
-      c["summary"] = SummaryJson(runs[i].result, Summarize(runs[i].result));
+      c["summary"] = SummaryJson(runs[i].result, scheduler::Summarize(runs[i].result));
       j["configurations"].push_back(std::move(c));
     }
     out << j.dump(2) << "\n";
@@ -514,7 +454,7 @@ void PrintComparison(const std::vector<ComparedRun>& runs, OutputFormat format, 
   std::vector<std::vector<std::string>> summary = {
       {"CONFIGURATION", "SCHEDULED", "PENDING", "NODES USED", "SOLVER", "OPTIMAL"}};
   for (const auto& r : runs) {
-    const Summary s = Summarize(r.result);
+    const scheduler::SimulationSummary s = scheduler::Summarize(r.result);
     std::string solver = "-", optimal = "-";
     if (const auto& o = r.result.optimizer) {
       solver = fmt::format("{:.2f} s{}", o->solver_seconds, o->solver.empty() ? "" : " (" + o->solver + ")");

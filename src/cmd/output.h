@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "scheduler/simulation.h"
+#include "scheduler/simulation_summary.h"
 
 namespace kubesched::cmd {
 
@@ -15,13 +16,10 @@ enum class OutputFormat { kTable, kWide, kJson };
 //! Parses "table", "wide" or "json".
 std::optional<OutputFormat> ParseOutputFormat(const std::string& text);
 
-//! The FailedScheduling message recorded on a pending pod, or "" when there is none.
-std::string SchedulingMessage(const api::Pod& pod);
-//! Why a pod with scheduling gates waits (the gates, in order).
-std::string GatedMessage(const api::Pod& pod);
-//! The pod's STATUS as kubectl shows it: Running, Pending, SchedulingGated, Succeeded, Failed,
-//! Terminating.
-std::string PodStatus(const api::Pod& pod);
+// Shared with the HTML report (scheduler/simulation_summary.h).
+using scheduler::GatedMessage;
+using scheduler::PodStatus;
+using scheduler::SchedulingMessage;
 //! The explanation as one JSON object (embedded in `-o json` output).
 nlohmann::ordered_json ExplanationJson(const scheduler::AttemptExplanation& explanation);
 

@@ -84,6 +84,20 @@ std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects o
   for (const auto& p : options.scheduler.config.profiles) {
     result.profiles.push_back(p.scheduler_name);
     auto* fwk = sched.FrameworkFor(p.scheduler_name);
+    if (fwk) {
+      SimulationResult::ProfileConfig& pc = result.profile_configs.emplace_back();
+      pc.scheduler_name = p.scheduler_name;
+      for (const auto& point : config::kExtensionPoints) {
+        if (point.name == "multiPoint" || point.name == "score") continue;
+        std::vector<std::string> names = fwk->PluginNames(point.name);
+        if (!names.empty()) pc.plugins.emplace_back(std::string(point.name), std::move(names));
+      }
+      pc.score_weights = fwk->ScoreWeights();
+      for (const auto& c : p.plugin_config) pc.plugin_args.emplace_back(c.name, c.args);
+      pc.percentage_of_nodes_to_score = p.percentage_of_nodes_to_score
+                                            ? p.percentage_of_nodes_to_score
+                                            : options.scheduler.config.percentage_of_nodes_to_score;
+    }
     if (auto* xnode = fwk ? dynamic_cast<plugins::cross_node_preemption::CrossNodePreemption*>(
                                 fwk->GetPlugin(plugins::cross_node_preemption::CrossNodePreemption::kName))
                           : nullptr) {

@@ -18,6 +18,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "api/manifest.h"
 #include "cluster/simulated_cluster.h"
 #include "framework/registry.h"
@@ -51,6 +53,20 @@ struct SimulationResult {
   std::unordered_set<std::string> bound_in_input;
   //! Profile names, to tell pods this scheduler is responsible for.
   std::vector<std::string> profiles;
+  //! What each profile ran, as its framework was built (upstream's defaults merged, multiPoint
+  //! expanded): the configuration that produced this placement, for reports.
+  struct ProfileConfig {
+    std::string scheduler_name;
+    //! Extension point (upstream's field name: "preFilter", ...) and its plugins in order; points
+    //! without plugins left out. Score plugins are listed with their weights below.
+    std::vector<std::pair<std::string, std::vector<std::string>>> plugins;
+    std::vector<std::pair<std::string, int64_t>> score_weights;
+    //! The pluginConfig entries as the configuration gives them (plugin name, args).
+    std::vector<std::pair<std::string, nlohmann::json>> plugin_args;
+    //! The profile's percentageOfNodesToScore, else the configuration's; unset: adaptive.
+    std::optional<int32_t> percentage_of_nodes_to_score;
+  };
+  std::vector<ProfileConfig> profile_configs;
   //! What the batch placements of every profile with BatchPlacement reported; unset when no
   //! profile has it.
   std::optional<plugins::batch_placement::BatchStats> optimizer;

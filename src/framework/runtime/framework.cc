@@ -684,6 +684,12 @@ std::vector<std::string> Framework::PluginNames(std::string_view point) const {
   return out;
 }
 
+std::vector<std::pair<std::string, int64_t>> Framework::ScoreWeights() const {
+  std::vector<std::pair<std::string, int64_t>> out;
+  for (size_t i = 0; i < score_.size(); ++i) out.emplace_back(std::string(score_[i]->Name()), score_weights_[i]);
+  return out;
+}
+
 std::pair<std::vector<int64_t>, Status> Framework::RunScoreTotals(CycleState& state, const PodInfo& pod,
                                                                   std::span<const NodeInfo* const> nodes) {
   std::vector<int64_t> totals(nodes.size(), 0);

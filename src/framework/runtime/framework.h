@@ -155,6 +155,8 @@ class Framework final : public Handle {
   Plugin* GetPlugin(std::string_view name) const;
   //! Every plugin's name per extension point (for logs and tests).
   std::vector<std::string> PluginNames(std::string_view extension_point) const;
+  //! The Score plugins in order with their weights (1 when the configuration sets none).
+  std::vector<std::pair<std::string, int64_t>> ScoreWeights() const;
 
  private:
   Framework() = default;
