@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <exception>
+#include <thread>
 #include <utility>
 
 #include "api/loader_internal.h"
+#include "util/parallelizer.h"
 
 namespace kubesched::api {
 namespace loader {
@@ -40,6 +42,10 @@ void Absorb(State& state, ParsedDocument& doc) {
   }
 }
 
+// Documents per run of documents read on one thread, and the most runs (one per core, up to this).
+constexpr size_t kDocumentsPerRun = 256;
+constexpr size_t kMaxRuns = 16;
+
 // Reads one source's documents into the state; the first error stops it.
 std::optional<LoadError> AddSource(State& state, std::string_view text, const std::string& name) {
   std::vector<RawDocument> raw = SplitDocuments(text);
@@ -58,14 +64,41 @@ std::optional<LoadError> AddSource(State& state, std::string_view text, const st
     }
     raw = SplitYamlDocuments(source->text);
   }
-  for (size_t i = 0; i < raw.size(); ++i) {
-    auto source = std::make_shared<SourceDocument>(pool);
-    source->text = std::move(raw[i].text);
-    source->first_line = raw[i].first_line;
-    ParsedDocument doc =
-        LoadDocument(std::move(source), false, name, static_cast<int>(i) + 1, state.options.field_validation);
-    if (doc.error) return std::move(doc.error);
-    Absorb(state, doc);
+  // The documents are independent: YAML parsing (most of loading a large manifest) runs on every
+  // core, in runs of consecutive documents, each run with a pool of its own (a pool is not
+  // thread-safe). They are absorbed in order, so what is loaded, warned about or refused first is
+  // what a serial read gives.
+  const size_t n = raw.size();
+  std::vector<ParsedDocument> docs(n);
+  const size_t runs = std::clamp<size_t>(n / kDocumentsPerRun, 1, kMaxRuns);
+  std::vector<std::exception_ptr> failures(n);  // what reading a document threw
+  const auto load_run = [&](int run) {
+    const size_t begin = n * static_cast<size_t>(run) / runs, end = n * (static_cast<size_t>(run) + 1) / runs;
+    auto run_pool = run == 0 ? pool : std::make_shared<json::Allocator>();
+    for (size_t i = begin; i < end; ++i) {
+      try {
+        auto source = std::make_shared<SourceDocument>(run_pool);
+        source->text = std::move(raw[i].text);
+        source->first_line = raw[i].first_line;
+        docs[i] = LoadDocument(std::move(source), false, name, static_cast<int>(i) + 1, state.options.field_validation);
+      } catch (...) {
+        failures[i] = std::current_exception();
+        return;
+      }
+      if (docs[i].error) return;  // the documents after it are not needed
+    }
+  };
+  if (runs == 1) {
+    load_run(0);
+  } else {
+    util::Parallelizer parallelizer(
+        static_cast<int>(std::min<unsigned>(std::thread::hardware_concurrency(), kMaxRuns)));
+    parallelizer.Until(static_cast<int>(runs), load_run);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (failures[i]) std::rethrow_exception(failures[i]);
+    if (docs[i].error) return std::move(docs[i].error);
+    Absorb(state, docs[i]);
   }
   return std::nullopt;
 }

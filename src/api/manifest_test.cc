@@ -1859,3 +1859,35 @@ TEST(ManifestTest, TerminationGracePeriodDefaultsToThirtySeconds) {
 
 }  // namespace
 }  // namespace kubesched::api
+
+namespace kubesched::api {
+namespace {
+
+// A manifest of many documents is read in runs on several threads; what it gives must be what a
+// serial read gives: objects in document order, and the first bad document's error even when a
+// later run (read at the same time) has one too.
+TEST(ManifestTest, ManyDocumentsLoadInOrderAndReportTheFirstError) {
+  std::string text;
+  const int documents = 2000;
+  for (int i = 0; i < documents; ++i) {
+    text += "apiVersion: v1\nkind: Node\nmetadata:\n  name: n" + std::to_string(i) +
+            "\nstatus:\n  allocatable:\n    cpu: \"4\"\n---\n";
+  }
+  const ClusterObjects objs = MustLoad(text);
+  ASSERT_EQ(objs.nodes.size(), static_cast<size_t>(documents));
+  for (int i = 0; i < documents; ++i)
+    EXPECT_EQ(objs.nodes[static_cast<size_t>(i)]->metadata.name, "n" + std::to_string(i));
+
+  std::string bad;
+  for (int i = 0; i < documents; ++i) {
+    const bool broken = i == 700 || i == 1900;  // in different runs of documents
+    bad += "apiVersion: v1\nkind: Node\nmetadata:\n  name: n" + std::to_string(i) +
+           "\nstatus:\n  allocatable:\n    cpu: " + (broken ? "\"lots\"" : "\"4\"") + "\n---\n";
+  }
+  const std::string error = LoadErrorOf(bad);
+  EXPECT_THAT(error, HasSubstr("document 701 "));
+  EXPECT_THAT(error, HasSubstr("Node n700"));
+}
+
+}  // namespace
+}  // namespace kubesched::api
