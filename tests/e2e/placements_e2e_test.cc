@@ -67,17 +67,6 @@ std::string Outcome(const std::string& json_text) {
   return out.str();
 }
 
-std::string Gunzip(const std::string& path) {
-  std::string out;
-  FILE* p = popen(("gzip -dc '" + path + "'").c_str(), "r");
-  if (p == nullptr) return out;
-  char buf[65536];
-  size_t n = 0;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  pclose(p);
-  return out;
-}
-
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream s;

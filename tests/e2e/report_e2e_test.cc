@@ -41,17 +41,6 @@ fs::path ArtifactDir() {
   return dir;
 }
 
-std::string Gunzip(const std::string& path) {
-  std::string out;
-  FILE* p = popen(("gzip -dc '" + path + "'").c_str(), "r");
-  if (p == nullptr) return out;
-  char buf[65536];
-  size_t n = 0;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  pclose(p);
-  return out;
-}
-
 // What the page shows, read from its DOM: per run, node → its pods (sorted), pending pod → the
 // reason it is listed under.
 constexpr const char* kReadDom = R"js((() => {

@@ -69,4 +69,15 @@ RunResult RunKubeschedWithInput(const std::vector<std::string>& args, const std:
   return r;
 }
 
+std::string Gunzip(const std::string& path) {
+  std::string out;
+  FILE* p = popen(("gzip -dc '" + path + "'").c_str(), "r");
+  if (p == nullptr) return out;
+  char buf[65536];
+  size_t n = 0;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  pclose(p);
+  return out;
+}
+
 }  // namespace kubesched::e2e

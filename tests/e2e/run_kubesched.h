@@ -22,5 +22,7 @@ RunResult RunKubesched(const std::vector<std::string>& args);
 RunResult RunKubeschedWithInput(const std::vector<std::string>& args, const std::string& stdin_text);
 //! Writes text to a fresh temporary file and returns its path.
 std::string WriteTempFile(const std::string& name, const std::string& text);
+//! The contents of a gzip file (through gzip -dc); empty when it cannot be read.
+std::string Gunzip(const std::string& path);
 
 }  // namespace kubesched::e2e
