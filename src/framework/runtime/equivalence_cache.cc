@@ -1,5 +1,8 @@
 #include "framework/runtime/equivalence_cache.h"
 
+#include <algorithm>
+#include <limits>
+
 #include "api/encode.h"
 #include "api/types.h"
 
@@ -18,14 +21,14 @@ std::string PodClassKey(const api::Pod& pod) {
 
 void EquivalenceClass::StoreVerdict(const NodeInfo& node, const Status& status) {
   if (!Indexable(node)) return;
-  uint32_t index = 0;
+  uint32_t index = kPassed;
   // Interned reason lists are shared: the same list (by address), code and plugin as the status
   // stored last is that status, with no key to build.
   auto same = [&](const Status& known) {
     return known.code() == status.code() && &known.reasons() == &status.reasons() &&
            known.plugin().data() == status.plugin().data() && known.plugin() == status.plugin();
   };
-  if (!status.IsSuccess() && last_stored_ != 0 && same(statuses_[last_stored_ - 1])) {
+  if (!status.IsSuccess() && last_stored_ != 0 && same(statuses_[last_stored_ - kFirstStatus])) {
     index = last_stored_;
   } else if (!status.IsSuccess()) {
     std::string key(status.plugin());
@@ -37,28 +40,38 @@ void EquivalenceClass::StoreVerdict(const NodeInfo& node, const Status& status) 
     }
     auto [it, inserted] = status_index_.try_emplace(std::move(key), 0);
     if (inserted) {
+      it->second = static_cast<uint32_t>(statuses_.size()) + kFirstStatus;
       statuses_.push_back(status);
-      it->second = static_cast<uint32_t>(statuses_.size());
     }
     index = it->second;
     last_stored_ = index;
   }
-  verdicts_[static_cast<size_t>(node.snapshot_index())] = VerdictEntry{node.generation(), index};
+  const size_t i = static_cast<size_t>(node.snapshot_index());
+  Claim(i, node.generation());
+  verdicts_[i] = index;
 }
 
 void EquivalenceClass::StoreScore(size_t plugin, const NodeInfo& node, int64_t score) {
-  if (!Indexable(node) || plugin >= scores_.size()) return;
-  scores_[plugin][static_cast<size_t>(node.snapshot_index())] = ScoreEntry{node.generation(), score};
+  if (!Indexable(node) || plugin >= num_score_plugins_) return;
+  if (score < std::numeric_limits<int32_t>::min() || score > std::numeric_limits<int32_t>::max()) return;
+  const size_t i = static_cast<size_t>(node.snapshot_index());
+  Claim(i, node.generation());
+  scores_[i * num_score_plugins_ + plugin] = static_cast<int32_t>(score);
+  known_scores_[i] |= uint64_t{1} << plugin;
 }
 
 void EquivalenceClass::Reset(size_t num_nodes, size_t num_score_plugins) {
   num_nodes_ = num_nodes;
+  num_score_plugins_ = std::min(num_score_plugins, kMaxScorePlugins);
   entries_ = num_nodes * (1 + num_score_plugins);
-  verdicts_.assign(num_nodes, VerdictEntry{});
+  generations_.assign(num_nodes, 0);  // no node has generation 0 (Indexable)
+  verdicts_.assign(num_nodes, kNoVerdict);
+  known_scores_.assign(num_nodes, 0);
+  scores_.assign(num_nodes * num_score_plugins_, 0);
   statuses_.clear();
   status_index_.clear();
   last_stored_ = 0;
-  scores_.assign(num_score_plugins, std::vector<ScoreEntry>(num_nodes));
+  score_plugins_ = num_score_plugins;
 }
 
 EquivalenceClass* EquivalenceCache::ClassFor(const std::string& key, size_t num_nodes, size_t num_score_plugins) {
@@ -74,7 +87,7 @@ EquivalenceClass* EquivalenceCache::ClassFor(const std::string& key, size_t num_
   }
   // A class whose statuses outgrew its nodes holds mostly stale ones (each store of a node's
   // new verdict may add one): start it over, as when the node count changed.
-  if (inserted || c.num_nodes_ != num_nodes || c.scores_.size() != num_score_plugins ||
+  if (inserted || c.num_nodes_ != num_nodes || c.score_plugins_ != num_score_plugins ||
       c.statuses_.size() > 2 * num_nodes + 16) {
     entries_ -= c.entries_;
     c.Reset(num_nodes, num_score_plugins);

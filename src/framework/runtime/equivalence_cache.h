@@ -37,20 +37,22 @@ class EquivalenceClass {
   //! The Filter verdict recorded for the node at its current generation, or nullptr.
   const Status* FindVerdict(const NodeInfo& node) const {
     if (!Indexable(node)) return nullptr;
-    const VerdictEntry& e = verdicts_[static_cast<size_t>(node.snapshot_index())];
-    if (e.generation != node.generation()) return nullptr;
-    return e.status == 0 ? &passed_ : &statuses_[e.status - 1];
+    const size_t i = static_cast<size_t>(node.snapshot_index());
+    const uint32_t v = verdicts_[i];
+    if (v == kNoVerdict || generations_[i] != node.generation()) return nullptr;
+    return v == kPassed ? &passed_ : &statuses_[v - kFirstStatus];
   }
   void StoreVerdict(const NodeInfo& node, const Status& status);
 
   //! The raw score of score plugin `plugin` (its index in the profile) recorded for the node at
   //! its current generation.
   std::optional<int64_t> FindScore(size_t plugin, const NodeInfo& node) const {
-    if (!Indexable(node) || plugin >= scores_.size()) return std::nullopt;
-    const ScoreEntry& e = scores_[plugin][static_cast<size_t>(node.snapshot_index())];
-    if (e.generation != node.generation()) return std::nullopt;
-    return e.score;
+    if (!Indexable(node) || plugin >= num_score_plugins_) return std::nullopt;
+    const size_t i = static_cast<size_t>(node.snapshot_index());
+    if ((known_scores_[i] & (uint64_t{1} << plugin)) == 0 || generations_[i] != node.generation()) return std::nullopt;
+    return scores_[i * num_score_plugins_ + plugin];
   }
+  //! Records a raw score; one outside int32 (no in-tree node-local plugin gives one) is not kept.
   void StoreScore(size_t plugin, const NodeInfo& node, int64_t score);
 
   //! Entries held (nodes × (1 + score plugins)), what the cache's budget counts.
@@ -64,23 +66,34 @@ class EquivalenceClass {
            static_cast<size_t>(node.snapshot_index()) < num_nodes_;
   }
 
-  struct VerdictEntry {
-    int64_t generation = 0;
-    uint32_t status = 0;  // 0: passed; else statuses_[status - 1]
-  };
-  struct ScoreEntry {
-    int64_t generation = 0;
-    int64_t score = 0;
-  };
+  // The node's row (its generation, verdict and known scores) for the node's generation, cleared
+  // first when the row holds an older one.
+  void Claim(size_t i, int64_t generation) {
+    if (generations_[i] == generation) return;
+    generations_[i] = generation;
+    verdicts_[i] = kNoVerdict;
+    known_scores_[i] = 0;
+  }
+
+  static constexpr uint32_t kNoVerdict = 0, kPassed = 1, kFirstStatus = 2;
+  //! Score plugins past this many (a bit each in known_scores_) are not memoised.
+  static constexpr size_t kMaxScorePlugins = 64;
+
   size_t num_nodes_ = 0;
+  size_t num_score_plugins_ = 0;  // memoised: at most kMaxScorePlugins
+  size_t score_plugins_ = 0;      // the profile's
   size_t entries_ = 0;
-  std::vector<VerdictEntry> verdicts_;
+  // One row per node (by snapshot index), in columns: what the row holds is for the node at
+  // generations_[i] only. About 20 + 4 x (score plugins) bytes per node.
+  std::vector<int64_t> generations_;
+  std::vector<uint32_t> verdicts_;      // kNoVerdict, kPassed or kFirstStatus + statuses_ index
+  std::vector<uint64_t> known_scores_;  // bit p: scores_[i * num_score_plugins_ + p] is known
+  std::vector<int32_t> scores_;
   //! Distinct rejections (a deque: stable while it grows).
   std::deque<Status> statuses_;
   const Status passed_;
   uint32_t last_stored_ = 0;  // the status index stored last: runs of nodes share one
   std::unordered_map<std::string, uint32_t> status_index_;
-  std::vector<std::vector<ScoreEntry>> scores_;  // [plugin][node], sized on first use
   std::list<std::string>::iterator lru_;
 };
 
