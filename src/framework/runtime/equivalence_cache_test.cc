@@ -1,5 +1,7 @@
 #include "framework/runtime/equivalence_cache.h"
 
+#include <limits>
+
 #include <gtest/gtest.h>
 
 #include "testing/builders.h"
@@ -80,6 +82,29 @@ TEST(EquivalenceClassTest, ScoresPerPluginAndGeneration) {
   EXPECT_EQ(c->FindScore(2, *n0), std::nullopt);  // no such plugin
   n0->Touch();
   EXPECT_EQ(c->FindScore(0, *n0), std::nullopt);
+}
+
+// A node's row holds one generation: what was recorded for an older one (verdict and scores) is
+// gone once anything is recorded for the new one, and a score outside int32 is not kept.
+TEST(EquivalenceClassTest, ARowHoldsOneGenerationAndInt32Scores) {
+  EquivalenceCache cache;
+  auto n0 = Node("n0", 0);
+  EquivalenceClass* c = cache.ClassFor("k", 1, 3);
+  c->StoreVerdict(*n0, Status());
+  c->StoreScore(0, *n0, -5);
+  c->StoreScore(1, *n0, int64_t{1} << 40);
+  c->StoreScore(2, *n0, std::numeric_limits<int32_t>::max());
+  EXPECT_NE(c->FindVerdict(*n0), nullptr);
+  EXPECT_EQ(c->FindScore(0, *n0), -5);
+  EXPECT_EQ(c->FindScore(1, *n0), std::nullopt);
+  EXPECT_EQ(c->FindScore(2, *n0), std::numeric_limits<int32_t>::max());
+
+  n0->Touch();
+  c->StoreScore(1, *n0, 3);
+  EXPECT_EQ(c->FindVerdict(*n0), nullptr);
+  EXPECT_EQ(c->FindScore(0, *n0), std::nullopt);
+  EXPECT_EQ(c->FindScore(1, *n0), 3);
+  EXPECT_EQ(c->FindScore(2, *n0), std::nullopt);
 }
 
 TEST(EquivalenceCacheTest, ANewNodeCountStartsTheClassOver) {
