@@ -23,6 +23,7 @@
 #include "plugins/registry.h"
 #include "report/report.h"
 #include "scheduler/simulation.h"
+#include "util/atomic_file.h"
 
 namespace kubesched::cmd {
 namespace {
@@ -79,7 +80,7 @@ int WriteReport(const SimulateArgs& args, std::span<const report::Run> runs) {
   options.inputs = args.files;
   options.seed = args.seed;
   const std::string html = report::RenderReport(runs, options);
-  if (auto written = report::WriteFileAtomically(args.report, html); !written) {
+  if (auto written = util::WriteFileAtomically(args.report, html); !written) {
     std::cerr << "error: --report: cannot write the report: " << written.error() << "\n";
     return kExitFailure;
   }

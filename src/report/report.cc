@@ -1,13 +1,7 @@
 #include "report/report.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
-#include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -80,48 +74,6 @@ Differences Compare(const scheduler::SimulationResult& a, const scheduler::Simul
   std::set_difference(sb.used_nodes.begin(), sb.used_nodes.end(), sa.used_nodes.begin(), sa.used_nodes.end(),
                       std::back_inserter(d.nodes_only_b));
   return d;
-}
-
-std::expected<void, std::string> WriteFileAtomically(const std::string& path, std::string_view content) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  if (target.filename().empty()) return std::unexpected(fmt::format("{}: not a file name", path));
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::string tmpl = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
-  const int fd = mkstemp(tmpl.data());
-  if (fd < 0)
-    return std::unexpected(fmt::format("{}: cannot create a file in {}: {}", path, dir.string(), std::strerror(errno)));
-  auto fail = [&](const char* what) -> std::expected<void, std::string> {
-    const int err = errno;
-    close(fd);
-    unlink(tmpl.c_str());
-    return std::unexpected(fmt::format("{}: {}: {}", path, what, std::strerror(err)));
-  };
-  size_t written = 0;
-  while (written < content.size()) {
-    const ssize_t n = write(fd, content.data() + written, content.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail("write failed");
-    }
-    written += static_cast<size_t>(n);
-  }
-  // mkstemp creates the file readable by its owner only; a report is an ordinary document.
-  const mode_t mask = umask(0);
-  umask(mask);
-  if (fchmod(fd, 0666 & ~mask) != 0) return fail("cannot set permissions");
-  if (fsync(fd) != 0) return fail("write failed");
-  if (close(fd) != 0) {
-    const int err = errno;
-    unlink(tmpl.c_str());
-    return std::unexpected(fmt::format("{}: write failed: {}", path, std::strerror(err)));
-  }
-  if (std::rename(tmpl.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    unlink(tmpl.c_str());
-    return std::unexpected(fmt::format("{}: cannot replace the file: {}", path, std::strerror(err)));
-  }
-  return {};
 }
 
 namespace {

@@ -51,10 +51,6 @@ struct ReportOptions {
 //! The report of one run, or of two side by side (`--compare`): a complete HTML document.
 std::string RenderReport(std::span<const Run> runs, const ReportOptions& options);
 
-//! Writes `content` to `path` whole or not at all: into a temporary file in the same directory,
-//! renamed over `path` once complete. The error names the path and what failed.
-std::expected<void, std::string> WriteFileAtomically(const std::string& path, std::string_view content);
-
 //! `text` with &, <, >, " and ' replaced by character references: safe in element content and
 //! in quoted attribute values.
 std::string EscapeHtml(std::string_view text);

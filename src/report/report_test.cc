@@ -1,15 +1,8 @@
 // Tests of the HTML report: escaping, the summary's numbers, the bars, the heat map, the
-// comparison of two runs, and writing the file whole or not at all. (The page in a browser:
+// comparison of two runs. (The page in a browser:
 // tests/e2e/report_e2e_test.cc.)
 
 #include "report/report.h"
-
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -17,8 +10,6 @@
 
 namespace kubesched::report {
 namespace {
-
-namespace fs = std::filesystem;
 
 size_t Count(const std::string& text, std::string_view what) {
   size_t n = 0;
@@ -271,30 +262,6 @@ TEST(Report, CompareDifferences) {
   EXPECT_NE(html.find("<div class=\"node empty\" data-node=\"n2\" data-run=\"1\">"), std::string::npos);
   EXPECT_NE(html.find("<div id=\"pending-0\" data-run=\"0\"><h3>default: 1 pending</h3>"), std::string::npos);
   EXPECT_NE(html.find("<div id=\"pending-1\" data-run=\"1\"><h3>optimizer.yaml: 0 pending</h3>"), std::string::npos);
-}
-
-TEST(Report, WriteFileAtomically) {
-  const fs::path dir = fs::temp_directory_path() / ("kubesched-report-test-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  const std::string path = (dir / "r.html").string();
-  const mode_t mask = umask(022);
-  ASSERT_TRUE(WriteFileAtomically(path, "first"));
-  ASSERT_TRUE(WriteFileAtomically(path, "second, longer"));
-  std::stringstream got;
-  got << std::ifstream(path).rdbuf();
-  EXPECT_EQ(got.str(), "second, longer");
-  size_t files = 0;
-  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir)) ++files;
-  EXPECT_EQ(files, 1u) << "no temporary file left behind";
-  EXPECT_EQ(fs::status(path).permissions() & fs::perms::others_read, fs::perms::others_read)
-      << "readable as an ordinary file (under umask 022)";
-  umask(mask);
-
-  auto missing = WriteFileAtomically((dir / "no-such-dir" / "r.html").string(), "x");
-  ASSERT_FALSE(missing);
-  EXPECT_NE(missing.error().find("cannot create a file in"), std::string::npos) << missing.error();
-  EXPECT_NE(missing.error().find("No such file or directory"), std::string::npos) << missing.error();
-  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -1,15 +1,9 @@
 #include "server/kubeconfig.h"
 
-#include <sys/stat.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
-
 #include <fmt/format.h>
 
 #include "server/tls.h"
+#include "util/atomic_file.h"
 
 namespace kubesched::server {
 
@@ -39,17 +33,9 @@ std::string RenderKubeconfig(const KubeconfigOptions& o) {
 }
 
 std::expected<void, std::string> WriteKubeconfig(const std::string& path, const KubeconfigOptions& options) {
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) return std::unexpected(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
-    out << RenderKubeconfig(options);
-    if (!out.flush()) return std::unexpected(fmt::format("cannot write {}: {}", tmp, std::strerror(errno)));
-  }
-  ::chmod(tmp.c_str(), 0600);
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return std::unexpected(fmt::format("cannot replace {}: {}", path, std::strerror(errno)));
-  }
+  // It holds the token: for its owner only.
+  auto written = util::WriteFileAtomically(path, RenderKubeconfig(options), 0600);
+  if (!written) return std::unexpected("cannot write the kubeconfig " + written.error());
   return {};
 }
 

@@ -1,19 +1,15 @@
 // MemoryStore::SaveState / LoadState: the whole store as one JSON document,
 //   {"kind":"KubeschedStoreState","resourceVersion":"N","objects":[{...},...]}
 // with each object exactly as stored (its apiVersion and kind say which resource it is).
-#include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <sstream>
-
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <fmt/format.h>
 
 #include "store/errors.h"
 #include "store/memory_store.h"
 #include "store/meta.h"
+#include "util/atomic_file.h"
 
 namespace kubesched::store {
 
@@ -41,30 +37,9 @@ Result<void> MemoryStore::SaveState(const std::string& path) const {
     }
     out += "]}\n";
   }
-  // A temporary file in the same directory, flushed to disk, then renamed over the target: a
-  // reader (or a restart after a crash) sees the old state or the new one, never half of one.
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return std::unexpected(Internal(fmt::format("cannot write {}: {}", tmp, std::strerror(errno))));
-  size_t done = 0;
-  while (done < out.size()) {
-    const ssize_t n = ::write(fd, out.data() + done, out.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const int err = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return std::unexpected(Internal(fmt::format("cannot write {}: {}", tmp, std::strerror(err))));
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    ::unlink(tmp.c_str());
-    return std::unexpected(Internal(fmt::format("cannot write {}: {}", tmp, std::strerror(errno))));
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    ::unlink(tmp.c_str());
-    return std::unexpected(Internal(fmt::format("cannot rename {} to {}: {}", tmp, path, std::strerror(errno))));
+  // A reader (or a restart after a crash) sees the old state or the new one, never half of one.
+  if (auto written = util::WriteFileAtomically(path, out, 0644); !written) {
+    return std::unexpected(Internal("cannot save the state to " + written.error()));
   }
   return {};
 }
