@@ -226,9 +226,7 @@ class Logger : public Verbose {
 #define KS_LOG (::kubesched::log::Logger(__FILE__, __LINE__))
 
 //! klog.V(level) at this file and line: KS_LOG_V(4).InfoS(...), .Info(...), .ErrorS(...),
-//! .Error(...). The if/else keeps a following `else` bound to the caller's own `if`, and leaves the
-//! call's arguments unevaluated unless V(level) is enabled.
-#define KS_LOG_V(level)                                   \
-  if (!::kubesched::log::V(level)) {                      \
-  } else /* NOLINT(readability-misleading-indentation) */ \
-    ::kubesched::log::Verbose(__FILE__, __LINE__)
+//! .Error(...). The call becomes the third operand of a conditional expression, so its arguments
+//! are evaluated only when V(level) is enabled; being an expression rather than an if/else, it
+//! cannot capture a caller's `else` nor draw GCC's -Wdangling-else under a brace-less `if`.
+#define KS_LOG_V(level) !::kubesched::log::V(level) ? (void)0 : ::kubesched::log::Verbose(__FILE__, __LINE__)
