@@ -48,7 +48,6 @@
 
 #include <benchmark/benchmark.h>
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "cache/snapshot.h"
 #include "config/load.h"
@@ -64,6 +63,7 @@
 #include "plugins/registry.h"
 #include "testing/builders.h"
 #include "util/clock.h"
+#include "util/log.h"
 #include "util/parallelizer.h"
 #include "util/percentile.h"
 
@@ -551,7 +551,7 @@ std::optional<NodeToStatus> FilterAll(Framework& fwk, CycleState& state, const f
 }
 
 void BM_Preemption(benchmark::State& state, int num_nodes, int scenario, std::string_view plugin) {
-  spdlog::set_level(spdlog::level::warn);
+  log::SetVerbosity(0);  // the plugins' V(2) plan lines would swamp the table
   const Cluster& cluster = ClusterOf(num_nodes, scenario);
   const config::Profile profile = ProfileFor(plugin);
   RecordingClient client(cluster);
@@ -580,7 +580,8 @@ void BM_Preemption(benchmark::State& state, int num_nodes, int scenario, std::st
       const auto started = std::chrono::steady_clock::now();
       auto [result, status] = (*fwk)->RunPostFilterPlugins(cycle, pod, *statuses);
       r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-      if (status.IsError()) spdlog::error("{} on {}: {}", plugin, pod.pod().Key(), status.Message());
+      if (status.IsError())
+        KS_LOG.ErrorS(status.Message(), "PostFilter failed", "plugin", plugin, "pod", log::KObj(pod.pod()));
       r.valid = true;
       r.plan = status.IsSuccess() && !result.nominated_node_name.empty();
       r.evictions = client.evictions();

@@ -1,10 +1,9 @@
 #include "cluster/timeline.h"
 
-#include <spdlog/spdlog.h>
-
 #include "api/time_format.h"
 #include "store/meta.h"
 #include "util/duration.h"
+#include "util/log.h"
 
 namespace kubesched::cluster {
 
@@ -38,7 +37,8 @@ void Timeline::FireEvents(int64_t now_ns) {
       api::json::Set(meta, "creationTimestamp",
                      api::json::MakeString(api::FormatRFC3339(clock_.NowNs()), doc.GetAllocator()), doc.GetAllocator());
       if (auto created = store_.Restore(*e.type, e.namespace_, std::move(doc)); !created) {
-        spdlog::warn("timeline: creating {} {}: {}", e.type->singular, e.name, created.error().message);
+        KS_LOG.WarningS("Timeline: creating an object failed", "kind", e.type->singular, "object",
+                        log::KRef(e.namespace_, e.name), "err", created.error().message);
       }
       continue;
     }
@@ -47,7 +47,8 @@ void Timeline::FireEvents(int64_t now_ns) {
       continue;
     }
     if (auto deleted = store_.Delete(*e.type, e.namespace_, e.name, {}); !deleted) {
-      spdlog::debug("timeline: deleting {} {}: {}", e.type->singular, e.name, deleted.error().message);
+      KS_LOG_V(4).InfoS("Timeline: deleting an object failed", "kind", e.type->singular, "object",
+                        log::KRef(e.namespace_, e.name), "err", deleted.error().message);
     }
   }
 }

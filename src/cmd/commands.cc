@@ -7,8 +7,6 @@
 #include <string>
 #include <vector>
 
-#include <spdlog/sinks/stdout_color_sinks.h>
-#include <spdlog/spdlog.h>
 #include <CLI/CLI.hpp>
 
 #include "api/manifest.h"
@@ -24,6 +22,7 @@
 #include "report/report.h"
 #include "scheduler/simulation.h"
 #include "util/atomic_file.h"
+#include "util/log.h"
 
 namespace kubesched::cmd {
 namespace {
@@ -31,21 +30,6 @@ namespace {
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
 constexpr int kExitBadInput = 2;
-
-void SetVerbosity(int v) {
-  auto logger = spdlog::stderr_color_mt("kubesched");
-  spdlog::set_default_logger(logger);
-  spdlog::set_pattern("%^%L%$ %H:%M:%S.%f %v");
-  // Upstream's klog levels: 0 warnings and errors, 2 useful steady-state info, 4 debug, 5+ trace.
-  if (v <= 0)
-    spdlog::set_level(spdlog::level::warn);
-  else if (v <= 3)
-    spdlog::set_level(spdlog::level::info);
-  else if (v <= 4)
-    spdlog::set_level(spdlog::level::debug);
-  else
-    spdlog::set_level(spdlog::level::trace);
-}
 
 struct SimulateArgs {
   std::vector<std::string> files;
@@ -287,7 +271,7 @@ int Main(int argc, char** argv) {
     std::cout << app.help();
     return kExitOk;
   }
-  SetVerbosity(verbosity);
+  log::SetVerbosity(verbosity);
   if (simulate->parsed()) {
     try {
       return RunSimulate(sim);

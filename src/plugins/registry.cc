@@ -1,6 +1,5 @@
 #include "plugins/registry.h"
 
-#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -24,6 +23,7 @@
 #include "plugins/queue_sort/queue_sort.h"
 #include "plugins/scheduling_gates/scheduling_gates.h"
 #include "plugins/taint_toleration/taint_toleration.h"
+#include "util/log.h"
 
 namespace kubesched::plugins {
 namespace {
@@ -32,8 +32,7 @@ void MustRegister(framework::Registry& registry, std::string_view name, framewor
                   std::optional<framework::ArgsType> args_type = std::nullopt) {
   auto ok = registry.Register(std::string(name), std::move(factory), std::move(args_type));
   if (!ok) {
-    std::fprintf(stderr, "registering in-tree plugin %.*s: %s\n", static_cast<int>(name.size()), name.data(),
-                 ok.error().c_str());
+    KS_LOG.ErrorS(ok.error(), "Registering an in-tree plugin failed", "plugin", name);
     std::abort();
   }
 }

@@ -8,9 +8,9 @@
 #include <atomic>
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "scheduler/scheduler.h"
+#include "util/log.h"
 
 namespace kubesched::scheduler {
 
@@ -96,7 +96,7 @@ bool Scheduler::ScheduleOne() {
       auto [pf_result, pf_status] = fwk->RunPostFilterPlugins(*state, *pod_info, diagnosis.node_to_status);
       diagnosis.post_filter_msg = pf_status.Message();
       if (pf_status.IsError()) {
-        spdlog::error("running PostFilter for {}: {}", pod.Key(), pf_status.Message());
+        KS_LOG.ErrorS(pf_status.Message(), "Running PostFilter plugins failed", "pod", log::KObj(pod));
       }
       nominating = std::move(pf_result);
     }
@@ -217,7 +217,8 @@ std::vector<const NodeInfo*> Scheduler::FindNodesThatFitPod(Framework& fwk, Cycl
       if (ns.IsSuccess()) return {n};
       // An error on the nominated node is logged and the search goes on over all nodes.
       if (ns.IsError())
-        spdlog::error("evaluating nominated node {} for {}: {}", *nominated, pod.pod().Key(), ns.Message());
+        KS_LOG.ErrorS(ns.Message(), "Evaluation failed on nominated node", "pod", log::KObj(pod.pod()), "node",
+                      *nominated);
     }
   }
 
@@ -452,7 +453,7 @@ void Scheduler::HandleSchedulingFailure(Framework& fwk, QueuedPodInfo qpi, const
   api::PodCondition cond{"PodScheduled", "False", rejected ? "Unschedulable" : "SchedulerError", message};
   (void)client_->SetPodScheduledCondition(*current, cond);
   queue_->Done(uid);
-  spdlog::debug("unable to schedule pod {}: {}", pod.Key(), message);
+  KS_LOG_V(4).InfoS("Unable to schedule pod", "pod", log::KObj(pod), "err", message);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -5,7 +5,8 @@
 #include <map>
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
+
+#include "util/log.h"
 
 namespace kubesched::scheduler {
 
@@ -229,7 +230,7 @@ void Scheduler::OnNodeDelete(std::shared_ptr<const api::Node> node) { cache_->Re
 void Scheduler::OnPodAdd(std::shared_ptr<const api::Pod> pod) {
   if (Assigned(*pod)) {
     Status s = cache_->AddPod(PodInfo::Create(pod));
-    if (!s.IsSuccess()) spdlog::error("cache AddPod {}: {}", pod->Key(), s.Message());
+    if (!s.IsSuccess()) KS_LOG.ErrorS(s.Message(), "Scheduler cache AddPod failed", "pod", log::KObj(*pod));
     queue_->AssignedPodAdded(*pod);
     return;
   }
@@ -251,11 +252,11 @@ void Scheduler::OnPodUpdate(std::shared_ptr<const api::Pod> old_pod, std::shared
       }
       queue_->Delete(*old_pod);
       Status s = cache_->AddPod(PodInfo::Create(new_pod));
-      if (!s.IsSuccess()) spdlog::error("cache AddPod {}: {}", new_pod->Key(), s.Message());
+      if (!s.IsSuccess()) KS_LOG.ErrorS(s.Message(), "Scheduler cache AddPod failed", "pod", log::KObj(*new_pod));
       queue_->AssignedPodAdded(*new_pod);
     } else {
       Status s = cache_->UpdatePod(*old_pod, PodInfo::Create(new_pod));
-      if (!s.IsSuccess()) spdlog::error("cache UpdatePod {}: {}", new_pod->Key(), s.Message());
+      if (!s.IsSuccess()) KS_LOG.ErrorS(s.Message(), "Scheduler cache UpdatePod failed", "pod", log::KObj(*new_pod));
       queue_->AssignedPodUpdated(*old_pod, *new_pod);
     }
     return;
@@ -273,7 +274,9 @@ void Scheduler::OnPodUpdate(std::shared_ptr<const api::Pod> old_pod, std::shared
 void Scheduler::OnPodDelete(std::shared_ptr<const api::Pod> pod) {
   if (Assigned(*pod)) {
     Status s = cache_->RemovePod(*pod);
-    if (!s.IsSuccess()) spdlog::debug("cache RemovePod {}: {}", pod->Key(), s.Message());
+    // Debug only, as before: a pod the cache never saw (or already forgot) is deleted routinely.
+    if (!s.IsSuccess())
+      KS_LOG_V(4).InfoS("Scheduler cache RemovePod failed", "pod", log::KObj(*pod), "err", s.Message());
     queue_->AssignedPodDeleted(*pod);
     return;
   }

@@ -4,7 +4,6 @@
 #include <cmath>
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 #include <nlohmann/json.hpp>
 
 #include "optimizer/mip.h"
@@ -12,6 +11,7 @@
 #include "plugins/helper/taints.h"
 #include "plugins/helper/validation.h"
 #include "plugins/node_affinity/node_selector.h"
+#include "util/log.h"
 
 namespace kubesched::plugins::batch_placement {
 
@@ -222,12 +222,11 @@ void BatchPlacement::Tick(const std::vector<PodInfoPtr>& held) {
   options.timeout_seconds = args_.solver_timeout_seconds;
   options.solver = args_.solver;
   optimizer::PlacementResult result = optimizer::PlaceBatch(MakeInput(batch), options);
-  spdlog::info(
-      "BatchPlacement: {} pods in {} groups over {} node classes: {} placed, {} new nodes, {} ({}), gap {:.4f}, "
-      "{:.3f}s (solver {:.3f}s); greedy: {} placed, {} new nodes",
-      batch.size(), result.groups, result.node_classes, result.placed, result.new_nodes_used,
-      result.optimal ? "optimal" : "not proved optimal", result.stopped_by, result.gap, result.seconds,
-      result.solver_seconds, result.greedy_placed, result.greedy_new_nodes);
+  KS_LOG_V(2).InfoS("BatchPlacement placed a batch", "pods", batch.size(), "groups", result.groups, "nodeClasses",
+                    result.node_classes, "placed", result.placed, "newNodes", result.new_nodes_used, "optimal",
+                    result.optimal, "stoppedBy", result.stopped_by, "gap", result.gap, "seconds", result.seconds,
+                    "solverSeconds", result.solver_seconds, "greedyPlaced", result.greedy_placed, "greedyNewNodes",
+                    result.greedy_new_nodes);
 
   std::vector<std::shared_ptr<const api::Pod>> order;
   {

@@ -7,10 +7,10 @@
 #include <set>
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "plugins/helper/strict_decoder.h"
 #include "plugins/helper/validation.h"
+#include "util/log.h"
 
 namespace kubesched::plugins::cross_node_preemption {
 
@@ -200,8 +200,8 @@ std::pair<framework::PreFilterResult, Status> CrossNodePreemption::PreFilter(Cyc
         }
         m.claimed_by = pod.pod_ptr();
         handle_.nominator().AddPlannedPod(PodInfo::Create(pod.pod_ptr()), m.destination);
-        spdlog::info("cross-node preemption: pod {} replaces {}, steered to node {}", p.Key(), m.victim->Key(),
-                     m.destination);
+        KS_LOG_V(2).InfoS("Cross-node preemption: pod replaces a moved pod", "pod", log::KObj(p), "replaces",
+                          log::KObj(*m.victim), "node", m.destination);
         return {{}, Status::Skip()};
       }
     }
@@ -296,7 +296,7 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::PostFilter(
       }
       // Its victims are gone and it still does not fit (or its node is gone): the plan no longer
       // holds; find a new one.
-      spdlog::info("cross-node preemption: plan for {} on node {} is no longer valid", p.Key(), plan.node);
+      KS_LOG_V(2).InfoS("Cross-node preemption: plan no longer valid", "pod", log::KObj(p), "node", plan.node);
       EndPlan(uid, /*expired=*/true);
     }
   }
@@ -639,13 +639,14 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
     for (const auto& b : pdbs) model.pdb_allowed.push_back(b.disruptions_allowed);
   }
 
-  if (spdlog::should_log(spdlog::level::debug)) {
+  if (log::V(4)) {  // the destination lists are built only to be logged
     for (size_t mp = 0; mp < model.pods.size(); ++mp) {
       std::string dests;
-      for (int d : model.pods[mp].destinations) dests += " " + model.nodes[d].name;
-      spdlog::debug("cross-node preemption model for {}: pod {} on {} (rank {}, {}) destinations:{}", p.Key(),
-                    removable[model_pods[mp]].pi->pod().Key(), model.nodes[model.pods[mp].node].name,
-                    model.pods[mp].priority_rank, model.pods[mp].movable ? "movable" : "not movable", dests);
+      for (int d : model.pods[mp].destinations) (dests.empty() ? dests : dests += " ") += model.nodes[d].name;
+      KS_LOG_V(4).InfoS("Cross-node preemption model", "preemptor", log::KObj(p), "pod",
+                        log::KObj(removable[model_pods[mp]].pi->pod()), "node", model.nodes[model.pods[mp].node].name,
+                        "priorityRank", model.pods[mp].priority_rank, "movable", model.pods[mp].movable, "destinations",
+                        dests);
     }
   }
 
@@ -793,9 +794,9 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
     if (stats_.decision_seconds.size() < kMaxRecordedDecisions) stats_.decision_seconds.push_back(decision_seconds);
     plans_[applied.preemptor_uid] = std::move(applied);
   }
-  spdlog::info("cross-node preemption: {} on node {}: {} evicted, {} moved ({}; {:.1f} ms)", p.Key(), target->name(),
-               plan.evicted.size(), plan.moves.size(), plan.optimal ? "optimal" : fmt::format("gap {:.3f}", plan.gap),
-               decision_seconds * 1e3);
+  KS_LOG_V(2).InfoS("Cross-node preemption: plan made", "pod", log::KObj(p), "node", target->name(), "evicted",
+                    plan.evicted.size(), "moved", plan.moves.size(), "optimal", plan.optimal, "gap", plan.gap,
+                    "decisionMs", decision_seconds * 1e3);
   const std::string evict_reason = fmt::format("Preempted by pod {} on node {}", p.Key(), target->name());
   for (int v : plan.evicted) {
     if (Status s = evaluator_.Evict(removable[model_pods[v]].pi->pod(), evict_reason); !s.IsSuccess()) {
@@ -850,8 +851,8 @@ void CrossNodePreemption::Tick(const std::vector<PodInfoPtr>&) {
       }
     }
     for (const auto& uid : expired) {
-      spdlog::info("cross-node preemption: plan for {} on node {} expired (deadline {}, now {})",
-                   plans_[uid].preemptor->Key(), plans_[uid].node, plans_[uid].deadline_ns, now);
+      KS_LOG_V(2).InfoS("Cross-node preemption: plan expired", "pod", log::KObj(plans_[uid].preemptor), "node",
+                        plans_[uid].node, "deadlineNs", plans_[uid].deadline_ns, "nowNs", now);
       EndPlan(uid, /*expired=*/true);
     }
   }
