@@ -74,6 +74,7 @@ bool Scheduler::ScheduleOne() {
     }
   }
   ++attempts_;
+  KS_LOG_V(3).InfoS("Attempting to schedule pod", "pod", log::KObj(pod));  // upstream's line and level
 
   auto state = std::make_shared<CycleState>();
   cache_->UpdateSnapshot(*snapshot_);
@@ -477,6 +478,7 @@ void Scheduler::RunBindingCycle(Framework* fwk, std::shared_ptr<CycleState> stat
   if (s.IsSuccess()) {
     cache_->FinishBinding(assumed->pod());
     fwk->RunPostBindPlugins(*state, *assumed, host);
+    KS_LOG_V(2).InfoS("Successfully bound pod to node", "pod", log::KObj(assumed->pod()), "node", host);
     return;
   }
   // Undo: Unreserve in reverse and forget the assumed pod. Its resources are free again, which is
