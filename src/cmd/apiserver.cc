@@ -19,6 +19,7 @@
 #include "store/controllers/realtime_runner.h"
 #include "store/resources.h"
 #include "util/clock.h"
+#include "util/log.h"
 
 namespace kubesched::cmd {
 namespace {
@@ -206,7 +207,7 @@ int RunApiserver(const ApiserverArgs& args) {
     while (!done.load()) {
       int sig = sigtimedwait(&signals, nullptr, &step);
       if (sig == SIGTERM || sig == SIGINT) {
-        std::cerr << "kubesched apiserver: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << ", shutting down\n";
+        KS_LOG.InfoS("Received signal, shutting down", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT");
         srv.Shutdown();
         return;
       }

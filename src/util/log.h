@@ -33,6 +33,7 @@
 #include <concepts>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <type_traits>
