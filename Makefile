@@ -45,7 +45,7 @@ fuzz-replay:
 	@bash scripts/install-deps.sh fuzz
 	@$(FUZZ_ENV) bash scripts/fuzz.sh replay $(FUZZ_TARGET) $(FUZZ_INPUT)
 
-SOURCES = $(shell find src tests bench fuzz \( -name '*.h' -o -name '*.cc' \))
+SOURCES = $(shell find src tests bench fuzz examples \( -name '*.h' -o -name '*.cc' \))
 
 format:
 	@clang-format -i $(SOURCES)

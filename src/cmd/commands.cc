@@ -14,6 +14,7 @@
 #include "cmd/bench.h"
 #include "cmd/cli.h"
 #include "cmd/output.h"
+#include "cmd/plugin_registry.h"
 #include "cmd/plugins.h"
 #include "cmd/version.h"
 #include "config/load.h"
@@ -42,6 +43,7 @@ struct SimulateArgs {
   std::string validate = "strict";
   std::vector<std::string> compare;  // two configurations ("default" or a file)
   std::string report;                // --report: the HTML report's path, or empty
+  std::vector<std::string> plugins;  // --plugin: plugin libraries to load
 };
 
 // Whether the report can be written where asked, checked before anything runs: the path must
@@ -83,8 +85,12 @@ int RunSimulate(const SimulateArgs& args) {
       return kExitBadInput;
     }
   }
-  framework::Registry registry;
-  plugins::RegisterInTreePlugins(registry);
+  auto made = MakeRegistry(args.plugins);
+  if (!made) {
+    std::cerr << "error: --plugin: " << made.error() << "\n";
+    return kExitBadInput;
+  }
+  const framework::Registry& registry = *made;
 
   // Every configuration is loaded (and rejected) before anything runs.
   std::vector<std::string> names = args.compare;
@@ -249,6 +255,8 @@ int Main(int argc, char** argv) {
   simulate->add_option("--report", sim.report,
                        "also write a self-contained HTML report of the placement to this file (both "
                        "configurations side by side with --compare)");
+
+  AddPluginOption(simulate, sim.plugins);
 
   BenchArgs bench_args;
   CLI::App* bench = AddBenchSubcommand(app, bench_args);

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cmd/cli.h"
+#include "cmd/plugin_registry.h"
 #include "config/default_plugins.h"
 #include "framework/extension_points.h"
 #include "framework/handle.h"
@@ -205,19 +206,23 @@ void PrintJson(const std::vector<PluginDescription>& plugins, std::ostream& os) 
 }  // namespace
 
 CLI::App* AddPluginsSubcommand(CLI::App& app, PluginsArgs& args) {
-  CLI::App* plugins = app.add_subcommand(
-      "plugins",
-      "list the in-tree plugins: extension points, default profile and score weight, args and their defaults");
+  CLI::App* plugins = app.add_subcommand("plugins",
+                                         "list the plugins (in-tree and those of --plugin libraries): extension "
+                                         "points, default profile and score weight, args and their defaults");
   plugins->add_option("-o,--output", args.output, "output format: table or json")
       ->check(OneOf({"table", "json"}))
       ->capture_default_str();
+  AddPluginOption(plugins, args.plugins);
   return plugins;
 }
 
 int RunPlugins(const PluginsArgs& args) {
-  framework::Registry registry;
-  plugins::RegisterInTreePlugins(registry);
-  auto described = DescribePlugins(registry);
+  auto registry = MakeRegistry(args.plugins);
+  if (!registry) {
+    std::cerr << "error: --plugin: " << registry.error() << "\n";
+    return 2;
+  }
+  auto described = DescribePlugins(*registry);
   if (!described) {
     std::cerr << "error: " << described.error() << "\n";
     return 1;

@@ -5,13 +5,15 @@
 // weight, and its args type with every field's default. `-o json` for scripts.
 
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
 namespace kubesched::cmd {
 
 struct PluginsArgs {
-  std::string output = "table";  //!< table or json
+  std::string output = "table";      //!< table or json
+  std::vector<std::string> plugins;  //!< --plugin: plugin libraries to load
 };
 
 //! Registers the `plugins` subcommand on `app`, filling `args` when parsed.

@@ -25,4 +25,12 @@ std::vector<std::string> Registry::Names() const {
   return names;
 }
 
+std::expected<void, std::string> Registry::Absorb(Registry other) {
+  for (const auto& [name, entry] : other.entries_) {
+    if (entries_.contains(name)) return std::unexpected("a plugin named " + name + " already exists");
+  }
+  entries_.merge(other.entries_);
+  return {};
+}
+
 }  // namespace kubesched::framework

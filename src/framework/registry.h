@@ -36,6 +36,9 @@ class Registry {
   const ArgsType* FindArgsType(std::string_view name) const;
   //! Registered names, sorted.
   std::vector<std::string> Names() const;
+  //! Moves every entry of `other` here (plugin libraries register into a registry of their own
+  //! first). All or nothing: fails, changing nothing, when a name is taken.
+  std::expected<void, std::string> Absorb(Registry other);
 
  private:
   struct Entry {

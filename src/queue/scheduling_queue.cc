@@ -1,6 +1,7 @@
 #include "queue/scheduling_queue.h"
 
 #include <algorithm>
+#include <exception>
 #include <utility>
 
 #include "queue/pod_events.h"
@@ -188,7 +189,16 @@ void SchedulingQueue::RunPreEnqueuePluginsLocked(QueuedPodInfo& info) {
     return;
   }
   auto run = [&](framework::PreEnqueuePlugin* plugin) {
-    framework::Status s = plugin->PreEnqueue(info.pod());
+    framework::Status s;
+    // A plugin's exception gates the pod, as an Error status does upstream (framework.cc's Guard
+    // for the other points).
+    try {
+      s = plugin->PreEnqueue(info.pod());
+    } catch (const std::exception& e) {
+      s = framework::Status::Error(std::string("PreEnqueue: exception: ") + e.what());
+    } catch (...) {
+      s = framework::Status::Error("PreEnqueue: non-standard exception");
+    }
     if (s.IsSuccess()) return true;
     std::string name(plugin->Name());
     // The gating plugin also counts as rejecting, so that its events requeue the pod.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <exception>
 #include <map>
 
 #include <fmt/format.h>
@@ -165,8 +166,16 @@ std::expected<std::unique_ptr<Scheduler>, std::string> Scheduler::Create(const S
     qprofiles.emplace(name, std::move(qp));
   }
   s->queue_ = std::make_unique<queue::SchedulingQueue>(
-      [sort](const QueuedPodInfo& a, const QueuedPodInfo& b) { return sort->Less(a, b); }, clock, std::move(qprofiles),
-      qopts);
+      // A QueueSort plugin must not throw (the queue's heaps cannot take a failed comparison); if
+      // one does, the two pods compare equal rather than the exception crossing the queue.
+      [sort](const QueuedPodInfo& a, const QueuedPodInfo& b) {
+        try {
+          return sort->Less(a, b);
+        } catch (...) {
+          return false;
+        }
+      },
+      clock, std::move(qprofiles), qopts);
 
   if (options.async_binding) {
     for (int i = 0; i < kBindingThreads; ++i) {
@@ -336,11 +345,25 @@ void Scheduler::FireTimers() {
   RunTimedPlugins();
 }
 
+namespace {
+
+// A timed plugin that throws from NextTickNs has nothing due (it is not ticked), rather than the
+// exception crossing the scheduling loop.
+std::optional<int64_t> TimedPluginNextTick(const framework::TimedPlugin& plugin) {
+  try {
+    return plugin.NextTickNs();
+  } catch (...) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
 void Scheduler::RunTimedPlugins() {
   const int64_t now = clock_->NowNs();
   for (auto& [name, fwk] : profiles_) {
     for (framework::TimedPlugin* t : fwk->timed_plugins()) {
-      auto due = t->NextTickNs();
+      auto due = TimedPluginNextTick(*t);
       if (!due || *due > now) continue;
       // The pods this plugin holds at PreEnqueue, in queue order (the queue drops deleted ones).
       std::vector<framework::PodInfoPtr> held;
@@ -355,7 +378,13 @@ void Scheduler::RunTimedPlugins() {
       });
       cache_->UpdateSnapshot(*snapshot_);
       fwk->set_snapshot(snapshot_.get());
-      t->Tick(held);
+      try {
+        t->Tick(held);
+      } catch (const std::exception& e) {
+        KS_LOG.ErrorS(e.what(), "Timed plugin threw from Tick", "plugin", t->Name());
+      } catch (...) {
+        KS_LOG.ErrorS("non-standard exception", "Timed plugin threw from Tick", "plugin", t->Name());
+      }
     }
   }
 }
@@ -367,7 +396,7 @@ std::optional<int64_t> Scheduler::NextTimerNs(bool include_unschedulable_timeout
   if (auto w = waiting_pods_->NextDeadline(); w && (!t || *w < *t)) t = w;
   for (const auto& [name, fwk] : profiles_) {
     for (const framework::TimedPlugin* p : fwk->timed_plugins()) {
-      if (auto w = p->NextTickNs(); w && (!t || *w < *t)) t = w;
+      if (auto w = TimedPluginNextTick(*p); w && (!t || *w < *t)) t = w;
     }
   }
   return t;

@@ -1,6 +1,6 @@
 #pragma once
 // Logging as kube-scheduler users know it: klog's levels, calls and text format, for the scheduler
-// and for out-of-tree plugins (a later SDK exposes this header, so it includes only <fmt/format.h>
+// and for out-of-tree plugins (the plugin SDK installs this header, so it includes only <fmt/format.h>
 // and the standard library; the sink lives in log.cc).
 //
 //   KS_LOG.InfoS("Scheduling pod", "pod", log::KObj(pod));           // klog.InfoS      (always)

@@ -122,7 +122,7 @@ TEST(CliE2E, UsageErrorsAreOneReadableLine) {
        "error: --colour: unknown flag (expected -f/--filename, -R/--recursive, --validate, --config, --compare, "
        "--seed, "
        "-o/--output, --creation-order, "
-       "--explain, --report, -v/--v or --version)\n" +
+       "--explain, --report, --plugin, -v/--v or --version)\n" +
            simulate_hint},
       {{"simulte"},
        "error: simulte: unknown command (expected simulate, bench, apiserver, plugins or version)\n"

@@ -55,8 +55,14 @@ std::string KubeschedPath() { return Env("KUBESCHED_BINARY_DIR") + "/kubesched";
 RunResult RunKubesched(const std::vector<std::string>& args) { return RunKubeschedWithInput(args, ""); }
 
 RunResult RunKubeschedWithInput(const std::vector<std::string>& args, const std::string& stdin_text) {
-  std::string cmd = Quote(KubeschedPath());
-  for (const auto& a : args) cmd += " " + Quote(a);
+  std::vector<std::string> argv{KubeschedPath()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunCommand(argv, stdin_text);
+}
+
+RunResult RunCommand(const std::vector<std::string>& argv, const std::string& stdin_text) {
+  std::string cmd;
+  for (const auto& a : argv) cmd += (cmd.empty() ? "" : " ") + Quote(a);
   std::string in_file = WriteTempFile("stdin.txt", stdin_text);
   std::string out_file = WriteTempFile("stdout.txt", "");
   std::string err_file = WriteTempFile("stderr.txt", "");

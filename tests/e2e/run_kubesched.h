@@ -20,6 +20,8 @@ std::string KubeschedPath();
 RunResult RunKubesched(const std::vector<std::string>& args);
 //! The same, with `stdin_text` on standard input.
 RunResult RunKubeschedWithInput(const std::vector<std::string>& args, const std::string& stdin_text);
+//! Runs any program (argv[0], looked up in PATH) with `stdin_text` on standard input.
+RunResult RunCommand(const std::vector<std::string>& argv, const std::string& stdin_text = "");
 //! Writes text to a fresh temporary file and returns its path.
 std::string WriteTempFile(const std::string& name, const std::string& text);
 //! The contents of a gzip file (through gzip -dc); empty when it cannot be read.

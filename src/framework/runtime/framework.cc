@@ -2,10 +2,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <exception>
 #include <map>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "util/log.h"
 
 namespace kubesched::framework::runtime {
 namespace {
@@ -33,6 +38,45 @@ std::string JoinNames(const std::vector<std::string>& names) {
     out += names[i];
   }
   return out + "]";
+}
+
+// An exception escaping a plugin (plugin libraries are anyone's code) must not cross into the
+// scheduling loop: each call into a plugin goes through Guard, which turns it into an Error
+// status for the pod being scheduled ("<point>: exception: <what>"), so the pod is retried after
+// backoff and kubesched carries on. Costs nothing unless something throws.
+Status Thrown(std::string_view point) {
+  try {
+    throw;
+  } catch (const std::exception& e) {
+    return Status::Error(fmt::format("{}: exception: {}", point, e.what()));
+  } catch (...) {
+    return Status::Error(fmt::format("{}: non-standard exception", point));
+  }
+}
+
+template <class R>
+R FailedWith(Status s) {
+  if constexpr (std::is_same_v<R, Status>) {
+    return s;
+  } else if constexpr (std::is_same_v<R, std::pair<Status, std::chrono::nanoseconds>>) {
+    return {std::move(s), std::chrono::nanoseconds(0)};
+  } else {
+    return {typename R::first_type{}, std::move(s)};
+  }
+}
+
+template <class F>
+auto Guard(std::string_view point, F&& call) -> decltype(call()) {
+  try {
+    return call();
+  } catch (...) {
+    if constexpr (std::is_void_v<decltype(call())>) {
+      // Unreserve and PostBind report nothing: the failure is logged and the cycle goes on.
+      KS_LOG.ErrorS(Thrown(point).Message(), "Plugin threw; the cycle goes on");
+    } else {
+      return FailedWith<decltype(call())>(Thrown(point));
+    }
+  }
 }
 
 // One extension point's configured list and how to test a plugin for it.
@@ -68,7 +112,14 @@ std::expected<std::unique_ptr<Framework>, std::string> Framework::Create(const c
     if (!factory) return std::unexpected(fmt::format("{}: Invalid value: \"{}\": plugin does not exist", where, name));
     std::optional<size_t> cfg_index;
     const nlohmann::json& args = ArgsFor(profile, name, &cfg_index);
-    auto plugin = (*factory)(args, *fw);
+    std::expected<std::unique_ptr<Plugin>, std::string> plugin;
+    try {
+      plugin = (*factory)(args, *fw);
+    } catch (const std::exception& e) {
+      plugin = std::unexpected(fmt::format("building the plugin threw: {}", e.what()));
+    } catch (...) {
+      plugin = std::unexpected(std::string("building the plugin threw a non-standard exception"));
+    }
     if (!plugin) {
       if (cfg_index)
         return std::unexpected(fmt::format("{}.pluginConfig[{}].args: {}", path, *cfg_index, plugin.error()));
@@ -233,7 +284,14 @@ std::vector<std::pair<std::string, std::vector<ClusterEventWithHint>>> Framework
       if (n == p->Name()) return;
     }
     if (auto* ext = dynamic_cast<EnqueueExtensions*>(p)) {
-      out.emplace_back(std::string(p->Name()), ext->EventsToRegister());
+      std::vector<ClusterEventWithHint> events;
+      try {
+        events = ext->EventsToRegister();
+      } catch (...) {
+        // As a plugin that does not say: woken by every event.
+        events = {{ClusterEvent{EventResource::kWildCard, action::kAll, "*"}, nullptr}};
+      }
+      out.emplace_back(std::string(p->Name()), std::move(events));
     } else {
       // A plugin that does not say is woken by every event.
       out.emplace_back(
@@ -266,7 +324,7 @@ bool Framework::RejectWaitingPod(std::string_view uid) {
 
 Status Framework::RunPreEnqueuePlugins(const api::Pod& pod) {
   for (auto* p : pre_enqueue_) {
-    Status s = p->PreEnqueue(pod);
+    Status s = Guard("PreEnqueue", [&] { return p->PreEnqueue(pod); });
     if (!s.IsSuccess()) {
       s.WithPlugin(p->Name());
       if (!s.IsRejected())
@@ -284,7 +342,7 @@ std::pair<PreFilterResult, Status> Framework::RunPreFilterPlugins(CycleState& st
   std::vector<std::string> plugins_with_nodes;
   std::span<const NodeInfo* const> nodes = snapshot_ ? snapshot_->List() : std::span<const NodeInfo* const>{};
   for (auto* p : pre_filter_) {
-    auto [r, s] = p->PreFilter(state, pod, nodes);
+    auto [r, s] = Guard("PreFilter", [&] { return p->PreFilter(state, pod, nodes); });
     if (s.IsSkip()) {
       state.skip_filter_plugins.push_back(p->Name());
       continue;
@@ -323,7 +381,7 @@ Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& 
     if (state.SkipsFilter(p->Name())) continue;
     PreFilterExtensions* ext = p->GetPreFilterExtensions();
     if (!ext) continue;
-    Status s = ext->AddPod(state, pod_to_schedule, pod_to_add, node_info);
+    Status s = Guard("AddPod", [&] { return ext->AddPod(state, pod_to_schedule, pod_to_add, node_info); });
     if (!s.IsSuccess()) {
       return Status::Error(fmt::format("running AddPod on PreFilter plugin \"{}\": {}", p->Name(), s.Message()))
           .WithPlugin(p->Name());
@@ -338,7 +396,7 @@ Status Framework::RunPreFilterExtensionRemovePod(CycleState& state, const PodInf
     if (state.SkipsFilter(p->Name())) continue;
     PreFilterExtensions* ext = p->GetPreFilterExtensions();
     if (!ext) continue;
-    Status s = ext->RemovePod(state, pod_to_schedule, pod_to_remove, node_info);
+    Status s = Guard("RemovePod", [&] { return ext->RemovePod(state, pod_to_schedule, pod_to_remove, node_info); });
     if (!s.IsSuccess()) {
       return Status::Error(fmt::format("running RemovePod on PreFilter plugin \"{}\": {}", p->Name(), s.Message()))
           .WithPlugin(p->Name());
@@ -355,7 +413,7 @@ Status Framework::RunFilterPlugins(const CycleState& state, const PodInfo& pod, 
       bool skip = use_mask ? (state.skip_filter_mask >> i) & 1 : state.SkipsFilter(p->Name());
       if (skip) continue;
     }
-    Status s = p->Filter(state, pod, node_info);
+    Status s = Guard("Filter", [&] { return p->Filter(state, pod, node_info); });
     if (!s.IsSuccess()) {
       if (!s.IsRejected()) {
         return Status::Error(fmt::format("running \"{}\" filter plugin: {}", p->Name(), s.Message()))
@@ -376,7 +434,7 @@ std::vector<std::pair<std::string_view, Status>> Framework::ExplainFilter(const 
       out.emplace_back(p->Name(), Status::Skip());
       continue;
     }
-    out.emplace_back(p->Name(), p->Filter(state, pod, node_info));
+    out.emplace_back(p->Name(), Guard("Filter", [&] { return p->Filter(state, pod, node_info); }));
   }
   return out;
 }
@@ -444,7 +502,7 @@ std::pair<PostFilterResult, Status> Framework::RunPostFilterPlugins(CycleState& 
   PostFilterResult result;
   std::string rejector;
   for (auto* p : post_filter_) {
-    auto [r, s] = p->PostFilter(state, pod, statuses);
+    auto [r, s] = Guard("PostFilter", [&] { return p->PostFilter(state, pod, statuses); });
     s.WithPlugin(p->Name());
     if (s.IsSuccess()) return {std::move(r), std::move(s)};
     if (s.code() == Code::kUnschedulableAndUnresolvable) return {std::move(r), std::move(s)};
@@ -464,7 +522,7 @@ std::pair<PostFilterResult, Status> Framework::RunPostFilterPlugins(CycleState& 
 
 Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const> nodes) {
   for (auto* p : pre_score_) {
-    Status s = p->PreScore(state, pod, nodes);
+    Status s = Guard("PreScore", [&] { return p->PreScore(state, pod, nodes); });
     if (s.IsSkip()) {
       state.skip_score_plugins.push_back(p->Name());
       continue;
@@ -509,7 +567,7 @@ std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(cons
           continue;
         }
       }
-      auto [score, s] = score_[plugin]->Score(state, pod, node);
+      auto [score, s] = Guard("Score", [&] { return score_[plugin]->Score(state, pod, node); });
       if (!s.IsSuccess()) {
         std::lock_guard lock(error_mu);
         if (!failed.exchange(true)) {
@@ -541,7 +599,7 @@ std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(cons
   for (size_t k = 0; k < active.size(); ++k) {
     ScorePlugin* p = score_[active[k]];
     if (ScoreExtensions* ext = p->GetScoreExtensions()) {
-      Status s = ext->NormalizeScore(state, pod, per_plugin[k]);
+      Status s = Guard("NormalizeScore", [&] { return ext->NormalizeScore(state, pod, per_plugin[k]); });
       if (!s.IsSuccess()) {
         return {{},
                 Status::Error(fmt::format("running Normalize on Score plugin \"{}\": {}", p->Name(), s.Message()))
@@ -577,7 +635,7 @@ std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(cons
 
 Status Framework::RunReservePluginsReserve(CycleState& state, const PodInfo& pod, const std::string& node_name) {
   for (auto* p : reserve_) {
-    Status s = p->Reserve(state, pod, node_name);
+    Status s = Guard("Reserve", [&] { return p->Reserve(state, pod, node_name); });
     if (!s.IsSuccess()) {
       s.WithPlugin(p->Name());
       if (s.IsRejected()) return s;
@@ -589,7 +647,9 @@ Status Framework::RunReservePluginsReserve(CycleState& state, const PodInfo& pod
 }
 
 void Framework::RunReservePluginsUnreserve(CycleState& state, const PodInfo& pod, const std::string& node_name) {
-  for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) (*it)->Unreserve(state, pod, node_name);
+  for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) {
+    Guard("Unreserve", [&] { (*it)->Unreserve(state, pod, node_name); });
+  }
 }
 
 Status Framework::RunPermitPlugins(CycleState& state, const PodInfoPtr& pod, const std::string& node_name,
@@ -599,7 +659,7 @@ Status Framework::RunPermitPlugins(CycleState& state, const PodInfoPtr& pod, con
   // Upstream caps a Permit wait at 15 minutes.
   constexpr int64_t kMaxWaitNs = 15LL * 60 * util::kNanosPerSecond;
   for (auto* p : permit_) {
-    auto [s, timeout] = p->Permit(state, *pod, node_name);
+    auto [s, timeout] = Guard("Permit", [&] { return p->Permit(state, *pod, node_name); });
     if (s.IsSuccess()) continue;
     if (s.IsWait()) {
       int64_t t = std::min<int64_t>(timeout.count(), kMaxWaitNs);
@@ -620,7 +680,7 @@ Status Framework::RunPermitPlugins(CycleState& state, const PodInfoPtr& pod, con
 
 Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node_name) {
   for (auto* p : pre_bind_) {
-    Status s = p->PreBind(state, pod, node_name);
+    Status s = Guard("PreBind", [&] { return p->PreBind(state, pod, node_name); });
     if (s.IsSkip()) continue;
     if (!s.IsSuccess()) {
       s.WithPlugin(p->Name());
@@ -635,7 +695,7 @@ Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod, const
 Status Framework::RunBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node_name) {
   Status last = Status::Skip();
   for (auto* p : bind_) {
-    Status s = p->Bind(state, pod, node_name);
+    Status s = Guard("Bind", [&] { return p->Bind(state, pod, node_name); });
     if (s.IsSkip()) continue;
     s.WithPlugin(p->Name());
     if (!s.IsSuccess()) {
@@ -648,7 +708,7 @@ Status Framework::RunBindPlugins(CycleState& state, const PodInfo& pod, const st
 }
 
 void Framework::RunPostBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node_name) {
-  for (auto* p : post_bind_) p->PostBind(state, pod, node_name);
+  for (auto* p : post_bind_) Guard("PostBind", [&] { p->PostBind(state, pod, node_name); });
 }
 
 std::vector<std::string> Framework::PluginNames(std::string_view point) const {
