@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <limits>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -490,6 +491,17 @@ TEST(TimestampTest, FormatAndParse) {
   EXPECT_EQ(api::ParseRFC3339("2024-05-01T12:00:00Z"), testing::kStartNs);
   EXPECT_EQ(api::ParseRFC3339("2024-05-01T14:00:00.5+02:00"), testing::kStartNs + 500'000'000);
   EXPECT_EQ(api::ParseRFC3339("2024-05-01"), std::nullopt);
+  // Floored to whole seconds, before 1970 too, up to the ends of int64 nanoseconds.
+  EXPECT_EQ(api::FormatRFC3339(0), "1970-01-01T00:00:00Z");
+  EXPECT_EQ(api::FormatRFC3339(-1), "1969-12-31T23:59:59Z");
+  EXPECT_EQ(api::FormatRFC3339(testing::kStartNs + 999'999'999), "2024-05-01T12:00:00Z");
+  EXPECT_EQ(api::FormatRFC3339(951'782'400LL * 1'000'000'000), "2000-02-29T00:00:00Z");
+  EXPECT_EQ(api::FormatRFC3339(std::numeric_limits<int64_t>::max()), "2262-04-11T23:47:16Z");
+  EXPECT_EQ(api::FormatRFC3339(std::numeric_limits<int64_t>::min()), "1677-09-21T00:12:43Z");
+  for (int64_t s = -5'000'000'000LL; s < 9'000'000'000LL; s += 86'399'999) {
+    const int64_t ns = s * 1'000'000'000;
+    EXPECT_EQ(api::ParseRFC3339(api::FormatRFC3339(ns)), ns) << api::FormatRFC3339(ns);
+  }
 }
 
 }  // namespace
