@@ -175,6 +175,17 @@ Decoded<Workload> DecodeWorkload(const json::Value& object, const DecodeOptions&
   return DecodeAs<Workload>(object, options, "a workload (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, ...)");
 }
 
+std::expected<PodStatus, FieldErrors> DecodePodStatus(const json::Value& pod) {
+  const decode::Context ctx{};
+  try {
+    // From the root, as DecodeChecked reads it, so a cause names "status.conditions[0].type".
+    const decode::MapView obj(&pod, decode::Path(""), ctx);
+    return decode::ReadPodStatus(obj.Map("status"));
+  } catch (decode::Failure& f) {
+    return std::unexpected(FieldErrors{std::move(f.error)});
+  }
+}
+
 std::expected<Object, FieldErrors> DecodeObject(const json::Value& object, const DecodeOptions& options) {
   return DecodeAny(object, "", options);
 }

@@ -41,6 +41,11 @@ using Decoded = std::expected<std::shared_ptr<T>, FieldErrors>;
 //! One object of the given kind; a value of another kind is an error on "kind".
 Decoded<Pod> DecodePod(const json::Value& object, const DecodeOptions& options = {});
 Decoded<Node> DecodeNode(const json::Value& object, const DecodeOptions& options = {});
+//! A Pod object's status alone, read as DecodePod reads it into Pod::status (the same field
+//! errors, with paths from the object's root). For writes that change only a pod's status (the
+//! store's status subresource): the rest of the typed view can be kept from the version before,
+//! whose metadata and spec are the same JSON, and only the status read again.
+std::expected<PodStatus, FieldErrors> DecodePodStatus(const json::Value& pod);
 Decoded<Namespace> DecodeNamespace(const json::Value& object, const DecodeOptions& options = {});
 Decoded<PriorityClass> DecodePriorityClass(const json::Value& object, const DecodeOptions& options = {});
 Decoded<PodDisruptionBudget> DecodePodDisruptionBudget(const json::Value& object, const DecodeOptions& options = {});

@@ -3,7 +3,11 @@
 // manifest.
 #include "store/kind_hooks.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "api/decode.h"
+#include "api/encode.h"
 
 namespace kubesched::store {
 
@@ -69,6 +73,53 @@ DecodeResult DecodePodChecked(const json::Value& pod, const Object* /*old*/) {
 }
 
 void CompletePodView(void* pod, const Object& stored) { Complete<api::Pod>(pod, stored); }
+
+namespace {
+
+// The status-only and binding writes: `old`'s view with `edit` applied (the new spec.nodeName)
+// and the status decoded anew. A version without a view did not decode: only a full decode says
+// why.
+template <typename Edit>
+DecodeResult DeriveFromOld(const json::Value& pod, const Object& old, Edit edit) {
+  auto before = old.View<api::Pod>();
+  if (!before) return DecodePodChecked(pod, &old);
+  auto status = api::DecodePodStatus(pod);
+  if (!status) return DecodeResult{Causes(status.error()), nullptr};
+  // A copy of the spec and metadata instead of reading them again from the DOM (no lookups,
+  // quantity parsing or name checks); complete_view replaces resourceVersion and json.
+  auto view = std::make_shared<api::Pod>(*before);
+  view->status = std::move(*status);
+  edit(*view);
+#ifndef NDEBUG
+  // Debug builds check the shortcut against the whole decode it stands for.
+  DecodeResult full = DecodePodChecked(pod, &old);
+  const auto* full_pod = static_cast<const api::Pod*>(full.view.get());
+  if (full_pod == nullptr || api::EncodePod(*full_pod) != api::EncodePod(*view) ||
+      full_pod->metadata.creation_index != view->metadata.creation_index) {
+    std::fprintf(stderr, "kind_hooks: the derived view differs from a full decode of pod %s\n", old.name.c_str());
+    std::abort();
+  }
+#endif
+  return DecodeResult{{}, std::move(view)};
+}
+
+}  // namespace
+
+DecodeResult DecodePodStatusChange(const json::Value& pod, const Object& old) {
+  return DeriveFromOld(pod, old, [](api::Pod&) {});
+}
+
+DecodeResult DecodePodBinding(const json::Value& pod, const Object& old) {
+  auto before = old.View<api::Pod>();
+  const json::Value* spec = json::Find(pod, "spec");
+  const json::Value* node = spec ? json::Find(*spec, "nodeName") : nullptr;
+  // A gated pod may not have a node (a decode error), and nodeName must be a string: the full
+  // decode reports both.
+  if (!before || !before->spec.scheduling_gates.empty() || node == nullptr || !node->IsString()) {
+    return DecodePodChecked(pod, &old);
+  }
+  return DeriveFromOld(pod, old, [&](api::Pod& view) { view.spec.node_name = std::string(json::View(*node)); });
+}
 
 DecodeResult DecodeNodeChecked(const json::Value& node, const Object* /*old*/) {
   return DecodeChecked<api::Node>(

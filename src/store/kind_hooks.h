@@ -22,6 +22,11 @@ std::shared_ptr<const void> NodeView(const api::json::Value& node);
 //! DecodePod/DecodeNode, the view sharing the stored JSON (no keep_json encoding).
 DecodeResult DecodePodChecked(const api::json::Value& pod, const Object* old);
 void CompletePodView(void* pod, const Object& stored);
+//! ResourceType::decode_status for pods: `old`'s view with the status of `pod` decoded anew
+//! (DecodePodStatus); what DecodePodChecked would give, since nothing else changed.
+DecodeResult DecodePodStatusChange(const api::json::Value& pod, const Object& old);
+//! ResourceType::decode_binding for pods: `old`'s view with spec.nodeName and the status of `pod`.
+DecodeResult DecodePodBinding(const api::json::Value& pod, const Object& old);
 DecodeResult DecodeNodeChecked(const api::json::Value& node, const Object* old);
 void CompleteNodeView(void* node, const Object& stored);
 

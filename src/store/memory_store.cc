@@ -2,7 +2,6 @@
 #include "api/time_format.h"
 
 #include <algorithm>
-#include <bit>
 #include <random>
 
 #include <fmt/format.h>
@@ -40,43 +39,6 @@ std::optional<int64_t> GetInt(const json::Value& object, std::string_view key) {
 bool HasFinalizers(const json::Value& meta) {
   const json::Value* f = json::Find(meta, "finalizers");
   return f && f->IsArray() && !f->Empty();
-}
-
-// Whether two values encode to the same text (json::Encode(a) == json::Encode(b)), without
-// encoding them: the same types, numbers and strings, and object members in the same order.
-bool SameJson(const json::Value& a, const json::Value& b) {
-  if (a.GetType() != b.GetType()) return false;
-  switch (a.GetType()) {
-    case rapidjson::kNullType:
-    case rapidjson::kFalseType:
-    case rapidjson::kTrueType:
-      return true;
-    case rapidjson::kNumberType:
-      if (a.IsDouble() || b.IsDouble()) {
-        return a.IsDouble() && b.IsDouble() &&
-               std::bit_cast<uint64_t>(a.GetDouble()) == std::bit_cast<uint64_t>(b.GetDouble());
-      }
-      if (a.IsInt64() && b.IsInt64()) return a.GetInt64() == b.GetInt64();
-      if (a.IsUint64() && b.IsUint64()) return a.GetUint64() == b.GetUint64();
-      return false;
-    case rapidjson::kStringType:
-      return json::View(a) == json::View(b);
-    case rapidjson::kArrayType: {
-      if (a.Size() != b.Size()) return false;
-      for (rapidjson::SizeType i = 0; i < a.Size(); ++i) {
-        if (!SameJson(a[i], b[i])) return false;
-      }
-      return true;
-    }
-    case rapidjson::kObjectType: {
-      if (a.MemberCount() != b.MemberCount()) return false;
-      for (auto x = a.MemberBegin(), y = b.MemberBegin(); x != a.MemberEnd(); ++x, ++y) {
-        if (json::View(x->name) != json::View(y->name) || !SameJson(x->value, y->value)) return false;
-      }
-      return true;
-    }
-  }
-  return false;
 }
 
 // The parts of an object that are neither metadata nor status (nor type information): a change
@@ -244,13 +206,13 @@ ObjectPtr MemoryStore::RemoveLocked(const ObjectPtr& current) {
 
 ObjectPtr MemoryStore::ReplaceLocked(const ObjectPtr& current, json::Document& doc, std::shared_ptr<void> view) {
   const uint64_t rv = ++rv_;
-  ObjectPtr next = MakeObject(*current->type, doc, rv, std::move(view));
+  std::shared_ptr<Object> next = MakeObject(*current->type, doc, rv, std::move(view));
   const json::Value& meta = *json::Find(doc, "metadata");
   const bool deleting = json::Find(meta, "deletionTimestamp") != nullptr;
   // An object whose deletion only waited for its finalizers goes once they are gone (a pod's
   // graceful deletion still waits for its node: deletionGracePeriodSeconds > 0).
   const bool gone = deleting && !HasFinalizers(meta) && GetInt(meta, "deletionGracePeriodSeconds").value_or(0) == 0;
-  auto parsed = std::make_shared<const json::Document>(std::move(doc));
+  auto parsed = ShareDom(*next, doc);
   if (gone) {
     ObjectsLocked(*current->type).erase(Key(current->namespace_, current->name));
     CommitLocked(WatchEvent{EventType::kDeleted, next, current, std::move(parsed)});
@@ -262,7 +224,8 @@ ObjectPtr MemoryStore::ReplaceLocked(const ObjectPtr& current, json::Document& d
 }
 
 std::optional<Error> MemoryStore::PrepareLocked(const ResourceType& stored, json::Document& doc, const Object* old,
-                                                std::string_view name, std::shared_ptr<void>& view, bool admit) {
+                                                const json::Value* old_doc, std::string_view name,
+                                                std::shared_ptr<void>& view, bool admit) {
   if (stored.default_fields) stored.default_fields(doc);
   if (admit && old == nullptr && stored.admit) {
     // Reads without locking: mu_ is held by this thread for the whole write.
@@ -288,7 +251,7 @@ std::optional<Error> MemoryStore::PrepareLocked(const ResourceType& stored, json
     };
     if (auto err = stored.admit(doc, Reader(*this))) return err;
   }
-  DecodeResult checked = ValidateObject(stored, doc, old);
+  DecodeResult checked = ValidateObject(stored, doc, old, old_doc);
   if (!checked.causes.empty()) return Invalid(stored, name, std::move(checked.causes));
   view = std::move(checked.view);
   return std::nullopt;
@@ -372,7 +335,7 @@ Result<ObjectPtr> MemoryStore::CreateLocked(const ResourceType& served, std::str
 
   std::shared_ptr<void> view;
   // A restored object was admitted where it was created (admission runs once, on creation).
-  if (auto err = PrepareLocked(stored, body, nullptr, name.empty() ? generate_name : name, view, !restore)) {
+  if (auto err = PrepareLocked(stored, body, nullptr, nullptr, name.empty() ? generate_name : name, view, !restore)) {
     return std::unexpected(*err);
   }
   if (stored.namespaced) {
@@ -381,9 +344,10 @@ Result<ObjectPtr> MemoryStore::CreateLocked(const ResourceType& served, std::str
     }
   }
   if (FindLocked(stored, ns, name)) return std::unexpected(AlreadyExists(served, name));
-  ObjectPtr obj = MakeObject(stored, body, ++rv_, std::move(view));
+  std::shared_ptr<Object> obj = MakeObject(stored, body, ++rv_, std::move(view));
+  auto parsed = ShareDom(*obj, body);
   ObjectsLocked(stored)[Key(ns, name)] = obj;
-  CommitLocked(WatchEvent{EventType::kAdded, obj, nullptr, std::make_shared<const json::Document>(std::move(body))});
+  CommitLocked(WatchEvent{EventType::kAdded, obj, nullptr, std::move(parsed)});
   return obj;
 }
 
@@ -588,9 +552,10 @@ Result<ObjectPtr> MemoryStore::UpdateLocked(const ResourceType& served, std::str
   json::Set(body, "kind", json::MakeString(served.kind, a), a);
   if (served.stored_as && served.to_storage) served.to_storage(body);
 
+  std::shared_ptr<const json::Document> held = old_doc ? nullptr : current->dom.lock();
   json::Document parsed;
-  if (old_doc == nullptr) parsed = ParseObject(*current);
-  const json::Document& old = old_doc ? *old_doc : parsed;
+  if (old_doc == nullptr && !held) parsed = ParseObject(*current);
+  const json::Document& old = old_doc ? *old_doc : held ? *held : parsed;
   json::Document next;
   if (request.subresource == "status") {
     // The status subresource changes status (and labels and annotations) only.
@@ -654,7 +619,7 @@ Result<ObjectPtr> MemoryStore::UpdateLocked(const ResourceType& served, std::str
     json::Set(meta, "generation", json::Value(GetInt(old_meta, "generation").value_or(0) + 1), na);
   }
   std::shared_ptr<void> view;
-  if (auto err = PrepareLocked(stored, next, current.get(), name, view)) return std::unexpected(*err);
+  if (auto err = PrepareLocked(stored, next, current.get(), &old, name, view)) return std::unexpected(*err);
   // An update that changes nothing makes no new version (and no event), as upstream's
   // GuaranteedUpdate skips the write. (`old` encodes to the stored JSON: the store wrote it.)
   if (SameJson(next, old)) return current;
@@ -671,9 +636,13 @@ Result<ObjectPtr> MemoryStore::Patch(const ResourceType& type, std::string_view 
     if (!current) {
       out = std::unexpected(NotFound(type, name));
     } else {
-      // One parse of the stored version: the patch applies to a copy of it (a resource stored as
-      // another applies to its own form), and the update compares with it.
-      json::Document old = ParseObject(*current);
+      // One DOM of the stored version (the one the observers still hold when this write comes
+      // from one of them, read only here; else parsed): the patch applies to a copy of it (a
+      // resource stored as another applies to its own form), and the update compares with it.
+      std::shared_ptr<const json::Document> held = current->dom.lock();
+      json::Document parsed;
+      if (!held) parsed = ParseObject(*current);
+      const json::Document& old = held ? *held : parsed;
       json::Document doc;
       if (type.stored_as == nullptr) {
         doc.CopyFrom(old, doc.GetAllocator());
@@ -769,9 +738,10 @@ Result<ObjectPtr> MemoryStore::DeleteLocked(const ResourceType& stored, std::str
   json::Set(meta, "deletionGracePeriodSeconds", json::Value(grace), a);
   json::Remove(meta, "resourceVersion");
   const uint64_t rv = ++rv_;
-  ObjectPtr next = MakeObject(stored, doc, rv);
+  std::shared_ptr<Object> next = MakeObject(stored, doc, rv);
+  auto parsed = ShareDom(*next, doc);
   ObjectsLocked(stored)[Key(current->namespace_, current->name)] = next;
-  CommitLocked(WatchEvent{EventType::kModified, next, current, std::make_shared<const json::Document>(std::move(doc))});
+  CommitLocked(WatchEvent{EventType::kModified, next, current, std::move(parsed)});
   return next;
 }
 
@@ -831,7 +801,11 @@ Result<ObjectPtr> MemoryStore::Bind(std::string_view namespace_, std::string_vie
     // it: ClearingNominatedNodeNameAfterBinding, KEP-5278).
     json::Remove(status, "nominatedNodeName");
     json::Remove(meta, "resourceVersion");
-    out = ReplaceLocked(current, doc);
+    // Only spec.nodeName and the status changed: the view need not be decoded whole (a failed
+    // derivation leaves it to MakeObject's full decode, as before).
+    std::shared_ptr<void> view;
+    if (pods->decode_binding) view = pods->decode_binding(doc, *current).view;
+    out = ReplaceLocked(current, doc, std::move(view));
   }
   DeliverToObservers();
   return out;

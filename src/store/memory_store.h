@@ -68,8 +68,10 @@ class MemoryStore final : public Store {
   void DeliverToObservers();
   //! Defaulting, admission (create only, unless `admit` is false) and validation of a new or updated object. For a kind
   //! with ResourceType::decode, `view` receives the view that validation decoded (for MakeObject).
+  //! `old_doc`: old's JSON as a DOM (ValidateObject's status-only path), or null.
   std::optional<Error> PrepareLocked(const ResourceType& stored, api::json::Document& doc, const Object* old,
-                                     std::string_view name, std::shared_ptr<void>& view, bool admit = true);
+                                     const api::json::Value* old_doc, std::string_view name,
+                                     std::shared_ptr<void>& view, bool admit = true);
   Result<ObjectPtr> CreateAndDeliver(const ResourceType& type, std::string_view namespace_, api::json::Document body,
                                      bool restore);
   //! Create, or with `restore` Store::Restore.

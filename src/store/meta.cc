@@ -1,6 +1,7 @@
 #include "store/meta.h"
 
 #include <algorithm>
+#include <bit>
 #include <charconv>
 #include <chrono>
 
@@ -40,7 +41,8 @@ std::optional<uint64_t> ParseResourceVersion(std::string_view text) {
   return v;
 }
 
-ObjectPtr MakeObject(const ResourceType& type, json::Document& doc, uint64_t rv, std::shared_ptr<void> decoded) {
+std::shared_ptr<Object> MakeObject(const ResourceType& type, json::Document& doc, uint64_t rv,
+                                   std::shared_ptr<void> decoded) {
   auto& alloc = doc.GetAllocator();
   json::Value& meta = Metadata(doc);
   json::Set(meta, "resourceVersion", json::MakeString(std::to_string(rv), alloc), alloc);
@@ -79,15 +81,29 @@ ObjectPtr MakeObject(const ResourceType& type, json::Document& doc, uint64_t rv,
   return obj;
 }
 
+std::shared_ptr<const json::Document> ShareDom(Object& object, json::Document& doc) {
+  // Not make_shared: the DOM's own storage goes with the last observer, not with the version
+  // (whose weak_ptr would keep a make_shared block alive).
+  std::shared_ptr<const json::Document> dom(new json::Document(std::move(doc)));
+  object.dom = dom;
+  return dom;
+}
+
 json::Document ParseObject(const Object& object) {
   json::Document doc;
-  (void)json::Parse(object.json, doc);
+  if (auto dom = object.dom.lock()) {
+    // A copy of the DOM costs about a third of parsing the text again.
+    doc.CopyFrom(*dom, doc.GetAllocator());
+  } else {
+    (void)json::Parse(object.json, doc);
+  }
   return doc;
 }
 
 ObjectPtr WithResourceVersion(const Object& object, uint64_t rv) {
   json::Document doc = ParseObject(object);
   auto copy = std::make_shared<Object>(object);
+  copy->dom.reset();  // says the old resourceVersion
   copy->resource_version = rv;
   json::Set(Metadata(doc), "resourceVersion", json::MakeString(std::to_string(rv), doc.GetAllocator()),
             doc.GetAllocator());
@@ -95,6 +111,55 @@ ObjectPtr WithResourceVersion(const Object& object, uint64_t rv) {
   json::EncodeTo(doc, text);
   copy->json = std::move(text);
   return copy;
+}
+
+bool SameJson(const json::Value& a, const json::Value& b) {
+  if (a.GetType() != b.GetType()) return false;
+  switch (a.GetType()) {
+    case rapidjson::kNullType:
+    case rapidjson::kFalseType:
+    case rapidjson::kTrueType:
+      return true;
+    case rapidjson::kNumberType:
+      if (a.IsDouble() || b.IsDouble()) {
+        return a.IsDouble() && b.IsDouble() &&
+               std::bit_cast<uint64_t>(a.GetDouble()) == std::bit_cast<uint64_t>(b.GetDouble());
+      }
+      if (a.IsInt64() && b.IsInt64()) return a.GetInt64() == b.GetInt64();
+      if (a.IsUint64() && b.IsUint64()) return a.GetUint64() == b.GetUint64();
+      return false;
+    case rapidjson::kStringType:
+      return json::View(a) == json::View(b);
+    case rapidjson::kArrayType: {
+      if (a.Size() != b.Size()) return false;
+      for (rapidjson::SizeType i = 0; i < a.Size(); ++i) {
+        if (!SameJson(a[i], b[i])) return false;
+      }
+      return true;
+    }
+    case rapidjson::kObjectType: {
+      if (a.MemberCount() != b.MemberCount()) return false;
+      for (auto x = a.MemberBegin(), y = b.MemberBegin(); x != a.MemberEnd(); ++x, ++y) {
+        if (json::View(x->name) != json::View(y->name) || !SameJson(x->value, y->value)) return false;
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
+bool SameExceptStatus(const json::Value& a, const json::Value& b) {
+  if (!a.IsObject() || !b.IsObject()) return false;
+  const bool a_status = json::Find(a, "status") != nullptr;
+  const bool b_status = json::Find(b, "status") != nullptr;
+  if (a.MemberCount() - a_status != b.MemberCount() - b_status) return false;
+  for (const auto& m : a.GetObject()) {
+    const std::string_view key = json::View(m.name);
+    if (key == "status") continue;
+    const json::Value* other = json::Find(b, key);
+    if (other == nullptr || !SameJson(m.value, *other)) return false;
+  }
+  return true;
 }
 
 namespace {
@@ -128,14 +193,22 @@ std::vector<Cause> ValidateMetadata(const ResourceType& type, const json::Value&
 
 }  // namespace
 
-DecodeResult ValidateObject(const ResourceType& type, const json::Value& doc, const Object* old) {
+DecodeResult ValidateObject(const ResourceType& type, const json::Value& doc, const Object* old,
+                            const json::Value* old_doc) {
   DecodeResult out;
   const json::Value* meta = json::Find(doc, "metadata");
   static const json::Value kEmptyObject(rapidjson::kObjectType);
   out.causes = ValidateMetadata(type, meta ? *meta : kEmptyObject);
   // The kind's checks read the name too; one report of a bad name is enough.
   if (!out.causes.empty()) return out;
-  if (type.decode) return type.decode(doc, old);  // validation and the view from one decoding
+  if (type.decode) {
+    // A status write (the node lifecycle's "Running", the scheduler's conditions) leaves spec
+    // and metadata as they were: decoding them again would only give the old view's parts.
+    if (type.decode_status && old != nullptr && old_doc != nullptr && SameExceptStatus(*old_doc, doc)) {
+      return type.decode_status(doc, *old);
+    }
+    return type.decode(doc, old);  // validation and the view from one decoding
+  }
   if (type.validate) out.causes = type.validate(doc, old);
   return out;
 }

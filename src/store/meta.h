@@ -19,18 +19,31 @@ std::string NewUid(api::Rng& rng);
 //! Builds the stored version of `doc` (whose metadata.resourceVersion is set to `rv` first):
 //! its compact JSON, sorted labels, selectable fields and typed view. `decoded`: the view
 //! ResourceType::decode made of `doc` while validating it (completed here); null to decode now.
-ObjectPtr MakeObject(const ResourceType& type, api::json::Document& doc, uint64_t rv,
-                     std::shared_ptr<void> decoded = nullptr);
+std::shared_ptr<Object> MakeObject(const ResourceType& type, api::json::Document& doc, uint64_t rv,
+                                   std::shared_ptr<void> decoded = nullptr);
+//! Moves `doc` (the DOM `object` was made from) into a shared DOM for WatchEvent::parsed, which
+//! `object` remembers (Object::dom) for as long as the observers hold it.
+std::shared_ptr<const api::json::Document> ShareDom(Object& object, api::json::Document& doc);
 //! A copy of `object` whose JSON says resourceVersion `rv` (a deletion's last version).
 ObjectPtr WithResourceVersion(const Object& object, uint64_t rv);
-//! Parses a stored object's JSON (which the store wrote, so it parses).
+//! A stored object's JSON as a DOM: a copy of Object::dom while it lives, else parsed (the store
+//! wrote the JSON, so it parses).
 api::json::Document ParseObject(const Object& object);
 
 //! The checks every write of a `type` object runs after defaulting and admission: metadata
 //! (name, labels), then the kind's own (ResourceType::decode, which also gives the view, or
 //! ResourceType::validate). `old`: the stored version on update, null on create. Used by the
 //! store and by the API server's dry run alike.
-DecodeResult ValidateObject(const ResourceType& type, const api::json::Value& doc, const Object* old);
+//! `old_doc`: old's JSON as a DOM, when the caller has it: a write that leaves all but the status
+//! as it was is then checked with ResourceType::decode_status.
+DecodeResult ValidateObject(const ResourceType& type, const api::json::Value& doc, const Object* old,
+                            const api::json::Value* old_doc = nullptr);
+
+//! Whether two values encode to the same text (json::Encode(a) == json::Encode(b)), without
+//! encoding them: the same types, numbers and strings, and object members in the same order.
+bool SameJson(const api::json::Value& a, const api::json::Value& b);
+//! Whether two objects have the same members but `status`, each the same JSON (in any order).
+bool SameExceptStatus(const api::json::Value& a, const api::json::Value& b);
 
 //! metadata of a document (created when absent).
 api::json::Value& Metadata(api::json::Document& doc);

@@ -54,6 +54,8 @@ ResourceType Pods() {
   t.selectable_fields = PodFields;
   t.decode = DecodePodChecked;
   t.complete_view = CompletePodView;
+  t.decode_status = DecodePodStatusChange;
+  t.decode_binding = DecodePodBinding;
   return t;
 }
 

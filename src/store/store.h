@@ -160,6 +160,15 @@ struct ResourceType {
   std::function<DecodeResult(const api::json::Value& object, const Object* old)> decode;
   //! Sets the decoded view's resourceVersion and JSON to the stored version's. Required with decode.
   std::function<void(void* view, const Object& stored)> complete_view;
+  //! With decode, for writes that change an object's status only: validation and the view of
+  //! `object` when every member but `status` (metadata with its resourceVersion included) is the
+  //! same JSON as in the stored version `old`, derived from old's view instead of a whole decode.
+  //! Must give what decode gives, causes and view alike. May be empty (decode is used).
+  std::function<DecodeResult(const api::json::Value& object, const Object& old)> decode_status;
+  //! Pods, with decode: the view after pods/binding changed `old` into `object` (spec.nodeName
+  //! set, the status's conditions and nomination, nothing else), derived from old's view as
+  //! decode_status does. Must give what decode gives. May be empty.
+  std::function<DecodeResult(const api::json::Value& object, const Object& old)> decode_binding;
   //! Admission of a new object after defaulting and before validation, with read access to the
   //! stored objects (pods: spec.priority from their PriorityClass). Runs under the store's lock:
   //! `reader` is the only way it may read the store. An error rejects the write. May be empty.
@@ -197,6 +206,10 @@ struct Object {
   //! `namespace_`; a field absent here reads as empty).
   std::vector<std::pair<std::string, std::string>> fields;
   std::shared_ptr<const void> view;  //!< the ResourceType's view, or null
+  //! The DOM `json` was encoded from, while an observer still holds it (WatchEvent::parsed): a
+  //! write made during the delivery of this version (the node lifecycle's status after a bind)
+  //! copies it instead of parsing `json` again. Set before the version is published.
+  std::weak_ptr<const api::json::Document> dom;
 
   //! The view as its type (the caller knows it from the resource).
   template <typename T>

@@ -3,10 +3,14 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <functional>
+#include <limits>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "api/decode.h"
+#include "api/encode.h"
 #include "api/types.h"
 #include "store/meta.h"
 #include "store/store_test_util.h"
@@ -282,6 +286,91 @@ TEST_F(StoreTest, Bind) {
   EXPECT_EQ(r.error().HttpCode(), 404);
 }
 
+// A status-only write derives the new view from the old one (ResourceType::decode_status):
+// after every kind of status write, the view must be what a full decode of the stored JSON gives.
+TEST_F(StoreTest, StatusWritesGiveTheViewAFullDecodeGives) {
+  const std::string spec =
+      R"(,"nodeSelector":{"disk":"ssd"},"tolerations":[{"key":"k","operator":"Exists"}],)"
+      R"("affinity":{"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[{"labelSelector":)"
+      R"({"matchLabels":{"app":"web"}},"topologyKey":"kubernetes.io/hostname"}]}},)"
+      R"("topologySpreadConstraints":[{"maxSkew":1,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule",)"
+      R"("labelSelector":{"matchLabels":{"app":"web"}}}],"initContainers":[{"name":"i","image":"busybox",)"
+      R"("resources":{"requests":{"cpu":"250m"}}}])";
+  struct Case {
+    std::string name;
+    std::function<Result<ObjectPtr>(Store&, const ResourceType&)> write;
+    std::string want_error_field;  // empty: the write succeeds
+  };
+  auto merge_status = [](std::string patch) {
+    return [patch](Store& s, const ResourceType& pods) {
+      return s.Patch(pods, "default", "p", PatchType::kMergePatch, patch, "status");
+    };
+  };
+  const std::vector<Case> cases = {
+      {"nomination", merge_status(R"({"status":{"nominatedNodeName":"n1"}})"), ""},
+      {"condition",
+       merge_status(R"({"status":{"conditions":[{"type":"PodScheduled","status":"False",)"
+                    R"("reason":"Unschedulable","message":"0/3 nodes are available"}]}})"),
+       ""},
+      {"bind", [](Store& s, const ResourceType&) { return s.Bind("default", "p", "", "n1"); }, ""},
+      {"running",
+       merge_status(R"({"status":{"phase":"Running","startTime":"2024-05-01T12:00:05Z",)"
+                    R"("podIP":"10.244.0.2","conditions":[{"type":"Ready","status":"True"}],)"
+                    R"("containerStatuses":[{"name":"c","ready":true}]}})"),
+       ""},
+      {"labels through status",
+       merge_status(R"({"metadata":{"labels":{"app":"web","extra":"1"}},)"
+                    R"("status":{"phase":"Running"}})"),
+       ""},
+      {"strategic merge of conditions",
+       [](Store& s, const ResourceType& pods) {
+         return s.Patch(pods, "default", "p", PatchType::kStrategicMergePatch,
+                        R"({"status":{"conditions":[{"type":"DisruptionTarget","status":"True"}]}})", "status");
+       },
+       ""},
+      {"update of the status subresource",
+       [](Store& s, const ResourceType& pods) -> Result<ObjectPtr> {
+         auto current = s.Get(pods, "default", "p");
+         if (!current) return current;
+         api::json::Document doc = ParseObject(**current);
+         api::json::Set(api::json::Child(doc, "status", doc.GetAllocator()), "phase",
+                        api::json::MakeString("Succeeded", doc.GetAllocator()), doc.GetAllocator());
+         return s.Update(pods, "default", "p", std::move(doc), UpdateRequest{"status", {}});
+       },
+       ""},
+      {"a condition without a type is rejected", merge_status(R"({"status":{"conditions":[{"status":"True"}]}})"),
+       "status.conditions[0].type"},
+      {"a phase not known is rejected", merge_status(R"({"status":{"phase":"Sleeping"}})"), "status.phase"},
+      {"no status at all", merge_status(R"({"status":null})"), ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    store = NewBuiltinStore(clock, DefaultOptions());
+    MustCreate(Pods(), "default", PodJson("p", spec, R"({"app":"web"})"));
+    auto r = c.write(*store, Pods());
+    if (!c.want_error_field.empty()) {
+      ASSERT_FALSE(r.has_value());
+      EXPECT_EQ(r.error().reason, Error::Reason::kInvalid);
+      ASSERT_EQ(r.error().causes.size(), 1u);
+      EXPECT_EQ(r.error().causes[0].field, c.want_error_field);
+      continue;
+    }
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    ObjectPtr stored = MustGet(Pods(), "default", "p");
+    auto view = stored->View<api::Pod>();
+    ASSERT_NE(view, nullptr);
+    api::json::Document doc = ParseObject(*stored);
+    auto full = api::DecodePod(doc, api::DecodeOptions{.texts = nullptr, .keep_json = false});
+    ASSERT_TRUE(full.has_value());
+    EXPECT_EQ(api::EncodePod(*view), api::EncodePod(**full));
+    EXPECT_EQ(view->metadata.resource_version, std::to_string(stored->resource_version));
+    EXPECT_EQ((*full)->metadata.resource_version, view->metadata.resource_version);
+    EXPECT_EQ(view->metadata.creation_index, (*full)->metadata.creation_index);
+    ASSERT_NE(view->json, nullptr);
+    EXPECT_EQ(*view->json, stored->json.str());
+  }
+}
+
 TEST_F(StoreTest, EvictHonoursDisruptionBudgetStatus) {
   const auto& pdbs = R("policy", "poddisruptionbudgets");
   MustCreate(Pods(), "default", PodJson("a", R"(,"nodeName":"n1")", R"({"app":"x"})"));
@@ -490,6 +579,17 @@ TEST(TimestampTest, FormatAndParse) {
   EXPECT_EQ(api::ParseRFC3339("2024-05-01T12:00:00Z"), testing::kStartNs);
   EXPECT_EQ(api::ParseRFC3339("2024-05-01T14:00:00.5+02:00"), testing::kStartNs + 500'000'000);
   EXPECT_EQ(api::ParseRFC3339("2024-05-01"), std::nullopt);
+  // Floored to whole seconds, before 1970 too, up to the ends of int64 nanoseconds.
+  EXPECT_EQ(api::FormatRFC3339(0), "1970-01-01T00:00:00Z");
+  EXPECT_EQ(api::FormatRFC3339(-1), "1969-12-31T23:59:59Z");
+  EXPECT_EQ(api::FormatRFC3339(testing::kStartNs + 999'999'999), "2024-05-01T12:00:00Z");
+  EXPECT_EQ(api::FormatRFC3339(951'782'400LL * 1'000'000'000), "2000-02-29T00:00:00Z");
+  EXPECT_EQ(api::FormatRFC3339(std::numeric_limits<int64_t>::max()), "2262-04-11T23:47:16Z");
+  EXPECT_EQ(api::FormatRFC3339(std::numeric_limits<int64_t>::min()), "1677-09-21T00:12:43Z");
+  for (int64_t s = -5'000'000'000LL; s < 9'000'000'000LL; s += 86'399'999) {
+    const int64_t ns = s * 1'000'000'000;
+    EXPECT_EQ(api::ParseRFC3339(api::FormatRFC3339(ns)), ns) << api::FormatRFC3339(ns);
+  }
 }
 
 }  // namespace
