@@ -160,6 +160,8 @@ void MemoryStore::DeliverToObservers() {
     while (!pending_.empty()) {
       WatchEvent event = std::move(pending_.front());
       pending_.pop_front();
+      delivering_object_ = event.object;
+      delivering_dom_ = event.parsed;
       std::vector<std::shared_ptr<const Observer>> observers;
       observers.reserve(observers_.size());
       for (const auto& [id, o] : observers_) observers.push_back(o);
@@ -178,6 +180,13 @@ void MemoryStore::DeliverToObservers() {
     lock.lock();
   }
   delivering_ = false;
+  delivering_object_ = nullptr;
+  delivering_dom_ = nullptr;
+}
+
+std::shared_ptr<const json::Document> MemoryStore::HeldDom(const Object& current) {
+  std::lock_guard lock(observers_mu_);
+  return delivering_object_.get() == &current ? delivering_dom_ : nullptr;
 }
 
 uint64_t MemoryStore::AddObserver(std::function<void(const WatchEvent&)> observer) {
@@ -212,7 +221,7 @@ ObjectPtr MemoryStore::ReplaceLocked(const ObjectPtr& current, json::Document& d
   // An object whose deletion only waited for its finalizers goes once they are gone (a pod's
   // graceful deletion still waits for its node: deletionGracePeriodSeconds > 0).
   const bool gone = deleting && !HasFinalizers(meta) && GetInt(meta, "deletionGracePeriodSeconds").value_or(0) == 0;
-  auto parsed = ShareDom(*next, doc);
+  auto parsed = std::make_shared<const json::Document>(std::move(doc));
   if (gone) {
     ObjectsLocked(*current->type).erase(Key(current->namespace_, current->name));
     CommitLocked(WatchEvent{EventType::kDeleted, next, current, std::move(parsed)});
@@ -345,7 +354,7 @@ Result<ObjectPtr> MemoryStore::CreateLocked(const ResourceType& served, std::str
   }
   if (FindLocked(stored, ns, name)) return std::unexpected(AlreadyExists(served, name));
   std::shared_ptr<Object> obj = MakeObject(stored, body, ++rv_, std::move(view));
-  auto parsed = ShareDom(*obj, body);
+  auto parsed = std::make_shared<const json::Document>(std::move(body));
   ObjectsLocked(stored)[Key(ns, name)] = obj;
   CommitLocked(WatchEvent{EventType::kAdded, obj, nullptr, std::move(parsed)});
   return obj;
@@ -552,7 +561,7 @@ Result<ObjectPtr> MemoryStore::UpdateLocked(const ResourceType& served, std::str
   json::Set(body, "kind", json::MakeString(served.kind, a), a);
   if (served.stored_as && served.to_storage) served.to_storage(body);
 
-  std::shared_ptr<const json::Document> held = old_doc ? nullptr : current->dom.lock();
+  std::shared_ptr<const json::Document> held = old_doc ? nullptr : HeldDom(*current);
   json::Document parsed;
   if (old_doc == nullptr && !held) parsed = ParseObject(*current);
   const json::Document& old = old_doc ? *old_doc : held ? *held : parsed;
@@ -639,7 +648,7 @@ Result<ObjectPtr> MemoryStore::Patch(const ResourceType& type, std::string_view 
       // One DOM of the stored version (the one the observers still hold when this write comes
       // from one of them, read only here; else parsed): the patch applies to a copy of it (a
       // resource stored as another applies to its own form), and the update compares with it.
-      std::shared_ptr<const json::Document> held = current->dom.lock();
+      std::shared_ptr<const json::Document> held = HeldDom(*current);
       json::Document parsed;
       if (!held) parsed = ParseObject(*current);
       const json::Document& old = held ? *held : parsed;
@@ -739,7 +748,7 @@ Result<ObjectPtr> MemoryStore::DeleteLocked(const ResourceType& stored, std::str
   json::Remove(meta, "resourceVersion");
   const uint64_t rv = ++rv_;
   std::shared_ptr<Object> next = MakeObject(stored, doc, rv);
-  auto parsed = ShareDom(*next, doc);
+  auto parsed = std::make_shared<const json::Document>(std::move(doc));
   ObjectsLocked(stored)[Key(current->namespace_, current->name)] = next;
   CommitLocked(WatchEvent{EventType::kModified, next, current, std::move(parsed)});
   return next;

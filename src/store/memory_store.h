@@ -66,6 +66,8 @@ class MemoryStore final : public Store {
   void CommitLocked(WatchEvent event);
   //! Runs the observers on the queued events unless this or another thread already is.
   void DeliverToObservers();
+  //! The DOM of `current` when it is the version being delivered, else null (parse it).
+  std::shared_ptr<const api::json::Document> HeldDom(const Object& current);
   //! Defaulting, admission (create only, unless `admit` is false) and validation of a new or updated object. For a kind
   //! with ResourceType::decode, `view` receives the view that validation decoded (for MakeObject).
   //! `old_doc`: old's JSON as a DOM (ValidateObject's status-only path), or null.
@@ -108,7 +110,7 @@ class MemoryStore final : public Store {
   std::vector<std::shared_ptr<WatchState>> watchers_;
   api::Rng rng_;
 
-  std::mutex observers_mu_;  // guards observers_, pending_, delivering_, next_observer_id_
+  std::mutex observers_mu_;  // guards observers_, pending_, delivering_*, next_observer_id_
   struct Observer {
     std::function<void(const WatchEvent&)> on_event;
     std::function<void()> on_idle;  //!< may be empty
@@ -116,6 +118,10 @@ class MemoryStore final : public Store {
   std::map<uint64_t, std::shared_ptr<const Observer>> observers_;
   std::deque<WatchEvent> pending_;  //!< committed changes the observers have yet to see
   bool delivering_ = false;         //!< a thread is running the observers
+  //! The version being delivered and its DOM (WatchEvent::parsed): a write an observer makes to
+  //! it (the node lifecycle's status after a bind) reads this DOM instead of parsing the JSON.
+  ObjectPtr delivering_object_;
+  std::shared_ptr<const api::json::Document> delivering_dom_;
   uint64_t next_observer_id_ = 1;
 };
 

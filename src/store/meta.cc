@@ -81,29 +81,15 @@ std::shared_ptr<Object> MakeObject(const ResourceType& type, json::Document& doc
   return obj;
 }
 
-std::shared_ptr<const json::Document> ShareDom(Object& object, json::Document& doc) {
-  // Not make_shared: the DOM's own storage goes with the last observer, not with the version
-  // (whose weak_ptr would keep a make_shared block alive).
-  std::shared_ptr<const json::Document> dom(new json::Document(std::move(doc)));
-  object.dom = dom;
-  return dom;
-}
-
 json::Document ParseObject(const Object& object) {
   json::Document doc;
-  if (auto dom = object.dom.lock()) {
-    // A copy of the DOM costs about a third of parsing the text again.
-    doc.CopyFrom(*dom, doc.GetAllocator());
-  } else {
-    (void)json::Parse(object.json, doc);
-  }
+  (void)json::Parse(object.json, doc);
   return doc;
 }
 
 ObjectPtr WithResourceVersion(const Object& object, uint64_t rv) {
   json::Document doc = ParseObject(object);
   auto copy = std::make_shared<Object>(object);
-  copy->dom.reset();  // says the old resourceVersion
   copy->resource_version = rv;
   json::Set(Metadata(doc), "resourceVersion", json::MakeString(std::to_string(rv), doc.GetAllocator()),
             doc.GetAllocator());

@@ -21,13 +21,9 @@ std::string NewUid(api::Rng& rng);
 //! ResourceType::decode made of `doc` while validating it (completed here); null to decode now.
 std::shared_ptr<Object> MakeObject(const ResourceType& type, api::json::Document& doc, uint64_t rv,
                                    std::shared_ptr<void> decoded = nullptr);
-//! Moves `doc` (the DOM `object` was made from) into a shared DOM for WatchEvent::parsed, which
-//! `object` remembers (Object::dom) for as long as the observers hold it.
-std::shared_ptr<const api::json::Document> ShareDom(Object& object, api::json::Document& doc);
 //! A copy of `object` whose JSON says resourceVersion `rv` (a deletion's last version).
 ObjectPtr WithResourceVersion(const Object& object, uint64_t rv);
-//! A stored object's JSON as a DOM: a copy of Object::dom while it lives, else parsed (the store
-//! wrote the JSON, so it parses).
+//! Parses a stored object's JSON (which the store wrote, so it parses).
 api::json::Document ParseObject(const Object& object);
 
 //! The checks every write of a `type` object runs after defaulting and admission: metadata

@@ -206,10 +206,6 @@ struct Object {
   //! `namespace_`; a field absent here reads as empty).
   std::vector<std::pair<std::string, std::string>> fields;
   std::shared_ptr<const void> view;  //!< the ResourceType's view, or null
-  //! The DOM `json` was encoded from, while an observer still holds it (WatchEvent::parsed): a
-  //! write made during the delivery of this version (the node lifecycle's status after a bind)
-  //! copies it instead of parsing `json` again. Set before the version is published.
-  std::weak_ptr<const api::json::Document> dom;
 
   //! The view as its type (the caller knows it from the resource).
   template <typename T>
