@@ -98,3 +98,18 @@ std::string FormatRFC3339(int64_t unix_ns) {
 }
 
 }  // namespace kubesched::api
+
+namespace kubesched::api {
+
+std::string FormatRFC3339Micro(int64_t unix_ns) {
+  int64_t micros = unix_ns % 1'000'000'000 / 1000;
+  if (micros < 0) micros += 1'000'000;
+  std::string out = FormatRFC3339(unix_ns);  // "....:SSZ", floored to the second
+  out.pop_back();
+  char frac[8] = {'.', '0', '0', '0', '0', '0', '0', 'Z'};
+  for (int i = 6; i >= 1; --i, micros /= 10) frac[i] = static_cast<char>('0' + micros % 10);
+  out.append(frac, sizeof frac);
+  return out;
+}
+
+}  // namespace kubesched::api

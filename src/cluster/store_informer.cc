@@ -48,18 +48,49 @@ StoreInformer::~StoreInformer() {
 
 void StoreInformer::Subscribe(EventHandler* handler) {
   handler_ = handler;
+  {
+    std::lock_guard lock(mu_);
+    replaying_ = true;
+  }
+  // Observe first, then list: a change made between the two is then either in the list (and
+  // dropped below by its resourceVersion) or held, never lost.
+  observer_ = store_.AddObserver([this](const store::WatchEvent& event) { OnEvent(event); });
   const auto nodes = ListInCreationOrder(store_, nodes_, replayed_through_);
   const auto pods = ListInCreationOrder(store_, pods_, replayed_through_);
-  observer_ = store_.AddObserver([this](const store::WatchEvent& event) { OnEvent(event); });
   for (const auto& n : nodes) {
     if (auto node = NodeOf(n)) handler_->OnNodeAdd(std::move(node));
   }
   for (const auto& p : pods) {
     if (auto pod = PodOf(p); pod && !Terminal(*pod)) handler_->OnPodAdd(std::move(pod));
   }
+  for (;;) {
+    std::vector<store::WatchEvent> held;
+    {
+      std::lock_guard lock(mu_);
+      if (held_.empty()) {
+        replaying_ = false;
+        return;
+      }
+      held.swap(held_);
+    }
+    for (const store::WatchEvent& event : held) Forward(event);
+  }
 }
 
 void StoreInformer::OnEvent(const store::WatchEvent& event) {
+  if (!event.object) return;
+  {
+    std::lock_guard lock(mu_);
+    if (replaying_) {
+      // replayed_through_ is still being read: Forward sorts these out once it is known.
+      held_.push_back(store::WatchEvent{event.type, event.object, event.old_object});
+      return;
+    }
+  }
+  Forward(event);
+}
+
+void StoreInformer::Forward(const store::WatchEvent& event) {
   if (!event.object || event.object->resource_version <= replayed_through_) return;
   const store::ResourceType* type = event.object->type;
   if (type == &nodes_) {

@@ -9,7 +9,9 @@
 // phase therefore leaves as a delete.
 
 #include <cstdint>
+#include <mutex>
 #include <optional>
+#include <vector>
 
 #include "cluster/event_handler.h"
 #include "store/store.h"
@@ -24,12 +26,14 @@ class StoreInformer {
   StoreInformer& operator=(const StoreInformer&) = delete;
 
   //! Registers the handler and replays the current objects to it as adds: nodes, then pods in
-  //! the order they were created (resourceVersion order), then forwards every later change. Call
-  //! it while no other thread writes to the store (a simulation before it starts).
+  //! the order they were created (resourceVersion order), then forwards every later change.
+  //! Other threads may write meanwhile (a remote store's reflectors do): changes delivered during
+  //! the replay wait until it is done, and those the replay already covered are dropped.
   void Subscribe(EventHandler* handler);
 
  private:
   void OnEvent(const store::WatchEvent& event);
+  void Forward(const store::WatchEvent& event);
 
   store::Store& store_;
   const store::ResourceType& pods_;
@@ -38,6 +42,9 @@ class StoreInformer {
   std::optional<uint64_t> observer_;
   //! Changes up to this resourceVersion were replayed by Subscribe.
   uint64_t replayed_through_ = 0;
+  std::mutex mu_;           // guards replaying_ and held_
+  bool replaying_ = false;  // Subscribe is replaying: events are held
+  std::vector<store::WatchEvent> held_;
 };
 
 }  // namespace kubesched::cluster

@@ -11,6 +11,7 @@
 
 #include "api/manifest.h"
 #include "cmd/apiserver.h"
+#include "cmd/run.h"
 #include "cmd/bench.h"
 #include "cmd/cli.h"
 #include "cmd/output.h"
@@ -264,6 +265,9 @@ int Main(int argc, char** argv) {
   ApiserverArgs apiserver_args;
   CLI::App* apiserver = AddApiserverSubcommand(app, apiserver_args);
 
+  RunArgs run_args;
+  CLI::App* run_cmd = AddRunSubcommand(app, run_args);
+
   PluginsArgs plugins_args;
   CLI::App* plugins_cmd = AddPluginsSubcommand(app, plugins_args);
 
@@ -290,6 +294,7 @@ int Main(int argc, char** argv) {
   }
   if (bench->parsed()) return RunBench(bench_args);
   if (apiserver->parsed()) return RunApiserver(apiserver_args);
+  if (run_cmd->parsed()) return RunRun(run_args);
   if (plugins_cmd->parsed()) return RunPlugins(plugins_args);
   return kExitOk;
 }

@@ -22,6 +22,7 @@
 #include "config/default_plugins.h"
 #include "plugins/helper/strict_decoder.h"
 #include "plugins/helper/validation.h"
+#include "util/duration.h"
 
 namespace kubesched::config {
 namespace {
@@ -323,15 +324,55 @@ void DecodeProfile(Decoder& d, ErrorList& errors, const json& j, const std::stri
                      profile.plugin_config, decoded.args_errors);
 }
 
-// Upstream's component-base configuration blocks: fields checked strictly, values ignored.
-void DecodeIgnoredBlocks(Decoder& d, const json& doc) {
+// A duration as metav1.Duration writes it ("15s", "1m30s"); nullopt when absent or invalid.
+std::optional<int64_t> DecodeDuration(Decoder& d, const json& j, const std::string& path) {
+  std::optional<std::string> text = d.String(j, path);
+  if (!text) return std::nullopt;
+  auto ns = util::ParseDuration(*text);
+  if (!ns) {
+    d.Add(fmt::format("{}: {}", path, ns.error()));
+    return std::nullopt;
+  }
+  return *ns;
+}
+
+// Upstream's component-base blocks: leaderElection and clientConnection (read by `kubesched
+// run`), the profiling switches (checked, not used).
+void DecodeComponentBlocks(Decoder& d, const json& doc, Configuration& cfg) {
   if (const json& le = Member(doc, "leaderElection"); !le.is_null()) {
-    d.Object(le, "leaderElection",
-             {"leaderElect", "leaseDuration", "renewDeadline", "retryPeriod", "resourceLock", "resourceName",
-              "resourceNamespace"});
+    if (d.Object(le, "leaderElection",
+                 {"leaderElect", "leaseDuration", "renewDeadline", "retryPeriod", "resourceLock", "resourceName",
+                  "resourceNamespace"})) {
+      LeaderElection& out = cfg.leader_election;
+      if (auto v = d.Bool(Member(le, "leaderElect"), "leaderElection.leaderElect")) out.leader_elect = *v;
+      if (auto v = DecodeDuration(d, Member(le, "leaseDuration"), "leaderElection.leaseDuration")) {
+        out.lease_duration_ns = *v;
+      }
+      if (auto v = DecodeDuration(d, Member(le, "renewDeadline"), "leaderElection.renewDeadline")) {
+        out.renew_deadline_ns = *v;
+      }
+      if (auto v = DecodeDuration(d, Member(le, "retryPeriod"), "leaderElection.retryPeriod")) {
+        out.retry_period_ns = *v;
+      }
+      if (auto v = d.String(Member(le, "resourceLock"), "leaderElection.resourceLock")) out.resource_lock = *v;
+      if (auto v = d.String(Member(le, "resourceName"), "leaderElection.resourceName")) out.resource_name = *v;
+      if (auto v = d.String(Member(le, "resourceNamespace"), "leaderElection.resourceNamespace")) {
+        out.resource_namespace = *v;
+      }
+    }
   }
   if (const json& cc = Member(doc, "clientConnection"); !cc.is_null()) {
-    d.Object(cc, "clientConnection", {"kubeconfig", "acceptContentTypes", "contentType", "qps", "burst"});
+    if (d.Object(cc, "clientConnection", {"kubeconfig", "acceptContentTypes", "contentType", "qps", "burst"})) {
+      ClientConnection& out = cfg.client_connection;
+      if (auto v = d.String(Member(cc, "kubeconfig"), "clientConnection.kubeconfig")) out.kubeconfig = *v;
+      if (auto v = d.String(Member(cc, "acceptContentTypes"), "clientConnection.acceptContentTypes")) {
+        out.accept_content_types = *v;
+      }
+      if (auto v = d.String(Member(cc, "contentType"), "clientConnection.contentType")) out.content_type = *v;
+      // qps is a float32; any JSON number.
+      if (auto v = d.Seconds(Member(cc, "qps"), "clientConnection.qps")) out.qps = static_cast<float>(*v);
+      if (auto v = d.Int32(Member(cc, "burst"), "clientConnection.burst")) out.burst = *v;
+    }
   }
   d.Bool(Member(doc, "enableProfiling"), "enableProfiling");
   d.Bool(Member(doc, "enableContentionProfiling"), "enableContentionProfiling");
@@ -404,7 +445,7 @@ void Decode(const json& doc, ErrorList& errors, const framework::Registry& regis
   if (auto v = d.Int64(Member(doc, "podMaxBackoffSeconds"), "podMaxBackoffSeconds")) {
     cfg.pod_max_backoff_seconds = *v;
   }
-  DecodeIgnoredBlocks(d, doc);
+  DecodeComponentBlocks(d, doc, cfg);
 
   const json& profiles = Member(doc, "profiles");
   if (d.Array(profiles, "profiles")) {
@@ -626,8 +667,45 @@ void ValidateExtenders(ErrorList& errors, const json& extenders) {
   }
 }
 
+// component-base's ValidateLeaderElectionConfiguration and ValidateClientConnectionConfiguration.
+void ValidateComponentBlocks(ErrorList& errors, const Configuration& cfg) {
+  const LeaderElection& le = cfg.leader_election;
+  if (le.leader_elect) {
+    auto seconds = [](int64_t ns) { return util::FormatDuration(ns); };
+    if (le.lease_duration_ns <= 0) {
+      errors.Invalid("leaderElection.leaseDuration", seconds(le.lease_duration_ns), "must be greater than zero");
+    }
+    if (le.renew_deadline_ns <= 0) {
+      errors.Invalid("leaderElection.renewDeadline", seconds(le.renew_deadline_ns), "must be greater than zero");
+    }
+    if (le.retry_period_ns <= 0) {
+      errors.Invalid("leaderElection.retryPeriod", seconds(le.retry_period_ns), "must be greater than zero");
+    }
+    if (le.lease_duration_ns <= le.renew_deadline_ns) {
+      errors.Invalid("leaderElection.leaseDuration", seconds(le.renew_deadline_ns),
+                     "LeaseDuration must be greater than RenewDeadline");
+    }
+    if (le.resource_lock.empty()) {
+      errors.Invalid("leaderElection.resourceLock", GoQuote(le.resource_lock), "resourceLock is required");
+    } else if (le.resource_lock != "leases") {
+      errors.Unsupported("leaderElection.resourceLock", GoQuote(le.resource_lock), GoQuote("leases"));
+    }
+    if (le.resource_namespace.empty()) {
+      errors.Invalid("leaderElection.resourceNamespace", GoQuote(le.resource_namespace),
+                     "resourceNamespace is required");
+    }
+    if (le.resource_name.empty()) {
+      errors.Invalid("leaderElection.resourceName", GoQuote(le.resource_name), "resourceName is required");
+    }
+  }
+  if (cfg.client_connection.burst < 0) {
+    errors.Invalid("clientConnection.burst", std::to_string(cfg.client_connection.burst), "must be non-negative");
+  }
+}
+
 void Validate(ErrorList& errors, const Configuration& cfg, const std::vector<DecodedProfile>& decoded,
               const framework::Registry& registry) {
+  ValidateComponentBlocks(errors, cfg);
   if (cfg.parallelism <= 0) {
     errors.Invalid("parallelism", std::to_string(cfg.parallelism), "should be an integer value greater than zero");
   }

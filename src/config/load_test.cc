@@ -410,21 +410,51 @@ TEST(LoadTest, DecodingErrors) {
   RunErrorCases(cases, FullRegistry());
 }
 
-TEST(LoadTest, IgnoredUpstreamFields) {
+TEST(LoadTest, ComponentBlocksDefaultAsV1) {
+  auto cfg = LoadConfigFromString(kHeader, "cfg.yaml", FullRegistry());
+  ASSERT_TRUE(cfg.has_value()) << cfg.error();
+  EXPECT_TRUE(cfg->leader_election.leader_elect);
+  EXPECT_EQ(cfg->leader_election.lease_duration_ns, 15'000'000'000);
+  EXPECT_EQ(cfg->leader_election.renew_deadline_ns, 10'000'000'000);
+  EXPECT_EQ(cfg->leader_election.retry_period_ns, 2'000'000'000);
+  EXPECT_EQ(cfg->leader_election.resource_lock, "leases");
+  EXPECT_EQ(cfg->leader_election.resource_name, "kube-scheduler");
+  EXPECT_EQ(cfg->leader_election.resource_namespace, "kube-system");
+  EXPECT_EQ(cfg->client_connection.qps, 50.0f);
+  EXPECT_EQ(cfg->client_connection.burst, 100);
+  EXPECT_EQ(cfg->client_connection.kubeconfig, "");
+}
+
+TEST(LoadTest, ComponentBlockErrors) {
+  std::vector<ErrorCase> cases = {
+      {"lease not longer than the renew deadline", kHeader + "leaderElection:\n  leaseDuration: 10s\n",
+       "cfg.yaml: leaderElection.leaseDuration: Invalid value: \"10s\": LeaseDuration must be greater than RenewDeadline"},
+      {"zero retry period", kHeader + "leaderElection:\n  retryPeriod: 0s\n",
+       "cfg.yaml: leaderElection.retryPeriod: Invalid value: \"0s\": must be greater than zero"},
+      {"another lock", kHeader + "leaderElection:\n  resourceLock: endpoints\n",
+       "cfg.yaml: leaderElection.resourceLock: Unsupported value: \"endpoints\": supported values: \"leases\""},
+      {"bad duration", kHeader + "leaderElection:\n  leaseDuration: 15x\n", "cfg.yaml: leaderElection.leaseDuration: invalid"},
+      {"negative burst", kHeader + "clientConnection:\n  burst: -1\n",
+       "cfg.yaml: clientConnection.burst: Invalid value: -1: must be non-negative"},
+  };
+  RunErrorCases(cases, FullRegistry());
+}
+
+TEST(LoadTest, ComponentBlocks) {
   const std::string text = kHeader + R"(clientConnection:
   kubeconfig: /etc/kubernetes/scheduler.conf
-  qps: 50
-  burst: 100
+  qps: 12.5
+  burst: 30
   contentType: application/vnd.kubernetes.protobuf
   acceptContentTypes: ""
 leaderElection:
-  leaderElect: true
-  leaseDuration: 15s
-  renewDeadline: 10s
-  retryPeriod: 2s
+  leaderElect: false
+  leaseDuration: 20s
+  renewDeadline: 15s
+  retryPeriod: 3s
   resourceLock: leases
-  resourceName: kube-scheduler
-  resourceNamespace: kube-system
+  resourceName: my-scheduler
+  resourceNamespace: sched
 enableProfiling: true
 enableContentionProfiling: true
 delayCacheUntilActive: false
@@ -433,6 +463,15 @@ extenders: []
   auto cfg = LoadConfigFromString(text, "cfg.yaml", FullRegistry());
   ASSERT_TRUE(cfg.has_value()) << cfg.error();
   EXPECT_EQ(cfg->profiles.size(), 1u);
+  EXPECT_FALSE(cfg->leader_election.leader_elect);
+  EXPECT_EQ(cfg->leader_election.lease_duration_ns, 20'000'000'000);
+  EXPECT_EQ(cfg->leader_election.renew_deadline_ns, 15'000'000'000);
+  EXPECT_EQ(cfg->leader_election.retry_period_ns, 3'000'000'000);
+  EXPECT_EQ(cfg->leader_election.resource_name, "my-scheduler");
+  EXPECT_EQ(cfg->leader_election.resource_namespace, "sched");
+  EXPECT_EQ(cfg->client_connection.kubeconfig, "/etc/kubernetes/scheduler.conf");
+  EXPECT_EQ(cfg->client_connection.qps, 12.5f);
+  EXPECT_EQ(cfg->client_connection.burst, 30);
 }
 
 // Until kubesched calls extenders, configuring one is an error rather than silently ignored; the

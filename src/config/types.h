@@ -106,6 +106,27 @@ struct Profile {
 //! as `profiles[i].pluginConfig[j].args.<field>`; nullopt when the plugin has no entry.
 std::optional<size_t> PluginConfigIndex(const Profile& profile, std::string_view name);
 
+//! clientConnection (component-base ClientConnectionConfiguration), with v1's defaults: how
+//! `kubesched run` talks to the API server.
+struct ClientConnection {
+  std::string kubeconfig;
+  std::string accept_content_types;
+  std::string content_type = "application/vnd.kubernetes.protobuf";
+  float qps = 50;
+  int32_t burst = 100;
+};
+
+//! leaderElection (component-base LeaderElectionConfiguration), with v1's defaults.
+struct LeaderElection {
+  bool leader_elect = true;
+  int64_t lease_duration_ns = 15'000'000'000;
+  int64_t renew_deadline_ns = 10'000'000'000;
+  int64_t retry_period_ns = 2'000'000'000;
+  std::string resource_lock = "leases";
+  std::string resource_name = "kube-scheduler";
+  std::string resource_namespace = "kube-system";
+};
+
 struct Configuration {
   int32_t parallelism = 16;
   //! Unset means adaptive (upstream's default 0: 50% on 100 nodes down to 5% on 5000+ nodes).
@@ -117,6 +138,8 @@ struct Configuration {
   //! The `extenders` list as written in the file (null when absent); only the checks of
   //! upstream's validateExtenders were applied.
   nlohmann::json extenders;
+  ClientConnection client_connection;
+  LeaderElection leader_election;
 };
 
 }  // namespace kubesched::config

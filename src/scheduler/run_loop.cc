@@ -1,6 +1,9 @@
 #include "scheduler/run_loop.h"
 
 #include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 
 #include "queue/scheduling_queue.h"
 
@@ -46,6 +49,27 @@ void RunUntilIdle(Scheduler& sched, util::VirtualClock& clock, ClusterEvents* ev
     if (events) events->FireEvents();
     sched.FireTimers();
   }
+}
+
+void RunOnRealTime(Scheduler& sched, const util::Clock& clock, std::stop_token stop) {
+  std::jthread timers([&sched, &clock, stop](std::stop_token own) {
+    std::mutex mu;
+    std::condition_variable_any cv;
+    constexpr int64_t kMaxWaitNs = 1'000'000'000;
+    constexpr int64_t kMinWaitNs = 1'000'000;
+    while (!stop.stop_requested() && !own.stop_requested()) {
+      sched.FireTimers();
+      int64_t wait = kMaxWaitNs;
+      if (auto next = sched.NextTimerNs(true)) wait = std::clamp(*next - clock.NowNs(), kMinWaitNs, kMaxWaitNs);
+      std::unique_lock lock(mu);
+      cv.wait_for(lock, own, std::chrono::nanoseconds(wait), [&stop] { return stop.stop_requested(); });
+    }
+  });
+  while (sched.ScheduleOne(stop)) {
+  }
+  timers.request_stop();
+  timers.join();
+  sched.WaitForBindings();
 }
 
 }  // namespace kubesched::scheduler

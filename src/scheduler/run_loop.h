@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <stop_token>
 
 #include "scheduler/scheduler.h"
 #include "util/clock.h"
@@ -38,5 +39,12 @@ struct RunLoopOptions {
 
 //! Runs until nothing more can change (see above). `events` may be null.
 void RunUntilIdle(Scheduler& sched, util::VirtualClock& clock, ClusterEvents* events, const RunLoopOptions& options);
+
+//! The loop on real time (kubesched run; the Scheduler made with async_binding): scheduling
+//! cycles on the calling thread, each waiting for a pod, while a timer thread fires backoff
+//! ends, Permit timeouts, the unschedulable flush and TimedPlugins when due (at least every
+//! second, as upstream flushes backoffQ). Returns once `stop` is requested: the cycle under way
+//! finishes, and binding cycles in flight complete before it returns.
+void RunOnRealTime(Scheduler& sched, const util::Clock& clock, std::stop_token stop);
 
 }  // namespace kubesched::scheduler

@@ -51,26 +51,38 @@ void AddPluginStatus(Diagnosis& d, const Status& s) {
 bool Scheduler::ScheduleOne() {
   std::optional<QueuedPodInfo> popped = queue_->Pop();
   if (!popped) return false;
-  QueuedPodInfo qpi = std::move(*popped);
+  SchedulePopped(std::move(*popped));
+  return true;
+}
+
+bool Scheduler::ScheduleOne(std::stop_token stop) {
+  std::optional<QueuedPodInfo> popped = queue_->PopBlocking(stop);
+  if (!popped) return false;
+  SchedulePopped(std::move(*popped));
+  return true;
+}
+
+void Scheduler::SchedulePopped(QueuedPodInfo qpi) {
+  std::lock_guard cycle(cycle_mu_);
   const PodInfoPtr pod_info = qpi.pod_info;
   const api::Pod& pod = pod_info->pod();
   Framework* fwk = FrameworkFor(pod.spec.scheduler_name);
   if (!fwk) {
     queue_->Done(pod.metadata.uid);
-    return true;
+    return;
   }
   // Upstream's skipPodSchedule: a pod being deleted is not scheduled, nor is one already assumed
   // (an update may have queued it again during its own cycle). Neither goes back to the queue.
   if (pod.metadata.deletion_timestamp_ns || cache_->IsAssumedPod(pod)) {
     queue_->Done(pod.metadata.uid);
-    return true;
+    return;
   }
   {
     // Skip pods deleted or bound since they were queued.
     std::lock_guard lock(pods_mu_);
     if (!pending_pods_.contains(pod.metadata.uid)) {
       queue_->Done(pod.metadata.uid);
-      return true;
+      return;
     }
   }
   ++attempts_;
@@ -88,7 +100,7 @@ bool Scheduler::ScheduleOne() {
       // An error, or no nodes at all: no PostFilter, and any nomination is dropped.
       if (explaining_) Explain(*fwk, *state, *pod_info, diagnosis, {}, nullptr, "", status.Message());
       HandleSchedulingFailure(*fwk, std::move(qpi), status, nullptr, kClearNomination, status.Message());
-      return true;
+      return;
     }
     // No node fits: PostFilter (preemption) may make room for a later cycle. Its result decides
     // the nomination, also when it found nothing (a stale nomination is then cleared).
@@ -105,7 +117,7 @@ bool Scheduler::ScheduleOne() {
     if (explaining_) Explain(*fwk, *state, *pod_info, diagnosis, {}, nullptr, "", message);
     HandleSchedulingFailure(*fwk, std::move(qpi), Status(framework::Code::kUnschedulable, message), &diagnosis,
                             nominating, message);
-    return true;
+    return;
   }
 
   const std::string host = result->suggested_host;
@@ -114,7 +126,7 @@ bool Scheduler::ScheduleOne() {
   PodInfoPtr assumed = pod_info->WithPod(assumed_pod);
   if (Status s = cache_->AssumePod(assumed); !s.IsSuccess()) {
     HandleSchedulingFailure(*fwk, std::move(qpi), s, nullptr, kClearNomination, s.Message());
-    return true;
+    return;
   }
   // The assumed pod now counts on its node: were it still nominated, Filter would count it twice.
   queue_->DeleteNominatedPodIfExists(*assumed_pod);
@@ -123,7 +135,7 @@ bool Scheduler::ScheduleOne() {
     fwk->RunReservePluginsUnreserve(*state, *assumed, host);
     (void)cache_->ForgetPod(*assumed_pod);
     HandleRejectionOnNode(*fwk, std::move(qpi), s, host);
-    return true;
+    return;
   }
 
   {
@@ -134,7 +146,7 @@ bool Scheduler::ScheduleOne() {
     SubmitBinding([this, fwk, state, qpi, assumed, host, s] { RunBindingCycle(fwk, state, qpi, assumed, host, s); });
   };
   Status permit = fwk->RunPermitPlugins(*state, assumed, host, on_permit_done);
-  if (permit.IsWait()) return true;  // the binding cycle continues when the waiting pod completes
+  if (permit.IsWait()) return;  // the binding cycle continues when the waiting pod completes
   if (!permit.IsSuccess()) {
     {
       std::lock_guard lock(binding_mu_);
@@ -143,10 +155,10 @@ bool Scheduler::ScheduleOne() {
     fwk->RunReservePluginsUnreserve(*state, *assumed, host);
     (void)cache_->ForgetPod(*assumed_pod);
     HandleRejectionOnNode(*fwk, std::move(qpi), permit, host);
-    return true;
+    return;
   }
   on_permit_done(Status::Success());
-  return true;
+  return;
 }
 
 std::expected<Scheduler::ScheduleResult, Scheduler::ScheduleFailure> Scheduler::SchedulePod(Framework& fwk,

@@ -339,6 +339,7 @@ bool Scheduler::HasBindingWork() const {
 // Timers
 
 void Scheduler::FireTimers() {
+  std::lock_guard cycle(cycle_mu_);
   waiting_pods_->ExpireDue(clock_->NowNs());
   queue_->FlushBackoffQCompleted();
   queue_->FlushUnschedulablePodsLeftover();

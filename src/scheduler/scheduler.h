@@ -16,6 +16,7 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <unordered_map>
@@ -116,9 +117,13 @@ class Scheduler final : public cluster::EventHandler {
 
   //! Runs one scheduling cycle for the next pod in activeQ. Returns false when activeQ is empty.
   bool ScheduleOne();
+  //! As ScheduleOne, waiting for a pod (kubesched run): false once `stop` is requested.
+  bool ScheduleOne(std::stop_token stop);
   //! Runs binding cycles queued by earlier scheduling cycles (synchronous mode only).
   void RunPendingBindings();
-  //! Moves pods whose backoff ended, times out Permit waits, flushes long-unschedulable pods.
+  //! Moves pods whose backoff ended, times out Permit waits, flushes long-unschedulable pods,
+  //! ticks TimedPlugins that are due. Safe to call from a timer thread while another thread runs
+  //! scheduling cycles (kubesched run): the two never overlap.
   void FireTimers();
   //! The earliest clock time at which FireTimers would do something (backoff end or Permit timeout;
   //! `include_unschedulable_timeout` adds the 5-minute unschedulable flush).
@@ -151,6 +156,9 @@ class Scheduler final : public cluster::EventHandler {
   };
 
   Scheduler() = default;
+
+  //! One scheduling cycle for a popped pod.
+  void SchedulePopped(framework::QueuedPodInfo qpi);
 
   std::expected<ScheduleResult, ScheduleFailure> SchedulePod(framework::runtime::Framework& fwk,
                                                              framework::CycleState& state,
@@ -202,6 +210,9 @@ class Scheduler final : public cluster::EventHandler {
   std::unique_ptr<queue::SchedulingQueue> queue_;
   std::map<std::string, std::unique_ptr<framework::runtime::Framework>, std::less<>> profiles_;
 
+  // Serializes scheduling cycles with FireTimers (a TimedPlugin's tick updates the snapshot
+  // and plans as a cycle does), for `run`, where a timer thread fires them.
+  std::mutex cycle_mu_;
   // Scheduling-cycle state (only the scheduling loop touches these).
   std::mt19937_64 rng_;
   size_t next_start_node_index_ = 0;

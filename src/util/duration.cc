@@ -83,3 +83,52 @@ std::expected<int64_t, std::string> ParseDuration(std::string_view text) {
 }
 
 }  // namespace kubesched::util
+
+namespace kubesched::util {
+
+namespace {
+
+// `v` with `prec` decimal places (trailing zeros and a bare point dropped), as Go's fmtFrac.
+std::string WithFraction(uint64_t v, int prec) {
+  std::string frac;
+  bool print = false;
+  for (int i = 0; i < prec; ++i) {
+    const uint64_t digit = v % 10;
+    print = print || digit != 0;
+    if (print) frac.insert(frac.begin(), static_cast<char>('0' + digit));
+    v /= 10;
+  }
+  std::string out = std::to_string(v);
+  if (!frac.empty()) out += "." + frac;
+  return out;
+}
+
+}  // namespace
+
+std::string FormatDuration(int64_t ns) {
+  if (ns == 0) return "0s";
+  const bool negative = ns < 0;
+  const uint64_t u = negative ? uint64_t(0) - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  std::string out;
+  if (u < 1'000'000'000) {
+    // Below a second: the largest of ns, µs and ms that keeps the integer part non-zero.
+    if (u < 1'000) {
+      out = std::to_string(u) + "ns";
+    } else if (u < 1'000'000) {
+      out = WithFraction(u, 3) + "µs";
+    } else {
+      out = WithFraction(u, 6) + "ms";
+    }
+  } else {
+    uint64_t seconds_ns = u % 60'000'000'000;  // seconds and their fraction, in ns
+    uint64_t minutes = u / 60'000'000'000;
+    out = WithFraction(seconds_ns, 9) + "s";
+    if (minutes > 0) {
+      out = std::to_string(minutes % 60) + "m" + out;
+      if (minutes >= 60) out = std::to_string(minutes / 60) + "h" + out;
+    }
+  }
+  return negative ? "-" + out : out;
+}
+
+}  // namespace kubesched::util

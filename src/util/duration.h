@@ -14,3 +14,10 @@ namespace kubesched::util {
 std::expected<int64_t, std::string> ParseDuration(std::string_view text);
 
 }  // namespace kubesched::util
+
+namespace kubesched::util {
+
+//! Go's time.Duration.String(): "15s", "1m30s", "1h0m0s", "500ms", "1.5µs", "0s".
+std::string FormatDuration(int64_t ns);
+
+}  // namespace kubesched::util

@@ -1,0 +1,249 @@
+#include "cmd/run.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <atomic>
+#include <iostream>
+#include <stop_token>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "client/kubeconfig.h"
+#include "client/leader_elector.h"
+#include "client/remote_store.h"
+#include "client/rest_client.h"
+#include "cluster/store_client.h"
+#include "cluster/store_informer.h"
+#include "cmd/cli.h"
+#include "cmd/plugin_registry.h"
+#include "cmd/version.h"
+#include "config/load.h"
+#include "scheduler/run_loop.h"
+#include "scheduler/scheduler.h"
+#include "store/resources.h"
+#include "util/clock.h"
+#include "util/duration.h"
+#include "util/log.h"
+
+namespace kubesched::cmd {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;
+
+// The flags' overrides of the configuration's leaderElection and clientConnection, as
+// kube-scheduler applies its deprecated flags over the file.
+std::expected<void, std::string> ApplyFlags(const RunArgs& args, config::Configuration& cfg) {
+  config::LeaderElection& le = cfg.leader_election;
+  if (args.leader_elect) le.leader_elect = *args.leader_elect;
+  auto duration = [](const std::optional<std::string>& flag, std::string_view name,
+                     int64_t& out) -> std::expected<void, std::string> {
+    if (!flag) return {};
+    auto ns = util::ParseDuration(*flag);
+    if (!ns) return std::unexpected(fmt::format("--{}: {}", name, ns.error()));
+    out = *ns;
+    return {};
+  };
+  if (auto ok = duration(args.lease_duration, "leader-elect-lease-duration", le.lease_duration_ns); !ok) return ok;
+  if (auto ok = duration(args.renew_deadline, "leader-elect-renew-deadline", le.renew_deadline_ns); !ok) return ok;
+  if (auto ok = duration(args.retry_period, "leader-elect-retry-period", le.retry_period_ns); !ok) return ok;
+  if (args.resource_lock) le.resource_lock = *args.resource_lock;
+  if (args.resource_name) le.resource_name = *args.resource_name;
+  if (args.resource_namespace) le.resource_namespace = *args.resource_namespace;
+  if (args.kube_api_qps) cfg.client_connection.qps = *args.kube_api_qps;
+  if (args.kube_api_burst) cfg.client_connection.burst = *args.kube_api_burst;
+  if (le.leader_elect) {
+    if (le.resource_lock != "leases") {
+      return std::unexpected(fmt::format(
+          "--leader-elect-resource-lock: unsupported value \"{}\" (only \"leases\" is supported)", le.resource_lock));
+    }
+    if (le.lease_duration_ns <= le.renew_deadline_ns) {
+      return std::unexpected("leader election: the lease duration must be greater than the renew deadline");
+    }
+    if (le.renew_deadline_ns <= 0 || le.retry_period_ns <= 0) {
+      return std::unexpected("leader election: the renew deadline and retry period must be greater than zero");
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+CLI::App* AddRunSubcommand(CLI::App& app, RunArgs& args) {
+  CLI::App* cmd = app.add_subcommand(
+      "run",
+      "schedule a real cluster's pods (those whose spec.schedulerName is one of the configuration's profiles), as "
+      "kube-scheduler does: from --kubeconfig, clientConnection.kubeconfig or in-cluster credentials");
+  cmd->add_option("--config", args.config, "KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1)")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--kubeconfig", args.kubeconfig,
+                  "kubeconfig with the API server's address and credentials (overrides clientConnection.kubeconfig)");
+  cmd->add_option("--master", args.master, "the API server's address (overrides the kubeconfig's server)");
+  cmd->add_option("--leader-elect", args.leader_elect,
+                  "elect a leader on a Lease before scheduling (several replicas: one schedules); default true")
+      ->expected(0, 1)
+      ->default_str("true");
+  cmd->add_option("--leader-elect-lease-duration", args.lease_duration,
+                  "how long a candidate waits after the last renewal before taking the lease over (default 15s)");
+  cmd->add_option("--leader-elect-renew-deadline", args.renew_deadline,
+                  "how long the leader keeps trying to renew before it stops leading (default 10s)");
+  cmd->add_option("--leader-elect-retry-period", args.retry_period,
+                  "how long candidates wait between attempts to acquire or renew (default 2s)");
+  cmd->add_option("--leader-elect-resource-lock", args.resource_lock, "the lock's kind: leases (the only one)");
+  cmd->add_option("--leader-elect-resource-name", args.resource_name, "the Lease's name (default kube-scheduler)");
+  cmd->add_option("--leader-elect-resource-namespace", args.resource_namespace,
+                  "the Lease's namespace (default kube-system)");
+  cmd->add_option("--kube-api-qps", args.kube_api_qps, "requests per second to the API server (default 50)");
+  cmd->add_option("--kube-api-burst", args.kube_api_burst, "burst of requests to the API server (default 100)");
+  AddPluginOption(cmd, args.plugins);
+  // kube-scheduler's authentication and profiling flags, which kubeadm's static pod passes:
+  // accepted, so that kubesched can replace kube-scheduler's command, and ignored.
+  for (const char* flag : {"--authentication-kubeconfig", "--authorization-kubeconfig"}) {
+    cmd->add_option_function<std::string>(
+        flag, [&args, flag](const std::string&) { args.ignored.emplace_back(flag); }, "ignored (kube-scheduler's)");
+  }
+  for (const char* flag : {"--authentication-skip-lookup", "--profiling", "--contention-profiling"}) {
+    cmd->add_option_function<std::string>(
+           flag, [&args, flag](const std::string&) { args.ignored.emplace_back(flag); }, "ignored (kube-scheduler's)")
+        ->expected(0, 1);
+  }
+  return cmd;
+}
+
+int RunRun(const RunArgs& args) {
+  for (const std::string& flag : args.ignored) {
+    std::cerr << "warning: " << flag << " is kube-scheduler's and has no effect in kubesched run\n";
+  }
+  auto registry = MakeRegistry(args.plugins);
+  if (!registry) {
+    std::cerr << "error: " << registry.error() << "\n";
+    return kExitUsage;
+  }
+  config::Configuration cfg = config::DefaultConfiguration(*registry);
+  if (!args.config.empty()) {
+    auto loaded = config::LoadConfigFile(args.config, *registry);
+    if (!loaded) {
+      std::cerr << "error: " << loaded.error() << "\n";
+      return kExitUsage;
+    }
+    cfg = std::move(*loaded);
+  }
+  if (auto ok = ApplyFlags(args, cfg); !ok) {
+    std::cerr << "error: " << ok.error() << "\n";
+    return kExitUsage;
+  }
+  const std::string kubeconfig = args.kubeconfig.empty() ? cfg.client_connection.kubeconfig : args.kubeconfig;
+  auto rest = client::ResolveRestConfig(kubeconfig, args.master);
+  if (!rest) {
+    std::cerr << "error: " << rest.error() << "\n";
+    return kExitUsage;
+  }
+  rest->qps = cfg.client_connection.qps;
+  rest->burst = cfg.client_connection.burst;
+  rest->user_agent = fmt::format("kubesched/{}", kVersion);
+  auto rest_client = client::RestClient::Create(*rest);
+  if (!rest_client) {
+    std::cerr << "error: " << rest_client.error() << "\n";
+    return kExitFailure;
+  }
+
+  // SIGTERM and SIGINT go to one thread that waits for them (blocked here, before any thread
+  // starts, so every thread inherits the mask).
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::stop_source stop;
+  std::jthread signal_thread([&signals, &stop](std::stop_token own) {
+    const timespec step{0, 200'000'000};
+    while (!own.stop_requested()) {
+      int sig = sigtimedwait(&signals, nullptr, &step);
+      if (sig == SIGTERM || sig == SIGINT) {
+        KS_LOG.InfoS("Received signal, shutting down", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+        stop.request_stop();
+        return;
+      }
+    }
+  });
+
+  static const util::SystemClock clock;
+  client::RemoteStoreOptions store_options;
+  store_options.informed = client::SchedulerInformedResources();
+  client::RemoteStore store(**rest_client, store::BuiltinResources(), store_options);
+  store.Start();
+  KS_LOG.InfoS("Waiting for caches to sync", "server", rest->server);
+  if (!store.WaitForCacheSync(stop.get_token())) return kExitOk;
+  KS_LOG.InfoS("Caches are synced");
+
+  cluster::StoreClient cluster_client(store, clock);
+  scheduler::SchedulerOptions sopts;
+  sopts.config = cfg;
+  sopts.async_binding = true;
+  sopts.seed = std::random_device{}();
+  auto created = scheduler::Scheduler::Create(sopts, cluster_client, clock, *registry);
+  if (!created) {
+    std::cerr << "error: " << created.error() << "\n";
+    return kExitFailure;
+  }
+  scheduler::Scheduler& sched = **created;
+
+  // Scheduling starts once this replica leads (at once without leader election); it stops
+  // when `scheduling` is stopped.
+  std::stop_source scheduling;
+  std::stop_callback forward(stop.get_token(), [&scheduling] { scheduling.request_stop(); });
+  std::unique_ptr<cluster::StoreInformer> informer;
+  std::mutex loop_mu;  // guards loop: started by the elector's thread, stopped from any
+  std::jthread loop;
+  auto start_scheduling = [&] {
+    std::lock_guard lock(loop_mu);
+    if (scheduling.stop_requested()) return;
+    informer = std::make_unique<cluster::StoreInformer>(store);
+    informer->Subscribe(&sched);
+    loop = std::jthread([&sched, token = scheduling.get_token()] { scheduler::RunOnRealTime(sched, clock, token); });
+  };
+  // Stops scheduling and waits for the cycle under way and the binds in flight.
+  auto stop_scheduling = [&] {
+    scheduling.request_stop();
+    std::lock_guard lock(loop_mu);
+    if (loop.joinable()) loop.join();
+  };
+
+  int code = kExitOk;
+  if (cfg.leader_election.leader_elect) {
+    client::LeaderElectionOptions le;
+    le.lease_namespace = cfg.leader_election.resource_namespace;
+    le.lease_name = cfg.leader_election.resource_name;
+    le.lease_duration_ns = cfg.leader_election.lease_duration_ns;
+    le.renew_deadline_ns = cfg.leader_election.renew_deadline_ns;
+    le.retry_period_ns = cfg.leader_election.retry_period_ns;
+    client::LeaderElector elector(store, clock, le);
+    // The lease is released only once scheduling has stopped: the elector's own stop comes after.
+    std::stop_source election;
+    std::stop_callback stop_election(stop.get_token(), [&] {
+      stop_scheduling();
+      election.request_stop();
+    });
+    const bool clean = elector.Run(election.get_token(), start_scheduling);
+    if (!clean && !stop.stop_requested()) {
+      // Upstream exits when it loses the lease: another replica leads now.
+      std::cerr << "error: leader election lost\n";
+      code = kExitFailure;
+    }
+  } else {
+    start_scheduling();
+    std::mutex mu;
+    std::condition_variable_any cv;
+    std::unique_lock lock(mu);
+    cv.wait(lock, stop.get_token(), [] { return false; });
+  }
+  stop_scheduling();
+  informer.reset();
+  store.Stop();
+  signal_thread.request_stop();
+  return code;
+}
+
+}  // namespace kubesched::cmd

@@ -1,0 +1,35 @@
+#pragma once
+// `kubesched run`: schedules a real cluster's pods, as kube-scheduler does, with its flags where
+// they apply. Informers (LIST and WATCH) mirror the cluster; the same Scheduler, cache, queue
+// and plugins as `simulate` decide; binds, status patches and deletions go to the API server.
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+namespace kubesched::cmd {
+
+struct RunArgs {
+  std::string config;      //!< --config: KubeSchedulerConfiguration
+  std::string kubeconfig;  //!< --kubeconfig (overrides clientConnection.kubeconfig)
+  std::string master;      //!< --master: the API server's address, overriding the kubeconfig's
+  std::optional<bool> leader_elect;
+  std::optional<std::string> lease_duration, renew_deadline, retry_period;
+  std::optional<std::string> resource_lock, resource_name, resource_namespace;
+  std::optional<float> kube_api_qps;
+  std::optional<int32_t> kube_api_burst;
+  std::vector<std::string> plugins;  //!< --plugin
+  //! kube-scheduler flags accepted for drop-in use and ignored (a warning each).
+  std::vector<std::string> ignored;
+};
+
+//! Registers the `run` subcommand on `app`, filling `args` when parsed.
+CLI::App* AddRunSubcommand(CLI::App& app, RunArgs& args);
+
+//! Schedules until SIGTERM or SIGINT (0), or until leadership is lost or the scheduler cannot
+//! start (1); 2 for a bad configuration or flags.
+int RunRun(const RunArgs& args);
+
+}  // namespace kubesched::cmd
