@@ -135,7 +135,7 @@ RemoteStore::RemoteStore(RestClient& client, const std::vector<const store::Reso
     auto mirror = std::make_unique<Mirror>();
     ReflectorOptions reflector = options_.reflector;
     if (type->group.empty() && type->resource == "pods") reflector.field_selector = options_.pod_field_selector;
-    mirror->reflector = std::make_unique<Reflector>(client_, *type, *this, reflector);
+    mirror->reflector = std::make_unique<Reflector>(client_, *type, static_cast<ReflectorSink&>(*this), reflector);
     mirrors_.emplace(type, std::move(mirror));
   }
 }

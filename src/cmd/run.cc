@@ -14,6 +14,7 @@
 #include "client/leader_elector.h"
 #include "client/remote_store.h"
 #include "client/rest_client.h"
+#include "cluster/async_client.h"
 #include "cluster/store_client.h"
 #include "cluster/store_informer.h"
 #include "cmd/cli.h"
@@ -178,7 +179,9 @@ int RunRun(const RunArgs& args) {
   if (!store.WaitForCacheSync(stop.get_token())) return kExitOk;
   KS_LOG.InfoS("Caches are synced");
 
-  cluster::StoreClient cluster_client(store, clock);
+  cluster::StoreClient store_client(store, clock);
+  // Status patches and deletions on workers: an API round trip never holds up a cycle.
+  cluster::AsyncClient cluster_client(store_client);
   scheduler::SchedulerOptions sopts;
   sopts.config = cfg;
   sopts.async_binding = true;

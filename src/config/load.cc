@@ -671,7 +671,7 @@ void ValidateExtenders(ErrorList& errors, const json& extenders) {
 void ValidateComponentBlocks(ErrorList& errors, const Configuration& cfg) {
   const LeaderElection& le = cfg.leader_election;
   if (le.leader_elect) {
-    auto seconds = [](int64_t ns) { return util::FormatDuration(ns); };
+    auto seconds = [](int64_t ns) { return GoQuote(util::FormatDuration(ns)); };
     if (le.lease_duration_ns <= 0) {
       errors.Invalid("leaderElection.leaseDuration", seconds(le.lease_duration_ns), "must be greater than zero");
     }

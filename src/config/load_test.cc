@@ -433,7 +433,7 @@ TEST(LoadTest, ComponentBlockErrors) {
        "cfg.yaml: leaderElection.retryPeriod: Invalid value: \"0s\": must be greater than zero"},
       {"another lock", kHeader + "leaderElection:\n  resourceLock: endpoints\n",
        "cfg.yaml: leaderElection.resourceLock: Unsupported value: \"endpoints\": supported values: \"leases\""},
-      {"bad duration", kHeader + "leaderElection:\n  leaseDuration: 15x\n", "cfg.yaml: leaderElection.leaseDuration: invalid"},
+      {"bad duration", kHeader + "leaderElection:\n  leaseDuration: 15x\n", "cfg.yaml: leaderElection.leaseDuration: invalid duration \"15x\": unknown unit \"x\" (use ns, us, ms, s, m or h)"},
       {"negative burst", kHeader + "clientConnection:\n  burst: -1\n",
        "cfg.yaml: clientConnection.burst: Invalid value: -1: must be non-negative"},
   };

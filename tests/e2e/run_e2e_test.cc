@@ -1,0 +1,290 @@
+// End-to-end tests of `kubesched run` against `kubesched apiserver` (both processes on loopback,
+// started and stopped here), with kubectl creating the objects and reading the outcome: every
+// pod bound exactly once, none lost, across scheduler and API server restarts and with two
+// schedulers electing a leader. Skipped when kubectl is not installed.
+
+#include <chrono>
+#include <map>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "e2e/apiserver_process.h"
+#include "e2e/run_kubesched.h"
+
+namespace kubesched::e2e {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+std::string Nodes(int count, const std::string& cpu = "4") {
+  std::string out;
+  for (int i = 1; i <= count; ++i) {
+    out += "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: node-" + std::to_string(i) +
+           "\n  labels: {kubernetes.io/hostname: node-" + std::to_string(i) + "}\nstatus:\n  capacity: {cpu: \"" +
+           cpu + "\", memory: 8Gi, pods: \"110\"}\n  allocatable: {cpu: \"" + cpu +
+           "\", memory: 8Gi, pods: \"110\"}\n";
+  }
+  return out;
+}
+
+std::string Deployment(const std::string& name, int replicas, const std::string& cpu = "100m") {
+  return "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: " + name + "\nspec:\n  replicas: " +
+         std::to_string(replicas) + "\n  selector:\n    matchLabels: {app: " + name +
+         "}\n  template:\n    metadata:\n      labels: {app: " + name +
+         "}\n    spec:\n      containers:\n      - name: c\n        image: nginx\n        resources:\n          "
+         "requests: {cpu: " +
+         cpu + ", memory: 64Mi}\n";
+}
+
+std::string BarePod(const std::string& name, const std::string& cpu, const std::string& scheduler = "") {
+  std::string out = "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\nspec:\n";
+  if (!scheduler.empty()) out += "  schedulerName: " + scheduler + "\n";
+  out += "  containers:\n  - name: c\n    image: busybox\n    resources:\n      requests: {cpu: \"" + cpu + "\"}\n";
+  return out;
+}
+
+// A `kubesched run` process against `server`.
+class Scheduler {
+ public:
+  Scheduler(ApiServer& server, std::vector<std::string> extra, const std::string& name) : server_(server) {
+    std::vector<std::string> argv = {KubeschedPath(), "run", "--kubeconfig", server.Kubeconfig(), "--v", "2"};
+    argv.insert(argv.end(), extra.begin(), extra.end());
+    log_ = server.Dir() / (name + ".err");
+    child_ = Spawn(argv, log_, server.Dir().string());
+  }
+  ~Scheduler() {
+    if (child_.pid > 0) StopChild(child_, SIGKILL);
+  }
+  int Stop(int sig) { return StopChild(child_, sig); }
+  bool Running() const { return child_.pid > 0 && kill(child_.pid, 0) == 0; }
+  std::string Log() const { return Slurp(log_); }
+
+ private:
+  ApiServer& server_;
+  Child child_;
+  fs::path log_;
+};
+
+// The pods as the API server has them: name → node ("" while unbound).
+std::map<std::string, std::string> PodNodes(ApiServer& server, const std::string& selector = "") {
+  std::vector<std::string> args = {"get", "pods", "-o", "json"};
+  if (!selector.empty()) args.insert(args.end(), {"-l", selector});
+  RunResult r = server.Kubectl(args);
+  std::map<std::string, std::string> out;
+  if (r.exit_code != 0) {
+    ADD_FAILURE() << "kubectl get pods: " << r.exit_code << " " << r.err;
+    return out;
+  }
+  const json list = json::parse(r.out);
+  for (const json& p : list["items"]) {
+    out[p["metadata"]["name"].get<std::string>()] = p["spec"].value("nodeName", "");
+  }
+  return out;
+}
+
+size_t Bound(const std::map<std::string, std::string>& pods) {
+  size_t n = 0;
+  for (const auto& [name, node] : pods) n += node.empty() ? 0 : 1;
+  return n;
+}
+
+// Polls until `count` pods (of the selector) are bound, or `timeout`.
+std::map<std::string, std::string> WaitForBound(ApiServer& server, size_t count, std::chrono::milliseconds timeout,
+                                                const std::string& selector = "") {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::map<std::string, std::string> pods;
+  while (std::chrono::steady_clock::now() < deadline) {
+    pods = PodNodes(server, selector);
+    if (pods.size() >= count && Bound(pods) >= count) break;
+    std::this_thread::sleep_for(200ms);
+  }
+  return pods;
+}
+
+// Sums the cpu requests (millicores) of the bound pods per node: a pod bound twice, or one the
+// scheduler did not know was bound, would push a node past its allocatable cpu.
+std::map<std::string, int64_t> CpuByNode(ApiServer& server) {
+  RunResult r = server.Kubectl({"get", "pods", "-o", "json"});
+  std::map<std::string, int64_t> out;
+  const json list = json::parse(r.out);
+  for (const json& p : list["items"]) {
+    const std::string node = p["spec"].value("nodeName", "");
+    if (node.empty()) continue;
+    for (const json& c : p["spec"]["containers"]) {
+      std::string cpu = c["resources"]["requests"].value("cpu", "0");
+      out[node] += cpu.ends_with("m") ? std::stoll(cpu.substr(0, cpu.size() - 1)) : std::stoll(cpu) * 1000;
+    }
+  }
+  return out;
+}
+
+class RunE2E : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!HaveKubectl()) GTEST_SKIP() << "kubectl is not installed";
+  }
+};
+
+#define ASSERT_OK(r) ASSERT_EQ((r).exit_code, 0) << "stdout:\n" << (r).out << "\nstderr:\n" << (r).err
+
+TEST_F(RunE2E, BindsEveryPodAndLeavesOtherSchedulersPodsAlone) {
+  ApiServer server;
+  ASSERT_FALSE(server.Url().empty()) << server.ServerLog();
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, Nodes(2)));
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, Deployment("web", 6)));
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, BarePod("other", "100m", "someone-else") + BarePod("huge", "64")));
+
+  Scheduler sched(server, {"--leader-elect=false"}, "sched");
+  auto pods = WaitForBound(server, 6, 60s, "app=web");
+  ASSERT_EQ(Bound(pods), 6u) << sched.Log();
+
+  RunResult wide = server.Kubectl({"get", "pods", "-l", "app=web", "-o", "wide"});
+  ASSERT_OK(wide);
+  EXPECT_NE(wide.out.find("node-1"), std::string::npos) << wide.out;
+  EXPECT_NE(wide.out.find("node-2"), std::string::npos) << wide.out;  // spread by the default scores
+
+  // The pod too big for any node: PodScheduled=False, Unschedulable, upstream's message.
+  std::string condition;
+  for (int i = 0; i < 100 && condition.empty(); ++i) {
+    RunResult r = server.Kubectl({"get", "pod", "huge", "-o", "json"});
+    ASSERT_OK(r);
+    for (const json& c : json::parse(r.out)["status"].value("conditions", json::array())) {
+      if (c["type"] == "PodScheduled") condition = c.dump();
+    }
+    if (condition.empty()) std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_NE(condition.find("\"status\":\"False\""), std::string::npos) << condition;
+  EXPECT_NE(condition.find("\"reason\":\"Unschedulable\""), std::string::npos) << condition;
+  EXPECT_NE(condition.find("0/2 nodes are available: 2 Insufficient cpu."), std::string::npos) << condition;
+
+  // Another scheduler's pod stays unbound and untouched.
+  pods = PodNodes(server);
+  EXPECT_EQ(pods["other"], "");
+  EXPECT_EQ(pods["huge"], "");
+  RunResult other = server.Kubectl({"get", "pod", "other", "-o", "json"});
+  EXPECT_EQ(json::parse(other.out)["status"].value("conditions", json::array()).size(), 0u) << other.out;
+
+  // A pod created while it runs is scheduled too (the watch).
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, BarePod("late", "100m")));
+  pods = WaitForBound(server, 7, 30s);
+  EXPECT_NE(pods["late"], "") << sched.Log();
+
+  EXPECT_EQ(sched.Stop(SIGTERM), 0) << sched.Log();
+}
+
+TEST_F(RunE2E, KilledAndRestartedMidBurstLosesAndDoubleBindsNothing) {
+  ApiServer server;
+  ASSERT_FALSE(server.Url().empty()) << server.ServerLog();
+  // 4 nodes of 4 cpus, 60 pods of 250m: exactly full when every pod is placed once.
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, Nodes(4)));
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, Deployment("burst", 64, "250m")));
+  {
+    Scheduler first(server, {"--leader-elect=false", "--kube-api-qps", "20", "--kube-api-burst", "1"}, "first");
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    size_t bound = 0;
+    while (std::chrono::steady_clock::now() < deadline && bound < 10) {
+      bound = Bound(PodNodes(server));
+      std::this_thread::sleep_for(50ms);
+    }
+    ASSERT_GE(bound, 10u) << first.Log();
+    first.Stop(SIGKILL);  // mid-burst, binds possibly in flight
+  }
+  const size_t before = Bound(PodNodes(server));
+  EXPECT_LT(before, 64u);
+  Scheduler second(server, {"--leader-elect=false"}, "second");
+  auto pods = WaitForBound(server, 64, 90s);
+  ASSERT_EQ(pods.size(), 64u);
+  EXPECT_EQ(Bound(pods), 64u) << second.Log();
+  for (const auto& [node, milli] : CpuByNode(server)) EXPECT_EQ(milli, 4000) << node;
+  EXPECT_EQ(second.Stop(SIGTERM), 0) << second.Log();
+}
+
+TEST_F(RunE2E, ApiServerRestartedWithItsStateAndTheWatchCut) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("kubesched-run-e2e-restart-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string state = (dir / "state.json").string();
+  auto server = std::make_unique<ApiServer>(std::vector<std::string>{"--state", state}, dir);
+  ASSERT_FALSE(server->Url().empty()) << server->ServerLog();
+  const std::string listen = server->Url().substr(std::string("http://").size());
+  ASSERT_OK(server->Kubectl({"create", "-f", "-"}, Nodes(2)));
+  ASSERT_OK(server->Kubectl({"create", "-f", "-"}, BarePod("a", "100m") + BarePod("b", "100m")));
+  Scheduler sched(*server, {"--leader-elect=false"}, "sched");
+  ASSERT_EQ(Bound(WaitForBound(*server, 2, 30s)), 2u) << sched.Log();
+
+  // The API server goes away (its state saved) and comes back on the same address.
+  ASSERT_EQ(server->Terminate(), 0);
+  server.reset();
+  server = std::make_unique<ApiServer>(std::vector<std::string>{"--state", state}, dir, listen);
+  ASSERT_FALSE(server->Url().empty()) << server->ServerLog();
+  ASSERT_OK(server->Kubectl({"create", "-f", "-"}, BarePod("c", "100m") + BarePod("d", "100m")));
+  auto pods = WaitForBound(*server, 4, 60s);
+  EXPECT_EQ(Bound(pods), 4u) << sched.Log();
+  EXPECT_TRUE(sched.Running());
+  EXPECT_EQ(sched.Stop(SIGTERM), 0) << sched.Log();
+}
+
+TEST_F(RunE2E, TwoSchedulersElectOneLeaderAndTheOtherTakesOver) {
+  ApiServer server;
+  ASSERT_FALSE(server.Url().empty()) << server.ServerLog();
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, Nodes(2)));
+  const std::vector<std::string> election = {"--leader-elect=true", "--leader-elect-lease-duration", "4s",
+                                             "--leader-elect-renew-deadline", "3s", "--leader-elect-retry-period",
+                                             "500ms"};
+  auto a = std::make_unique<Scheduler>(server, election, "a");
+  auto b = std::make_unique<Scheduler>(server, election, "b");
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, BarePod("p1", "100m") + BarePod("p2", "100m")));
+  ASSERT_EQ(Bound(WaitForBound(server, 2, 30s)), 2u) << a->Log() << b->Log();
+
+  // One holder; only its log shows binds.
+  RunResult lease = server.Kubectl({"get", "lease", "-n", "kube-system", "kube-scheduler", "-o", "json"});
+  ASSERT_OK(lease);
+  const std::string holder = json::parse(lease.out)["spec"].value("holderIdentity", "");
+  ASSERT_FALSE(holder.empty()) << lease.out;
+  const bool a_leads = a->Log().find("Successfully acquired lease") != std::string::npos;
+  const bool b_leads = b->Log().find("Successfully acquired lease") != std::string::npos;
+  ASSERT_NE(a_leads, b_leads) << a->Log() << b->Log();
+  std::unique_ptr<Scheduler>& leader = a_leads ? a : b;
+  std::unique_ptr<Scheduler>& standby = a_leads ? b : a;
+  EXPECT_EQ(standby->Log().find("Successfully bound pod"), std::string::npos) << standby->Log();
+
+  // The leader dies without releasing the lease: the standby takes over once it expires.
+  const auto killed = std::chrono::steady_clock::now();
+  leader->Stop(SIGKILL);
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, BarePod("p3", "100m")));
+  auto pods = WaitForBound(server, 3, 30s);
+  EXPECT_EQ(Bound(pods), 3u) << standby->Log();
+  const auto took = std::chrono::steady_clock::now() - killed;
+  EXPECT_LT(took, 15s);  // the lease's 4 s plus retries and the bind, with a wide margin
+  EXPECT_NE(standby->Log().find("Successfully acquired lease"), std::string::npos);
+  lease = server.Kubectl({"get", "lease", "-n", "kube-system", "kube-scheduler", "-o", "json"});
+  EXPECT_NE(json::parse(lease.out)["spec"].value("holderIdentity", ""), holder);
+  EXPECT_GE(json::parse(lease.out)["spec"].value("leaseTransitions", 0), 1);
+
+  // A graceful stop releases the lease.
+  EXPECT_EQ(standby->Stop(SIGTERM), 0) << standby->Log();
+  lease = server.Kubectl({"get", "lease", "-n", "kube-system", "kube-scheduler", "-o", "json"});
+  EXPECT_EQ(json::parse(lease.out)["spec"].value("holderIdentity", ""), "") << lease.out;
+}
+
+TEST_F(RunE2E, BadFlagsAndUnreachableServers) {
+  RunResult r = RunKubesched({"run", "--kubeconfig", "/nonexistent/kubeconfig", "--leader-elect=false"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("/nonexistent/kubeconfig"), std::string::npos) << r.err;
+  r = RunKubesched({"run", "--master", "http://127.0.0.1:1", "--leader-elect-lease-duration", "5s",
+                    "--leader-elect-renew-deadline", "10s"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("lease duration must be greater than the renew deadline"), std::string::npos) << r.err;
+  r = RunKubesched({"run", "--master", "http://127.0.0.1:1", "--leader-elect-resource-lock", "endpoints"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("only \"leases\""), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace kubesched::e2e
