@@ -52,8 +52,7 @@ std::string BodyMessage(const Response& response) {
 
 }  // namespace
 
-Reflector::Reflector(RestClient& client, const store::ResourceType& type, ReflectorSink& sink,
-                     ReflectorOptions options)
+Reflector::Reflector(RestClient& client, const store::ResourceType& type, ReflectorSink& sink, ReflectorOptions options)
     : client_(client), type_(type), sink_(sink), options_(std::move(options)), backoff_(options_.initial_backoff) {}
 
 std::string Reflector::CollectionPath(const store::ResourceType& type) {

@@ -25,17 +25,39 @@ Error MakeError(Error::Reason reason, std::string message) { return Error{reason
 Error ErrorFromResponse(const Response& response) {
   Error error;
   switch (response.status) {
-    case 400: error.reason = Error::Reason::kBadRequest; break;
-    case 403: error.reason = Error::Reason::kForbidden; break;
-    case 404: error.reason = Error::Reason::kNotFound; break;
-    case 405: error.reason = Error::Reason::kMethodNotAllowed; break;
-    case 409: error.reason = Error::Reason::kConflict; break;
-    case 410: error.reason = Error::Reason::kGone; break;
-    case 413: error.reason = Error::Reason::kRequestEntityTooLarge; break;
-    case 422: error.reason = Error::Reason::kInvalid; break;
-    case 429: error.reason = Error::Reason::kTooManyRequests; break;
-    case 504: error.reason = Error::Reason::kTimeout; break;
-    default: error.reason = Error::Reason::kInternal; break;
+    case 400:
+      error.reason = Error::Reason::kBadRequest;
+      break;
+    case 403:
+      error.reason = Error::Reason::kForbidden;
+      break;
+    case 404:
+      error.reason = Error::Reason::kNotFound;
+      break;
+    case 405:
+      error.reason = Error::Reason::kMethodNotAllowed;
+      break;
+    case 409:
+      error.reason = Error::Reason::kConflict;
+      break;
+    case 410:
+      error.reason = Error::Reason::kGone;
+      break;
+    case 413:
+      error.reason = Error::Reason::kRequestEntityTooLarge;
+      break;
+    case 422:
+      error.reason = Error::Reason::kInvalid;
+      break;
+    case 429:
+      error.reason = Error::Reason::kTooManyRequests;
+      break;
+    case 504:
+      error.reason = Error::Reason::kTimeout;
+      break;
+    default:
+      error.reason = Error::Reason::kInternal;
+      break;
   }
   json::Document status;
   if (json::Parse(response.body, status) && status.IsObject()) {
@@ -52,14 +74,15 @@ Error ErrorFromResponse(const Response& response) {
       }
     }
   }
-  if (error.message.empty()) error.message = fmt::format("the server answered {}: {}", response.status, response.body.substr(0, 200));
+  if (error.message.empty())
+    error.message = fmt::format("the server answered {}: {}", response.status, response.body.substr(0, 200));
   return error;
 }
 
 std::string ObjectPath(const store::ResourceType& type, std::string_view namespace_, std::string_view name,
                        std::string_view subresource = {}) {
-  std::string path = type.group.empty() ? fmt::format("/api/{}", type.version)
-                                        : fmt::format("/apis/{}/{}", type.group, type.version);
+  std::string path =
+      type.group.empty() ? fmt::format("/api/{}", type.version) : fmt::format("/apis/{}/{}", type.group, type.version);
   if (type.namespaced && !namespace_.empty()) path += fmt::format("/namespaces/{}", namespace_);
   path += "/" + type.resource;
   if (!name.empty()) path += fmt::format("/{}", name);
@@ -69,9 +92,12 @@ std::string ObjectPath(const store::ResourceType& type, std::string_view namespa
 
 std::string_view ContentType(store::PatchType type) {
   switch (type) {
-    case store::PatchType::kJsonPatch: return "application/json-patch+json";
-    case store::PatchType::kMergePatch: return "application/merge-patch+json";
-    case store::PatchType::kStrategicMergePatch: return "application/strategic-merge-patch+json";
+    case store::PatchType::kJsonPatch:
+      return "application/json-patch+json";
+    case store::PatchType::kMergePatch:
+      return "application/merge-patch+json";
+    case store::PatchType::kStrategicMergePatch:
+      return "application/strategic-merge-patch+json";
   }
   return "application/json";
 }
@@ -196,8 +222,8 @@ std::shared_ptr<store::Object> RemoteStore::Build(const store::ResourceType& typ
   const uint64_t rv = store::ParseResourceVersion(json::GetString(*meta, "resourceVersion")).value_or(0);
   std::shared_ptr<store::Object> object = store::MakeObject(type, doc, rv);
   if ((type.decode || type.view) && !object->view) {
-    KS_LOG.WarningS("Object could not be decoded; the scheduler does not see it", "resource", type.resource,
-                    "object", object->namespace_.empty() ? object->name : object->namespace_ + "/" + object->name);
+    KS_LOG.WarningS("Object could not be decoded; the scheduler does not see it", "resource", type.resource, "object",
+                    object->namespace_.empty() ? object->name : object->namespace_ + "/" + object->name);
   }
   return object;
 }
@@ -379,8 +405,8 @@ Result<ObjectPtr> RemoteStore::Get(const store::ResourceType& type, std::string_
     std::lock_guard lock(mu_);
     auto it = mirror->objects.find(Key{type.namespaced ? std::string(namespace_) : "", std::string(name)});
     if (it == mirror->objects.end()) {
-      return std::unexpected(MakeError(Error::Reason::kNotFound,
-                                       fmt::format("{} \"{}\" not found", type.resource, name)));
+      return std::unexpected(
+          MakeError(Error::Reason::kNotFound, fmt::format("{} \"{}\" not found", type.resource, name)));
     }
     return it->second;
   }
@@ -421,8 +447,7 @@ Result<store::ListResult> RemoteStore::List(const store::ResourceType& type, std
 }
 
 Result<ObjectPtr> RemoteStore::Update(const store::ResourceType& type, std::string_view namespace_,
-                                      std::string_view name, json::Document body,
-                                      const store::UpdateRequest& request) {
+                                      std::string_view name, json::Document body, const store::UpdateRequest& request) {
   if (request.expected_resource_version) {
     json::Set(store::Metadata(body), "resourceVersion",
               json::MakeString(*request.expected_resource_version, body.GetAllocator()), body.GetAllocator());
@@ -446,9 +471,9 @@ Result<ObjectPtr> RemoteStore::Delete(const store::ResourceType& type, std::stri
 
 Result<std::unique_ptr<store::Watcher>> RemoteStore::Watch(const store::ResourceType& type, std::string_view,
                                                            const store::WatchOptions&) {
-  return std::unexpected(MakeError(Error::Reason::kMethodNotAllowed,
-                                   fmt::format("watching {} through the remote store: observe the mirror instead",
-                                               type.resource)));
+  return std::unexpected(
+      MakeError(Error::Reason::kMethodNotAllowed,
+                fmt::format("watching {} through the remote store: observe the mirror instead", type.resource)));
 }
 
 Result<ObjectPtr> RemoteStore::Bind(std::string_view namespace_, std::string_view pod_name, std::string_view uid,

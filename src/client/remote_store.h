@@ -95,8 +95,7 @@ class RemoteStore final : public store::Store, private ReflectorSink {
   //! The mirror's sequence number of its latest change.
   uint64_t ResourceVersion() const override;
   uint64_t AddObserver(std::function<void(const store::WatchEvent&)> observer) override;
-  uint64_t AddObserver(std::function<void(const store::WatchEvent&)> observer,
-                       std::function<void()> on_idle) override;
+  uint64_t AddObserver(std::function<void(const store::WatchEvent&)> observer, std::function<void()> on_idle) override;
   void RemoveObserver(uint64_t id) override;
   //! Not offered: the API server keeps the state.
   store::Result<void> SaveState(const std::string& path) const override;

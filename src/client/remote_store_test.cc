@@ -30,10 +30,9 @@ api::json::Document Doc(const std::string& text) {
 
 std::string PodJson(const std::string& name, const std::string& phase = "") {
   std::string status = phase.empty() ? "" : fmt::format(R"(,"status":{{"phase":"{}"}})", phase);
-  return fmt::format(
-      R"({{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"{}","namespace":"default"}},)"
-      R"("spec":{{"containers":[{{"name":"c","image":"busybox"}}]}}{}}})",
-      name, status);
+  return fmt::format(R"({{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"{}","namespace":"default"}},)"
+                     R"("spec":{{"containers":[{{"name":"c","image":"busybox"}}]}}{}}})",
+                     name, status);
 }
 
 // The in-memory store served over HTTP on a loopback port: the cluster the remote store mirrors.
@@ -121,8 +120,7 @@ TEST(RemoteStoreTest, MirrorsTheServerAndDeliversEachChangeOnceInOrder) {
   ASSERT_TRUE(got.has_value());
   auto server_version = bed.store().Get(bed.Pods(), "default", "before");
   ASSERT_TRUE(server_version.has_value());
-  EXPECT_EQ((*got)->View<api::Pod>()->metadata.resource_version,
-            std::to_string((*server_version)->resource_version));
+  EXPECT_EQ((*got)->View<api::Pod>()->metadata.resource_version, std::to_string((*server_version)->resource_version));
   EXPECT_FALSE(remote.Get(*remote.FindResource("", "pods"), "default", "nope").has_value());
 
   // Changes made on the server arrive as adds, updates and deletes.
@@ -195,7 +193,8 @@ TEST(RemoteStoreTest, RelistsAfterGoneAndReplacesTheMirror) {
   ASSERT_TRUE(Eventually([&] {
     std::lock_guard lock(mu);
     return live.size() == 20 && live.begin()->first.starts_with("new-");
-  })) << "lists: " << remote.Lists("", "pods");
+  })) << "lists: "
+      << remote.Lists("", "pods");
   EXPECT_GE(remote.Lists("", "pods"), 2);
   auto listed = remote.List(*remote.FindResource("", "pods"), "", {});
   ASSERT_TRUE(listed.has_value());
@@ -231,7 +230,8 @@ TEST(RemoteStoreTest, WritesAreRestCallsWithTheServersErrors) {
   EXPECT_EQ((*server_pod)->View<api::Pod>()->spec.node_name, "node-1");
 
   // An invalid object: 422 with its causes.
-  auto invalid = remote.Create(pods, "default", Doc(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"},"spec":{}})"));
+  auto invalid =
+      remote.Create(pods, "default", Doc(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"},"spec":{}})"));
   ASSERT_FALSE(invalid.has_value());
   EXPECT_EQ(invalid.error().reason, store::Error::Reason::kInvalid);
   EXPECT_FALSE(invalid.error().causes.empty());

@@ -11,12 +11,12 @@
 
 #include "api/manifest.h"
 #include "cmd/apiserver.h"
-#include "cmd/run.h"
 #include "cmd/bench.h"
 #include "cmd/cli.h"
 #include "cmd/output.h"
 #include "cmd/plugin_registry.h"
 #include "cmd/plugins.h"
+#include "cmd/run.h"
 #include "cmd/version.h"
 #include "config/load.h"
 #include "framework/registry.h"

@@ -428,12 +428,15 @@ TEST(LoadTest, ComponentBlocksDefaultAsV1) {
 TEST(LoadTest, ComponentBlockErrors) {
   std::vector<ErrorCase> cases = {
       {"lease not longer than the renew deadline", kHeader + "leaderElection:\n  leaseDuration: 10s\n",
-       "cfg.yaml: leaderElection.leaseDuration: Invalid value: \"10s\": LeaseDuration must be greater than RenewDeadline"},
+       "cfg.yaml: leaderElection.leaseDuration: Invalid value: \"10s\": LeaseDuration must be greater than "
+       "RenewDeadline"},
       {"zero retry period", kHeader + "leaderElection:\n  retryPeriod: 0s\n",
        "cfg.yaml: leaderElection.retryPeriod: Invalid value: \"0s\": must be greater than zero"},
       {"another lock", kHeader + "leaderElection:\n  resourceLock: endpoints\n",
        "cfg.yaml: leaderElection.resourceLock: Unsupported value: \"endpoints\": supported values: \"leases\""},
-      {"bad duration", kHeader + "leaderElection:\n  leaseDuration: 15x\n", "cfg.yaml: leaderElection.leaseDuration: invalid duration \"15x\": unknown unit \"x\" (use ns, us, ms, s, m or h)"},
+      {"bad duration", kHeader + "leaderElection:\n  leaseDuration: 15x\n",
+       "cfg.yaml: leaderElection.leaseDuration: invalid duration \"15x\": unknown unit \"x\" (use ns, us, ms, s, m or "
+       "h)"},
       {"negative burst", kHeader + "clientConnection:\n  burst: -1\n",
        "cfg.yaml: clientConnection.burst: Invalid value: -1: must be non-negative"},
   };

@@ -69,7 +69,8 @@ inline Child Spawn(const std::vector<std::string>& argv, const fs::path& stderr_
 }
 
 // Reads what the child writes until `done` says enough, or `timeout` passes.
-inline std::string ReadUntil(int fd, const std::function<bool(const std::string&)>& done, std::chrono::milliseconds timeout) {
+inline std::string ReadUntil(int fd, const std::function<bool(const std::string&)>& done,
+                             std::chrono::milliseconds timeout) {
   std::string text;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (!done(text)) {
@@ -106,8 +107,8 @@ class ApiServer {
                        : dir;
     fs::create_directories(dir_);
     kubeconfig_ = (dir_ / "kubeconfig").string();
-    std::vector<std::string> argv = {KubeschedPath(), "apiserver", "--listen", listen, "--write-kubeconfig",
-                                     kubeconfig_};
+    std::vector<std::string> argv = {KubeschedPath(), "apiserver",          "--listen",
+                                     listen,          "--write-kubeconfig", kubeconfig_};
     argv.insert(argv.end(), extra.begin(), extra.end());
     server_ = Spawn(argv, dir_ / "server.err", dir_.string());
     std::string line = ReadUntil(

@@ -26,16 +26,15 @@ std::string Nodes(int count, const std::string& cpu = "4") {
   std::string out;
   for (int i = 1; i <= count; ++i) {
     out += "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: node-" + std::to_string(i) +
-           "\n  labels: {kubernetes.io/hostname: node-" + std::to_string(i) + "}\nstatus:\n  capacity: {cpu: \"" +
-           cpu + "\", memory: 8Gi, pods: \"110\"}\n  allocatable: {cpu: \"" + cpu +
-           "\", memory: 8Gi, pods: \"110\"}\n";
+           "\n  labels: {kubernetes.io/hostname: node-" + std::to_string(i) + "}\nstatus:\n  capacity: {cpu: \"" + cpu +
+           "\", memory: 8Gi, pods: \"110\"}\n  allocatable: {cpu: \"" + cpu + "\", memory: 8Gi, pods: \"110\"}\n";
   }
   return out;
 }
 
 std::string Deployment(const std::string& name, int replicas, const std::string& cpu = "100m") {
-  return "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: " + name + "\nspec:\n  replicas: " +
-         std::to_string(replicas) + "\n  selector:\n    matchLabels: {app: " + name +
+  return "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: " + name +
+         "\nspec:\n  replicas: " + std::to_string(replicas) + "\n  selector:\n    matchLabels: {app: " + name +
          "}\n  template:\n    metadata:\n      labels: {app: " + name +
          "}\n    spec:\n      containers:\n      - name: c\n        image: nginx\n        resources:\n          "
          "requests: {cpu: " +
@@ -206,8 +205,7 @@ TEST_F(RunE2E, KilledAndRestartedMidBurstLosesAndDoubleBindsNothing) {
 }
 
 TEST_F(RunE2E, ApiServerRestartedWithItsStateAndTheWatchCut) {
-  const fs::path dir =
-      fs::temp_directory_path() / ("kubesched-run-e2e-restart-" + std::to_string(getpid()));
+  const fs::path dir = fs::temp_directory_path() / ("kubesched-run-e2e-restart-" + std::to_string(getpid()));
   fs::create_directories(dir);
   const std::string state = (dir / "state.json").string();
   auto server = std::make_unique<ApiServer>(std::vector<std::string>{"--state", state}, dir);
@@ -234,8 +232,12 @@ TEST_F(RunE2E, TwoSchedulersElectOneLeaderAndTheOtherTakesOver) {
   ApiServer server;
   ASSERT_FALSE(server.Url().empty()) << server.ServerLog();
   ASSERT_OK(server.Kubectl({"create", "-f", "-"}, Nodes(2)));
-  const std::vector<std::string> election = {"--leader-elect=true", "--leader-elect-lease-duration", "4s",
-                                             "--leader-elect-renew-deadline", "3s", "--leader-elect-retry-period",
+  const std::vector<std::string> election = {"--leader-elect=true",
+                                             "--leader-elect-lease-duration",
+                                             "4s",
+                                             "--leader-elect-renew-deadline",
+                                             "3s",
+                                             "--leader-elect-retry-period",
                                              "500ms"};
   auto a = std::make_unique<Scheduler>(server, election, "a");
   auto b = std::make_unique<Scheduler>(server, election, "b");
