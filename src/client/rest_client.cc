@@ -109,42 +109,62 @@ BioPtr MemoryBio(const std::string& pem) {
   return BioPtr(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), &BIO_free);
 }
 
-struct X509StackFree {
-  void operator()(STACK_OF(X509) * stack) const { sk_X509_pop_free(stack, X509_free); }
-};
-using X509Stack = std::unique_ptr<STACK_OF(X509), X509StackFree>;
+using StorePtr = std::unique_ptr<X509_STORE, decltype(&X509_STORE_free)>;
 
-// Every certificate of a PEM bundle (a CA file may hold several).
-std::expected<X509Stack, std::string> ParseCertificates(const std::string& pem) {
-  X509Stack stack(sk_X509_new_null());
+// A store of every certificate of a PEM bundle (a CA file may hold several: a rotation's old
+// and new CA, often under the same name).
+std::expected<StorePtr, std::string> ParseCertificates(const std::string& pem) {
+  StorePtr store(X509_STORE_new(), &X509_STORE_free);
   BioPtr bio = MemoryBio(pem);
+  int count = 0;
   while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
-    sk_X509_push(stack.get(), cert);
+    const int added = X509_STORE_add_cert(store.get(), cert);
+    X509_free(cert);  // the store holds its own reference
+    if (added != 1) return std::unexpected(fmt::format("certificate {}: {}", count + 1, OpenSslError()));
+    ++count;
   }
   // The loop ends with "no start line" at the end of the input: expected once something was read.
   ERR_clear_error();
-  if (sk_X509_num(stack.get()) == 0) return std::unexpected("no PEM certificate found");
-  return stack;
+  if (count == 0) return std::unexpected("no PEM certificate found");
+  return store;
 }
 
-// The chain check of a verified connection: only the configured CAs are trusted when there are
-// some (httplib's SSLClient adds the system's default paths to any CA store it is given, which
-// would trust every public CA as well), and the server's name is checked by OpenSSL itself on top
-// of httplib's own check, so that a mismatch has a precise reason.
+// The chain check of a verified connection. With configured CAs it is made against a store of
+// those alone: httplib's SSLClient adds the system's default CA paths to any store it is given,
+// which would trust every public CA as well. The server's name is checked by OpenSSL itself too
+// (on top of httplib's own check), so that a mismatch has a precise reason.
 struct VerifyContext {
-  STACK_OF(X509) * trusted = nullptr;  // null: the system's CAs
-  std::string name;                    // host name or IP address to check
+  X509_STORE* trusted = nullptr;  // null: the SSL context's store (the system's CAs)
+  std::string name;               // host name or IP address to check
 };
+
+void SetExpectedName(X509_VERIFY_PARAM* param, const std::string& name) {
+  if (X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str()) != 1) {
+    ERR_clear_error();  // not an IP address: a DNS name
+    X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size());
+  }
+}
 
 int VerifyChain(X509_STORE_CTX* ctx, void* arg) {
   const auto* verify = static_cast<const VerifyContext*>(arg);
-  if (verify->trusted != nullptr) X509_STORE_CTX_set0_trusted_stack(ctx, verify->trusted);
-  X509_VERIFY_PARAM* param = X509_STORE_CTX_get0_param(ctx);
-  if (X509_VERIFY_PARAM_set1_ip_asc(param, verify->name.c_str()) != 1) {
-    ERR_clear_error();  // not an IP address: a DNS name
-    X509_VERIFY_PARAM_set1_host(param, verify->name.c_str(), verify->name.size());
+  if (verify->trusted == nullptr) {
+    SetExpectedName(X509_STORE_CTX_get0_param(ctx), verify->name);
+    return X509_verify_cert(ctx) == 1 ? 1 : 0;
   }
-  return X509_verify_cert(ctx) == 1 ? 1 : 0;
+  // The handshake's context is bound to the SSL context's store; the same check runs in a
+  // context over ours, and its outcome (error, verified chain) goes back to the handshake's.
+  std::unique_ptr<X509_STORE_CTX, decltype(&X509_STORE_CTX_free)> own(X509_STORE_CTX_new(), &X509_STORE_CTX_free);
+  if (own == nullptr || X509_STORE_CTX_init(own.get(), verify->trusted, X509_STORE_CTX_get0_cert(ctx),
+                                            X509_STORE_CTX_get0_untrusted(ctx)) != 1) {
+    X509_STORE_CTX_set_error(ctx, X509_V_ERR_OUT_OF_MEM);
+    return 0;
+  }
+  X509_VERIFY_PARAM_set1(X509_STORE_CTX_get0_param(own.get()), X509_STORE_CTX_get0_param(ctx));
+  SetExpectedName(X509_STORE_CTX_get0_param(own.get()), verify->name);
+  const int ok = X509_verify_cert(own.get()) == 1 ? 1 : 0;
+  X509_STORE_CTX_set_error(ctx, X509_STORE_CTX_get_error(own.get()));
+  if (ok == 1) X509_STORE_CTX_set0_verified_chain(ctx, X509_STORE_CTX_get1_chain(own.get()));
+  return ok;
 }
 
 // A literal IP address as is, else the first address the name resolves to (for tls-server-name,
@@ -190,7 +210,7 @@ struct RestClient::Impl {
   std::map<std::string, std::string> connect_address;
   std::shared_ptr<X509> client_cert;
   std::shared_ptr<EVP_PKEY> client_key;
-  X509Stack trusted;
+  StorePtr trusted{nullptr, &X509_STORE_free};
   VerifyContext verify;
   std::chrono::milliseconds timeout{kDefaultTimeout};
   util::RealClock clock;
@@ -213,7 +233,9 @@ struct RestClient::Impl {
                                                                     client_key.get())
                              : std::make_unique<httplib::SSLClient>(tls_name, endpoint.port);
       ssl->enable_server_certificate_verification(!config.tls.insecure);
-      if (!config.tls.insecure) {
+      // An invalid client (no SSL context: a key that does not match its certificate) fails
+      // every request; Create checks for it.
+      if (!config.tls.insecure && ssl->is_valid()) {
         SSL_CTX_set_cert_verify_callback(ssl->ssl_context(), &VerifyChain, const_cast<VerifyContext*>(&verify));
       }
       client = std::move(ssl);
