@@ -51,6 +51,10 @@ std::expected<RestConfig, std::string> LoadKubeconfig(const std::string& path, c
 //! as client-go does.
 std::expected<RestConfig, std::string> InClusterConfig(const std::string& sa_dir = kServiceAccountDir);
 
+//! A bearer token file's token, without surrounding whitespace (as client-go reads it); the error
+//! names the file.
+std::expected<std::string, std::string> ReadTokenFile(const std::string& path);
+
 //! kube-scheduler's choice: `kubeconfig_path` (the caller passes --kubeconfig, else
 //! clientConnection.kubeconfig) when given; else `master` alone (no credentials) when given; else
 //! the in-cluster config (from `sa_dir`); else an error. A non-empty `master` replaces the server

@@ -13,10 +13,8 @@
 
 #include <charconv>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
-#include <sstream>
 #include <vector>
 
 #include <fmt/format.h>
@@ -183,13 +181,6 @@ std::expected<std::string, std::string> NumericAddress(const std::string& host) 
   return std::string(buf);
 }
 
-std::string TrimSpace(std::string s) {
-  const auto first = s.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return "";
-  const auto last = s.find_last_not_of(" \t\r\n");
-  return s.substr(first, last - first + 1);
-}
-
 std::string Base64Encode(std::string_view data) {
   std::string out(4 * ((data.size() + 2) / 3) + 1, '\0');
   const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
@@ -201,6 +192,7 @@ std::string Base64Encode(std::string_view data) {
 }  // namespace
 
 struct RestClient::Impl {
+  // Set by Create, read-only afterwards.
   RestConfig config;
   Endpoint endpoint;
   std::string base_url;  // scheme://authority, for messages
@@ -214,7 +206,7 @@ struct RestClient::Impl {
   VerifyContext verify;
   std::chrono::milliseconds timeout{kDefaultTimeout};
   util::RealClock clock;
-  std::unique_ptr<RateLimiter> limiter;
+  std::unique_ptr<RateLimiter> limiter;  // thread-safe itself
 
   std::mutex pool_mu;
   //! Clients whose connection is free for the next request. Guarded by pool_mu.
@@ -276,15 +268,9 @@ struct RestClient::Impl {
     std::error_code ec;
     const auto mtime = std::filesystem::last_write_time(config.bearer_token_file, ec);
     if (!ec && (file_token.empty() || mtime != token_mtime)) {
-      std::ifstream in(config.bearer_token_file, std::ios::binary);
-      std::ostringstream content;
-      content << in.rdbuf();
-      if (in) {
-        std::string token = TrimSpace(std::move(content).str());
-        if (!token.empty()) {
-          file_token = std::move(token);
-          token_mtime = mtime;
-        }
+      if (auto token = ReadTokenFile(config.bearer_token_file); token && !token->empty()) {
+        file_token = std::move(*token);
+        token_mtime = mtime;
       }
     }
     return file_token.empty() ? config.bearer_token : file_token;
