@@ -241,9 +241,9 @@ class KubeconfigReader {
       config.bearer_token_file = Resolve(*token_file);
       // As client-go: the file must be readable now when it is the only token.
       if (config.bearer_token.empty()) {
-        auto content = ReadFile(config.bearer_token_file);
+        auto content = ReadTokenFile(config.bearer_token_file);
         if (!content) return std::unexpected(fmt::format("{}.tokenFile: {}", path, content.error()));
-        config.bearer_token = TrimSpace(std::move(*content));
+        config.bearer_token = std::move(*content);
       }
     }
     auto username = String(user, "username", path);
@@ -282,6 +282,12 @@ std::expected<RestConfig, std::string> LoadKubeconfig(const std::string& path, c
   return config;
 }
 
+std::expected<std::string, std::string> ReadTokenFile(const std::string& path) {
+  auto content = ReadFile(path);
+  if (!content) return std::unexpected(content.error());
+  return TrimSpace(std::move(*content));
+}
+
 std::expected<RestConfig, std::string> InClusterConfig(const std::string& sa_dir) {
   const char* host = std::getenv("KUBERNETES_SERVICE_HOST");
   const char* port = std::getenv("KUBERNETES_SERVICE_PORT");
@@ -295,9 +301,9 @@ std::expected<RestConfig, std::string> InClusterConfig(const std::string& sa_dir
   config.server = h.find(':') != std::string_view::npos ? fmt::format("https://[{}]:{}", h, port)
                                                         : fmt::format("https://{}:{}", h, port);
   config.bearer_token_file = (std::filesystem::path(sa_dir) / "token").string();
-  auto token = ReadFile(config.bearer_token_file);
+  auto token = ReadTokenFile(config.bearer_token_file);
   if (!token) return std::unexpected(fmt::format("in-cluster configuration: {}", token.error()));
-  config.bearer_token = TrimSpace(std::move(*token));
+  config.bearer_token = std::move(*token);
   if (auto ca = ReadFile((std::filesystem::path(sa_dir) / "ca.crt").string())) config.tls.ca_pem = std::move(*ca);
   return config;
 }

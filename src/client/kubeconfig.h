@@ -14,22 +14,23 @@ namespace kubesched::client {
 inline constexpr const char* kServiceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
 
 struct TlsConfig {
-  bool insecure = false;        //!< insecure-skip-tls-verify
-  std::string ca_pem;           //!< certificate-authority(-data), PEM; empty: the system's CAs
-  std::string client_cert_pem;  //!< client-certificate(-data)
-  std::string client_key_pem;   //!< client-key(-data)
-  std::string server_name;      //!< tls-server-name (SNI and hostname check); empty: the URL's host
+  bool insecure = false;          //!< insecure-skip-tls-verify
+  std::string ca_pem{};           //!< certificate-authority(-data), PEM; empty: the system's CAs
+  std::string client_cert_pem{};  //!< client-certificate(-data)
+  std::string client_key_pem{};   //!< client-key(-data)
+  std::string server_name{};      //!< tls-server-name (SNI and hostname check); empty: the URL's host
 };
 
 struct RestConfig {
   //! "https://10.0.0.1:6443" or "http://127.0.0.1:8080"; a path prefix is allowed (https://h/k8s).
-  std::string server;
-  TlsConfig tls;
-  std::string bearer_token;  //!< token
+  std::string server{};
+  TlsConfig tls{};
+  std::string bearer_token{};  //!< token
   //! tokenFile: re-read when it changes (projected service account tokens rotate); when set it
   //! wins over bearer_token, as in client-go.
-  std::string bearer_token_file;
-  std::string username, password;  //!< basic auth, when given
+  std::string bearer_token_file{};
+  std::string username{};  //!< basic auth, when given
+  std::string password{};
   //! KubeSchedulerConfiguration clientConnection's defaults; qps <= 0: no limit.
   float qps = 50;
   int32_t burst = 100;
@@ -49,6 +50,10 @@ std::expected<RestConfig, std::string> LoadKubeconfig(const std::string& path, c
 //! variables are unset or the token cannot be read; an unreadable ca.crt leaves the system's CAs,
 //! as client-go does.
 std::expected<RestConfig, std::string> InClusterConfig(const std::string& sa_dir = kServiceAccountDir);
+
+//! A bearer token file's token, without surrounding whitespace (as client-go reads it); the error
+//! names the file.
+std::expected<std::string, std::string> ReadTokenFile(const std::string& path);
 
 //! kube-scheduler's choice: `kubeconfig_path` (the caller passes --kubeconfig, else
 //! clientConnection.kubeconfig) when given; else `master` alone (no credentials) when given; else

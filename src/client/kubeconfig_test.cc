@@ -146,7 +146,8 @@ users:
        .kubeconfig = "clusters: []\n",
        .error = "kubeconfig {path}: current-context: not set, and no context was given"},
       {.name = "cluster not found",
-       .kubeconfig = "current-context: c\ncontexts:\n- name: x\n  context: {cluster: a}\n- name: c\n  context: {cluster: foo}\n",
+       .kubeconfig =
+           "current-context: c\ncontexts:\n- name: x\n  context: {cluster: a}\n- name: c\n  context: {cluster: foo}\n",
        .error = "kubeconfig {path}: contexts[1].context.cluster: cluster \"foo\" not found"},
       {.name = "user not found",
        .kubeconfig = "current-context: c\nclusters:\n- name: k\n  cluster: {server: 'https://k'}\n"
@@ -165,11 +166,10 @@ users:
        .kubeconfig = one_context("    insecure-skip-tls-verify: true\n", "    token: t\n"),
        .error = "kubeconfig {path}: clusters[0].cluster.server: required"},
       {.name = "data fields are base64 and win over files",
-       .kubeconfig = one_context(std::string("    server: https://k\n    certificate-authority: missing.pem\n") +
-                                     "    certificate-authority-data: " + kCaData +
-                                     "\n    tls-server-name: kubernetes\n",
-                                 std::string("    client-certificate-data: ") + kCertData +
-                                     "\n    client-key-data: " + kKeyData + "\n"),
+       .kubeconfig = one_context(
+           std::string("    server: https://k\n    certificate-authority: missing.pem\n") +
+               "    certificate-authority-data: " + kCaData + "\n    tls-server-name: kubernetes\n",
+           std::string("    client-certificate-data: ") + kCertData + "\n    client-key-data: " + kKeyData + "\n"),
        .check =
            [](const RestConfig& c, const std::string&) {
              EXPECT_EQ(c.tls.ca_pem, "CA DATA");
@@ -178,7 +178,8 @@ users:
              EXPECT_EQ(c.tls.server_name, "kubernetes");
            }},
       {.name = "invalid base64",
-       .kubeconfig = one_context("    server: https://k\n    certificate-authority-data: Q0E*REFUQQ==\n", "    token: t\n"),
+       .kubeconfig =
+           one_context("    server: https://k\n    certificate-authority-data: Q0E*REFUQQ==\n", "    token: t\n"),
        .error = "kubeconfig {path}: clusters[0].cluster.certificate-authority-data: invalid base64"},
       {.name = "missing certificate file names the field and the resolved file",
        .kubeconfig = one_context("    server: https://k\n    certificate-authority: nope.pem\n", "    token: t\n"),
@@ -221,16 +222,16 @@ users:
        .error = "kubeconfig {path}: users[0].user.auth-provider: credential plugins are not supported (use a "
                 "token, tokenFile or client certificate)"},
       {.name = "certificate without key",
-       .kubeconfig = one_context("    server: https://k\n", std::string("    client-certificate-data: ") + kCertData + "\n"),
+       .kubeconfig =
+           one_context("    server: https://k\n", std::string("    client-certificate-data: ") + kCertData + "\n"),
        .error = "kubeconfig {path}: users[0].user: client-certificate and client-key must be given together"},
       {.name = "malformed YAML names the file and the line",
        .kubeconfig = "current-context: c\nclusters: [\n",
        .error = "kubeconfig {path}: line "},
-      {.name = "not a mapping",
-       .kubeconfig = "- a\n- b\n",
-       .error = "kubeconfig {path}: not a mapping"},
+      {.name = "not a mapping", .kubeconfig = "- a\n- b\n", .error = "kubeconfig {path}: not a mapping"},
       {.name = "JSON",
-       .kubeconfig = R"({"current-context": "c", "clusters": [{"name": "k", "cluster": {"server": "https://[::1]:6443"}}],
+       .kubeconfig =
+           R"({"current-context": "c", "clusters": [{"name": "k", "cluster": {"server": "https://[::1]:6443"}}],
                         "contexts": [{"name": "c", "context": {"cluster": "k", "user": "u"}}],
                         "users": [{"name": "u", "user": {"token": "json-token"}}]})",
        .check =
@@ -315,7 +316,8 @@ TEST(InClusterConfigTest, Errors) {
   ScopedEnv port("KUBERNETES_SERVICE_PORT", "443");
   auto no_token = InClusterConfig(dir.path());
   ASSERT_FALSE(no_token.has_value());
-  EXPECT_EQ(no_token.error(), "in-cluster configuration: cannot read " + dir.path() + "/token: No such file or directory");
+  EXPECT_EQ(no_token.error(),
+            "in-cluster configuration: cannot read " + dir.path() + "/token: No such file or directory");
   // Without ca.crt the system's CAs are used, as client-go does.
   dir.Write("token", "t");
   auto no_ca = InClusterConfig(dir.path());
@@ -368,7 +370,8 @@ TEST(ResolveRestConfigTest, NothingConfigured) {
   ScratchDir sa;
   auto config = ResolveRestConfig("", "", sa.path());
   ASSERT_FALSE(config.has_value());
-  EXPECT_THAT(config.error(), ::testing::StartsWith("no --kubeconfig or --master given, and not running in a cluster: "));
+  EXPECT_THAT(config.error(),
+              ::testing::StartsWith("no --kubeconfig or --master given, and not running in a cluster: "));
   auto bad_file = ResolveRestConfig("/nonexistent/config", "https://m");
   ASSERT_FALSE(bad_file.has_value());
   EXPECT_THAT(bad_file.error(), HasSubstr("/nonexistent/config"));

@@ -13,10 +13,8 @@
 
 #include <charconv>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
-#include <sstream>
 #include <vector>
 
 #include <fmt/format.h>
@@ -109,42 +107,62 @@ BioPtr MemoryBio(const std::string& pem) {
   return BioPtr(BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size())), &BIO_free);
 }
 
-struct X509StackFree {
-  void operator()(STACK_OF(X509) * stack) const { sk_X509_pop_free(stack, X509_free); }
-};
-using X509Stack = std::unique_ptr<STACK_OF(X509), X509StackFree>;
+using StorePtr = std::unique_ptr<X509_STORE, decltype(&X509_STORE_free)>;
 
-// Every certificate of a PEM bundle (a CA file may hold several).
-std::expected<X509Stack, std::string> ParseCertificates(const std::string& pem) {
-  X509Stack stack(sk_X509_new_null());
+// A store of every certificate of a PEM bundle (a CA file may hold several: a rotation's old
+// and new CA, often under the same name).
+std::expected<StorePtr, std::string> ParseCertificates(const std::string& pem) {
+  StorePtr store(X509_STORE_new(), &X509_STORE_free);
   BioPtr bio = MemoryBio(pem);
+  int count = 0;
   while (X509* cert = PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr)) {
-    sk_X509_push(stack.get(), cert);
+    const int added = X509_STORE_add_cert(store.get(), cert);
+    X509_free(cert);  // the store holds its own reference
+    if (added != 1) return std::unexpected(fmt::format("certificate {}: {}", count + 1, OpenSslError()));
+    ++count;
   }
   // The loop ends with "no start line" at the end of the input: expected once something was read.
   ERR_clear_error();
-  if (sk_X509_num(stack.get()) == 0) return std::unexpected("no PEM certificate found");
-  return stack;
+  if (count == 0) return std::unexpected("no PEM certificate found");
+  return store;
 }
 
-// The chain check of a verified connection: only the configured CAs are trusted when there are
-// some (httplib's SSLClient adds the system's default paths to any CA store it is given, which
-// would trust every public CA as well), and the server's name is checked by OpenSSL itself on top
-// of httplib's own check, so that a mismatch has a precise reason.
+// The chain check of a verified connection. With configured CAs it is made against a store of
+// those alone: httplib's SSLClient adds the system's default CA paths to any store it is given,
+// which would trust every public CA as well. The server's name is checked by OpenSSL itself too
+// (on top of httplib's own check), so that a mismatch has a precise reason.
 struct VerifyContext {
-  STACK_OF(X509) * trusted = nullptr;  // null: the system's CAs
-  std::string name;                    // host name or IP address to check
+  X509_STORE* trusted = nullptr;  // null: the SSL context's store (the system's CAs)
+  std::string name;               // host name or IP address to check
 };
+
+void SetExpectedName(X509_VERIFY_PARAM* param, const std::string& name) {
+  if (X509_VERIFY_PARAM_set1_ip_asc(param, name.c_str()) != 1) {
+    ERR_clear_error();  // not an IP address: a DNS name
+    X509_VERIFY_PARAM_set1_host(param, name.c_str(), name.size());
+  }
+}
 
 int VerifyChain(X509_STORE_CTX* ctx, void* arg) {
   const auto* verify = static_cast<const VerifyContext*>(arg);
-  if (verify->trusted != nullptr) X509_STORE_CTX_set0_trusted_stack(ctx, verify->trusted);
-  X509_VERIFY_PARAM* param = X509_STORE_CTX_get0_param(ctx);
-  if (X509_VERIFY_PARAM_set1_ip_asc(param, verify->name.c_str()) != 1) {
-    ERR_clear_error();  // not an IP address: a DNS name
-    X509_VERIFY_PARAM_set1_host(param, verify->name.c_str(), verify->name.size());
+  if (verify->trusted == nullptr) {
+    SetExpectedName(X509_STORE_CTX_get0_param(ctx), verify->name);
+    return X509_verify_cert(ctx) == 1 ? 1 : 0;
   }
-  return X509_verify_cert(ctx) == 1 ? 1 : 0;
+  // The handshake's context is bound to the SSL context's store; the same check runs in a
+  // context over ours, and its outcome (error, verified chain) goes back to the handshake's.
+  std::unique_ptr<X509_STORE_CTX, decltype(&X509_STORE_CTX_free)> own(X509_STORE_CTX_new(), &X509_STORE_CTX_free);
+  if (own == nullptr || X509_STORE_CTX_init(own.get(), verify->trusted, X509_STORE_CTX_get0_cert(ctx),
+                                            X509_STORE_CTX_get0_untrusted(ctx)) != 1) {
+    X509_STORE_CTX_set_error(ctx, X509_V_ERR_OUT_OF_MEM);
+    return 0;
+  }
+  X509_VERIFY_PARAM_set1(X509_STORE_CTX_get0_param(own.get()), X509_STORE_CTX_get0_param(ctx));
+  SetExpectedName(X509_STORE_CTX_get0_param(own.get()), verify->name);
+  const int ok = X509_verify_cert(own.get()) == 1 ? 1 : 0;
+  X509_STORE_CTX_set_error(ctx, X509_STORE_CTX_get_error(own.get()));
+  if (ok == 1) X509_STORE_CTX_set0_verified_chain(ctx, X509_STORE_CTX_get1_chain(own.get()));
+  return ok;
 }
 
 // A literal IP address as is, else the first address the name resolves to (for tls-server-name,
@@ -163,13 +181,6 @@ std::expected<std::string, std::string> NumericAddress(const std::string& host) 
   return std::string(buf);
 }
 
-std::string TrimSpace(std::string s) {
-  const auto first = s.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos) return "";
-  const auto last = s.find_last_not_of(" \t\r\n");
-  return s.substr(first, last - first + 1);
-}
-
 std::string Base64Encode(std::string_view data) {
   std::string out(4 * ((data.size() + 2) / 3) + 1, '\0');
   const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
@@ -181,6 +192,7 @@ std::string Base64Encode(std::string_view data) {
 }  // namespace
 
 struct RestClient::Impl {
+  // Set by Create, read-only afterwards.
   RestConfig config;
   Endpoint endpoint;
   std::string base_url;  // scheme://authority, for messages
@@ -190,11 +202,11 @@ struct RestClient::Impl {
   std::map<std::string, std::string> connect_address;
   std::shared_ptr<X509> client_cert;
   std::shared_ptr<EVP_PKEY> client_key;
-  X509Stack trusted;
+  StorePtr trusted{nullptr, &X509_STORE_free};
   VerifyContext verify;
   std::chrono::milliseconds timeout{kDefaultTimeout};
   util::RealClock clock;
-  std::unique_ptr<RateLimiter> limiter;
+  std::unique_ptr<RateLimiter> limiter;  // thread-safe itself
 
   std::mutex pool_mu;
   //! Clients whose connection is free for the next request. Guarded by pool_mu.
@@ -213,7 +225,9 @@ struct RestClient::Impl {
                                                                     client_key.get())
                              : std::make_unique<httplib::SSLClient>(tls_name, endpoint.port);
       ssl->enable_server_certificate_verification(!config.tls.insecure);
-      if (!config.tls.insecure) {
+      // An invalid client (no SSL context: a key that does not match its certificate) fails
+      // every request; Create checks for it.
+      if (!config.tls.insecure && ssl->is_valid()) {
         SSL_CTX_set_cert_verify_callback(ssl->ssl_context(), &VerifyChain, const_cast<VerifyContext*>(&verify));
       }
       client = std::move(ssl);
@@ -254,15 +268,9 @@ struct RestClient::Impl {
     std::error_code ec;
     const auto mtime = std::filesystem::last_write_time(config.bearer_token_file, ec);
     if (!ec && (file_token.empty() || mtime != token_mtime)) {
-      std::ifstream in(config.bearer_token_file, std::ios::binary);
-      std::ostringstream content;
-      content << in.rdbuf();
-      if (in) {
-        std::string token = TrimSpace(std::move(content).str());
-        if (!token.empty()) {
-          file_token = std::move(token);
-          token_mtime = mtime;
-        }
+      if (auto token = ReadTokenFile(config.bearer_token_file); token && !token->empty()) {
+        file_token = std::move(*token);
+        token_mtime = mtime;
       }
     }
     return file_token.empty() ? config.bearer_token : file_token;

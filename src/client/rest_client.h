@@ -16,8 +16,8 @@ namespace kubesched::client {
 
 struct Response {
   int status = 0;
-  std::string body;
-  std::string content_type;
+  std::string body{};
+  std::string content_type{};
 };
 
 class RestClient {
