@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <functional>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
@@ -35,6 +37,81 @@ EventRecord Scheduled(std::string pod, std::string note = "") {
           .note = note.empty() ? "Successfully assigned default/" + pod + " to n1" : note,
           .reporting_controller = "default-scheduler"};
 }
+
+//! The store, with Create and Patch failing as an unreachable server's would (kInternal) while
+//! `failures` lasts.
+class FlakyStore final : public store::Store {
+ public:
+  explicit FlakyStore(store::Store& inner) : inner_(inner) {}
+  int failures = 0;
+  int writes = 0;
+
+  const std::vector<const store::ResourceType*>& Resources() const override { return inner_.Resources(); }
+  const store::ResourceType* FindResource(std::string_view g, std::string_view r) const override {
+    return inner_.FindResource(g, r);
+  }
+  store::Result<store::ObjectPtr> Create(const store::ResourceType& t, std::string_view ns,
+                                         json::Document body) override {
+    ++writes;
+    if (failures > 0) return Unreachable();
+    return inner_.Create(t, ns, std::move(body));
+  }
+  store::Result<store::ObjectPtr> Restore(const store::ResourceType& t, std::string_view ns,
+                                          json::Document body) override {
+    return inner_.Restore(t, ns, std::move(body));
+  }
+  store::Result<store::ObjectPtr> Get(const store::ResourceType& t, std::string_view ns,
+                                      std::string_view name) const override {
+    return inner_.Get(t, ns, name);
+  }
+  store::Result<store::ListResult> List(const store::ResourceType& t, std::string_view ns,
+                                        const store::ListOptions& o) const override {
+    return inner_.List(t, ns, o);
+  }
+  store::Result<store::ObjectPtr> Update(const store::ResourceType& t, std::string_view ns, std::string_view name,
+                                         json::Document body, const store::UpdateRequest& r) override {
+    return inner_.Update(t, ns, name, std::move(body), r);
+  }
+  store::Result<store::ObjectPtr> Patch(const store::ResourceType& t, std::string_view ns, std::string_view name,
+                                        store::PatchType pt, std::string_view patch, std::string_view sub) override {
+    ++writes;
+    if (failures > 0) return Unreachable();
+    return inner_.Patch(t, ns, name, pt, patch, sub);
+  }
+  store::Result<store::ObjectPtr> Delete(const store::ResourceType& t, std::string_view ns, std::string_view name,
+                                         const store::DeleteOptions& o) override {
+    return inner_.Delete(t, ns, name, o);
+  }
+  store::Result<std::unique_ptr<store::Watcher>> Watch(const store::ResourceType& t, std::string_view ns,
+                                                       const store::WatchOptions& o) override {
+    return inner_.Watch(t, ns, o);
+  }
+  store::Result<store::ObjectPtr> Bind(std::string_view ns, std::string_view pod, std::string_view uid,
+                                       std::string_view node) override {
+    return inner_.Bind(ns, pod, uid, node);
+  }
+  store::Result<store::ObjectPtr> Evict(std::string_view ns, std::string_view pod,
+                                        const store::DeleteOptions& o) override {
+    return inner_.Evict(ns, pod, o);
+  }
+  uint64_t ResourceVersion() const override { return inner_.ResourceVersion(); }
+  uint64_t AddObserver(std::function<void(const store::WatchEvent&)> f) override {
+    return inner_.AddObserver(std::move(f));
+  }
+  uint64_t AddObserver(std::function<void(const store::WatchEvent&)> f, std::function<void()> idle) override {
+    return inner_.AddObserver(std::move(f), std::move(idle));
+  }
+  void RemoveObserver(uint64_t id) override { inner_.RemoveObserver(id); }
+  store::Result<void> SaveState(const std::string& path) const override { return inner_.SaveState(path); }
+  store::Result<void> LoadState(const std::string& path) override { return inner_.LoadState(path); }
+
+ private:
+  store::Result<store::ObjectPtr> Unreachable() {
+    --failures;
+    return std::unexpected(store::Error{store::Error::Reason::kInternal, "connection refused", {}});
+  }
+  store::Store& inner_;
+};
 
 class EventRecorderTest : public ::testing::Test {
  protected:
@@ -304,6 +381,44 @@ TEST(EventRecorder, FullQueueDropsWithoutBlocking) {
   EXPECT_EQ(listed->items.size(), 3u);
   // Room again once written.
   EXPECT_TRUE(recorder.Record(Scheduled("later")));
+}
+
+TEST(EventRecorder, UnreachableServerIsRetriedAfterTenSecondsThenGivenUp) {
+  struct Case {
+    std::string name;
+    int failures;
+    int max_tries;
+    size_t want_events;
+    int want_writes;
+  };
+  const std::vector<Case> cases = {
+      {"written on the third try", 2, 12, 1, 3},
+      {"given up after max_tries", 5, 3, 0, 3},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    util::VirtualClock clock(kStart);
+    auto inner = store::NewBuiltinStore(clock);
+    FlakyStore flaky(*inner);
+    flaky.failures = c.failures;
+    EventRecorder recorder(flaky, clock, {.hostname = "h", .max_tries = c.max_tries});
+    recorder.Record(Scheduled("p"));
+    recorder.Flush();
+    EXPECT_EQ(flaky.writes, 1);
+    // Not before 10 s, and within 12.5 s (10 s jittered by up to 25%) each time.
+    for (int i = 0; i < 6; ++i) {
+      clock.Advance(10 * kSecond - 1);
+      const int before = flaky.writes;
+      recorder.Flush();
+      EXPECT_EQ(flaky.writes, before) << "retried before 10 s";
+      clock.Advance(2'500'000'001);
+      recorder.Flush();
+    }
+    EXPECT_EQ(flaky.writes, c.want_writes);
+    auto listed = inner->List(*inner->FindResource("events.k8s.io", "events"), "", {});
+    ASSERT_TRUE(listed.has_value());
+    EXPECT_EQ(listed->items.size(), c.want_events);
+  }
 }
 
 TEST(EventRecorder, WorkerWritesAndStopDrains) {

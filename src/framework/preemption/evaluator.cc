@@ -392,9 +392,10 @@ Status Evaluator::Evict(const api::Pod& victim, const api::Pod& preemptor, const
                                    : handle_.client().DeletePodForMove(victim, destination, reason);
     if (!s.IsSuccess()) return Status::Error(s.Message());
   }
-  // Upstream's PreemptPod records this for a rejected waiting pod and a deleted one alike.
+  // Upstream's PreemptPod records this for a rejected waiting pod and a deleted one alike; a
+  // victim already terminating it leaves alone, without an event.
   ClusterClient& client = handle_.client();
-  if (client.RecordsEvents()) {
+  if (client.RecordsEvents() && !victim.metadata.deletion_timestamp_ns) {
     client.RecordEvent({.regarding = EventObjectReference::ForPod(victim),
                         .related = EventObjectReference::ForPod(preemptor),
                         .type = "Normal",
