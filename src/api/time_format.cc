@@ -97,18 +97,15 @@ std::string FormatRFC3339(int64_t unix_ns) {
   return std::string(out, sizeof(out));
 }
 
-}  // namespace kubesched::api
-
-namespace kubesched::api {
-
 std::string FormatRFC3339Micro(int64_t unix_ns) {
-  int64_t micros = unix_ns % 1'000'000'000 / 1000;
-  if (micros < 0) micros += 1'000'000;
-  std::string out = FormatRFC3339(unix_ns);  // "....:SSZ", floored to the second
-  out.pop_back();
-  char frac[8] = {'.', '0', '0', '0', '0', '0', '0', 'Z'};
+  // The whole seconds as metav1.Time writes them, then the floored microseconds before the 'Z'.
+  std::string out = FormatRFC3339(unix_ns);
+  int64_t fraction_ns = unix_ns % 1'000'000'000;
+  if (fraction_ns < 0) fraction_ns += 1'000'000'000;
+  int64_t micros = fraction_ns / 1000;
+  char frac[7] = {'.', '0', '0', '0', '0', '0', '0'};
   for (int i = 6; i >= 1; --i, micros /= 10) frac[i] = static_cast<char>('0' + micros % 10);
-  out.append(frac, sizeof frac);
+  out.insert(out.size() - 1, frac, sizeof(frac));
   return out;
 }
 

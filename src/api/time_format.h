@@ -15,8 +15,8 @@ std::optional<int64_t> ParseRFC3339(std::string_view s);
 
 //! Unix nanoseconds as metav1.Time marshals them: UTC, whole seconds ("2024-05-01T12:00:00Z").
 std::string FormatRFC3339(int64_t unix_ns);
-//! metav1.MicroTime's form: UTC with six fractional digits ("2024-05-01T12:00:00.123456Z"), as
-//! Leases' renewTime and Events' eventTime carry it.
+//! Unix nanoseconds as metav1.MicroTime marshals them (an Event's eventTime and
+//! series.lastObservedTime, a Lease's renewTime): UTC with six fractional digits ("2024-05-01T12:00:00.123456Z").
 std::string FormatRFC3339Micro(int64_t unix_ns);
 
 }  // namespace kubesched::api

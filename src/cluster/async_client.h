@@ -36,6 +36,9 @@ class AsyncClient final : public framework::ClusterClient {
   std::optional<api::Labels> NamespaceLabels(std::string_view name) const override;
   std::vector<std::shared_ptr<const api::PodDisruptionBudget>> ListPodDisruptionBudgets() const override;
   std::optional<api::LabelSelector> ControllerSelector(const api::Pod& pod) const override;
+  //! Events are already asynchronous (the recorder queues them).
+  bool RecordsEvents() const override { return inner_.RecordsEvents(); }
+  void RecordEvent(const framework::EventRecord& event) override { inner_.RecordEvent(event); }
 
   //! Waits until every write queued so far is done (tests).
   void Flush();

@@ -124,6 +124,10 @@ Status StoreClient::SetPodScheduledCondition(const api::Pod& pod, const api::Pod
   return PatchStatus(pod, ConditionPatch(condition, clock_.NowNs()));
 }
 
+void StoreClient::RecordEvent(const framework::EventRecord& event) {
+  if (recorder_ != nullptr) (void)recorder_->Record(event);
+}
+
 std::optional<api::Labels> StoreClient::NamespaceLabels(std::string_view name) const {
   auto ns = store_.Get(namespaces_, "", name);
   if (!ns) return std::nullopt;

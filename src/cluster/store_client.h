@@ -4,7 +4,8 @@
 // preemption marks its victim with the DisruptionTarget condition (reason PreemptionByScheduler)
 // through the status subresource and then deletes it gracefully, nominations and the
 // PodScheduled condition are status patches, and namespaces, PodDisruptionBudgets and a pod's
-// controller are read from the store. `simulate` runs it over the in-memory store.
+// controller are read from the store. `simulate` runs it over the in-memory store. Events go to
+// an EventRecorder when one is attached (`kubesched run`); simulate attaches none.
 
 #include <memory>
 #include <mutex>
@@ -14,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "cluster/event_recorder.h"
 #include "framework/client.h"
 #include "store/store.h"
 #include "util/clock.h"
@@ -33,6 +35,14 @@ class StoreClient : public framework::ClusterClient {
   std::optional<api::Labels> NamespaceLabels(std::string_view name) const override;
   std::vector<std::shared_ptr<const api::PodDisruptionBudget>> ListPodDisruptionBudgets() const override;
   std::optional<api::LabelSelector> ControllerSelector(const api::Pod& pod) const override;
+  //! Whether an EventRecorder is attached.
+  bool RecordsEvents() const override { return recorder_ != nullptr; }
+  //! Hands the Event to the attached recorder (which queues it); nothing without one.
+  void RecordEvent(const framework::EventRecord& event) override;
+
+  //! Attaches the recorder Events go to (null: none, the default). Set before the scheduler runs;
+  //! the recorder must outlive the client's use.
+  void SetEventRecorder(EventRecorder* recorder) { recorder_ = recorder; }
 
  protected:
   store::Store& store() { return store_; }
@@ -46,6 +56,7 @@ class StoreClient : public framework::ClusterClient {
   const store::ResourceType& pods_;
   const store::ResourceType& namespaces_;
   const store::ResourceType& pdbs_;
+  EventRecorder* recorder_ = nullptr;
 
   //! Decoded objects by uid, kept while their resourceVersion is current (the scheduler asks
   //! for the same PDBs and controllers over and over).

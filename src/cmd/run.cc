@@ -15,6 +15,7 @@
 #include "client/remote_store.h"
 #include "client/rest_client.h"
 #include "cluster/async_client.h"
+#include "cluster/event_recorder.h"
 #include "cluster/store_client.h"
 #include "cluster/store_informer.h"
 #include "cmd/cli.h"
@@ -179,7 +180,11 @@ int RunRun(const RunArgs& args) {
   if (!store.WaitForCacheSync(stop.get_token())) return kExitOk;
   KS_LOG.InfoS("Caches are synced");
 
+  // Scheduled, FailedScheduling and Preempted Events, aggregated as upstream's broadcaster.
+  cluster::EventRecorder recorder(store, clock);
+  recorder.Start();
   cluster::StoreClient store_client(store, clock);
+  store_client.SetEventRecorder(&recorder);
   // Status patches and deletions on workers: an API round trip never holds up a cycle.
   cluster::AsyncClient cluster_client(store_client);
   scheduler::SchedulerOptions sopts;
@@ -243,6 +248,7 @@ int RunRun(const RunArgs& args) {
     cv.wait(lock, stop.get_token(), [] { return false; });
   }
   stop_scheduling();
+  recorder.Stop();
   informer.reset();
   store.Stop();
   signal_thread.request_stop();

@@ -13,6 +13,36 @@
 
 namespace kubesched::framework {
 
+//! The object an Event is about (corev1.ObjectReference), as client-go's reference.GetReference
+//! makes it: kind, apiVersion, namespace, name, uid and resourceVersion.
+struct EventObjectReference {
+  std::string kind;
+  std::string api_version;
+  std::string namespace_;
+  std::string name;
+  std::string uid;
+  std::string resource_version;
+  bool operator==(const EventObjectReference&) const = default;
+  auto operator<=>(const EventObjectReference&) const = default;
+
+  //! A pod's reference (kind Pod, apiVersion v1) at the version the scheduler holds.
+  static EventObjectReference ForPod(const api::Pod& pod) {
+    return {"Pod", "v1", pod.metadata.namespace_, pod.metadata.name, pod.metadata.uid, pod.metadata.resource_version};
+  }
+};
+
+//! One occurrence of an events.k8s.io/v1 Event, as upstream's EventRecorder.Eventf takes it
+//! (regarding, related, type, reason, action, note), with the profile that reports it.
+struct EventRecord {
+  EventObjectReference regarding{};
+  std::optional<EventObjectReference> related{};  //!< the preemptor, on a victim's Preempted event
+  std::string type{};                             //!< "Normal" or "Warning"
+  std::string reason{};                           //!< "Scheduled", "FailedScheduling", "Preempted"
+  std::string action{};                           //!< "Binding", "Scheduling", "Preempting"
+  std::string note{};
+  std::string reporting_controller{};  //!< the profile's schedulerName
+};
+
 class ClusterClient {
  public:
   virtual ~ClusterClient() = default;
@@ -38,6 +68,13 @@ class ClusterClient {
   //! its default constraints' selector from it (upstream's helper.DefaultSelector); other
   //! controller kinds (Job, DaemonSet) yield nullopt as upstream.
   virtual std::optional<api::LabelSelector> ControllerSelector(const api::Pod& pod) const { return std::nullopt; }
+  //! Whether RecordEvent writes anything: callers skip building a record when it does not
+  //! (simulate records no Events, and must not pay for their notes).
+  virtual bool RecordsEvents() const { return false; }
+  //! Hands an Event to the recorder. Never blocks on the API and never fails the caller: the
+  //! write happens later (or is dropped with a warning, as client-go's broadcaster drops when
+  //! its queue is full). A no-op by default.
+  virtual void RecordEvent(const EventRecord& /*event*/) {}
 };
 
 }  // namespace kubesched::framework

@@ -423,6 +423,16 @@ void Scheduler::HandleSchedulingFailure(Framework& fwk, QueuedPodInfo qpi, const
   const api::Pod& pod = qpi.pod();
   const std::string uid = pod.metadata.uid;
   const bool rejected = status.IsRejected();
+  // Upstream records the event about the pod as this attempt saw it, even when it has since been
+  // deleted or bound.
+  if (client_->RecordsEvents()) {
+    client_->RecordEvent({.regarding = framework::EventObjectReference::ForPod(pod),
+                          .type = "Warning",
+                          .reason = "FailedScheduling",
+                          .action = "Scheduling",
+                          .note = TruncateMessage(message),
+                          .reporting_controller = fwk.name()});
+  }
   // Only a rejection names the plugins whose events may make the pod schedulable; a pod that
   // failed with an error has none and is retried after backoff.
   qpi.unschedulable_plugins.clear();
@@ -464,7 +474,14 @@ void Scheduler::HandleSchedulingFailure(Framework& fwk, QueuedPodInfo qpi, const
     (void)client_->SetNominatedNodeName(*current, node);
   }
   api::PodCondition cond{"PodScheduled", "False", rejected ? "Unschedulable" : "SchedulerError", message};
-  (void)client_->SetPodScheduledCondition(*current, cond);
+  // Upstream's updatePod sends nothing when the pod already has this condition: a retry that
+  // fails the same way leaves the pod (and its resourceVersion) alone, so its FailedScheduling
+  // occurrences stay isomorphic and aggregate into one Event series.
+  const auto& conditions = current->status.conditions;
+  const bool unchanged = std::ranges::any_of(conditions, [&cond](const api::PodCondition& c) {
+    return c.type == cond.type && c.status == cond.status && c.reason == cond.reason && c.message == cond.message;
+  });
+  if (!unchanged) (void)client_->SetPodScheduledCondition(*current, cond);
   queue_->Done(uid);
   KS_LOG_V(4).InfoS("Unable to schedule pod", "pod", log::KObj(pod), "err", message);
 }
@@ -489,6 +506,16 @@ void Scheduler::RunBindingCycle(Framework* fwk, std::shared_ptr<CycleState> stat
   }
   if (s.IsSuccess()) {
     cache_->FinishBinding(assumed->pod());
+    if (client_->RecordsEvents()) {
+      const api::Pod& pod = assumed->pod();
+      client_->RecordEvent(
+          {.regarding = framework::EventObjectReference::ForPod(pod),
+           .type = "Normal",
+           .reason = "Scheduled",
+           .action = "Binding",
+           .note = fmt::format("Successfully assigned {}/{} to {}", pod.metadata.namespace_, pod.metadata.name, host),
+           .reporting_controller = fwk->name()});
+    }
     fwk->RunPostBindPlugins(*state, *assumed, host);
     KS_LOG_V(2).InfoS("Successfully bound pod to node", "pod", log::KObj(assumed->pod()), "node", host);
     return;

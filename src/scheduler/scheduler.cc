@@ -86,6 +86,14 @@ std::string FitErrorMessage(size_t num_all_nodes, const Diagnosis& diagnosis) {
   return msg;
 }
 
+std::string TruncateMessage(std::string message) {
+  if (message.size() <= kNoteLengthLimit) return message;
+  constexpr std::string_view kSuffix = " ...";
+  message.resize(kNoteLengthLimit - kSuffix.size());
+  message += kSuffix;
+  return message;
+}
+
 int32_t NumFeasibleNodesToFind(std::optional<int32_t> percentage, int32_t num_all_nodes) {
   if (num_all_nodes < kMinFeasibleNodesToFind) return num_all_nodes;
   int32_t p = percentage.value_or(0);

@@ -48,6 +48,12 @@ struct Diagnosis {
 //! upstream's FitError.Error(): "0/N nodes are available: <sorted reason histogram>.[ <postfilter>]"
 std::string FitErrorMessage(size_t num_all_nodes, const Diagnosis& diagnosis);
 
+//! The longest Event note the API accepts (validation.NoteLengthLimit).
+inline constexpr size_t kNoteLengthLimit = 1024;
+//! upstream's truncateMessage: a FailedScheduling message longer than kNoteLengthLimit bytes is
+//! cut to fit, ending in " ...".
+std::string TruncateMessage(std::string message);
+
 //! Upstream's numFeasibleNodesToFind: all nodes below 100, else a percentage (adaptive by default:
 //! 50% minus 1% per 125 nodes, at least 5%), never fewer than 100.
 int32_t NumFeasibleNodesToFind(std::optional<int32_t> percentage, int32_t num_all_nodes);

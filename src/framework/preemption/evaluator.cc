@@ -382,15 +382,29 @@ std::vector<Candidate> Evaluator::DryRunPreemption(CycleState& state, const PodI
   return non_violating;
 }
 
-Status Evaluator::Evict(const api::Pod& victim, std::string_view reason, const std::string& destination) {
+Status Evaluator::Evict(const api::Pod& victim, const api::Pod& preemptor, const std::string& node_name,
+                        std::string_view reason, const std::string& destination) {
   // A victim still waiting at Permit is rejected instead of deleted.
   if (auto waiting = handle_.GetWaitingPod(victim.metadata.uid)) {
     waiting->Reject(plugin_name_, "preempted");
-    return Status();
+  } else {
+    Status s = destination.empty() ? handle_.client().DeletePod(victim, reason)
+                                   : handle_.client().DeletePodForMove(victim, destination, reason);
+    if (!s.IsSuccess()) return Status::Error(s.Message());
   }
-  Status s = destination.empty() ? handle_.client().DeletePod(victim, reason)
-                                 : handle_.client().DeletePodForMove(victim, destination, reason);
-  return s.IsSuccess() ? Status() : Status::Error(s.Message());
+  // Upstream's PreemptPod records this for a rejected waiting pod and a deleted one alike; a
+  // victim already terminating it leaves alone, without an event.
+  ClusterClient& client = handle_.client();
+  if (client.RecordsEvents() && !victim.metadata.deletion_timestamp_ns) {
+    client.RecordEvent({.regarding = EventObjectReference::ForPod(victim),
+                        .related = EventObjectReference::ForPod(preemptor),
+                        .type = "Normal",
+                        .reason = "Preempted",
+                        .action = "Preempting",
+                        .note = fmt::format("Preempted by pod {} on node {}", preemptor.metadata.uid, node_name),
+                        .reporting_controller = std::string(handle_.profile_name())});
+  }
+  return Status();
 }
 
 void Evaluator::ClearLowerPriorityNominations(const std::string& node_name, int32_t priority) {
@@ -405,7 +419,7 @@ Status Evaluator::PrepareCandidate(const Candidate& candidate, const PodInfo& po
   const api::Pod& preemptor = pod.pod();
   const std::string reason = fmt::format("Preempted by pod {} on node {}", preemptor.Key(), candidate.node_name);
   for (const auto& victim : candidate.victims.pods) {
-    if (Status s = Evict(victim->pod(), reason); !s.IsSuccess()) return s;
+    if (Status s = Evict(victim->pod(), preemptor, candidate.node_name, reason); !s.IsSuccess()) return s;
   }
   ClearLowerPriorityNominations(candidate.node_name, preemptor.Priority());
   return Status();

@@ -124,9 +124,12 @@ class Evaluator {
                                           std::span<const PdbBudget> pdbs, int32_t offset, int32_t num_candidates,
                                           NodeToStatus& node_statuses, std::vector<std::string>& errors);
 
-  //! Evicts one victim: rejects it when it waits at Permit, else deletes it through the client
-  //! (gracefully: it terminates on its node). With `destination` set the deletion is a move.
-  Status Evict(const api::Pod& victim, std::string_view reason, const std::string& destination = {});
+  //! Evicts one victim of `preemptor` preempting on `node_name`: rejects it when it waits at
+  //! Permit, else deletes it through the client (gracefully: it terminates on its node). With
+  //! `destination` set the deletion is a move. Once done, records upstream's Preempted event on
+  //! the victim (related: the preemptor).
+  Status Evict(const api::Pod& victim, const api::Pod& preemptor, const std::string& node_name, std::string_view reason,
+               const std::string& destination = {});
 
   //! Lower-priority pods nominated to `node_name` may no longer fit there: their nominations are
   //! cleared so that they look for another place.

@@ -799,14 +799,17 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
                     "decisionMs", decision_seconds * 1e3);
   const std::string evict_reason = fmt::format("Preempted by pod {} on node {}", p.Key(), target->name());
   for (int v : plan.evicted) {
-    if (Status s = evaluator_.Evict(removable[model_pods[v]].pi->pod(), evict_reason); !s.IsSuccess()) {
+    if (Status s = evaluator_.Evict(removable[model_pods[v]].pi->pod(), p, target->name(), evict_reason);
+        !s.IsSuccess()) {
       return {{}, wrap(std::move(s))};
     }
   }
   for (const auto& [victim, destination] : moves_to_apply) {
     const std::string reason =
         fmt::format("Moved to node {} by pod {} preempting on node {}", destination, p.Key(), target->name());
-    if (Status s = evaluator_.Evict(*victim, reason, destination); !s.IsSuccess()) return {{}, wrap(std::move(s))};
+    if (Status s = evaluator_.Evict(*victim, p, target->name(), reason, destination); !s.IsSuccess()) {
+      return {{}, wrap(std::move(s))};
+    }
   }
   evaluator_.ClearLowerPriorityNominations(target->name(), priority);
   return {{framework::NominatingMode::kOverride, target->name()}, Status()};
