@@ -22,8 +22,12 @@
 #include "cmd/plugin_registry.h"
 #include "cmd/version.h"
 #include "config/load.h"
+#include "metrics/scheduler_metrics.h"
 #include "scheduler/run_loop.h"
 #include "scheduler/scheduler.h"
+#include "server/healthz_handler.h"
+#include "server/http_server.h"
+#include "server/tls.h"
 #include "store/resources.h"
 #include "util/clock.h"
 #include "util/duration.h"
@@ -71,6 +75,55 @@ std::expected<void, std::string> ApplyFlags(const RunArgs& args, config::Configu
   return {};
 }
 
+// The secure port's server on its own thread: started before the caches sync, so that /healthz
+// answers during start-up, and shut down when it goes out of scope (every exit of RunRun).
+class SecureServing {
+ public:
+  SecureServing() = default;
+  SecureServing(const SecureServing&) = delete;
+  SecureServing& operator=(const SecureServing&) = delete;
+  ~SecureServing() {
+    if (!server_) return;
+    server_->Shutdown();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  std::expected<void, std::string> Start(const RunArgs& args, server::Handler& handler) {
+    std::shared_ptr<const server::TlsIdentity> identity;
+    if (!args.tls_cert_file.empty()) {
+      auto loaded = server::LoadIdentity(args.tls_cert_file, args.tls_private_key_file);
+      if (!loaded) return std::unexpected(loaded.error());
+      identity = std::make_shared<server::TlsIdentity>(std::move(*loaded));
+    } else {
+      // As kube-scheduler without certificate flags: a self-signed certificate made at start-up.
+      auto generated = server::GenerateSelfSignedIdentity();
+      if (!generated)
+        return std::unexpected(fmt::format("generating a self-signed certificate: {}", generated.error()));
+      identity = std::make_shared<server::TlsIdentity>(std::move(*generated));
+    }
+    server::HttpServerOptions options;
+    options.host = args.bind_address;
+    options.port = args.secure_port;
+    options.threads = 8;  // probes and scrapes, not watches
+    options.tls = std::move(identity);
+    auto bound = server::HttpServer::Bind(handler, options);
+    if (!bound) return std::unexpected(fmt::format("--secure-port: {}", bound.error()));
+    server_ = std::move(*bound);
+    const bool v6 = args.bind_address.find(':') != std::string::npos;
+    const std::string address =
+        fmt::format("{}{}{}:{}", v6 ? "[" : "", args.bind_address, v6 ? "]" : "", server_->Port());
+    KS_LOG.InfoS("Serving securely on", "address", address);  // upstream's line; tests read the port here
+    thread_ = std::thread([s = server_.get()] {
+      if (!s->Run()) KS_LOG.ErrorS("serving failed", "Secure port stopped serving");
+    });
+    return {};
+  }
+
+ private:
+  std::unique_ptr<server::HttpServer> server_;
+  std::thread thread_;
+};
+
 }  // namespace
 
 CLI::App* AddRunSubcommand(CLI::App& app, RunArgs& args) {
@@ -100,6 +153,14 @@ CLI::App* AddRunSubcommand(CLI::App& app, RunArgs& args) {
   cmd->add_option("--kube-api-qps", args.kube_api_qps, "requests per second to the API server (default 50)");
   cmd->add_option("--kube-api-burst", args.kube_api_burst, "burst of requests to the API server (default 100)");
   AddPluginOption(cmd, args.plugins);
+  cmd->add_option("--secure-port", args.secure_port,
+                  "port for /healthz, /livez, /readyz and /metrics over HTTPS (0: a free port, logged; negative: "
+                  "not served)")
+      ->capture_default_str();
+  cmd->add_option("--bind-address", args.bind_address, "address the secure port listens on")->capture_default_str();
+  cmd->add_option("--tls-cert-file", args.tls_cert_file,
+                  "PEM certificate for the secure port (default: a self-signed one made at start-up)");
+  cmd->add_option("--tls-private-key-file", args.tls_private_key_file, "PEM private key of --tls-cert-file");
   // kube-scheduler's authentication and profiling flags, which kubeadm's static pod passes:
   // accepted, so that kubesched can replace kube-scheduler's command, and ignored.
   for (const char* flag : {"--authentication-kubeconfig", "--authorization-kubeconfig"}) {
@@ -134,6 +195,14 @@ int RunRun(const RunArgs& args) {
   }
   if (auto ok = ApplyFlags(args, cfg); !ok) {
     std::cerr << "error: " << ok.error() << "\n";
+    return kExitUsage;
+  }
+  if (args.tls_cert_file.empty() != args.tls_private_key_file.empty()) {
+    std::cerr << "error: --tls-cert-file and --tls-private-key-file must be given together\n";
+    return kExitUsage;
+  }
+  if (args.secure_port > 65535) {
+    std::cerr << "error: --secure-port: " << args.secure_port << " must be between 0 and 65535\n";
     return kExitUsage;
   }
   const std::string kubeconfig = args.kubeconfig.empty() ? cfg.client_connection.kubeconfig : args.kubeconfig;
@@ -171,6 +240,35 @@ int RunRun(const RunArgs& args) {
     }
   });
 
+  // Readiness as kube-scheduler's /readyz: the informers have synced ("sched-handler-sync") and,
+  // with leader election, the elector runs ("leaderElection").
+  std::atomic<bool> synced{false};
+  std::atomic<bool> electing{false};
+  const bool serving = args.secure_port >= 0;
+  std::unique_ptr<metrics::SchedulerMetrics> scheduler_metrics;
+  std::unique_ptr<server::HealthzHandler> healthz;
+  SecureServing secure_serving;
+  if (serving) {
+    scheduler_metrics = std::make_unique<metrics::SchedulerMetrics>();
+    server::HealthzOptions ho;
+    ho.readyz.push_back({"sched-handler-sync", [&synced]() -> std::expected<void, std::string> {
+                           if (synced.load()) return {};
+                           return std::unexpected("waiting for handlers to sync");
+                         }});
+    if (cfg.leader_election.leader_elect) {
+      ho.readyz.push_back({"leaderElection", [&electing]() -> std::expected<void, std::string> {
+                             if (electing.load()) return {};
+                             return std::unexpected("leader election has not started");
+                           }});
+    }
+    ho.metrics = [m = scheduler_metrics.get()] { return m->Serialize(); };
+    healthz = std::make_unique<server::HealthzHandler>(std::move(ho));
+    if (auto ok = secure_serving.Start(args, *healthz); !ok) {
+      std::cerr << "error: " << ok.error() << "\n";
+      return kExitFailure;
+    }
+  }
+
   static const util::SystemClock clock;
   client::RemoteStoreOptions store_options;
   store_options.informed = client::SchedulerInformedResources();
@@ -179,6 +277,7 @@ int RunRun(const RunArgs& args) {
   KS_LOG.InfoS("Waiting for caches to sync", "server", rest->server);
   if (!store.WaitForCacheSync(stop.get_token())) return kExitOk;
   KS_LOG.InfoS("Caches are synced");
+  synced.store(true);
 
   // Scheduled, FailedScheduling and Preempted Events, aggregated as upstream's broadcaster.
   cluster::EventRecorder recorder(store, clock);
@@ -191,12 +290,21 @@ int RunRun(const RunArgs& args) {
   sopts.config = cfg;
   sopts.async_binding = true;
   sopts.seed = std::random_device{}();
+  sopts.metrics = scheduler_metrics.get();
   auto created = scheduler::Scheduler::Create(sopts, cluster_client, clock, *registry);
   if (!created) {
     std::cerr << "error: " << created.error() << "\n";
     return kExitFailure;
   }
   scheduler::Scheduler& sched = **created;
+  // The queue's and cache's gauges are read from the scheduler at each scrape, until it goes.
+  struct MetricsSource {
+    metrics::SchedulerMetrics* m;
+    ~MetricsSource() {
+      if (m) m->SetStateSource(nullptr);
+    }
+  } metrics_source{scheduler_metrics.get()};
+  if (scheduler_metrics) scheduler_metrics->SetStateSource([&sched] { return sched.MetricsState(); });
 
   // Scheduling starts once this replica leads (at once without leader election); it stops
   // when `scheduling` is stopped.
@@ -234,6 +342,7 @@ int RunRun(const RunArgs& args) {
       stop_scheduling();
       election.request_stop();
     });
+    electing.store(true);
     const bool clean = elector.Run(election.get_token(), start_scheduling);
     if (!clean && !stop.stop_requested()) {
       // Upstream exits when it loses the lease: another replica leads now.

@@ -21,6 +21,12 @@ struct RunArgs {
   std::optional<float> kube_api_qps;
   std::optional<int32_t> kube_api_burst;
   std::vector<std::string> plugins;  //!< --plugin
+  //! --secure-port: /healthz, /livez, /readyz and /metrics over HTTPS (kube-scheduler's 10259);
+  //! 0 picks a free port (logged), a negative port serves nothing.
+  int secure_port = 10259;
+  std::string bind_address = "0.0.0.0";  //!< --bind-address
+  //! --tls-cert-file and --tls-private-key-file (PEM); neither: a self-signed certificate.
+  std::string tls_cert_file, tls_private_key_file;
   //! kube-scheduler flags accepted for drop-in use and ignored (a warning each).
   std::vector<std::string> ignored;
 };

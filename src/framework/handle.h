@@ -92,6 +92,9 @@ class Handle : public PluginsRunner {
   //! Moves these pods to activeQ (upstream's Handle.Activate), in this order among equals.
   //! Handles without a queue (tests of single plugins) ignore it.
   virtual void Activate(const std::vector<std::shared_ptr<const api::Pod>>& /*pods*/) {}
+  //! A preemption evicted `victims` pods (upstream's scheduler_preemption_victims, which its
+  //! preemption code observes directly). Ignored unless the scheduler records metrics.
+  virtual void ObservePreemptionVictims(size_t /*victims*/) {}
 };
 
 }  // namespace kubesched::framework

@@ -223,12 +223,19 @@ void SchedulingQueue::RunPreEnqueuePluginsLocked(QueuedPodInfo& info) {
   info.gating_plugin.clear();
 }
 
-bool SchedulingQueue::MoveToActiveLocked(Item* item, bool moves_from_backoff, bool nominate) {
+void SchedulingQueue::ObserveIncomingLocked(std::string_view queue, std::string_view event) const {
+  if (options_.metrics) options_.metrics->ObserveIncomingPod(queue, event);
+}
+
+bool SchedulingQueue::MoveToActiveLocked(Item* item, bool moves_from_backoff, bool nominate, std::string_view event) {
   // With pop-from-backoffQ, PreEnqueue already ran when the pod entered backoffQ.
   if (!(options_.pop_from_backoff_q && moves_from_backoff)) RunPreEnqueuePluginsLocked(item->info);
   if (item->info.gated) {
     // A pod already queued somewhere stays there; a detached one waits in the pool.
-    if (item->where == Where::kNone) AttachUnschedulableLocked(item);
+    if (item->where == Where::kNone) {
+      AttachUnschedulableLocked(item);
+      ObserveIncomingLocked(kUnschedulableQueue, event);
+    }
     return false;
   }
   if (!item->initial_attempt_set) {
@@ -237,35 +244,43 @@ bool SchedulingQueue::MoveToActiveLocked(Item* item, bool moves_from_backoff, bo
   }
   DetachLocked(item);
   AttachActiveLocked(item);
+  ObserveIncomingLocked(kActiveQueue, event);
   if (nominate) nominator_.Add(item->info.pod_info, std::nullopt);
   nominated_count_.store(nominator_.size(), std::memory_order_release);
   planned_count_.store(nominator_.planned_size(), std::memory_order_release);
   return true;
 }
 
-bool SchedulingQueue::MoveToBackoffLocked(Item* item) {
+bool SchedulingQueue::MoveToBackoffLocked(Item* item, std::string_view event) {
   if (options_.pop_from_backoff_q) {
     RunPreEnqueuePluginsLocked(item->info);
     if (item->info.gated) {
-      if (item->where == Where::kNone) AttachUnschedulableLocked(item);
+      if (item->where == Where::kNone) {
+        AttachUnschedulableLocked(item);
+        ObserveIncomingLocked(kUnschedulableQueue, event);
+      }
       return false;
     }
   }
   DetachLocked(item);
   AttachBackoffLocked(item);
+  ObserveIncomingLocked(kBackoffQueue, event);
   return true;
 }
 
-SchedulingQueue::Where SchedulingQueue::RequeueLocked(Item* item, Strategy strategy) {
+SchedulingQueue::Where SchedulingQueue::RequeueLocked(Item* item, Strategy strategy, std::string_view event) {
   if (strategy == Strategy::kSkip) {
-    if (item->where == Where::kNone) AttachUnschedulableLocked(item);
+    if (item->where == Where::kNone) {
+      AttachUnschedulableLocked(item);
+      ObserveIncomingLocked(kUnschedulableQueue, event);
+    }
     return Where::kUnschedulable;
   }
   // The pod may have finished its backoff while it waited in the pool.
   if (strategy == Strategy::kAfterBackoff && IsBackingOffLocked(item->info)) {
-    return MoveToBackoffLocked(item) ? item->where : Where::kUnschedulable;
+    return MoveToBackoffLocked(item, event) ? item->where : Where::kUnschedulable;
   }
-  return MoveToActiveLocked(item, false, false) ? Where::kActive : Where::kUnschedulable;
+  return MoveToActiveLocked(item, false, false, event) ? Where::kActive : Where::kUnschedulable;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -365,7 +380,7 @@ void SchedulingQueue::MovePodsLocked(const std::vector<Item*>& items, const Clus
     if (item->info.gated && !GatingPluginInterestedLocked(item->info, event)) continue;
     Strategy s = IsPodWorthRequeuingLocked(item->info, event, objects);
     if (s == Strategy::kSkip) continue;
-    Where w = RequeueLocked(item, s);
+    Where w = RequeueLocked(item, s, event.label);
     if (w == Where::kActive || (options_.pop_from_backoff_q && w == Where::kBackoff)) activated = true;
   }
   RecordEventIfAnyInFlightLocked(event, objects);
@@ -413,7 +428,7 @@ void SchedulingQueue::Add(framework::PodInfoPtr pod) {
     EraseItemLocked(existing);
   }
   Item* item = NewItemLocked(std::move(info));
-  if (MoveToActiveLocked(item, false, /*nominate=*/true)) cv_.notify_all();
+  if (MoveToActiveLocked(item, false, /*nominate=*/true, kEventUnschedulablePodAdd)) cv_.notify_all();
 }
 
 void SchedulingQueue::Update(const api::Pod& old_pod, framework::PodInfoPtr new_pod) {
@@ -453,10 +468,13 @@ void SchedulingQueue::Update(const api::Pod& old_pod, framework::PodInfoPtr new_
     planned_count_.store(nominator_.planned_size(), std::memory_order_release);
     // The strongest verdict over the update's events decides.
     Strategy strategy = Strategy::kSkip;
+    std::string_view label = kEventUnschedulablePodUpdate;
     for (const auto& e : events) {
-      strategy = std::max(strategy, IsPodWorthRequeuingLocked(item->info, e, {&old_pod, &new_pod->pod()}));
+      Strategy s = IsPodWorthRequeuingLocked(item->info, e, {&old_pod, &new_pod->pod()});
+      if (s > strategy) label = e.label;
+      strategy = std::max(strategy, s);
     }
-    Where w = RequeueLocked(item, strategy);
+    Where w = RequeueLocked(item, strategy, label);
     if (w == Where::kActive || (options_.pop_from_backoff_q && w == Where::kBackoff)) cv_.notify_all();
     return;
   }
@@ -466,7 +484,7 @@ void SchedulingQueue::Update(const api::Pod& old_pod, framework::PodInfoPtr new_
   info.pod_info = std::move(new_pod);
   info.timestamp_ns = clock_.NowNs();
   Item* fresh = NewItemLocked(std::move(info));
-  if (MoveToActiveLocked(fresh, false, /*nominate=*/true)) cv_.notify_all();
+  if (MoveToActiveLocked(fresh, false, /*nominate=*/true, kEventUnschedulablePodUpdate)) cv_.notify_all();
 }
 
 void SchedulingQueue::Delete(const api::Pod& pod) {
@@ -543,7 +561,7 @@ framework::Status SchedulingQueue::AddUnschedulableIfNotPresent(QueuedPodInfo in
   Item* item = NewItemLocked(std::move(info));
   // It was popped, so its first attempt is on record already.
   item->initial_attempt_set = true;
-  Where w = RequeueLocked(item, strategy);
+  Where w = RequeueLocked(item, strategy, kEventScheduleAttemptFailure);
   DoneLocked(key);
   if (w == Where::kActive || (options_.pop_from_backoff_q && w == Where::kBackoff)) cv_.notify_all();
   return framework::Status::Success();
@@ -605,12 +623,12 @@ void SchedulingQueue::Activate(const std::vector<std::shared_ptr<const api::Pod>
     Item* item = FindLocked(key);
     if (item != nullptr && restamp && item->where == Where::kUnschedulable) item->info.timestamp_ns = clock_.NowNs();
     if (item != nullptr && item->where == Where::kUnschedulable) {
-      activated |= MoveToActiveLocked(item, false, false);
+      activated |= MoveToActiveLocked(item, false, false, kEventForceActivate);
       continue;
     }
     if (item != nullptr && (item->where == Where::kBackoff || item->where == Where::kErrorBackoff)) {
       DetachLocked(item);
-      activated |= MoveToActiveLocked(item, true, false);
+      activated |= MoveToActiveLocked(item, true, false, kEventForceActivate);
       continue;
     }
     if (item == nullptr && in_flight_pods_.contains(key)) {
@@ -635,7 +653,7 @@ void SchedulingQueue::FlushBackoffQCompleted() {
           options_.pop_from_backoff_q ? item->backoff_expiry_ns < AlignToWindow(now) : item->backoff_expiry_ns <= now;
       if (!expired) break;
       DetachLocked(item);
-      activated |= MoveToActiveLocked(item, true, false);
+      activated |= MoveToActiveLocked(item, true, false, kEventBackoffComplete);
     }
   }
   if (activated) cv_.notify_all();
@@ -709,6 +727,24 @@ size_t SchedulingQueue::NumBackoff() const {
 size_t SchedulingQueue::NumUnschedulable() const {
   std::lock_guard lock(mu_);
   return unschedulable_.size();
+}
+
+void SchedulingQueue::FillMetricsState(metrics::SchedulerState& state) const {
+  std::lock_guard lock(mu_);
+  state.active = active_.size();
+  state.backoff = backoff_.size() + error_backoff_.size();
+  state.unschedulable = 0;
+  state.gated = 0;
+  for (const auto& [key, item] : unschedulable_) {
+    const QueuedPodInfo& info = item->info;
+    ++(info.gated ? state.gated : state.unschedulable);
+    const std::string& profile = info.pod().spec.scheduler_name;
+    // A pod counts once per plugin, whether it rejected the pod, left it Pending or gated it.
+    std::set<std::string_view> plugins(info.unschedulable_plugins.begin(), info.unschedulable_plugins.end());
+    plugins.insert(info.pending_plugins.begin(), info.pending_plugins.end());
+    if (info.gated && !info.gating_plugin.empty()) plugins.insert(info.gating_plugin);
+    for (std::string_view plugin : plugins) ++state.unschedulable_by_plugin[{std::string(plugin), profile}];
+  }
 }
 
 bool SchedulingQueue::HasInFlight() const {

@@ -39,6 +39,7 @@
 #include "framework/interface.h"
 #include "framework/pod_info.h"
 #include "framework/status.h"
+#include "metrics/recorder.h"
 #include "queue/nominator.h"
 #include "util/clock.h"
 
@@ -66,7 +67,20 @@ struct Options {
   //! it leaves it; backoff expiries are aligned to kBackoffOrderingWindowNs. Off by default here
   //! so that backoff always delays a retry.
   bool pop_from_backoff_q = false;
+  //! scheduler_queue_incoming_pods_total; null: nothing recorded. Must outlive the queue.
+  metrics::Recorder* metrics = nullptr;
 };
+
+//! Upstream's queue and event labels of scheduler_queue_incoming_pods_total for the moves that
+//! are not cluster events (those carry their ClusterEvent's label).
+inline constexpr std::string_view kActiveQueue = "active";
+inline constexpr std::string_view kBackoffQueue = "backoff";
+inline constexpr std::string_view kUnschedulableQueue = "unschedulable";
+inline constexpr std::string_view kEventUnschedulablePodAdd = "UnschedulablePodAdd";
+inline constexpr std::string_view kEventUnschedulablePodUpdate = "UnschedulablePodUpdate";
+inline constexpr std::string_view kEventScheduleAttemptFailure = "ScheduleAttemptFailure";
+inline constexpr std::string_view kEventBackoffComplete = "BackoffComplete";
+inline constexpr std::string_view kEventForceActivate = "ForceActivate";
 
 //! What the queue needs to know about one scheduler profile.
 struct ProfileQueueingConfig {
@@ -200,6 +214,10 @@ class SchedulingQueue final : public framework::PodNominator {
   size_t NumBackoff() const;
   //! Pool size, gated pods included.
   size_t NumUnschedulable() const;
+  //! The sub-queue sizes and the pool's rejecting plugins, in one look (for /metrics): fills the
+  //! queue fields of `state`. Pool pods count under each plugin that rejected or gated them, with
+  //! their profile (upstream's unschedulable_pods).
+  void FillMetricsState(metrics::SchedulerState& state) const;
   bool HasInFlight() const;
   size_t NumInFlight() const;
   //! Pods popped and not yet Done, by uid.
@@ -284,9 +302,11 @@ class SchedulingQueue final : public framework::PodNominator {
   int64_t AlignToWindow(int64_t t) const;
 
   void RunPreEnqueuePluginsLocked(framework::QueuedPodInfo& info);
-  bool MoveToActiveLocked(Item* item, bool moves_from_backoff, bool nominate);
-  bool MoveToBackoffLocked(Item* item);
-  Where RequeueLocked(Item* item, Strategy strategy);
+  // `event` labels the move in scheduler_queue_incoming_pods_total.
+  bool MoveToActiveLocked(Item* item, bool moves_from_backoff, bool nominate, std::string_view event);
+  bool MoveToBackoffLocked(Item* item, std::string_view event);
+  Where RequeueLocked(Item* item, Strategy strategy, std::string_view event);
+  void ObserveIncomingLocked(std::string_view queue, std::string_view event) const;
 
   bool IsEventOfInterestLocked(const framework::ClusterEvent& event) const;
   bool GatingPluginInterestedLocked(const framework::QueuedPodInfo& info, const framework::ClusterEvent& event) const;

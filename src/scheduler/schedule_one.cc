@@ -87,8 +87,14 @@ void Scheduler::SchedulePopped(QueuedPodInfo qpi) {
   }
   ++attempts_;
   KS_LOG_V(3).InfoS("Attempting to schedule pod", "pod", log::KObj(pod));  // upstream's line and level
+  const auto start = metrics_ ? metrics::MonotonicClock::now() : metrics::MonotonicClock::time_point{};
 
   auto state = std::make_shared<CycleState>();
+  // Upstream times every plugin in a sample of the cycles only (pluginMetricsSamplePercent).
+  if (metrics_) {
+    state->record_plugin_metrics =
+        std::uniform_int_distribution<int>(0, 99)(metrics_rng_) < metrics::kPluginMetricsSamplePercent;
+  }
   cache_->UpdateSnapshot(*snapshot_);
   fwk->set_snapshot(snapshot_.get());
 
@@ -99,6 +105,7 @@ void Scheduler::SchedulePopped(QueuedPodInfo qpi) {
     if (!result.error().fit_error) {
       // An error, or no nodes at all: no PostFilter, and any nomination is dropped.
       if (explaining_) Explain(*fwk, *state, *pod_info, diagnosis, {}, nullptr, "", status.Message());
+      ObserveFailedAttempt(*fwk, status, start);
       HandleSchedulingFailure(*fwk, std::move(qpi), status, nullptr, kClearNomination, status.Message());
       return;
     }
@@ -112,19 +119,23 @@ void Scheduler::SchedulePopped(QueuedPodInfo qpi) {
         KS_LOG.ErrorS(pf_status.Message(), "Running PostFilter plugins failed", "pod", log::KObj(pod));
       }
       nominating = std::move(pf_result);
+      if (metrics_) metrics_->ObservePreemptionAttempt();
     }
     const std::string message = FitErrorMessage(snapshot_->NumNodes(), diagnosis);
     if (explaining_) Explain(*fwk, *state, *pod_info, diagnosis, {}, nullptr, "", message);
+    ObserveFailedAttempt(*fwk, Status(framework::Code::kUnschedulable), start);
     HandleSchedulingFailure(*fwk, std::move(qpi), Status(framework::Code::kUnschedulable, message), &diagnosis,
                             nominating, message);
     return;
   }
 
+  if (metrics_) metrics_->ObserveAlgorithm(metrics::SinceInSeconds(start));
   const std::string host = result->suggested_host;
   auto assumed_pod = std::make_shared<api::Pod>(pod);
   assumed_pod->spec.node_name = host;
   PodInfoPtr assumed = pod_info->WithPod(assumed_pod);
   if (Status s = cache_->AssumePod(assumed); !s.IsSuccess()) {
+    ObserveFailedAttempt(*fwk, s, start);
     HandleSchedulingFailure(*fwk, std::move(qpi), s, nullptr, kClearNomination, s.Message());
     return;
   }
@@ -134,6 +145,7 @@ void Scheduler::SchedulePopped(QueuedPodInfo qpi) {
   if (Status s = fwk->RunReservePluginsReserve(*state, *assumed, host); !s.IsSuccess()) {
     fwk->RunReservePluginsUnreserve(*state, *assumed, host);
     (void)cache_->ForgetPod(*assumed_pod);
+    ObserveFailedAttempt(*fwk, s, start);
     HandleRejectionOnNode(*fwk, std::move(qpi), s, host);
     return;
   }
@@ -142,8 +154,10 @@ void Scheduler::SchedulePopped(QueuedPodInfo qpi) {
     std::lock_guard lock(binding_mu_);
     ++bindings_in_flight_;  // counted from Permit on, so a waiting pod counts as binding work
   }
-  auto on_permit_done = [this, fwk, state, qpi, assumed, host](Status s) {
-    SubmitBinding([this, fwk, state, qpi, assumed, host, s] { RunBindingCycle(fwk, state, qpi, assumed, host, s); });
+  auto on_permit_done = [this, fwk, state, qpi, assumed, host, start](Status s) {
+    SubmitBinding([this, fwk, state, qpi, assumed, host, s, start] {
+      RunBindingCycle(fwk, state, qpi, assumed, host, s, start);
+    });
   };
   Status permit = fwk->RunPermitPlugins(*state, assumed, host, on_permit_done);
   if (permit.IsWait()) return;  // the binding cycle continues when the waiting pod completes
@@ -154,6 +168,7 @@ void Scheduler::SchedulePopped(QueuedPodInfo qpi) {
     }
     fwk->RunReservePluginsUnreserve(*state, *assumed, host);
     (void)cache_->ForgetPod(*assumed_pod);
+    ObserveFailedAttempt(*fwk, permit, start);
     HandleRejectionOnNode(*fwk, std::move(qpi), permit, host);
     return;
   }
@@ -489,8 +504,16 @@ void Scheduler::HandleSchedulingFailure(Framework& fwk, QueuedPodInfo qpi, const
 // ---------------------------------------------------------------------------------------------
 // Binding cycle
 
+void Scheduler::ObserveFailedAttempt(const Framework& fwk, const Status& status,
+                                     metrics::MonotonicClock::time_point start) {
+  if (!metrics_) return;
+  metrics_->ObserveAttempt(status.IsRejected() ? metrics::result::kUnschedulable : metrics::result::kError, fwk.name(),
+                           metrics::SinceInSeconds(start));
+}
+
 void Scheduler::RunBindingCycle(Framework* fwk, std::shared_ptr<CycleState> state, QueuedPodInfo qpi,
-                                PodInfoPtr assumed, std::string host, Status permit_status) {
+                                PodInfoPtr assumed, std::string host, Status permit_status,
+                                metrics::MonotonicClock::time_point start) {
   const std::string uid = assumed->pod().metadata.uid;
   waiting_pods_->Remove(uid);
   Status s = permit_status;
@@ -518,6 +541,11 @@ void Scheduler::RunBindingCycle(Framework* fwk, std::shared_ptr<CycleState> stat
     }
     fwk->RunPostBindPlugins(*state, *assumed, host);
     KS_LOG_V(2).InfoS("Successfully bound pod to node", "pod", log::KObj(assumed->pod()), "node", host);
+    if (metrics_) {
+      metrics_->ObserveAttempt(metrics::result::kScheduled, fwk->name(), metrics::SinceInSeconds(start));
+      const double sli = static_cast<double>(clock_->NowNs() - qpi.initial_attempt_timestamp_ns) / 1e9;
+      metrics_->ObservePodScheduled(qpi.attempts, sli);
+    }
     return;
   }
   // Undo: Unreserve in reverse and forget the assumed pod. Its resources are free again, which is
@@ -530,6 +558,7 @@ void Scheduler::RunBindingCycle(Framework* fwk, std::shared_ptr<CycleState> stat
   if (forgotten && !s.IsRejected()) {
     queue_->MoveAllToActiveOrBackoffQueue(framework::events::AssignedPodDelete(), objects);
   }
+  ObserveFailedAttempt(*fwk, s, start);
   if (s.IsRejected()) {
     HandleRejectionOnNode(*fwk, std::move(qpi), s, host);
   } else {

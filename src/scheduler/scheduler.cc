@@ -117,6 +117,7 @@ std::expected<std::unique_ptr<Scheduler>, std::string> Scheduler::Create(const S
   s->client_ = &client;
   s->clock_ = &clock;
   s->rng_.seed(options.seed);
+  s->metrics_rng_.seed(static_cast<std::minstd_rand::result_type>(options.seed));
   int parallelism = std::max(1, std::min<int>(options.config.parallelism,
                                               static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))));
   s->parallelizer_ = std::make_unique<util::Parallelizer>(parallelism);
@@ -148,6 +149,8 @@ std::expected<std::unique_ptr<Scheduler>, std::string> Scheduler::Create(const S
 
   framework::runtime::FrameworkDeps deps{&client, nominator, &clock, s->parallelizer_.get(), s->waiting_pods_.get(),
                                          {}};
+  deps.metrics = options.metrics;
+  s->metrics_ = options.metrics;
   Scheduler* self = s.get();
   deps.activate = [self](const std::vector<std::shared_ptr<const api::Pod>>& pods) {
     self->queue_->Activate(pods, /*restamp=*/true);
@@ -166,6 +169,7 @@ std::expected<std::unique_ptr<Scheduler>, std::string> Scheduler::Create(const S
   queue::Options qopts;
   qopts.pod_initial_backoff_ns = options.config.pod_initial_backoff_seconds * util::kNanosPerSecond;
   qopts.pod_max_backoff_ns = options.config.pod_max_backoff_seconds * util::kNanosPerSecond;
+  qopts.metrics = options.metrics;
   std::map<std::string, queue::ProfileQueueingConfig, std::less<>> qprofiles;
   for (auto& [name, fwk] : s->profiles_) {
     queue::ProfileQueueingConfig qp;
@@ -222,6 +226,15 @@ Scheduler::~Scheduler() {
 Framework* Scheduler::FrameworkFor(const std::string& scheduler_name) const {
   auto it = profiles_.find(scheduler_name);
   return it != profiles_.end() ? it->second.get() : nullptr;
+}
+
+metrics::SchedulerState Scheduler::MetricsState() const {
+  metrics::SchedulerState state;
+  queue_->FillMetricsState(state);
+  state.cache_nodes = cache_->NodeCount();
+  state.cache_pods = cache_->PodCount();
+  state.cache_assumed_pods = cache_->AssumedPodCount();
+  return state;
 }
 
 bool Scheduler::Responsible(const api::Pod& pod) const { return profiles_.contains(pod.spec.scheduler_name); }

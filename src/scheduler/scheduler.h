@@ -30,6 +30,7 @@
 #include "framework/registry.h"
 #include "framework/runtime/framework.h"
 #include "framework/runtime/waiting_pods.h"
+#include "metrics/recorder.h"
 #include "queue/scheduling_queue.h"
 #include "util/clock.h"
 #include "util/parallelizer.h"
@@ -103,6 +104,9 @@ struct SchedulerOptions {
   bool async_binding = false;
   //! "namespace/name" of a pod whose attempts are explained in detail.
   std::string explain_pod;
+  //! Where upstream's scheduler metrics go (kubesched run); null: none are recorded and no clock
+  //! is read for them (simulate, bench). Must outlive the scheduler.
+  metrics::Recorder* metrics = nullptr;
 };
 
 class Scheduler final : public cluster::EventHandler {
@@ -147,6 +151,8 @@ class Scheduler final : public cluster::EventHandler {
   size_t next_start_node_index() const { return next_start_node_index_; }
   //! Profile by schedulerName, or nullptr.
   framework::runtime::Framework* FrameworkFor(const std::string& scheduler_name) const;
+  //! The queue's and the cache's gauges now (for /metrics). Thread-safe.
+  metrics::SchedulerState MetricsState() const;
 
  private:
   struct ScheduleResult {
@@ -181,7 +187,11 @@ class Scheduler final : public cluster::EventHandler {
   std::string SelectHost(const std::vector<framework::runtime::NodePluginScores>& scores);
   void RunBindingCycle(framework::runtime::Framework* fwk, std::shared_ptr<framework::CycleState> state,
                        framework::QueuedPodInfo qpi, framework::PodInfoPtr assumed, std::string host,
-                       framework::Status permit_status);
+                       framework::Status permit_status, metrics::MonotonicClock::time_point start);
+  //! A failed attempt for schedule_attempts_total and scheduling_attempt_duration_seconds:
+  //! unschedulable when `status` is a rejection, else error (as upstream's handleSchedulingFailure).
+  void ObserveFailedAttempt(const framework::runtime::Framework& fwk, const framework::Status& status,
+                            metrics::MonotonicClock::time_point start);
   //! Upstream's handleSchedulingFailure: requeues the pod (the latest version the scheduler has
   //! seen) unless it was deleted or bound meanwhile, applies `nominating` to the nominator and to
   //! the pod's status (kOverride with an empty node clears a nomination; kNoop keeps the one in
@@ -208,6 +218,7 @@ class Scheduler final : public cluster::EventHandler {
   SchedulerOptions options_;
   framework::ClusterClient* client_ = nullptr;
   const util::Clock* clock_ = nullptr;
+  metrics::Recorder* metrics_ = nullptr;  // options_.metrics
   std::unique_ptr<util::Parallelizer> parallelizer_;
   std::unique_ptr<framework::runtime::WaitingPodsMap> waiting_pods_;
   std::unique_ptr<framework::PodNominator> nominator_proxy_;
@@ -221,6 +232,9 @@ class Scheduler final : public cluster::EventHandler {
   std::mutex cycle_mu_;
   // Scheduling-cycle state (only the scheduling loop touches these).
   std::mt19937_64 rng_;
+  // Samples the cycles whose plugin durations are recorded; apart from rng_, which decides
+  // placements, so recording metrics changes no decision.
+  std::minstd_rand metrics_rng_;
   size_t next_start_node_index_ = 0;
   size_t attempts_ = 0;
   std::optional<AttemptExplanation> explanation_;

@@ -39,6 +39,32 @@ HttpResponse ApiHandler::Handle(const HttpRequest& request) {
   return HandleResource(request, *info);
 }
 
+HttpResponse ApiHandler::Refused(int status, std::string_view detail) const {
+  ApiError e;
+  switch (status) {
+    case 413:
+      e = RequestEntityTooLarge(options_.max_body_bytes);
+      break;
+    case 404:
+      e = PathNotFound();
+      break;
+    case 405:
+      e = MethodNotAllowed("this method", "", "");
+      break;
+    case 500:
+      e = InternalError(std::string(detail));
+      break;
+    default:
+      e = BadRequest("malformed HTTP request");
+      break;
+  }
+  e.code = status;
+  HttpResponse r;
+  r.status = status;
+  r.body = EncodeStatus(e);
+  return r;
+}
+
 HttpResponse ApiHandler::HandleNonResource(const HttpRequest& request, bool& handled) {
   handled = true;
   const std::string& path = request.path;

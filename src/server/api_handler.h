@@ -29,16 +29,19 @@ struct ApiHandlerOptions {
   size_t max_body_bytes = 3 * 1024 * 1024;
 };
 
-class ApiHandler {
+class ApiHandler final : public Handler {
  public:
   //! `store` must outlive the handler.
   ApiHandler(store::Store& store, ApiHandlerOptions options);
 
   //! Serves one request. Thread-safe.
-  HttpResponse Handle(const HttpRequest& request);
+  HttpResponse Handle(const HttpRequest& request) override;
+  //! A metav1.Status for what the HTTP layer refused.
+  HttpResponse Refused(int status, std::string_view detail) const override;
+  size_t MaxBodyBytes() const override { return options_.max_body_bytes; }
 
   //! Ends every open watch stream (at their next step) and refuses new requests with 503.
-  void Stop() { stopping_.store(true); }
+  void Stop() override { stopping_.store(true); }
   const std::atomic<bool>& Stopping() const { return stopping_; }
   const ApiHandlerOptions& Options() const { return options_; }
   //! Sets the address discovery reports, once the listening port is known (before serving).

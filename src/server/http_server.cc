@@ -54,7 +54,7 @@ void ToResponse(HttpResponse response, httplib::Response& res) {
 
 struct HttpServer::Impl {
   std::unique_ptr<httplib::Server> server;
-  ApiHandler* handler = nullptr;
+  Handler* handler = nullptr;
 };
 
 HttpServer::HttpServer(std::unique_ptr<Impl> impl, int port, bool tls, std::string host)
@@ -62,7 +62,7 @@ HttpServer::HttpServer(std::unique_ptr<Impl> impl, int port, bool tls, std::stri
 
 HttpServer::~HttpServer() = default;
 
-std::expected<std::unique_ptr<HttpServer>, std::string> HttpServer::Bind(ApiHandler& handler,
+std::expected<std::unique_ptr<HttpServer>, std::string> HttpServer::Bind(Handler& handler,
                                                                          const HttpServerOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->handler = &handler;
@@ -78,7 +78,7 @@ std::expected<std::unique_ptr<HttpServer>, std::string> HttpServer::Bind(ApiHand
   svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   // The body limit is the handler's; one more byte lets the handler see that it was exceeded
   // and answer with its own Status (httplib's own 413 has no body).
-  svr.set_payload_max_length(handler.Options().max_body_bytes + 1);
+  svr.set_payload_max_length(handler.MaxBodyBytes() + 1);
   // An idle kept-alive connection holds its thread until this runs out, and shutdown waits for
   // every thread: short, so SIGTERM ends the server promptly (kubectl reconnects at no cost).
   // Responses go out as headers then body: without TCP_NODELAY, Nagle and the client's delayed
@@ -97,30 +97,16 @@ std::expected<std::unique_ptr<HttpServer>, std::string> HttpServer::Bind(ApiHand
   svr.Patch(".*", httplib::Server::Handler(serve));
   svr.Delete(".*", httplib::Server::Handler(serve));
   svr.Options(".*", serve);  // refused by the handler (405), with a Status
-  // What httplib answers itself (a body over the limit, a malformed request) gets a Status too.
-  const size_t limit = handler.Options().max_body_bytes;
-  svr.set_error_handler(httplib::Server::HandlerWithResponse([limit](const httplib::Request&, httplib::Response& res) {
-    if (!res.body.empty() || res.is_chunked_content_provider_) return httplib::Server::HandlerResponse::Unhandled;
-    ApiError e;
-    switch (res.status) {
-      case 413:
-        e = RequestEntityTooLarge(limit);
-        break;
-      case 404:
-        e = PathNotFound();
-        break;
-      case 405:
-        e = MethodNotAllowed("this method", "", "");
-        break;
-      default:
-        e = BadRequest("malformed HTTP request");
-        break;
-    }
-    e.code = res.status;
-    res.set_content(EncodeStatus(e), "application/json");
-    return httplib::Server::HandlerResponse::Handled;
-  }));
-  svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+  // What httplib answers itself (a body over the limit, a malformed request) gets the handler's
+  // body too.
+  svr.set_error_handler(
+      httplib::Server::HandlerWithResponse([&handler](const httplib::Request&, httplib::Response& res) {
+        if (!res.body.empty() || res.is_chunked_content_provider_) return httplib::Server::HandlerResponse::Unhandled;
+        HttpResponse refused = handler.Refused(res.status, "");
+        res.set_content(std::move(refused.body), refused.content_type.c_str());
+        return httplib::Server::HandlerResponse::Handled;
+      }));
+  svr.set_exception_handler([&handler](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
     std::string what = "unexpected exception";
     try {
       std::rethrow_exception(ep);
@@ -129,7 +115,8 @@ std::expected<std::unique_ptr<HttpServer>, std::string> HttpServer::Bind(ApiHand
     } catch (...) {
     }
     res.status = 500;
-    res.set_content(EncodeStatus(InternalError(what)), "application/json");
+    HttpResponse refused = handler.Refused(500, what);
+    res.set_content(std::move(refused.body), refused.content_type.c_str());
   });
 
   int port = options.port;

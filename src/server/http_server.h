@@ -1,13 +1,14 @@
 #pragma once
-// Serves an ApiHandler over HTTP or HTTPS with cpp-httplib: one thread per connection from a
-// fixed pool sized for many concurrent watches, bodies up to the handler's limit (413 beyond),
-// watch responses chunked. The only file that knows the HTTP library.
+// Serves a Handler (the API, or the scheduler's health and metrics) over HTTP or HTTPS with
+// cpp-httplib: one thread per connection from a fixed pool sized for many concurrent watches,
+// bodies up to the handler's limit (413 beyond), watch responses chunked. The only file that
+// knows the HTTP library.
 
 #include <expected>
 #include <memory>
 #include <string>
 
-#include "server/api_handler.h"
+#include "server/http_types.h"
 #include "server/tls.h"
 
 namespace kubesched::server {
@@ -26,7 +27,8 @@ class HttpServer {
   ~HttpServer();
 
   //! Binds the listening socket (so Port() is known before Run); an error when it cannot.
-  static std::expected<std::unique_ptr<HttpServer>, std::string> Bind(ApiHandler& handler,
+  //! `handler` must outlive the server.
+  static std::expected<std::unique_ptr<HttpServer>, std::string> Bind(Handler& handler,
                                                                       const HttpServerOptions& options);
 
   int Port() const { return port_; }

@@ -48,4 +48,21 @@ struct HttpResponse {
   std::unique_ptr<ResponseStream> stream;                    //!< set for a streamed body (then `body` is unused)
 };
 
+//! What server/http_server.h serves: the API (ApiHandler) or the scheduler's health and
+//! metrics endpoints (HealthzHandler).
+class Handler {
+ public:
+  virtual ~Handler() = default;
+  //! Serves one request. Thread-safe.
+  virtual HttpResponse Handle(const HttpRequest& request) = 0;
+  //! The body of a response the HTTP layer gives itself with `status` (413 past MaxBodyBytes,
+  //! 404/405 it could not route, 400 for a malformed request, 500 when Handle threw, with
+  //! `detail` saying what).
+  virtual HttpResponse Refused(int status, std::string_view detail) const = 0;
+  //! Request bodies above this are refused with 413.
+  virtual size_t MaxBodyBytes() const = 0;
+  //! Ends open streams at their next step and refuses new requests (HttpServer::Shutdown).
+  virtual void Stop() = 0;
+};
+
 }  // namespace kubesched::server

@@ -9,7 +9,13 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 #include <vector>
+
+#include <fmt/format.h>
 
 namespace kubesched::server {
 namespace {
@@ -94,6 +100,53 @@ std::expected<TlsIdentity, std::string> GenerateSelfSignedIdentity(int days) {
   }
   id.certificate = std::move(cert);
   id.private_key = std::move(key);
+  return id;
+}
+
+namespace {
+
+std::expected<std::string, std::string> ReadPemFile(const std::string& path, std::string_view what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::unexpected(fmt::format("cannot read {} \"{}\": {}", what, path, std::strerror(errno)));
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+std::expected<TlsIdentity, std::string> LoadIdentity(const std::string& certificate_file,
+                                                     const std::string& private_key_file) {
+  auto cert_pem = ReadPemFile(certificate_file, "--tls-cert-file");
+  if (!cert_pem) return std::unexpected(cert_pem.error());
+  auto key_pem = ReadPemFile(private_key_file, "--tls-private-key-file");
+  if (!key_pem) return std::unexpected(key_pem.error());
+  TlsIdentity id;
+  {
+    std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_mem_buf(cert_pem->data(), static_cast<int>(cert_pem->size())),
+                                                  BIO_free);
+    X509* cert = bio ? PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr) : nullptr;
+    if (cert == nullptr) {
+      return std::unexpected(OpenSslError(fmt::format("--tls-cert-file \"{}\": no PEM certificate", certificate_file)));
+    }
+    id.certificate = std::shared_ptr<X509>(cert, X509_free);
+  }
+  {
+    std::unique_ptr<BIO, decltype(&BIO_free)> bio(BIO_new_mem_buf(key_pem->data(), static_cast<int>(key_pem->size())),
+                                                  BIO_free);
+    EVP_PKEY* key = bio ? PEM_read_bio_PrivateKey(bio.get(), nullptr, nullptr, nullptr) : nullptr;
+    if (key == nullptr) {
+      return std::unexpected(
+          OpenSslError(fmt::format("--tls-private-key-file \"{}\": no PEM private key", private_key_file)));
+    }
+    id.private_key = std::shared_ptr<EVP_PKEY>(key, EVP_PKEY_free);
+  }
+  if (X509_check_private_key(id.certificate.get(), id.private_key.get()) != 1) {
+    return std::unexpected(fmt::format("--tls-private-key-file \"{}\" is not the key of --tls-cert-file \"{}\"",
+                                       private_key_file, certificate_file));
+  }
+  id.certificate_pem = std::move(*cert_pem);
+  id.private_key_pem = std::move(*key_pem);
   return id;
 }
 

@@ -23,6 +23,12 @@ struct TlsIdentity {
 //! says which OpenSSL step failed.
 std::expected<TlsIdentity, std::string> GenerateSelfSignedIdentity(int days = 365);
 
+//! A certificate and its private key from PEM files (--tls-cert-file, --tls-private-key-file):
+//! the first certificate of the file is served. The error names the file that cannot be read or
+//! parsed, or says that the key does not match the certificate.
+std::expected<TlsIdentity, std::string> LoadIdentity(const std::string& certificate_file,
+                                                     const std::string& private_key_file);
+
 //! Standard base64 (for certificate-authority-data).
 std::string Base64(std::string_view data);
 

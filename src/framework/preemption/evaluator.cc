@@ -421,6 +421,7 @@ Status Evaluator::PrepareCandidate(const Candidate& candidate, const PodInfo& po
   for (const auto& victim : candidate.victims.pods) {
     if (Status s = Evict(victim->pod(), preemptor, candidate.node_name, reason); !s.IsSuccess()) return s;
   }
+  handle_.ObservePreemptionVictims(candidate.victims.pods.size());
   ClearLowerPriorityNominations(candidate.node_name, preemptor.Priority());
   return Status();
 }

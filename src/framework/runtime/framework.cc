@@ -79,6 +79,54 @@ auto Guard(std::string_view point, F&& call) -> decltype(call()) {
   }
 }
 
+// The status a plugin call or an extension point returned, for the metrics' status label.
+Code CodeOf(const Status& s) { return s.code(); }
+template <class T>
+Code CodeOf(const std::pair<T, Status>& r) {
+  return r.second.code();
+}
+Code CodeOf(const std::pair<Status, std::chrono::nanoseconds>& r) { return r.first.code(); }
+
+// A plugin call through Guard, timed for scheduler_plugin_execution_duration_seconds in the
+// cycles the scheduler samples (CycleState::record_plugin_metrics; never without a recorder).
+template <class F>
+auto Observed(metrics::Recorder* m, const CycleState& state, std::string_view point, std::string_view plugin,
+              std::string_view metric_point, F&& call) -> decltype(call()) {
+  if (m == nullptr || !state.record_plugin_metrics) return Guard(point, std::forward<F>(call));
+  const auto start = metrics::MonotonicClock::now();
+  if constexpr (std::is_void_v<decltype(call())>) {
+    Guard(point, std::forward<F>(call));
+    m->ObservePlugin(plugin, metric_point, Code::kSuccess, metrics::SinceInSeconds(start));
+  } else {
+    auto r = Guard(point, std::forward<F>(call));
+    m->ObservePlugin(plugin, metric_point, CodeOf(r), metrics::SinceInSeconds(start));
+    return r;
+  }
+}
+
+// Times one run of an extension point for scheduler_framework_extension_point_duration_seconds:
+// each return goes through Done, which observes the status it returns. Without a recorder it
+// reads no clock.
+class PointTimer {
+ public:
+  PointTimer(metrics::Recorder* m, std::string_view point, std::string_view profile)
+      : m_(m), point_(point), profile_(profile) {
+    if (m_) start_ = metrics::MonotonicClock::now();
+  }
+  template <class R>
+  R Done(R result) {
+    if (m_) m_->ObserveExtensionPoint(point_, CodeOf(result), profile_, metrics::SinceInSeconds(start_));
+    return result;
+  }
+  void Done() { Done(Status()); }
+
+ private:
+  metrics::Recorder* m_;
+  std::string_view point_;
+  std::string_view profile_;
+  metrics::MonotonicClock::time_point start_;
+};
+
 // One extension point's configured list and how to test a plugin for it.
 struct PointSpec {
   std::string_view name;  // as in the configuration file
@@ -341,18 +389,20 @@ std::pair<PreFilterResult, Status> Framework::RunPreFilterPlugins(CycleState& st
   PreFilterResult result;
   std::vector<std::string> plugins_with_nodes;
   std::span<const NodeInfo* const> nodes = snapshot_ ? snapshot_->List() : std::span<const NodeInfo* const>{};
+  PointTimer timer(deps_.metrics, metrics::point::kPreFilter, profile_name_);
   for (auto* p : pre_filter_) {
-    auto [r, s] = Guard("PreFilter", [&] { return p->PreFilter(state, pod, nodes); });
+    auto [r, s] = Observed(deps_.metrics, state, "PreFilter", p->Name(), metrics::point::kPreFilter,
+                           [&] { return p->PreFilter(state, pod, nodes); });
     if (s.IsSkip()) {
       state.skip_filter_plugins.push_back(p->Name());
       continue;
     }
     if (!s.IsSuccess()) {
       s.WithPlugin(p->Name());
-      if (s.IsRejected()) return {PreFilterResult{}, std::move(s)};
-      return {PreFilterResult{},
-              Status::Error(fmt::format("running PreFilter plugin \"{}\": {}", p->Name(), s.Message()))
-                  .WithPlugin(p->Name())};
+      if (s.IsRejected()) return timer.Done(std::pair{PreFilterResult{}, std::move(s)});
+      return timer.Done(std::pair{
+          PreFilterResult{}, Status::Error(fmt::format("running PreFilter plugin \"{}\": {}", p->Name(), s.Message()))
+                                 .WithPlugin(p->Name())});
     }
     if (!r.AllNodes()) plugins_with_nodes.emplace_back(p->Name());
     result = result.Merge(r);
@@ -363,7 +413,7 @@ std::pair<PreFilterResult, Status> Framework::RunPreFilterPlugins(CycleState& st
               : fmt::format("node(s) didn't satisfy plugin(s) {} simultaneously", JoinNames(plugins_with_nodes));
       Status st(Code::kUnschedulable, msg);
       st.WithPlugin(p->Name());
-      return {PreFilterResult{}, std::move(st)};
+      return timer.Done(std::pair{PreFilterResult{}, std::move(st)});
     }
   }
   if (narrowing) *narrowing = std::move(plugins_with_nodes);
@@ -372,7 +422,7 @@ std::pair<PreFilterResult, Status> Framework::RunPreFilterPlugins(CycleState& st
     if (state.SkipsFilter(filter_[i]->Name())) state.skip_filter_mask |= uint64_t{1} << i;
   }
   state.skip_filter_mask_entries = state.skip_filter_plugins.size();
-  return {std::move(result), Status()};
+  return timer.Done(std::pair{std::move(result), Status()});
 }
 
 Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod_to_schedule,
@@ -381,7 +431,8 @@ Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& 
     if (state.SkipsFilter(p->Name())) continue;
     PreFilterExtensions* ext = p->GetPreFilterExtensions();
     if (!ext) continue;
-    Status s = Guard("AddPod", [&] { return ext->AddPod(state, pod_to_schedule, pod_to_add, node_info); });
+    Status s = Observed(deps_.metrics, state, "AddPod", p->Name(), metrics::point::kPreFilterExtensionAddPod,
+                        [&] { return ext->AddPod(state, pod_to_schedule, pod_to_add, node_info); });
     if (!s.IsSuccess()) {
       return Status::Error(fmt::format("running AddPod on PreFilter plugin \"{}\": {}", p->Name(), s.Message()))
           .WithPlugin(p->Name());
@@ -396,7 +447,8 @@ Status Framework::RunPreFilterExtensionRemovePod(CycleState& state, const PodInf
     if (state.SkipsFilter(p->Name())) continue;
     PreFilterExtensions* ext = p->GetPreFilterExtensions();
     if (!ext) continue;
-    Status s = Guard("RemovePod", [&] { return ext->RemovePod(state, pod_to_schedule, pod_to_remove, node_info); });
+    Status s = Observed(deps_.metrics, state, "RemovePod", p->Name(), metrics::point::kPreFilterExtensionRemovePod,
+                        [&] { return ext->RemovePod(state, pod_to_schedule, pod_to_remove, node_info); });
     if (!s.IsSuccess()) {
       return Status::Error(fmt::format("running RemovePod on PreFilter plugin \"{}\": {}", p->Name(), s.Message()))
           .WithPlugin(p->Name());
@@ -413,7 +465,8 @@ Status Framework::RunFilterPlugins(const CycleState& state, const PodInfo& pod, 
       bool skip = use_mask ? (state.skip_filter_mask >> i) & 1 : state.SkipsFilter(p->Name());
       if (skip) continue;
     }
-    Status s = Guard("Filter", [&] { return p->Filter(state, pod, node_info); });
+    Status s = Observed(deps_.metrics, state, "Filter", p->Name(), metrics::point::kFilter,
+                        [&] { return p->Filter(state, pod, node_info); });
     if (!s.IsSuccess()) {
       if (!s.IsRejected()) {
         return Status::Error(fmt::format("running \"{}\" filter plugin: {}", p->Name(), s.Message()))
@@ -501,15 +554,17 @@ std::pair<PostFilterResult, Status> Framework::RunPostFilterPlugins(CycleState& 
   // candidate clears a stale one) is kept when every plugin rejects; the first rejector is named.
   PostFilterResult result;
   std::string rejector;
+  PointTimer timer(deps_.metrics, metrics::point::kPostFilter, profile_name_);
   for (auto* p : post_filter_) {
-    auto [r, s] = Guard("PostFilter", [&] { return p->PostFilter(state, pod, statuses); });
+    auto [r, s] = Observed(deps_.metrics, state, "PostFilter", p->Name(), metrics::point::kPostFilter,
+                           [&] { return p->PostFilter(state, pod, statuses); });
     s.WithPlugin(p->Name());
-    if (s.IsSuccess()) return {std::move(r), std::move(s)};
-    if (s.code() == Code::kUnschedulableAndUnresolvable) return {std::move(r), std::move(s)};
+    if (s.IsSuccess()) return timer.Done(std::pair{std::move(r), std::move(s)});
+    if (s.code() == Code::kUnschedulableAndUnresolvable) return timer.Done(std::pair{std::move(r), std::move(s)});
     if (!s.IsRejected()) {
-      return {PostFilterResult{},
-              Status::Error(fmt::format("running PostFilter plugin \"{}\": {}", p->Name(), s.Message()))
-                  .WithPlugin(p->Name())};
+      return timer.Done(std::pair{
+          PostFilterResult{}, Status::Error(fmt::format("running PostFilter plugin \"{}\": {}", p->Name(), s.Message()))
+                                  .WithPlugin(p->Name())});
     }
     if (r.mode != NominatingMode::kNoop) result = std::move(r);
     for (const auto& reason : s.reasons()) reasons.push_back(reason);
@@ -517,27 +572,30 @@ std::pair<PostFilterResult, Status> Framework::RunPostFilterPlugins(CycleState& 
   }
   Status out(Code::kUnschedulable, std::move(reasons));
   out.WithPlugin(rejector);
-  return {std::move(result), std::move(out)};
+  return timer.Done(std::pair{std::move(result), std::move(out)});
 }
 
 Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const> nodes) {
+  PointTimer timer(deps_.metrics, metrics::point::kPreScore, profile_name_);
   for (auto* p : pre_score_) {
-    Status s = Guard("PreScore", [&] { return p->PreScore(state, pod, nodes); });
+    Status s = Observed(deps_.metrics, state, "PreScore", p->Name(), metrics::point::kPreScore,
+                        [&] { return p->PreScore(state, pod, nodes); });
     if (s.IsSkip()) {
       state.skip_score_plugins.push_back(p->Name());
       continue;
     }
     if (!s.IsSuccess()) {
-      return Status::Error(fmt::format("running PreScore plugin \"{}\": {}", p->Name(), s.Message()))
-          .WithPlugin(p->Name());
+      return timer.Done(Status::Error(fmt::format("running PreScore plugin \"{}\": {}", p->Name(), s.Message()))
+                            .WithPlugin(p->Name()));
     }
   }
-  return {};
+  return timer.Done(Status());
 }
 
 std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(const CycleState& state, const PodInfo& pod,
                                                                             std::span<const NodeInfo* const> nodes,
                                                                             bool with_details, EquivalenceClass* memo) {
+  PointTimer timer(deps_.metrics, metrics::point::kScore, profile_name_);
   // Plugins that run this cycle.
   std::vector<size_t> active;
   active.reserve(score_.size());
@@ -567,7 +625,8 @@ std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(cons
           continue;
         }
       }
-      auto [score, s] = Guard("Score", [&] { return score_[plugin]->Score(state, pod, node); });
+      auto [score, s] = Observed(deps_.metrics, state, "Score", score_[plugin]->Name(), metrics::point::kScore,
+                                 [&] { return score_[plugin]->Score(state, pod, node); });
       if (!s.IsSuccess()) {
         std::lock_guard lock(error_mu);
         if (!failed.exchange(true)) {
@@ -586,7 +645,7 @@ std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(cons
   } else {
     for (size_t i = 0; i < num_nodes; ++i) score_node(static_cast<int>(i));
   }
-  if (failed) return {{}, first_error};
+  if (failed) return timer.Done(std::pair{std::vector<NodePluginScores>{}, first_error});
 
   std::vector<std::vector<int64_t>> raw;
   if (with_details) {
@@ -599,11 +658,13 @@ std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(cons
   for (size_t k = 0; k < active.size(); ++k) {
     ScorePlugin* p = score_[active[k]];
     if (ScoreExtensions* ext = p->GetScoreExtensions()) {
-      Status s = Guard("NormalizeScore", [&] { return ext->NormalizeScore(state, pod, per_plugin[k]); });
+      Status s = Observed(deps_.metrics, state, "NormalizeScore", p->Name(), metrics::point::kScoreExtensionNormalize,
+                          [&] { return ext->NormalizeScore(state, pod, per_plugin[k]); });
       if (!s.IsSuccess()) {
-        return {{},
-                Status::Error(fmt::format("running Normalize on Score plugin \"{}\": {}", p->Name(), s.Message()))
-                    .WithPlugin(p->Name())};
+        return timer.Done(
+            std::pair{std::vector<NodePluginScores>{},
+                      Status::Error(fmt::format("running Normalize on Score plugin \"{}\": {}", p->Name(), s.Message()))
+                          .WithPlugin(p->Name())});
       }
     }
   }
@@ -619,37 +680,42 @@ std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(cons
     for (size_t i = 0; i < num_nodes; ++i) {
       int64_t s = per_plugin[k][i].score;
       if (s > kMaxNodeScore || s < kMinNodeScore) {
-        return {
-            {},
+        return timer.Done(std::pair{
+            std::vector<NodePluginScores>{},
             Status::Error(fmt::format("plugin \"{}\" returns an invalid score {}, it should in the range of [{}, {}] "
                                       "after normalizing",
                                       p->Name(), s, kMinNodeScore, kMaxNodeScore))
-                .WithPlugin(p->Name())};
+                .WithPlugin(p->Name())});
       }
       if (with_details) out[i].scores.push_back(PluginScore{p->Name(), s * weight, raw[k][i], s, weight});
       out[i].total += s * weight;
     }
   }
-  return {std::move(out), Status()};
+  return timer.Done(std::pair{std::move(out), Status()});
 }
 
 Status Framework::RunReservePluginsReserve(CycleState& state, const PodInfo& pod, const std::string& node_name) {
+  PointTimer timer(deps_.metrics, metrics::point::kReserve, profile_name_);
   for (auto* p : reserve_) {
-    Status s = Guard("Reserve", [&] { return p->Reserve(state, pod, node_name); });
+    Status s = Observed(deps_.metrics, state, "Reserve", p->Name(), metrics::point::kReserve,
+                        [&] { return p->Reserve(state, pod, node_name); });
     if (!s.IsSuccess()) {
       s.WithPlugin(p->Name());
-      if (s.IsRejected()) return s;
-      return Status::Error(fmt::format("running Reserve plugin \"{}\": {}", p->Name(), s.Message()))
-          .WithPlugin(p->Name());
+      if (s.IsRejected()) return timer.Done(std::move(s));
+      return timer.Done(Status::Error(fmt::format("running Reserve plugin \"{}\": {}", p->Name(), s.Message()))
+                            .WithPlugin(p->Name()));
     }
   }
-  return {};
+  return timer.Done(Status());
 }
 
 void Framework::RunReservePluginsUnreserve(CycleState& state, const PodInfo& pod, const std::string& node_name) {
+  PointTimer timer(deps_.metrics, metrics::point::kUnreserve, profile_name_);
   for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) {
-    Guard("Unreserve", [&] { (*it)->Unreserve(state, pod, node_name); });
+    Observed(deps_.metrics, state, "Unreserve", (*it)->Name(), metrics::point::kUnreserve,
+             [&] { (*it)->Unreserve(state, pod, node_name); });
   }
+  timer.Done();
 }
 
 Status Framework::RunPermitPlugins(CycleState& state, const PodInfoPtr& pod, const std::string& node_name,
@@ -658,8 +724,10 @@ Status Framework::RunPermitPlugins(CycleState& state, const PodInfoPtr& pod, con
   const int64_t now = deps_.clock->NowNs();
   // Upstream caps a Permit wait at 15 minutes.
   constexpr int64_t kMaxWaitNs = 15LL * 60 * util::kNanosPerSecond;
+  PointTimer timer(deps_.metrics, metrics::point::kPermit, profile_name_);
   for (auto* p : permit_) {
-    auto [s, timeout] = Guard("Permit", [&] { return p->Permit(state, *pod, node_name); });
+    auto [s, timeout] = Observed(deps_.metrics, state, "Permit", p->Name(), metrics::point::kPermit,
+                                 [&] { return p->Permit(state, *pod, node_name); });
     if (s.IsSuccess()) continue;
     if (s.IsWait()) {
       int64_t t = std::min<int64_t>(timeout.count(), kMaxWaitNs);
@@ -667,48 +735,59 @@ Status Framework::RunPermitPlugins(CycleState& state, const PodInfoPtr& pod, con
       continue;
     }
     s.WithPlugin(p->Name());
-    if (s.IsRejected()) return s;
-    return Status::Error(fmt::format("running Permit plugin \"{}\": {}", p->Name(), s.Message())).WithPlugin(p->Name());
+    if (s.IsRejected()) return timer.Done(std::move(s));
+    return timer.Done(
+        Status::Error(fmt::format("running Permit plugin \"{}\": {}", p->Name(), s.Message())).WithPlugin(p->Name()));
   }
   if (!deadlines.empty()) {
     auto wp = std::make_shared<WaitingPodImpl>(pod, std::move(deadlines), std::move(on_done));
     deps_.waiting_pods->Add(std::move(wp), now);
-    return Status::Wait();
+    return timer.Done(Status::Wait());
   }
-  return {};
+  return timer.Done(Status());
 }
 
 Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node_name) {
+  PointTimer timer(deps_.metrics, metrics::point::kPreBind, profile_name_);
   for (auto* p : pre_bind_) {
-    Status s = Guard("PreBind", [&] { return p->PreBind(state, pod, node_name); });
+    Status s = Observed(deps_.metrics, state, "PreBind", p->Name(), metrics::point::kPreBind,
+                        [&] { return p->PreBind(state, pod, node_name); });
     if (s.IsSkip()) continue;
     if (!s.IsSuccess()) {
       s.WithPlugin(p->Name());
-      if (s.IsRejected()) return s;
-      return Status::Error(fmt::format("running PreBind plugin \"{}\": {}", p->Name(), s.Message()))
-          .WithPlugin(p->Name());
+      if (s.IsRejected()) return timer.Done(std::move(s));
+      return timer.Done(Status::Error(fmt::format("running PreBind plugin \"{}\": {}", p->Name(), s.Message()))
+                            .WithPlugin(p->Name()));
     }
   }
-  return {};
+  return timer.Done(Status());
 }
 
 Status Framework::RunBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node_name) {
   Status last = Status::Skip();
+  PointTimer timer(deps_.metrics, metrics::point::kBind, profile_name_);
   for (auto* p : bind_) {
-    Status s = Guard("Bind", [&] { return p->Bind(state, pod, node_name); });
+    Status s = Observed(deps_.metrics, state, "Bind", p->Name(), metrics::point::kBind,
+                        [&] { return p->Bind(state, pod, node_name); });
     if (s.IsSkip()) continue;
     s.WithPlugin(p->Name());
     if (!s.IsSuccess()) {
-      if (s.IsRejected()) return s;
-      return Status::Error(fmt::format("running Bind plugin \"{}\": {}", p->Name(), s.Message())).WithPlugin(p->Name());
+      if (s.IsRejected()) return timer.Done(std::move(s));
+      return timer.Done(
+          Status::Error(fmt::format("running Bind plugin \"{}\": {}", p->Name(), s.Message())).WithPlugin(p->Name()));
     }
-    return s;
+    return timer.Done(std::move(s));
   }
-  return last;
+  return timer.Done(std::move(last));
 }
 
 void Framework::RunPostBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node_name) {
-  for (auto* p : post_bind_) Guard("PostBind", [&] { p->PostBind(state, pod, node_name); });
+  PointTimer timer(deps_.metrics, metrics::point::kPostBind, profile_name_);
+  for (auto* p : post_bind_) {
+    Observed(deps_.metrics, state, "PostBind", p->Name(), metrics::point::kPostBind,
+             [&] { p->PostBind(state, pod, node_name); });
+  }
+  timer.Done();
 }
 
 std::vector<std::string> Framework::PluginNames(std::string_view point) const {

@@ -19,6 +19,7 @@
 #include "framework/registry.h"
 #include "framework/runtime/equivalence_cache.h"
 #include "framework/runtime/waiting_pods.h"
+#include "metrics/recorder.h"
 
 namespace kubesched::framework::runtime {
 
@@ -31,6 +32,8 @@ struct FrameworkDeps {
   WaitingPodsMap* waiting_pods = nullptr;
   //! Moves pods to activeQ (Handle::Activate); may be empty.
   std::function<void(const std::vector<std::shared_ptr<const api::Pod>>&)> activate;
+  //! Extension point and (sampled) plugin durations; null: none recorded, no clock read.
+  metrics::Recorder* metrics = nullptr;
 };
 
 //! A plugin's scores on one node after normalisation and weighting.
@@ -70,6 +73,9 @@ class Framework final : public Handle {
   std::string_view profile_name() const override { return profile_name_; }
   void Activate(const std::vector<std::shared_ptr<const api::Pod>>& pods) override {
     if (deps_.activate) deps_.activate(pods);
+  }
+  void ObservePreemptionVictims(size_t victims) override {
+    if (deps_.metrics) deps_.metrics->ObservePreemptionVictims(victims);
   }
   //! Plugins that run on their own schedule (TimedPlugin), in configuration order.
   const std::vector<TimedPlugin*>& timed_plugins() const { return timed_; }
