@@ -7,6 +7,7 @@
 #include <prometheus/registry.h>
 #include <prometheus/text_serializer.h>
 
+#include <algorithm>
 #include <sstream>
 
 namespace kubesched::metrics {
@@ -96,56 +97,42 @@ std::vector<double> ExponentialBuckets(double start, double factor, int count) {
 
 SchedulerMetrics::SchedulerMetrics() : registry_(std::make_shared<prometheus::Registry>()) {
   auto& r = *registry_;
-  schedule_attempts_ =
-      &prometheus::BuildCounter()
-           .Name("scheduler_schedule_attempts_total")
-           .Help(
-               "[STABLE] Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not "
-               "be scheduled, while 'error' means an internal scheduler problem.")
-           .Register(r);
-  attempt_duration_ = &prometheus::BuildHistogram()
-                           .Name("scheduler_scheduling_attempt_duration_seconds")
-                           .Help("[STABLE] Scheduling attempt latency in seconds (scheduling algorithm + binding)")
-                           .Register(r);
-  algorithm_duration_ = &prometheus::BuildHistogram()
-                             .Name("scheduler_scheduling_algorithm_duration_seconds")
-                             .Help("[ALPHA] Scheduling algorithm latency in seconds")
-                             .Register(r)
-                             .Add({}, AttemptBuckets());
+  // Every family is declared, so that a scrape names it before its first series exists (a
+  // label vector has none until observed; the plugin durations only in sampled cycles).
+  auto counter = [&](std::string name, std::string help) -> prometheus::Family<prometheus::Counter>& {
+    declared_.push_back(MetricFamily{name, help, MetricType::Counter, {}});
+    return prometheus::BuildCounter().Name(name).Help(help).Register(r);
+  };
+  auto histogram = [&](std::string name, std::string help) -> prometheus::Family<prometheus::Histogram>& {
+    declared_.push_back(MetricFamily{name, help, MetricType::Histogram, {}});
+    return prometheus::BuildHistogram().Name(name).Help(help).Register(r);
+  };
+  schedule_attempts_ = &counter("scheduler_schedule_attempts_total",
+                                "[STABLE] Number of attempts to schedule pods, by the result. 'unschedulable' means a "
+                                "pod could not be scheduled, while 'error' means an internal scheduler problem.");
+  attempt_duration_ = &histogram("scheduler_scheduling_attempt_duration_seconds",
+                                 "[STABLE] Scheduling attempt latency in seconds (scheduling algorithm + binding)");
+  algorithm_duration_ =
+      &histogram("scheduler_scheduling_algorithm_duration_seconds", "[ALPHA] Scheduling algorithm latency in seconds")
+           .Add({}, AttemptBuckets());
   // Upstream: "#victims>64 is pretty rare, therefore [64, +Inf) is considered a single bucket".
-  preemption_victims_ = &prometheus::BuildHistogram()
-                             .Name("scheduler_preemption_victims")
-                             .Help("[STABLE] Number of selected preemption victims")
-                             .Register(r)
+  preemption_victims_ = &histogram("scheduler_preemption_victims", "[STABLE] Number of selected preemption victims")
                              .Add({}, ExponentialBuckets(1, 2, 7));
-  preemption_attempts_ = &prometheus::BuildCounter()
-                              .Name("scheduler_preemption_attempts_total")
-                              .Help("[STABLE] Total preemption attempts in the cluster till now")
-                              .Register(r)
-                              .Add({});
-  sli_duration_ = &prometheus::BuildHistogram()
-                       .Name("scheduler_pod_scheduling_sli_duration_seconds")
-                       .Help(
-                           "[BETA] E2e latency for a pod being scheduled, from the time the pod enters the "
-                           "scheduling queue an d might involve multiple scheduling attempts.")
-                       .Register(r);
-  pod_scheduling_attempts_ = &prometheus::BuildHistogram()
-                                  .Name("scheduler_pod_scheduling_attempts")
-                                  .Help("[STABLE] Number of attempts to successfully schedule a pod.")
-                                  .Register(r)
-                                  .Add({}, ExponentialBuckets(1, 2, 5));
-  extension_point_duration_ = &prometheus::BuildHistogram()
-                                   .Name("scheduler_framework_extension_point_duration_seconds")
-                                   .Help("[STABLE] Latency for running all plugins of a specific extension point.")
-                                   .Register(r);
-  plugin_duration_ = &prometheus::BuildHistogram()
-                          .Name("scheduler_plugin_execution_duration_seconds")
-                          .Help("[ALPHA] Duration for running a plugin at a specific extension point.")
-                          .Register(r);
-  queue_incoming_ = &prometheus::BuildCounter()
-                         .Name("scheduler_queue_incoming_pods_total")
-                         .Help("[STABLE] Number of pods added to scheduling queues by event and queue type.")
-                         .Register(r);
+  preemption_attempts_ =
+      &counter("scheduler_preemption_attempts_total", "[STABLE] Total preemption attempts in the cluster till now")
+           .Add({});
+  sli_duration_ = &histogram("scheduler_pod_scheduling_sli_duration_seconds",
+                             "[BETA] E2e latency for a pod being scheduled, from the time the pod enters the "
+                             "scheduling queue an d might involve multiple scheduling attempts.");
+  pod_scheduling_attempts_ =
+      &histogram("scheduler_pod_scheduling_attempts", "[STABLE] Number of attempts to successfully schedule a pod.")
+           .Add({}, ExponentialBuckets(1, 2, 5));
+  extension_point_duration_ = &histogram("scheduler_framework_extension_point_duration_seconds",
+                                         "[STABLE] Latency for running all plugins of a specific extension point.");
+  plugin_duration_ = &histogram("scheduler_plugin_execution_duration_seconds",
+                                "[ALPHA] Duration for running a plugin at a specific extension point.");
+  queue_incoming_ = &counter("scheduler_queue_incoming_pods_total",
+                             "[STABLE] Number of pods added to scheduling queues by event and queue type.");
 }
 
 SchedulerMetrics::~SchedulerMetrics() = default;
@@ -156,7 +143,13 @@ void SchedulerMetrics::SetStateSource(std::function<SchedulerState()> source) {
 }
 
 std::string SchedulerMetrics::Serialize() const {
-  std::vector<MetricFamily> families = registry_->Collect();
+  std::vector<MetricFamily> collected = registry_->Collect();
+  std::vector<MetricFamily> families;
+  families.reserve(declared_.size() + 3);
+  for (const MetricFamily& d : declared_) {
+    auto it = std::ranges::find(collected, d.name, &MetricFamily::name);
+    families.push_back(it != collected.end() ? std::move(*it) : d);
+  }
   {
     std::lock_guard lock(source_mu_);
     auto state = source_ ? source_() : SchedulerState{};

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include <prometheus/metric_family.h>
+
 #include "metrics/recorder.h"
 
 namespace prometheus {
@@ -60,6 +62,9 @@ class SchedulerMetrics final : public Recorder {
   prometheus::Family<prometheus::Histogram>* extension_point_duration_;
   prometheus::Family<prometheus::Histogram>* plugin_duration_;
   prometheus::Family<prometheus::Counter>* queue_incoming_;
+
+  // Every registry family's name, help and type, in registration order, without series.
+  std::vector<prometheus::MetricFamily> declared_;
 
   mutable std::mutex source_mu_;
   std::function<SchedulerState()> source_;  // guarded by source_mu_

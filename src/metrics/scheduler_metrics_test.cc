@@ -105,6 +105,8 @@ TEST(SchedulerMetrics, ScheduledAndUnschedulablePodsMoveTheirSeries) {
   // Before any attempt the families are declared but have no series.
   EXPECT_EQ(h.Value(R"(scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"})"),
             std::nullopt);
+  EXPECT_NE(h.Text().find("# TYPE scheduler_plugin_execution_duration_seconds histogram\n"), std::string::npos)
+      << h.Text();
   h.RunUntilIdle();
   const std::string text = h.Text();
   struct Case {

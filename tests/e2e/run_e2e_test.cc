@@ -1,16 +1,20 @@
 // End-to-end tests of `kubesched run` against `kubesched apiserver` (both processes on loopback,
 // started and stopped here), with kubectl creating the objects and reading the outcome: every
 // pod bound exactly once, none lost, across scheduler and API server restarts and with two
-// schedulers electing a leader. Skipped when kubectl is not installed.
+// schedulers electing a leader; the secure port's /healthz, /readyz and /metrics fetched over
+// HTTPS. Skipped when kubectl is not installed.
 
 #include <chrono>
 #include <map>
+#include <optional>
+#include <regex>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <httplib.h>
 #include <nlohmann/json.hpp>
 
 #include "e2e/apiserver_process.h"
@@ -275,6 +279,136 @@ TEST_F(RunE2E, TwoSchedulersElectOneLeaderAndTheOtherTakesOver) {
   EXPECT_EQ(json::parse(lease.out)["spec"].value("holderIdentity", ""), "") << lease.out;
 }
 
+// The secure port of a `kubesched run` process, found in its log ("Serving securely on"
+// address="127.0.0.1:PORT", upstream's line), fetched with an HTTPS client that accepts its
+// self-signed certificate.
+class SecurePort {
+ public:
+  //! Waits for the log line; 0 when it did not come within `timeout`.
+  static int FindPort(const Scheduler& sched, std::chrono::milliseconds timeout) {
+    static const std::regex line(R"re("Serving securely on" address="127\.0\.0\.1:(\d+)")re");
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::smatch m;
+      const std::string log = sched.Log();
+      if (std::regex_search(log, m, line)) return std::stoi(m[1]);
+      std::this_thread::sleep_for(50ms);
+    }
+    return 0;
+  }
+
+  explicit SecurePort(int port) : client_("127.0.0.1", port) {
+    client_.enable_server_certificate_verification(false);
+    client_.set_connection_timeout(5);
+    client_.set_read_timeout(10);
+  }
+
+  struct Response {
+    int status = 0;  // 0: no answer
+    std::string body;
+  };
+  Response Get(const std::string& path) {
+    auto r = client_.Get(path);
+    if (!r) return {};
+    return {r->status, r->body};
+  }
+
+  //! Polls `path` until `done` holds for its response, or `timeout`; the last response.
+  Response GetUntil(const std::string& path, std::chrono::milliseconds timeout,
+                    const std::function<bool(const Response&)>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    Response r;
+    while (std::chrono::steady_clock::now() < deadline) {
+      r = Get(path);
+      if (done(r)) break;
+      std::this_thread::sleep_for(100ms);
+    }
+    return r;
+  }
+
+ private:
+  httplib::SSLClient client_;
+};
+
+// The value of one series in a Prometheus text exposition, or nullopt.
+std::optional<double> Series(const std::string& text, const std::string& series) {
+  size_t at = 0;
+  while ((at = text.find(series + " ", at)) != std::string::npos) {
+    if (at == 0 || text[at - 1] == '\n') return std::stod(text.substr(at + series.size() + 1));
+    at += series.size();
+  }
+  return std::nullopt;
+}
+
+TEST_F(RunE2E, ServesHealthReadinessAndMetricsOnTheSecurePort) {
+  ApiServer server;
+  ASSERT_FALSE(server.Url().empty()) << server.ServerLog();
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, Nodes(2)));
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, Deployment("web", 5)));
+
+  Scheduler sched(server, {"--leader-elect=false", "--secure-port", "0", "--bind-address", "127.0.0.1"}, "sched");
+  const int port = SecurePort::FindPort(sched, 30s);
+  ASSERT_GT(port, 0) << sched.Log();
+  SecurePort https(port);
+
+  SecurePort::Response healthz = https.Get("/healthz");
+  EXPECT_EQ(healthz.status, 200) << sched.Log();
+  EXPECT_EQ(healthz.body, "ok");
+  EXPECT_EQ(https.Get("/livez").body, "ok");
+  SecurePort::Response readyz = https.GetUntil("/readyz", 30s, [](const auto& r) { return r.status == 200; });
+  EXPECT_EQ(readyz.status, 200) << readyz.body << sched.Log();
+  EXPECT_EQ(readyz.body, "ok");
+  EXPECT_EQ(https.Get("/readyz?verbose").body, "[+]ping ok\n[+]sched-handler-sync ok\nreadyz check passed\n");
+  EXPECT_EQ(https.Get("/nothing-here").status, 404);
+
+  ASSERT_EQ(Bound(WaitForBound(server, 5, 60s, "app=web")), 5u) << sched.Log();
+  const std::string scheduled = R"(scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"})";
+  const std::string unschedulable =
+      R"(scheduler_schedule_attempts_total{profile="default-scheduler",result="unschedulable"})";
+  // A bind is counted once its binding cycle has finished, which may be after the API server has it.
+  SecurePort::Response metrics =
+      https.GetUntil("/metrics", 30s, [&](const auto& r) { return Series(r.body, scheduled) == 5.0; });
+  ASSERT_EQ(metrics.status, 200);
+  EXPECT_EQ(Series(metrics.body, scheduled), 5.0) << metrics.body;
+  EXPECT_EQ(Series(metrics.body, unschedulable), std::nullopt) << metrics.body;
+  for (const char* name : {"scheduler_schedule_attempts_total", "scheduler_scheduling_attempt_duration_seconds",
+                           "scheduler_scheduling_algorithm_duration_seconds", "scheduler_pending_pods",
+                           "scheduler_preemption_attempts_total", "scheduler_preemption_victims",
+                           "scheduler_framework_extension_point_duration_seconds",
+                           "scheduler_plugin_execution_duration_seconds", "scheduler_queue_incoming_pods_total",
+                           "scheduler_pod_scheduling_attempts", "scheduler_pod_scheduling_sli_duration_seconds",
+                           "scheduler_unschedulable_pods", "scheduler_scheduler_cache_size"}) {
+    EXPECT_NE(metrics.body.find(std::string("# TYPE ") + name + " "), std::string::npos) << name;
+  }
+  EXPECT_EQ(Series(metrics.body, R"(scheduler_scheduler_cache_size{type="nodes"})"), 2.0) << metrics.body;
+
+  // A pod no node can hold moves the unschedulable series and waits in the unschedulable pool.
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, BarePod("huge", "64")));
+  metrics = https.GetUntil("/metrics", 30s, [&](const auto& r) { return Series(r.body, unschedulable) == 1.0; });
+  EXPECT_EQ(Series(metrics.body, unschedulable), 1.0) << metrics.body;
+  EXPECT_EQ(Series(metrics.body, scheduled), 5.0) << metrics.body;
+  EXPECT_EQ(Series(metrics.body, R"(scheduler_pending_pods{queue="unschedulable"})"), 1.0) << metrics.body;
+  EXPECT_EQ(
+      Series(metrics.body, R"(scheduler_unschedulable_pods{plugin="NodeResourcesFit",profile="default-scheduler"})"),
+      1.0)
+      << metrics.body;
+
+  EXPECT_EQ(sched.Stop(SIGTERM), 0) << sched.Log();
+}
+
+TEST_F(RunE2E, ReadyWithLeaderElectionOnceTheElectorRuns) {
+  ApiServer server;
+  ASSERT_FALSE(server.Url().empty()) << server.ServerLog();
+  Scheduler sched(server, {"--secure-port", "0", "--bind-address", "127.0.0.1"}, "sched");
+  const int port = SecurePort::FindPort(sched, 30s);
+  ASSERT_GT(port, 0) << sched.Log();
+  SecurePort https(port);
+  SecurePort::Response readyz = https.GetUntil("/readyz?verbose", 30s, [](const auto& r) { return r.status == 200; });
+  EXPECT_EQ(readyz.status, 200) << readyz.body << sched.Log();
+  EXPECT_EQ(readyz.body, "[+]ping ok\n[+]sched-handler-sync ok\n[+]leaderElection ok\nreadyz check passed\n");
+  EXPECT_EQ(sched.Stop(SIGTERM), 0) << sched.Log();
+}
+
 TEST_F(RunE2E, BadFlagsAndUnreachableServers) {
   RunResult r = RunKubesched({"run", "--kubeconfig", "/nonexistent/kubeconfig", "--leader-elect=false"});
   EXPECT_EQ(r.exit_code, 2);
@@ -286,6 +420,13 @@ TEST_F(RunE2E, BadFlagsAndUnreachableServers) {
   r = RunKubesched({"run", "--master", "http://127.0.0.1:1", "--leader-elect-resource-lock", "endpoints"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("only \"leases\""), std::string::npos) << r.err;
+  r = RunKubesched({"run", "--master", "http://127.0.0.1:1", "--tls-cert-file", "/nonexistent/tls.crt"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("must be given together"), std::string::npos) << r.err;
+  r = RunKubesched({"run", "--master", "http://127.0.0.1:1", "--leader-elect=false", "--tls-cert-file",
+                    "/nonexistent/tls.crt", "--tls-private-key-file", "/nonexistent/tls.key"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("cannot read --tls-cert-file \"/nonexistent/tls.crt\""), std::string::npos) << r.err;
 }
 
 }  // namespace
