@@ -4,6 +4,7 @@
 // schedulers electing a leader; the secure port's /healthz, /readyz and /metrics fetched over
 // HTTPS. Skipped when kubectl is not installed.
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <optional>
@@ -57,6 +58,11 @@ class Scheduler {
  public:
   Scheduler(ApiServer& server, std::vector<std::string> extra, const std::string& name) : server_(server) {
     std::vector<std::string> argv = {KubeschedPath(), "run", "--kubeconfig", server.Kubeconfig(), "--v", "2"};
+    // The secure port on loopback and a free port (kube-scheduler's 0.0.0.0:10259 would collide
+    // between schedulers and tests), unless the test chooses.
+    if (std::ranges::find(extra, "--secure-port") == extra.end()) {
+      argv.insert(argv.end(), {"--secure-port", "0", "--bind-address", "127.0.0.1"});
+    }
     argv.insert(argv.end(), extra.begin(), extra.end());
     log_ = server.Dir() / (name + ".err");
     child_ = Spawn(argv, log_, server.Dir().string());
