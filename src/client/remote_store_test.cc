@@ -11,7 +11,11 @@
 #include <fmt/format.h>
 
 #include "api/json.h"
+#include "cluster/store_client.h"
 #include "cluster/store_informer.h"
+#include "config/load.h"
+#include "plugins/registry.h"
+#include "scheduler/scheduler.h"
 #include "server/api_handler.h"
 #include "server/http_server.h"
 #include "store/resources.h"
@@ -281,6 +285,66 @@ TEST(RemoteStoreTest, StoreInformerSubscribesWhileTheReflectorsWrite) {
   }));
   std::lock_guard lock(handler.mu);
   for (const auto& [name, count] : handler.adds) EXPECT_EQ(count, 1) << name;
+}
+
+}  // namespace
+}  // namespace kubesched::client
+
+namespace kubesched::client {
+namespace {
+
+// A bind the API refuses with 409 because someone else bound the pod first: the scheduler forgets
+// its assumed pod (never retries it blindly), and the pod ends up accounted once, on the node
+// the API server has.
+TEST(RemoteStoreSchedulingTest, ABindThatConflictsIsForgottenNotRetried) {
+  TestBed bed;
+  ASSERT_TRUE(bed.store().Create(*bed.store().FindResource("", "nodes"), "",
+                                 Doc(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"node-1"},)"
+                                     R"("status":{"allocatable":{"cpu":"4","memory":"8Gi","pods":"110"}}})")));
+  ASSERT_TRUE(bed.store().Create(*bed.store().FindResource("", "nodes"), "",
+                                 Doc(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"node-2"},)"
+                                     R"("status":{"allocatable":{"cpu":"4","memory":"8Gi","pods":"110"}}})")));
+  ASSERT_TRUE(bed.store().Create(bed.Pods(), "default", Doc(PodJson("contested"))));
+  auto client = Client(bed.Url());
+  RemoteStore remote(*client, store::BuiltinResources(), {.informed = SchedulerInformedResources()});
+  remote.Start();
+  std::jthread never;
+  ASSERT_TRUE(remote.WaitForCacheSync(never.get_stop_token()));
+
+  util::SystemClock clock;
+  cluster::StoreClient store_client(remote, clock);
+  framework::Registry registry;
+  plugins::RegisterInTreePlugins(registry);
+  scheduler::SchedulerOptions options;
+  options.config = config::DefaultConfiguration(registry);
+  options.async_binding = false;  // the binding cycle runs when the test says
+  auto created = scheduler::Scheduler::Create(options, store_client, clock, registry);
+  ASSERT_TRUE(created.has_value()) << created.error();
+  scheduler::Scheduler& sched = **created;
+  cluster::StoreInformer informer(remote);
+  informer.Subscribe(&sched);
+
+  ASSERT_TRUE(Eventually([&] { return sched.queue().NumActive() == 1; }));
+  ASSERT_TRUE(sched.ScheduleOne());  // assumed on one node; the bind is queued
+  auto pod = bed.store().Get(bed.Pods(), "default", "contested");
+  ASSERT_TRUE(pod.has_value());
+  const std::string uid = (*pod)->uid;
+  ASSERT_EQ(sched.cache().AssumedPodCount(), 1u);
+  const std::string assumed_node = sched.cache().GetPod(uid)->pod().spec.node_name;
+  const std::string other = assumed_node == "node-1" ? "node-2" : "node-1";
+  ASSERT_TRUE(bed.store().Bind("default", "contested", uid, other));  // another scheduler wins
+
+  sched.RunPendingBindings();  // the bind gets 409 Conflict
+  EXPECT_EQ(sched.cache().AssumedPodCount(), 0u);
+  // The watch brings the pod as bound elsewhere: accounted once, on that node, and not queued.
+  ASSERT_TRUE(Eventually([&] {
+    auto cached = sched.cache().GetPod(uid);
+    return cached != nullptr && cached->pod().spec.node_name == other;
+  }));
+  EXPECT_EQ(sched.cache().PodCount(), 1u);
+  EXPECT_EQ(sched.queue().NumActive() + sched.queue().NumUnschedulable(), 0u);
+  auto final_pod = bed.store().Get(bed.Pods(), "default", "contested");
+  EXPECT_EQ((*final_pod)->View<api::Pod>()->spec.node_name, other);
 }
 
 }  // namespace
