@@ -338,6 +338,18 @@ void Scheduler::WaitForBindings() {
                    [&] { return bindings_in_flight_ == 0 || (!options_.async_binding && binding_tasks_.empty()); });
 }
 
+void Scheduler::RejectWaitingPods(std::string_view message) {
+  // Collected first: rejecting completes the pod, whose binding cycle removes it from the map.
+  std::vector<std::pair<std::string, std::string>> targets;  // uid, a plugin it waits on
+  waiting_pods_->Iterate([&](framework::WaitingPod& p) {
+    std::vector<std::string> plugins = p.GetPendingPlugins();
+    if (!plugins.empty()) targets.emplace_back(p.pod().metadata.uid, plugins.front());
+  });
+  for (const auto& [uid, plugin] : targets) {
+    if (auto p = waiting_pods_->Get(uid)) p->Reject(plugin, std::string(message));
+  }
+}
+
 bool Scheduler::HasBindingWork() const {
   std::lock_guard lock(binding_mu_);
   return bindings_in_flight_ > 0;

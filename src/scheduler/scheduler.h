@@ -138,6 +138,9 @@ class Scheduler final : public cluster::EventHandler {
   bool HasBindingWork() const;
   //! Waits for all asynchronous binding cycles to finish (async mode).
   void WaitForBindings();
+  //! Rejects every pod waiting at Permit with `message` (shutting down: their binding cycles
+  //! then end at once, undoing their reservations, instead of waiting for their timeouts).
+  void RejectWaitingPods(std::string_view message);
 
   queue::SchedulingQueue& queue() { return *queue_; }
   cache::Cache& cache() { return *cache_; }
