@@ -14,6 +14,7 @@
 //   cmake --build --preset release --target kubesched kubesched_run_bench
 //   build/release/bench/kubesched_run_bench                        # ~1 minute
 //   build/release/bench/kubesched_run_bench --nodes=500 --pods=1000   # a quick run
+//   build/release/bench/kubesched_run_bench --rate=1000              # paced creation: latency
 
 #include <fcntl.h>
 
@@ -40,6 +41,7 @@ namespace fs = std::filesystem;
 int g_nodes = 5000;
 int g_pods = 10000;
 int g_writers = 4;
+int g_rate = 0;  // pods created per second in all (0: as fast as the writers go, a burst)
 
 // `kubesched run` as a child process, its log in a file.
 class SchedulerProcess {
@@ -173,6 +175,11 @@ void BM_Run(benchmark::State& state) {
     std::vector<Clock::time_point> created(static_cast<size_t>(g_pods));
     const auto t0 = Clock::now();
     RunParallel(port, g_writers, g_pods, [&](int i, httplib::Client& client) {
+      if (g_rate > 0) {
+        // Paced: pod i is due i/rate seconds after the start, so latency is the scheduler's,
+        // not time spent queued behind a burst.
+        std::this_thread::sleep_until(t0 + std::chrono::microseconds(int64_t{i} * 1'000'000 / g_rate));
+      }
       created[static_cast<size_t>(i)] = Clock::now();
       Post(client, "/api/v1/namespaces/default/pods", PodJson(fmt::format("pod-{}", i)), "create pod", rec);
     });
@@ -228,12 +235,14 @@ int main(int argc, char** argv) {
       g_pods = *v;
     } else if (auto v = value("--writers=")) {
       g_writers = *v;
+    } else if (auto v = value("--rate=")) {
+      g_rate = *v;
     } else {
       rest.push_back(argv[i]);
     }
   }
-  if (g_nodes < 1 || g_pods < 1 || g_writers < 1) {
-    std::fprintf(stderr, "error: --nodes, --pods and --writers must be positive\n");
+  if (g_nodes < 1 || g_pods < 1 || g_writers < 1 || g_rate < 0) {
+    std::fprintf(stderr, "error: --nodes, --pods and --writers must be positive, --rate not negative\n");
     return 2;
   }
   int rest_argc = static_cast<int>(rest.size());

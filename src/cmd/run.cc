@@ -190,6 +190,7 @@ int RunRun(const RunArgs& args) {
   scheduler::SchedulerOptions sopts;
   sopts.config = cfg;
   sopts.async_binding = true;
+  sopts.binding_threads = 16;  // binds wait on the API server
   sopts.seed = std::random_device{}();
   auto created = scheduler::Scheduler::Create(sopts, cluster_client, clock, *registry);
   if (!created) {

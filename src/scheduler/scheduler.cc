@@ -23,7 +23,6 @@ namespace {
 
 constexpr int32_t kMinFeasibleNodesToFind = 100;
 constexpr int32_t kMinFeasibleNodesPercentageToFind = 5;
-constexpr int kBindingThreads = 4;
 
 bool Assigned(const api::Pod& pod) { return !pod.spec.node_name.empty(); }
 
@@ -186,7 +185,7 @@ std::expected<std::unique_ptr<Scheduler>, std::string> Scheduler::Create(const S
       clock, std::move(qprofiles), qopts);
 
   if (options.async_binding) {
-    for (int i = 0; i < kBindingThreads; ++i) {
+    for (int i = 0; i < std::max(options.binding_threads, 1); ++i) {
       s->binding_threads_.emplace_back([sp = s.get()] {
         while (true) {
           std::function<void()> task;

@@ -101,6 +101,9 @@ struct SchedulerOptions {
   //! Run binding cycles on worker threads (real clusters). When false, binding cycles are queued
   //! and run by RunPendingBindings() between scheduling cycles (the deterministic simulator).
   bool async_binding = false;
+  //! Threads running binding cycles in async mode. Against a real API server a bind is a network
+  //! round trip, so `run` uses more (upstream binds in a goroutine per pod).
+  int binding_threads = 4;
   //! "namespace/name" of a pod whose attempts are explained in detail.
   std::string explain_pod;
 };
