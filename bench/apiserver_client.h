@@ -158,7 +158,8 @@ inline std::unique_ptr<httplib::Client> NewClient(int port) {
 }
 
 // POSTs `body` to `path`, recording the latency under `op`; whether the server answered 201.
-inline bool Post(httplib::Client& c, const std::string& path, const std::string& body, const std::string& op, Recorder& rec) {
+inline bool Post(httplib::Client& c, const std::string& path, const std::string& body, const std::string& op,
+                 Recorder& rec) {
   const auto t0 = Clock::now();
   auto res = c.Post(path, body, "application/json");
   const double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();

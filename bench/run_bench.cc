@@ -89,9 +89,8 @@ class SchedulerProcess {
 // Notes when each pod is first seen bound, from a watch on the API server.
 class BindWatcher {
  public:
-  BindWatcher(int port, std::string resource_version) : thread_([this, port, rv = std::move(resource_version)] {
-    Run(port, rv);
-  }) {}
+  BindWatcher(int port, std::string resource_version)
+      : thread_([this, port, rv = std::move(resource_version)] { Run(port, rv); }) {}
   ~BindWatcher() {
     stop_ = true;
     if (thread_.joinable()) thread_.join();
@@ -155,9 +154,8 @@ void BM_Run(benchmark::State& state) {
     const int port = server.port();
     Recorder rec;
     const auto setup0 = Clock::now();
-    RunParallel(port, g_writers, g_nodes, [&](int i, httplib::Client& c) {
-      Post(c, "/api/v1/nodes", NodeJson(i), "create node", rec);
-    });
+    RunParallel(port, g_writers, g_nodes,
+                [&](int i, httplib::Client& c) { Post(c, "/api/v1/nodes", NodeJson(i), "create node", rec); });
     const double setup_seconds = std::chrono::duration<double>(Clock::now() - setup0).count();
 
     const auto sync0 = Clock::now();
@@ -254,9 +252,10 @@ int main(int argc, char** argv) {
     const Figures& f = *g_figures;
     std::printf("\n%d nodes (created in %.1f s), scheduler synced in %.2f s\n", g_nodes, f.setup_seconds,
                 f.sync_seconds);
-    std::printf("%zu of %d pods bound: %.0f pods/s end to end; latency p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, "
-                "max %.1f ms\n",
-                f.bound, g_pods, f.pods_per_second, f.p50, f.p90, f.p99, f.max);
+    std::printf(
+        "%zu of %d pods bound: %.0f pods/s end to end; latency p50 %.1f ms, p90 %.1f ms, p99 %.1f ms, "
+        "max %.1f ms\n",
+        f.bound, g_pods, f.pods_per_second, f.p50, f.p90, f.p99, f.max);
   }
   return 0;
 }

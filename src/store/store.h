@@ -335,8 +335,9 @@ class Store {
                                    const DeleteOptions& options) = 0;
   //! A watch from options.resource_version: kGone when older than the history kept; a version
   //! the store has not reached waits up to StoreOptions.future_resource_version_wait, then
-  //! kTimeout. A replay longer than StoreOptions.watcher_capacity closes the watcher at once
-  //! (the client relists), as for any watcher that falls that far behind.
+  //! kTimeout. The replay of the history is queued whole (a client resuming its watch after the
+  //! server closed it as too slow gets what it missed, as from the API server's watch cache);
+  //! only live events count against StoreOptions.watcher_capacity.
   virtual Result<std::unique_ptr<Watcher>> Watch(const ResourceType& type, std::string_view namespace_,
                                                  const WatchOptions& options) = 0;
 
