@@ -23,7 +23,7 @@ RUN apt-get update -qq \
       coinor-libcbc3 libglpk40 libcpp-httplib0.11 libssl3 libfmt9 libfyaml0 libspdlog1.10 libyaml-cpp0.7 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /usr/local/bin/kubesched /usr/local/bin/kubesched
-COPY --from=build /usr/local/lib/libkubesched.so* /usr/local/lib/
+COPY --from=build /usr/local/lib/libkubesched.so.* /usr/local/lib/
 RUN groupadd --system --gid 65532 kubesched \
  && useradd --system --uid 65532 --gid 65532 --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin kubesched \
  && kubesched --version
