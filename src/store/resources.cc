@@ -83,7 +83,8 @@ ResourceType EventsV1(const ResourceType* core) {
 ResourceType Leases() { return Make("coordination.k8s.io", "leases", "Lease", "lease"); }
 
 // The kinds a scheduler's deployment is made of (deploy/): stored and served as they are written,
-// with no defaulting or validation of their own.
+// without defaulting or validation besides their names' (their fields are checked by the server's
+// field validation, api/schema.cc). Nothing enforces the RBAC kinds' rules.
 ResourceType ServiceAccounts() {
   ResourceType t = Make("", "serviceaccounts", "ServiceAccount", "serviceaccount");
   t.short_names = {"sa"};
