@@ -133,6 +133,9 @@ struct ResourceType {
   std::vector<std::string> categories;    //!< "all"
   std::vector<std::string> subresources;  //!< "status", "binding", "eviction"
 
+  //! The check of metadata.name, as upstream's ValidateObjectMeta takes it per kind: its
+  //! problems, empty when valid. Null: a DNS-1123 subdomain (api::IsDNS1123Subdomain).
+  std::vector<std::string> (*validate_name)(std::string_view name) = nullptr;
   //! Fills in what the API server defaults (spec.schedulerName, ...), in place, before
   //! validation. May be empty.
   std::function<void(api::json::Document& object)> default_fields;
