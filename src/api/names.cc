@@ -169,6 +169,17 @@ std::vector<std::string> IsDNS1123Label(std::string_view value) {
   return errs;
 }
 
+std::vector<std::string> IsValidPathSegmentName(std::string_view value) {
+  for (std::string_view illegal : {".", ".."}) {
+    if (value == illegal) return {"may not be '" + std::string(illegal) + "'"};
+  }
+  std::vector<std::string> errs;
+  for (std::string_view illegal : {"/", "%"}) {
+    if (value.find(illegal) != std::string_view::npos) errs.push_back("may not contain '" + std::string(illegal) + "'");
+  }
+  return errs;
+}
+
 std::string WorkloadName(const Pod& pod) {
   for (const auto& o : pod.metadata.owner_references) {
     if (!o.controller && pod.metadata.owner_references.size() > 1) continue;

@@ -1,6 +1,6 @@
 #pragma once
 // The API server's name checks (k8s.io/apimachinery/pkg/util/validation), with upstream's wording:
-// object names (DNS-1123 subdomains and labels), label keys (qualified names) and label values.
+// object names (DNS-1123 subdomains and labels, path segments), label keys (qualified names) and label values.
 // Each returns the problems found, empty when the value is valid.
 
 #include <string>
@@ -30,5 +30,8 @@ std::vector<std::string> IsDNS1123Subdomain(std::string_view value);
 //! validation.IsDNS1123Label: one lowercase RFC 1123 label of at most 63 characters (namespace
 //! names).
 std::vector<std::string> IsDNS1123Label(std::string_view value);
+//! path.IsValidPathSegmentName: anything but "." and "..", without '/' or '%' (the names of the
+//! RBAC kinds, such as "system:kube-scheduler").
+std::vector<std::string> IsValidPathSegmentName(std::string_view value);
 
 }  // namespace kubesched::api

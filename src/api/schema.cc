@@ -44,8 +44,8 @@ std::string Describe(const json::Value& v, const yaml::ScalarTexts* texts) {
 //   any                                                                     anything, not looked into
 //   []T      a list of T          map[T]   a map from strings to T        Name   an object type
 // Field names and types follow the Kubernetes API (core/v1, apps/v1, batch/v1, policy/v1,
-// scheduling.k8s.io/v1, meta/v1). Scalar types are documentation only: the check tells mappings,
-// lists and scalars apart, and the loader checks the values of the fields it reads.
+// scheduling.k8s.io/v1, rbac.authorization.k8s.io/v1, meta/v1). Scalar types are documentation only: the check tells
+// mappings, lists and scalars apart, and the loader checks the values of the fields it reads.
 constexpr std::string_view kSchema = R"(
 ObjectMeta
   name string
@@ -1127,6 +1127,72 @@ CronJobStatus
   active []ObjectReference
   lastScheduleTime time
   lastSuccessfulTime time
+
+ServiceAccount
+  apiVersion string
+  kind string
+  metadata ObjectMeta
+  secrets []ObjectReference
+  imagePullSecrets []LocalObjectReference
+  automountServiceAccountToken bool
+
+ConfigMap
+  apiVersion string
+  kind string
+  metadata ObjectMeta
+  immutable bool
+  data map[string]
+  binaryData map[string]
+
+Secret
+  apiVersion string
+  kind string
+  metadata ObjectMeta
+  immutable bool
+  data map[string]
+  stringData map[string]
+  type string
+
+ClusterRole
+  apiVersion string
+  kind string
+  metadata ObjectMeta
+  rules []PolicyRule
+  aggregationRule AggregationRule
+Role
+  apiVersion string
+  kind string
+  metadata ObjectMeta
+  rules []PolicyRule
+PolicyRule
+  verbs []string
+  apiGroups []string
+  resources []string
+  resourceNames []string
+  nonResourceURLs []string
+AggregationRule
+  clusterRoleSelectors []LabelSelector
+ClusterRoleBinding
+  apiVersion string
+  kind string
+  metadata ObjectMeta
+  subjects []Subject
+  roleRef RoleRef
+RoleBinding
+  apiVersion string
+  kind string
+  metadata ObjectMeta
+  subjects []Subject
+  roleRef RoleRef
+Subject
+  kind string
+  apiGroup string
+  name string
+  namespace string
+RoleRef
+  apiGroup string
+  kind string
+  name string
 )";
 
 // The kinds checked, each described by the type of the same name.
@@ -1143,6 +1209,14 @@ constexpr std::string_view kCheckedKinds[] = {
     "DaemonSet",
     "Job",
     "CronJob",
+    // Served by `kubesched apiserver` only (the loader skips them): a scheduler's deployment.
+    "ServiceAccount",
+    "ConfigMap",
+    "Secret",
+    "ClusterRole",
+    "ClusterRoleBinding",
+    "Role",
+    "RoleBinding",
 };
 
 // A type of the schema. Scalars and `any` are shared singletons; lists and maps point at their

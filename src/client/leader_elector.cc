@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <random>
 
@@ -60,10 +61,19 @@ std::string LeaderElector::ObservedHolder() const {
   return observed_holder_;
 }
 
+void LeaderElector::ObserveOwnRecord(const std::string& renew_time, int64_t now_ns) {
+  std::lock_guard lock(mu_);
+  observed_holder_ = options_.identity;
+  observed_renew_time_ = renew_time;
+  observed_at_ns_ = now_ns;
+}
+
 bool LeaderElector::TryAcquireOrRenew() {
   const int64_t now = clock_.NowNs();
   const std::string now_text = api::FormatRFC3339Micro(now);
-  const int64_t duration_seconds = options_.lease_duration_ns / 1'000'000'000;
+  // Whole seconds, as the Lease holds it; rounded up so that a lease shorter than a second (tests)
+  // does not read as already expired.
+  const int64_t duration_seconds = std::max<int64_t>(1, (options_.lease_duration_ns + 999'999'999) / 1'000'000'000);
   auto current = store_.Get(*leases_, options_.lease_namespace, options_.lease_name);
   if (!current) {
     if (current.error().reason != store::Error::Reason::kNotFound) {
@@ -83,10 +93,7 @@ bool LeaderElector::TryAcquireOrRenew() {
       KS_LOG_V(2).InfoS("Lease not created", "err", created.error().message);
       return false;
     }
-    std::lock_guard lock(mu_);
-    observed_holder_ = options_.identity;
-    observed_renew_time_ = now_text;
-    observed_at_ns_ = now;
+    ObserveOwnRecord(now_text, now);
     return true;
   }
   json::Document lease = store::ParseObject(**current);
@@ -122,10 +129,7 @@ bool LeaderElector::TryAcquireOrRenew() {
     KS_LOG_V(2).InfoS("Lease not updated", "err", updated.error().message);
     return false;
   }
-  std::lock_guard lock(mu_);
-  observed_holder_ = options_.identity;
-  observed_renew_time_ = now_text;
-  observed_at_ns_ = now;
+  ObserveOwnRecord(now_text, now);
   return true;
 }
 

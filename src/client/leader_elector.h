@@ -50,6 +50,8 @@ class LeaderElector {
   //! One attempt to acquire or renew; true when this candidate holds the lease afterwards.
   bool TryAcquireOrRenew();
   void Release();
+  //! Records the record this candidate just wrote as the one observed.
+  void ObserveOwnRecord(const std::string& renew_time, int64_t now_ns);
 
   store::Store& store_;
   const util::Clock& clock_;

@@ -11,7 +11,13 @@
 #include <fmt/format.h>
 
 #include "api/json.h"
+#include "client/api_test_bed.h"
+#include "cluster/store_client.h"
 #include "cluster/store_informer.h"
+#include "config/load.h"
+#include "plugins/registry.h"
+#include "scheduler/run_loop.h"
+#include "scheduler/scheduler.h"
 #include "server/api_handler.h"
 #include "server/http_server.h"
 #include "store/resources.h"
@@ -34,34 +40,6 @@ std::string PodJson(const std::string& name, const std::string& phase = "") {
                      R"("spec":{{"containers":[{{"name":"c","image":"busybox"}}]}}{}}})",
                      name, status);
 }
-
-// The in-memory store served over HTTP on a loopback port: the cluster the remote store mirrors.
-class TestBed {
- public:
-  explicit TestBed(store::StoreOptions options = {}) : store_(store::NewBuiltinStore(clock_, options)) {
-    server::HttpServerOptions http;
-    http.port = 0;
-    http.threads = 32;
-    auto bound = server::HttpServer::Bind(handler_, http);
-    EXPECT_TRUE(bound.has_value()) << bound.error();
-    server_ = std::move(*bound);
-    thread_ = std::thread([this] { server_->Run(); });
-  }
-  ~TestBed() {
-    server_->Shutdown();
-    thread_.join();
-  }
-  std::string Url() const { return server_->Url(); }
-  store::Store& store() { return *store_; }
-  const store::ResourceType& Pods() const { return *store_->FindResource("", "pods"); }
-
- private:
-  util::SystemClock clock_;
-  std::unique_ptr<store::Store> store_;
-  server::ApiHandler handler_{*store_, server::ApiHandlerOptions{}};
-  std::unique_ptr<server::HttpServer> server_;
-  std::thread thread_;
-};
 
 std::unique_ptr<RestClient> Client(const std::string& url) {
   RestConfig config;
@@ -104,7 +82,7 @@ bool Eventually(F f, std::chrono::milliseconds timeout = 10s) {
 }
 
 TEST(RemoteStoreTest, MirrorsTheServerAndDeliversEachChangeOnceInOrder) {
-  TestBed bed;
+  ApiTestBed bed;
   ASSERT_TRUE(bed.store().Create(bed.Pods(), "default", Doc(PodJson("before"))));
   auto client = Client(bed.Url());
   RemoteStore remote(*client, store::BuiltinResources(), {.informed = {{"", "pods"}, {"", "nodes"}}});
@@ -142,7 +120,7 @@ TEST(RemoteStoreTest, MirrorsTheServerAndDeliversEachChangeOnceInOrder) {
 }
 
 TEST(RemoteStoreTest, TerminalPodsLeaveAsDeletes) {
-  TestBed bed;
+  ApiTestBed bed;
   auto client = Client(bed.Url());
   RemoteStore remote(*client, store::BuiltinResources(), {.informed = {{"", "pods"}}});
   Seen seen;
@@ -163,7 +141,7 @@ TEST(RemoteStoreTest, RelistsAfterGoneAndReplacesTheMirror) {
   // A watcher may queue 2 events and the server keeps 3 changes: a burst closes the watch, its
   // resumption asks for a compacted version (410), and the relist must leave the mirror equal to
   // the server, deletions included.
-  TestBed bed({.watch_history = 3, .watcher_capacity = 2});
+  ApiTestBed bed({.watch_history = 3, .watcher_capacity = 2});
   for (int i = 0; i < 5; ++i) {
     ASSERT_TRUE(bed.store().Create(bed.Pods(), "default", Doc(PodJson(fmt::format("old-{}", i)))));
   }
@@ -202,7 +180,7 @@ TEST(RemoteStoreTest, RelistsAfterGoneAndReplacesTheMirror) {
 }
 
 TEST(RemoteStoreTest, WritesAreRestCallsWithTheServersErrors) {
-  TestBed bed;
+  ApiTestBed bed;
   auto client = Client(bed.Url());
   RemoteStore remote(*client, store::BuiltinResources(), {.informed = {{"", "pods"}}});
   remote.Start();
@@ -245,7 +223,7 @@ TEST(RemoteStoreTest, WritesAreRestCallsWithTheServersErrors) {
 
 TEST(RemoteStoreTest, StoreInformerSubscribesWhileTheReflectorsWrite) {
   // Subscribe lists and replays while events keep arriving: every pod is added exactly once.
-  TestBed bed;
+  ApiTestBed bed;
   for (int i = 0; i < 50; ++i) {
     ASSERT_TRUE(bed.store().Create(bed.Pods(), "default", Doc(PodJson(fmt::format("p-{}", i)))));
   }
@@ -281,6 +259,143 @@ TEST(RemoteStoreTest, StoreInformerSubscribesWhileTheReflectorsWrite) {
   }));
   std::lock_guard lock(handler.mu);
   for (const auto& [name, count] : handler.adds) EXPECT_EQ(count, 1) << name;
+}
+
+}  // namespace
+}  // namespace kubesched::client
+
+namespace kubesched::client {
+namespace {
+
+// The scheduler of `kubesched run` over a remote store: StoreClient, the default profile,
+// StoreInformer subscribed.
+struct SchedulerOver {
+  SchedulerOver(RemoteStore& remote, bool async_binding) : client(remote, clock), informer(remote) {
+    plugins::RegisterInTreePlugins(registry);
+    scheduler::SchedulerOptions options;
+    options.config = config::DefaultConfiguration(registry);
+    options.async_binding = async_binding;
+    auto created = scheduler::Scheduler::Create(options, client, clock, registry);
+    EXPECT_TRUE(created.has_value()) << created.error();
+    if (!created) return;
+    sched = std::move(*created);
+    informer.Subscribe(sched.get());
+  }
+  util::SystemClock clock;
+  cluster::StoreClient client;
+  framework::Registry registry;
+  std::unique_ptr<scheduler::Scheduler> sched;
+  cluster::StoreInformer informer;  // destroyed first: no event reaches a destroyed scheduler
+};
+
+// A bind the API refuses with 409 because someone else bound the pod first: the scheduler forgets
+// its assumed pod (never retries it blindly), and the pod ends up accounted once, on the node
+// the API server has.
+TEST(RemoteStoreSchedulingTest, ABindThatConflictsIsForgottenNotRetried) {
+  ApiTestBed bed;
+  ASSERT_TRUE(bed.store().Create(*bed.store().FindResource("", "nodes"), "",
+                                 Doc(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"node-1"},)"
+                                     R"("status":{"allocatable":{"cpu":"4","memory":"8Gi","pods":"110"}}})")));
+  ASSERT_TRUE(bed.store().Create(*bed.store().FindResource("", "nodes"), "",
+                                 Doc(R"({"apiVersion":"v1","kind":"Node","metadata":{"name":"node-2"},)"
+                                     R"("status":{"allocatable":{"cpu":"4","memory":"8Gi","pods":"110"}}})")));
+  ASSERT_TRUE(bed.store().Create(bed.Pods(), "default", Doc(PodJson("contested"))));
+  auto client = Client(bed.Url());
+  RemoteStore remote(*client, store::BuiltinResources(), {.informed = SchedulerInformedResources()});
+  remote.Start();
+  std::jthread never;
+  ASSERT_TRUE(remote.WaitForCacheSync(never.get_stop_token()));
+
+  SchedulerOver harness(remote, /*async_binding=*/false);  // the binding cycle runs when the test says
+  ASSERT_TRUE(harness.sched != nullptr);
+  scheduler::Scheduler& sched = *harness.sched;
+
+  ASSERT_TRUE(Eventually([&] { return sched.queue().NumActive() == 1; }));
+  ASSERT_TRUE(sched.ScheduleOne());  // assumed on one node; the bind is queued
+  auto pod = bed.store().Get(bed.Pods(), "default", "contested");
+  ASSERT_TRUE(pod.has_value());
+  const std::string uid = (*pod)->uid;
+  ASSERT_EQ(sched.cache().AssumedPodCount(), 1u);
+  const std::string assumed_node = sched.cache().GetPod(uid)->pod().spec.node_name;
+  const std::string other = assumed_node == "node-1" ? "node-2" : "node-1";
+  ASSERT_TRUE(bed.store().Bind("default", "contested", uid, other));  // another scheduler wins
+
+  sched.RunPendingBindings();  // the bind gets 409 Conflict
+  EXPECT_EQ(sched.cache().AssumedPodCount(), 0u);
+  // The watch brings the pod as bound elsewhere: accounted once, on that node, and not queued.
+  ASSERT_TRUE(Eventually([&] {
+    auto cached = sched.cache().GetPod(uid);
+    return cached != nullptr && cached->pod().spec.node_name == other;
+  }));
+  EXPECT_EQ(sched.cache().PodCount(), 1u);
+  EXPECT_EQ(sched.queue().NumActive() + sched.queue().NumUnschedulable(), 0u);
+  auto final_pod = bed.store().Get(bed.Pods(), "default", "contested");
+  EXPECT_EQ((*final_pod)->View<api::Pod>()->spec.node_name, other);
+}
+
+}  // namespace
+}  // namespace kubesched::client
+
+namespace kubesched::client {
+namespace {
+
+// The watch of a scheduler that falls behind is closed and its version compacted, so it relists
+// (410 Gone) mid-burst: every pod is still bound exactly once, and the scheduler's cache agrees
+// with the server.
+TEST(RemoteStoreSchedulingTest, ARelistMidBurstLosesNoPodAndBindsNoneTwice) {
+  ApiTestBed bed({.watch_history = 5, .watcher_capacity = 4});
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(
+        bed.store().Create(*bed.store().FindResource("", "nodes"), "",
+                           Doc(fmt::format(R"({{"apiVersion":"v1","kind":"Node","metadata":{{"name":"node-{}"}},)"
+                                           R"("status":{{"allocatable":{{"cpu":"4","memory":"8Gi","pods":"110"}}}}}})",
+                                           i))));
+  }
+  auto client = Client(bed.Url());
+  RemoteStoreOptions store_options{.informed = SchedulerInformedResources()};
+  store_options.reflector.initial_backoff = 10ms;
+  RemoteStore remote(*client, store::BuiltinResources(), store_options);
+  remote.Start();
+  std::jthread never;
+  ASSERT_TRUE(remote.WaitForCacheSync(never.get_stop_token()));
+  SchedulerOver harness(remote, /*async_binding=*/true);
+  ASSERT_TRUE(harness.sched != nullptr);
+  scheduler::Scheduler& sched = *harness.sched;
+  std::stop_source stop;
+  std::thread loop([&] { scheduler::RunOnRealTime(sched, harness.clock, stop.get_token()); });
+
+  // 64 pods of 250m fill the four nodes exactly.
+  for (int i = 0; i < 64; ++i) {
+    ASSERT_TRUE(bed.store().Create(
+        bed.Pods(), "default",
+        Doc(fmt::format(
+            R"({{"apiVersion":"v1","kind":"Pod","metadata":{{"name":"p-{}","namespace":"default"}},)"
+            R"("spec":{{"containers":[{{"name":"c","image":"x","resources":{{"requests":{{"cpu":"250m"}}}}}}]}}}})",
+            i))));
+  }
+  auto bound_on_server = [&] {
+    auto listed = bed.store().List(bed.Pods(), "", {});
+    std::map<std::string, int> per_node;
+    for (const auto& p : listed->items) {
+      const std::string& node = p->View<api::Pod>()->spec.node_name;
+      if (!node.empty()) ++per_node[node];
+    }
+    return per_node;
+  };
+  EXPECT_TRUE(Eventually(
+      [&] {
+        size_t n = 0;
+        for (const auto& [node, count] : bound_on_server()) n += count;
+        return n == 64;
+      },
+      30s));
+  stop.request_stop();
+  loop.join();
+  EXPECT_GE(remote.Lists("", "pods"), 2) << "the burst was meant to force a relist";
+  for (const auto& [node, count] : bound_on_server()) EXPECT_EQ(count, 16) << node;
+  EXPECT_TRUE(Eventually([&] { return sched.cache().PodCount() == 64 && sched.cache().AssumedPodCount() == 0; }))
+      << "cache: " << sched.cache().PodCount() << " pods, " << sched.cache().AssumedPodCount() << " assumed; mirror "
+      << remote.List(bed.Pods(), "", {})->items.size() << " pods";
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 
 #include "api/json.h"
+#include "client/api_test_bed.h"
 #include "server/api_handler.h"
 #include "server/http_server.h"
 #include "server/tls.h"
@@ -46,33 +47,6 @@ api::json::Document Decode(std::string_view text) {
   EXPECT_TRUE(api::json::Parse(text, doc).has_value()) << text;
   return doc;
 }
-
-// kubesched's own API test bed on a loopback port, served on a thread.
-class TestBed {
- public:
-  explicit TestBed(std::shared_ptr<const server::TlsIdentity> tls = nullptr) {
-    server::HttpServerOptions options;
-    options.port = 0;
-    options.threads = 32;
-    options.tls = std::move(tls);
-    auto bound = server::HttpServer::Bind(handler_, options);
-    EXPECT_TRUE(bound.has_value()) << bound.error();
-    server_ = std::move(*bound);
-    thread_ = std::thread([this] { server_->Run(); });
-  }
-  ~TestBed() {
-    server_->Shutdown();
-    thread_.join();
-  }
-  std::string Url() const { return server_->Url(); }
-
- private:
-  util::SystemClock clock_;
-  std::unique_ptr<store::Store> store_ = store::NewBuiltinStore(clock_);
-  server::ApiHandler handler_{*store_, server::ApiHandlerOptions{}};
-  std::unique_ptr<server::HttpServer> server_;
-  std::thread thread_;
-};
 
 std::unique_ptr<RestClient> MustCreate(const RestConfig& config) {
   auto client = RestClient::Create(config);
@@ -110,7 +84,7 @@ std::shared_ptr<const server::TlsIdentity> NewIdentity() {
 }
 
 TEST(RestClientTest, GetVersionAndListPods) {
-  TestBed bed;
+  ApiTestBed bed;
   auto client = MustCreate({.server = bed.Url()});
   ASSERT_NE(client, nullptr);
   auto version = client->Do("GET", "/version");
@@ -126,7 +100,7 @@ TEST(RestClientTest, GetVersionAndListPods) {
 }
 
 TEST(RestClientTest, CreateThenReadBack) {
-  TestBed bed;
+  ApiTestBed bed;
   auto client = MustCreate({.server = bed.Url()});
   ASSERT_NE(client, nullptr);
   auto created = client->Do("POST", "/api/v1/namespaces/default/pods", PodJson("p1"));
@@ -141,7 +115,7 @@ TEST(RestClientTest, CreateThenReadBack) {
 }
 
 TEST(RestClientTest, HttpErrorIsAResponseWithAStatus) {
-  TestBed bed;
+  ApiTestBed bed;
   auto client = MustCreate({.server = bed.Url()});
   ASSERT_NE(client, nullptr);
   auto missing = client->Do("GET", "/api/v1/namespaces/default/pods/nope");
@@ -153,7 +127,7 @@ TEST(RestClientTest, HttpErrorIsAResponseWithAStatus) {
 }
 
 TEST(RestClientTest, ConcurrentRequestsFromManyThreads) {
-  TestBed bed;
+  ApiTestBed bed;
   auto client = MustCreate({.server = bed.Url(), .qps = -1});
   ASSERT_NE(client, nullptr);
   constexpr int kThreads = 8;
@@ -190,7 +164,7 @@ TEST(RestClientTest, ConcurrentRequestsFromManyThreads) {
 TEST(RestClientTest, Tls) {
   auto identity = NewIdentity();
   auto other = NewIdentity();
-  TestBed bed(identity);
+  ApiTestBed bed(identity);
   const std::string url = bed.Url();
   ASSERT_THAT(url, StartsWith("https://127.0.0.1:"));
   struct Case {
@@ -305,7 +279,7 @@ struct Lines {
 };
 
 TEST(RestClientTest, WatchSeesPodsCreatedMeanwhile) {
-  TestBed bed;
+  ApiTestBed bed;
   auto client = MustCreate({.server = bed.Url()});
   ASSERT_NE(client, nullptr);
   auto list = client->Do("GET", "/api/v1/namespaces/default/pods");
@@ -340,7 +314,7 @@ TEST(RestClientTest, WatchSeesPodsCreatedMeanwhile) {
 }
 
 TEST(RestClientTest, StopEndsAWatchPromptly) {
-  TestBed bed;
+  ApiTestBed bed;
   auto client = MustCreate({.server = bed.Url()});
   ASSERT_NE(client, nullptr);
   std::stop_source stop;
@@ -375,7 +349,7 @@ TEST(RestClientTest, StopEndsAWatchPromptly) {
 }
 
 TEST(RestClientTest, WatchErrorStatusComesBackWhole) {
-  TestBed bed;
+  ApiTestBed bed;
   auto client = MustCreate({.server = bed.Url()});
   ASSERT_NE(client, nullptr);
   bool called = false;

@@ -289,6 +289,7 @@ int RunRun(const RunArgs& args) {
   scheduler::SchedulerOptions sopts;
   sopts.config = cfg;
   sopts.async_binding = true;
+  sopts.binding_threads = 16;  // binds wait on the API server
   sopts.seed = std::random_device{}();
   sopts.metrics = scheduler_metrics.get();
   auto created = scheduler::Scheduler::Create(sopts, cluster_client, clock, *registry);

@@ -69,6 +69,7 @@ void RunOnRealTime(Scheduler& sched, const util::Clock& clock, std::stop_token s
   }
   timers.request_stop();
   timers.join();
+  sched.RejectWaitingPods("scheduler is shutting down");
   sched.WaitForBindings();
 }
 

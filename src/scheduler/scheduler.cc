@@ -23,7 +23,6 @@ namespace {
 
 constexpr int32_t kMinFeasibleNodesToFind = 100;
 constexpr int32_t kMinFeasibleNodesPercentageToFind = 5;
-constexpr int kBindingThreads = 4;
 
 bool Assigned(const api::Pod& pod) { return !pod.spec.node_name.empty(); }
 
@@ -190,7 +189,7 @@ std::expected<std::unique_ptr<Scheduler>, std::string> Scheduler::Create(const S
       clock, std::move(qprofiles), qopts);
 
   if (options.async_binding) {
-    for (int i = 0; i < kBindingThreads; ++i) {
+    for (int i = 0; i < std::max(options.binding_threads, 1); ++i) {
       s->binding_threads_.emplace_back([sp = s.get()] {
         while (true) {
           std::function<void()> task;
@@ -349,6 +348,18 @@ void Scheduler::WaitForBindings() {
   std::unique_lock lock(binding_mu_);
   binding_cv_.wait(lock,
                    [&] { return bindings_in_flight_ == 0 || (!options_.async_binding && binding_tasks_.empty()); });
+}
+
+void Scheduler::RejectWaitingPods(std::string_view message) {
+  // Collected first: rejecting completes the pod, whose binding cycle removes it from the map.
+  std::vector<std::pair<std::string, std::string>> targets;  // uid, a plugin it waits on
+  waiting_pods_->Iterate([&](framework::WaitingPod& p) {
+    std::vector<std::string> plugins = p.GetPendingPlugins();
+    if (!plugins.empty()) targets.emplace_back(p.pod().metadata.uid, plugins.front());
+  });
+  for (const auto& [uid, plugin] : targets) {
+    if (auto p = waiting_pods_->Get(uid)) p->Reject(plugin, std::string(message));
+  }
 }
 
 bool Scheduler::HasBindingWork() const {

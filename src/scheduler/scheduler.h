@@ -102,6 +102,9 @@ struct SchedulerOptions {
   //! Run binding cycles on worker threads (real clusters). When false, binding cycles are queued
   //! and run by RunPendingBindings() between scheduling cycles (the deterministic simulator).
   bool async_binding = false;
+  //! Threads running binding cycles in async mode. Against a real API server a bind is a network
+  //! round trip, so `run` uses more (upstream binds in a goroutine per pod).
+  int binding_threads = 4;
   //! "namespace/name" of a pod whose attempts are explained in detail.
   std::string explain_pod;
   //! Where upstream's scheduler metrics go (kubesched run); null: none are recorded and no clock
@@ -142,6 +145,9 @@ class Scheduler final : public cluster::EventHandler {
   bool HasBindingWork() const;
   //! Waits for all asynchronous binding cycles to finish (async mode).
   void WaitForBindings();
+  //! Rejects every pod waiting at Permit with `message` (shutting down: their binding cycles
+  //! then end at once, undoing their reservations, instead of waiting for their timeouts).
+  void RejectWaitingPods(std::string_view message);
 
   queue::SchedulingQueue& queue() { return *queue_; }
   cache::Cache& cache() { return *cache_; }

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -14,6 +15,7 @@
 #include "cluster/simulated_cluster.h"
 #include "config/load.h"
 #include "plugins/registry.h"
+#include "scheduler/run_loop.h"
 #include "scheduler/simulation.h"
 #include "testing/builders.h"
 
@@ -296,6 +298,33 @@ TEST(SchedulerBinding, BindingCyclesRunConcurrentlyWithLaterSchedulingCycles) {
   (*sched)->WaitForBindings();
   EXPECT_FALSE(GlobalLatch().timed_out);
   for (const auto& p : cluster.Pods()) EXPECT_FALSE(p->spec.node_name.empty()) << p->metadata.name;
+}
+
+// `run` on real time: stopping ends the loop and rejects pods waiting at Permit (their 10 s
+// timeout is not waited for), which undoes their reservations.
+TEST(SchedulerRealTime, StoppingRejectsPodsWaitingAtPermit) {
+  auto registry = TestRegistry();
+  SchedulerOptions opts;
+  opts.config = ConfigWith(registry, {"GangPermit"}, {});
+  opts.async_binding = true;
+  util::RealClock clock;
+  cluster::SimulatedCluster cluster(Cluster(1, {GangPod("a", "g", 3)}), clock, 1);
+  auto sched = Scheduler::Create(opts, cluster, clock, registry);
+  ASSERT_TRUE(sched.has_value()) << sched.error();
+  cluster.Subscribe(sched->get());
+  std::stop_source stop;
+  std::thread loop([&] { RunOnRealTime(**sched, clock, stop.get_token()); });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while ((*sched)->cache().AssumedPodCount() == 0 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_EQ((*sched)->cache().AssumedPodCount(), 1u) << "the pod waits at Permit, assumed";
+  const auto stopped = std::chrono::steady_clock::now();
+  stop.request_stop();
+  loop.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - stopped, std::chrono::seconds(9)) << "not the Permit timeout";
+  EXPECT_EQ((*sched)->cache().AssumedPodCount(), 0u);
+  EXPECT_TRUE(cluster.Pods()[0]->spec.node_name.empty());
 }
 
 }  // namespace

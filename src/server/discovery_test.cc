@@ -110,6 +110,56 @@ TEST_F(DiscoveryTest, AggregatedDocuments) {
   }
 }
 
+// The kinds of deploy/: kubectl create -f finds each through discovery (short names included)
+// and validates it against its group's OpenAPI document.
+TEST_F(DiscoveryTest, DeploymentKindsAreServed) {
+  struct Case {
+    std::string group;
+    std::string resource;
+    std::string kind;
+    bool namespaced;
+    std::vector<std::string> short_names;
+  };
+  const std::vector<Case> cases = {
+      {"", "serviceaccounts", "ServiceAccount", true, {"sa"}},
+      {"", "configmaps", "ConfigMap", true, {"cm"}},
+      {"", "secrets", "Secret", true, {}},
+      {"rbac.authorization.k8s.io", "clusterroles", "ClusterRole", false, {}},
+      {"rbac.authorization.k8s.io", "clusterrolebindings", "ClusterRoleBinding", false, {}},
+      {"rbac.authorization.k8s.io", "roles", "Role", true, {}},
+      {"rbac.authorization.k8s.io", "rolebindings", "RoleBinding", true, {}},
+  };
+  OpenApi openapi(discovery_);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.resource);
+    std::optional<std::string> text = discovery_.ResourceList(c.group, "v1");
+    ASSERT_TRUE(text);
+    api::json::Document list = Decode(*text);
+    const api::json::Value* r = FindByMember(list["resources"], "name", c.resource);
+    ASSERT_NE(r, nullptr);
+    EXPECT_EQ(api::json::GetString(*r, "kind"), c.kind);
+    EXPECT_EQ((*r)["namespaced"].GetBool(), c.namespaced);
+    if (c.short_names.empty()) {
+      EXPECT_FALSE(r->HasMember("shortNames"));
+    } else {
+      EXPECT_EQ(Strings((*r)["shortNames"]), c.short_names);
+    }
+
+    const std::string doc_path = c.group.empty() ? "api/v1" : "apis/" + c.group + "/v1";
+    std::optional<std::string> doc_text = openapi.Document(doc_path);
+    ASSERT_TRUE(doc_text);
+    api::json::Document doc = Decode(*doc_text);
+    const std::string prefix = c.group.empty() ? "/api/v1" : "/apis/" + c.group + "/v1";
+    const std::string path = prefix + (c.namespaced ? "/namespaces/{namespace}/" : "/") + c.resource + "/{name}";
+    const api::json::Value* ops = api::json::Find(doc["paths"], path);
+    ASSERT_NE(ops, nullptr) << path;
+    EXPECT_EQ(api::json::GetString((*ops)["patch"]["x-kubernetes-group-version-kind"], "kind"), c.kind);
+    EXPECT_NE(FindByMember((*ops)["patch"]["parameters"], "name", "fieldValidation"), nullptr);
+  }
+  api::json::Document groups = Decode(discovery_.GroupList());
+  EXPECT_NE(FindByMember(groups["groups"], "name", "rbac.authorization.k8s.io"), nullptr);
+}
+
 TEST(MediaTypeTest, Negotiation) {
   const std::string kubectl_get =
       "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json";

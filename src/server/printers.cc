@@ -8,6 +8,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace kubesched::server {
 namespace {
@@ -398,6 +399,58 @@ void LeaseCells(const Value& lease, int64_t now_ns, std::vector<Cell>& out) {
   out.emplace_back(Age(lease, now_ns));
 }
 
+// The number of members of the object at `path` (a ConfigMap's data), 0 when absent.
+int64_t MemberCount(const Value& v, std::initializer_list<std::string_view> path) {
+  const Value* x = At(v, path);
+  return x != nullptr && x->IsObject() ? static_cast<int64_t>(x->MemberCount()) : 0;
+}
+
+void ConfigMapCells(const Value& cm, int64_t now_ns, std::vector<Cell>& out) {
+  out.emplace_back(std::string(Str(cm, {"metadata", "name"})));
+  out.emplace_back(MemberCount(cm, {"data"}) + MemberCount(cm, {"binaryData"}));
+  out.emplace_back(Age(cm, now_ns));
+}
+
+void ServiceAccountCells(const Value& sa, int64_t now_ns, std::vector<Cell>& out) {
+  out.emplace_back(std::string(Str(sa, {"metadata", "name"})));
+  const Value* secrets = Array(sa, {"secrets"});
+  out.emplace_back(static_cast<int64_t>(secrets == nullptr ? 0 : secrets->Size()));
+  out.emplace_back(Age(sa, now_ns));
+}
+
+// printRoleBinding / printClusterRoleBinding: ROLE as Kind/name, and with -o wide the subjects by
+// kind (rbac.SubjectsStrings: service accounts as namespace/name), comma-joined.
+void BindingCells(const Value& binding, int64_t now_ns, std::vector<Cell>& out) {
+  out.emplace_back(std::string(Str(binding, {"metadata", "name"})));
+  out.emplace_back(fmt::format("{}/{}", Str(binding, {"roleRef", "kind"}), Str(binding, {"roleRef", "name"})));
+  out.emplace_back(Age(binding, now_ns));
+  std::vector<std::string> users;
+  std::vector<std::string> groups;
+  std::vector<std::string> service_accounts;
+  if (const Value* subjects = Array(binding, {"subjects"})) {
+    for (const Value& subject : subjects->GetArray()) {
+      std::string_view kind = api::json::GetString(subject, "kind");
+      std::string name(api::json::GetString(subject, "name"));
+      if (kind == "ServiceAccount") {
+        service_accounts.push_back(fmt::format("{}/{}", api::json::GetString(subject, "namespace"), name));
+      } else if (kind == "User") {
+        users.push_back(std::move(name));
+      } else if (kind == "Group") {
+        groups.push_back(std::move(name));
+      }
+    }
+  }
+  out.emplace_back(fmt::format("{}", fmt::join(users, ", ")));
+  out.emplace_back(fmt::format("{}", fmt::join(groups, ", ")));
+  out.emplace_back(fmt::format("{}", fmt::join(service_accounts, ", ")));
+}
+
+// printRole / printClusterRole: the creation time itself, not an age.
+void RoleCells(const Value& role, int64_t now_ns, std::vector<Cell>& out) {
+  out.emplace_back(std::string(Str(role, {"metadata", "name"})));
+  out.emplace_back(std::string(Str(role, {"metadata", "creationTimestamp"})));
+}
+
 void DefaultCells(const Value& obj, int64_t now_ns, std::vector<Cell>& out) {
   out.emplace_back(std::string(Str(obj, {"metadata", "name"})));
   out.emplace_back(Age(obj, now_ns));
@@ -520,6 +573,42 @@ const Printer kLeasePrinter{
     LeaseCells,
     nullptr};
 
+const Printer kConfigMapPrinter{
+    {kNameColumn,
+     {"Data", "string", "",
+      "Data contains the configuration data. Each key must consist of alphanumeric characters, '-', '_' or '.'. "
+      "Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data must not overlap "
+      "with the keys in the BinaryData field, this is enforced during validation process.",
+      0},
+     kAgeColumn},
+    ConfigMapCells,
+    nullptr};
+
+const Printer kServiceAccountPrinter{
+    {kNameColumn,
+     {"Secrets", "string", "",
+      "Secrets is a list of the secrets in the same namespace that pods running using this ServiceAccount are allowed "
+      "to use.",
+      0},
+     kAgeColumn},
+    ServiceAccountCells,
+    nullptr};
+
+const Printer kBindingPrinter{
+    {kNameColumn,
+     {"Role", "string", "",
+      "RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. If the RoleRef "
+      "cannot be resolved, the Authorizer must return an error. This field is immutable.",
+      0},
+     kAgeColumn,
+     {"Users", "string", "", "Users in the roleBinding", 1},
+     {"Groups", "string", "", "Groups in the roleBinding", 1},
+     {"ServiceAccounts", "string", "", "ServiceAccounts in the roleBinding", 1}},
+    BindingCells,
+    nullptr};
+
+const Printer kRolePrinter{{kNameColumn, {"Created At", "date", "", kAgeDoc, 0}}, RoleCells, nullptr};
+
 const Printer kDefaultPrinter{{kNameColumn, kAgeColumn}, DefaultCells, nullptr};
 
 }  // namespace
@@ -536,6 +625,10 @@ const Printer& PrinterFor(const store::ResourceType& type) {
   if (g == "scheduling.k8s.io" && r == "priorityclasses") return kPriorityClassPrinter;
   if (g == "policy" && r == "poddisruptionbudgets") return kPdbPrinter;
   if (g == "coordination.k8s.io" && r == "leases") return kLeasePrinter;
+  if (g.empty() && r == "configmaps") return kConfigMapPrinter;
+  if (g.empty() && r == "serviceaccounts") return kServiceAccountPrinter;
+  if (g == "rbac.authorization.k8s.io" && (r == "rolebindings" || r == "clusterrolebindings")) return kBindingPrinter;
+  if (g == "rbac.authorization.k8s.io" && (r == "roles" || r == "clusterroles")) return kRolePrinter;
   return kDefaultPrinter;
 }
 

@@ -181,6 +181,45 @@ TEST(PrintersTest, WorkloadRows) {
   EXPECT_EQ(S(pc[4]), "PreemptLowerPriority");
 }
 
+TEST(PrintersTest, DeploymentKindRows) {
+  const int64_t now = *api::ParseRFC3339("2024-01-01T00:01:00Z");
+  std::vector<Cell> cm = Cells(
+      "", "configmaps",
+      R"({"metadata":{"name":"cfg","creationTimestamp":"2024-01-01T00:00:00Z"},"data":{"a":"1","b":"2"},"binaryData":{"c":"AA=="}})",
+      now);
+  EXPECT_EQ(S(cm[0]), "cfg");
+  EXPECT_EQ(std::get<int64_t>(cm[1]), 3);
+  EXPECT_EQ(S(cm[2]), "60s");
+  EXPECT_EQ(std::get<int64_t>(Cells("", "configmaps", R"({"metadata":{"name":"empty"}})", now)[1]), 0);
+
+  std::vector<Cell> sa = Cells("", "serviceaccounts", R"({"metadata":{"name":"s"},"secrets":[{"name":"t"}]})", now);
+  EXPECT_EQ(std::get<int64_t>(sa[1]), 1);
+
+  for (std::string_view resource : {"clusterrolebindings", "rolebindings"}) {
+    SCOPED_TRACE(resource);
+    std::vector<Cell> b = Cells("rbac.authorization.k8s.io", resource,
+                                R"({"metadata":{"name":"b"},"roleRef":{"apiGroup":"rbac.authorization.k8s.io",
+                                    "kind":"ClusterRole","name":"system:kube-scheduler"},
+                                    "subjects":[{"kind":"ServiceAccount","name":"kubesched","namespace":"kube-system"},
+                                                {"kind":"User","name":"alice"},{"kind":"User","name":"bob"},
+                                                {"kind":"Group","name":"ops"}]})",
+                                now);
+    EXPECT_EQ(S(b[1]), "ClusterRole/system:kube-scheduler");
+    EXPECT_EQ(S(b[3]), "alice, bob");
+    EXPECT_EQ(S(b[4]), "ops");
+    EXPECT_EQ(S(b[5]), "kube-system/kubesched");
+  }
+  for (std::string_view resource : {"clusterroles", "roles"}) {
+    std::vector<Cell> r =
+        Cells("rbac.authorization.k8s.io", resource,
+              R"({"metadata":{"name":"r","creationTimestamp":"2024-01-01T00:00:00Z"},"rules":[]})", now);
+    EXPECT_EQ(S(r[1]), "2024-01-01T00:00:00Z") << resource;
+  }
+  // Secrets keep the default columns.
+  EXPECT_EQ(Cells("", "secrets", R"({"metadata":{"name":"s","creationTimestamp":"2024-01-01T00:00:00Z"}})", now).size(),
+            2u);
+}
+
 TEST(PrintersTest, EventRow) {
   const int64_t now = *api::ParseRFC3339("2024-01-01T00:01:00Z");
   std::vector<Cell> e = Cells(

@@ -915,7 +915,7 @@ Result<std::unique_ptr<Watcher>> MemoryStore::Watch(const ResourceType& type, st
     if (auto err = WaitForLocked(lock, *rv)) return std::unexpected(*err);
     if (*rv < compacted_rv_) return std::unexpected(TooOldResourceVersion(*rv, compacted_rv_ + 1));
     for (const WatchEvent& e : history_) {
-      if (e.object->resource_version > *rv) state->Offer(e);
+      if (e.object->resource_version > *rv) state->Offer(e, /*replay=*/true);
     }
   }
   watchers_.push_back(state);

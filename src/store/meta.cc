@@ -156,8 +156,7 @@ std::vector<Cause> ValidateMetadata(const ResourceType& type, const json::Value&
   if (name.empty()) {
     causes.push_back(RequiredCause("metadata.name", "name or generateName is required"));
   } else {
-    auto errs =
-        type.resource == "namespaces" && type.group.empty() ? api::IsDNS1123Label(name) : api::IsDNS1123Subdomain(name);
+    auto errs = type.validate_name != nullptr ? type.validate_name(name) : api::IsDNS1123Subdomain(name);
     for (const auto& e : errs) causes.push_back(InvalidCause("metadata.name", name, e));
   }
   if (const json::Value* labels = json::Find(meta, "labels"); labels && labels->IsObject()) {

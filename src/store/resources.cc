@@ -1,5 +1,6 @@
 #include "store/resources.h"
 
+#include "api/names.h"
 #include "store/event_conversion.h"
 #include "store/kind_defaults.h"
 #include "store/kind_hooks.h"
@@ -22,6 +23,7 @@ ResourceType Namespaces() {
   ResourceType t = Make("", "namespaces", "Namespace", "namespace");
   t.namespaced = false;
   t.short_names = {"ns"};
+  t.validate_name = api::IsDNS1123Label;
   t.subresources = {"status", "finalize"};
   t.default_fields = DefaultNamespace;
   for (const char* name : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
@@ -79,6 +81,31 @@ ResourceType EventsV1(const ResourceType* core) {
 }
 
 ResourceType Leases() { return Make("coordination.k8s.io", "leases", "Lease", "lease"); }
+
+// The kinds a scheduler's deployment is made of (deploy/): stored and served as they are written,
+// without defaulting or validation besides their names' (their fields are checked by the server's
+// field validation, api/schema.cc). Nothing enforces the RBAC kinds' rules.
+ResourceType ServiceAccounts() {
+  ResourceType t = Make("", "serviceaccounts", "ServiceAccount", "serviceaccount");
+  t.short_names = {"sa"};
+  return t;
+}
+
+ResourceType ConfigMaps() {
+  ResourceType t = Make("", "configmaps", "ConfigMap", "configmap");
+  t.short_names = {"cm"};
+  return t;
+}
+
+ResourceType Secrets() { return Make("", "secrets", "Secret", "secret"); }
+
+// The RBAC kinds: names are path segments (ValidateRBACName), so "system:kube-scheduler" is one.
+ResourceType Rbac(std::string resource, std::string kind, std::string singular, bool namespaced) {
+  ResourceType t = Make("rbac.authorization.k8s.io", std::move(resource), std::move(kind), std::move(singular));
+  t.namespaced = namespaced;
+  t.validate_name = api::IsValidPathSegmentName;
+  return t;
+}
 
 ResourceType PriorityClasses() {
   ResourceType t = Make("scheduling.k8s.io", "priorityclasses", "PriorityClass", "priorityclass");
@@ -165,6 +192,13 @@ struct Registry {
   ResourceType core_events = CoreEvents();
   ResourceType events_v1 = EventsV1(&core_events);
   ResourceType leases = Leases();
+  ResourceType service_accounts = ServiceAccounts();
+  ResourceType config_maps = ConfigMaps();
+  ResourceType secrets = Secrets();
+  ResourceType cluster_roles = Rbac("clusterroles", "ClusterRole", "clusterrole", false);
+  ResourceType cluster_role_bindings = Rbac("clusterrolebindings", "ClusterRoleBinding", "clusterrolebinding", false);
+  ResourceType roles = Rbac("roles", "Role", "role", true);
+  ResourceType role_bindings = Rbac("rolebindings", "RoleBinding", "rolebinding", true);
   ResourceType priority_classes = PriorityClasses();
   ResourceType pdbs = PodDisruptionBudgets();
   ResourceType deployments = Deployments();
@@ -186,7 +220,14 @@ struct Registry {
                                           &replication_controllers,
                                           &stateful_sets,
                                           &daemon_sets,
-                                          &jobs};
+                                          &jobs,
+                                          &service_accounts,
+                                          &config_maps,
+                                          &secrets,
+                                          &cluster_roles,
+                                          &cluster_role_bindings,
+                                          &roles,
+                                          &role_bindings};
 };
 
 }  // namespace

@@ -3,7 +3,9 @@
 // subresources) and their kinds' hooks: core/v1 namespaces, nodes, pods, events;
 // events.k8s.io/v1 events; coordination.k8s.io/v1 leases; scheduling.k8s.io/v1 priorityclasses;
 // policy/v1 poddisruptionbudgets; apps/v1 deployments, replicasets, statefulsets and daemonsets;
-// core/v1 replicationcontrollers; batch/v1 jobs.
+// core/v1 replicationcontrollers; batch/v1 jobs; and, stored as written for a scheduler's
+// deployment, core/v1 serviceaccounts, configmaps and secrets and rbac.authorization.k8s.io/v1
+// clusterroles, clusterrolebindings, roles and rolebindings.
 
 #include <memory>
 #include <vector>

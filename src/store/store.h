@@ -133,6 +133,9 @@ struct ResourceType {
   std::vector<std::string> categories;    //!< "all"
   std::vector<std::string> subresources;  //!< "status", "binding", "eviction"
 
+  //! The check of metadata.name, as upstream's ValidateObjectMeta takes it per kind: its
+  //! problems, empty when valid. Null: a DNS-1123 subdomain (api::IsDNS1123Subdomain).
+  std::vector<std::string> (*validate_name)(std::string_view name) = nullptr;
   //! Fills in what the API server defaults (spec.schedulerName, ...), in place, before
   //! validation. May be empty.
   std::function<void(api::json::Document& object)> default_fields;
@@ -335,8 +338,9 @@ class Store {
                                    const DeleteOptions& options) = 0;
   //! A watch from options.resource_version: kGone when older than the history kept; a version
   //! the store has not reached waits up to StoreOptions.future_resource_version_wait, then
-  //! kTimeout. A replay longer than StoreOptions.watcher_capacity closes the watcher at once
-  //! (the client relists), as for any watcher that falls that far behind.
+  //! kTimeout. The replay of the history is queued whole (a client resuming its watch after the
+  //! server closed it as too slow gets what it missed, as from the API server's watch cache);
+  //! only live events count against StoreOptions.watcher_capacity.
   virtual Result<std::unique_ptr<Watcher>> Watch(const ResourceType& type, std::string_view namespace_,
                                                  const WatchOptions& options) = 0;
 

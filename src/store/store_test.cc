@@ -117,6 +117,45 @@ TEST_F(StoreTest, CreateErrors) {
   EXPECT_EQ(r.error().causes[0].reason, "FieldValueInvalid");
 }
 
+// Object names as upstream checks them per kind: RBAC names are path segments (colons allowed,
+// as in system:kube-scheduler), namespaces DNS labels, the other kinds DNS subdomains.
+TEST_F(StoreTest, NameValidationFollowsTheKind) {
+  struct Case {
+    std::string name;
+    std::string group;
+    std::string resource;
+    std::string ns;
+    std::string object_name;
+    std::string error;  // "" when the name is valid
+  };
+  const std::string rbac = "rbac.authorization.k8s.io";
+  const std::vector<Case> cases = {
+      {"cluster role with colons", rbac, "clusterroles", "", "system:kube-scheduler", ""},
+      {"binding with capitals", rbac, "clusterrolebindings", "", "Kubesched:Extra", ""},
+      {"role with slash", rbac, "roles", "default", "a/b", "may not contain '/'"},
+      {"role binding with percent", rbac, "rolebindings", "default", "a%b", "may not contain '%'"},
+      {"cluster role dot dot", rbac, "clusterroles", "", "..", "may not be '..'"},
+      {"config map with colon", "", "configmaps", "default", "kubesched:config", "a lowercase RFC 1123 subdomain"},
+      {"service account", "", "serviceaccounts", "default", "kubesched", ""},
+      {"secret with dots", "", "secrets", "default", "a.b", ""},
+      {"namespace with dots", "", "namespaces", "", "a.b", "a lowercase RFC 1123 label"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const ResourceType& type = R(c.group, c.resource);
+    auto r = store->Create(type, c.ns, Doc(R"({"metadata":{"name":")" + c.object_name + R"("}})"));
+    if (c.error.empty()) {
+      EXPECT_TRUE(r.has_value()) << r.error().message;
+      continue;
+    }
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error().reason, Error::Reason::kInvalid);
+    ASSERT_FALSE(r.error().causes.empty());
+    EXPECT_EQ(r.error().causes[0].field, "metadata.name");
+    EXPECT_NE(r.error().message.find(c.error), std::string::npos) << r.error().message;
+  }
+}
+
 TEST_F(StoreTest, PriorityFromClass) {
   MustCreate(R("scheduling.k8s.io", "priorityclasses"), "",
              R"({"metadata":{"name":"gold"},"value":1000,"preemptionPolicy":"Never"})");

@@ -49,7 +49,7 @@ bool WatchState::Selects(const Object& object) const {
   return selectors_.Matches(object);
 }
 
-void WatchState::Offer(const WatchEvent& event) {
+void WatchState::Offer(const WatchEvent& event, bool replay) {
   std::optional<WatchEvent> out;
   if (event.object && event.object->type == &stored_) {
     const bool now = Selects(*event.object);
@@ -80,7 +80,7 @@ void WatchState::Offer(const WatchEvent& event) {
   if (closed_) return;
   if (event.object) progress_rv_ = std::max(progress_rv_, event.object->resource_version);
   if (!out) return;
-  if (queue_.size() >= capacity_) {
+  if (!replay && queue_.size() >= capacity_) {
     // The API server drops a watcher that cannot keep up rather than stall every writer.
     closed_ = true;
     close_reason_ = fmt::format("too slow: more than {} events queued", capacity_);

@@ -31,8 +31,11 @@ class WatchState {
              size_t capacity, std::chrono::milliseconds bookmark_interval);
 
   //! A committed change of any resource (the store's lock held): queued when it concerns this
-  //! watch, after translation for the selectors. Closes the watch when the queue is full.
-  void Offer(const WatchEvent& event);
+  //! watch, after translation for the selectors. Closes the watch when the queue is full, unless
+  //! `replay` (history replayed to a watch that resumes: queued however long, as the API server's
+  //! watch cache serves a resumed watch from its window; only live events count against a slow
+  //! watcher).
+  void Offer(const WatchEvent& event, bool replay = false);
   //! An initial event (the current objects, past history): queued without the capacity check.
   void Push(WatchEvent event);
   //! Whether `object` is one this watch selects (namespace and selectors).

@@ -128,6 +128,20 @@ TEST_F(SlowWatcherTest, ASlowWatcherIsClosedWithoutBlockingWriters) {
   EXPECT_FALSE((*w)->Next(0ms).has_value());
 }
 
+TEST_F(SlowWatcherTest, AResumedWatchGetsItsWholeReplay) {
+  // A watcher closed as too slow resumes from the last version it saw: the history it missed is
+  // replayed whole (more than the capacity), not closed at once, which would leave a client
+  // resuming over and over without ever catching up.
+  const std::string from = std::to_string(store->ResourceVersion());
+  for (const char* n : {"a", "b", "c", "d", "e"}) MustCreate(Pods(), "default", PodJson(n));
+  auto w = store->Watch(Pods(), "", {.resource_version = from});
+  ASSERT_TRUE(w.has_value());
+  EXPECT_FALSE((*w)->Closed());
+  std::vector<std::string> names;
+  while (auto e = (*w)->Next(0ms)) names.push_back(e->object->name);
+  EXPECT_EQ(names, (std::vector<std::string>{"a", "b", "c", "d", "e"}));
+}
+
 TEST_F(WatchTest, StopEndsTheWatch) {
   auto w = MustWatch({.resource_version = "0"});
   std::thread waiter([&] { EXPECT_FALSE(w->Next(5s).has_value()); });

@@ -184,6 +184,35 @@ TEST_F(RunE2E, BindsEveryPodAndLeavesOtherSchedulersPodsAlone) {
   pods = WaitForBound(server, 7, 30s);
   EXPECT_NE(pods["late"], "") << sched.Log();
 
+  // Events as upstream records them: Scheduled for each bound pod, one FailedScheduling for the
+  // pod that does not fit, none for the other scheduler's pod.
+  std::map<std::string, int> scheduled, failed;
+  std::string failed_message;
+  for (int i = 0; i < 100; ++i) {
+    RunResult events = server.Kubectl({"get", "events", "-o", "json"});
+    ASSERT_OK(events);
+    scheduled.clear();
+    failed.clear();
+    const json list = json::parse(events.out);
+    for (const json& e : list["items"]) {
+      const std::string pod = e["involvedObject"].value("name", "");
+      if (e.value("reason", "") == "Scheduled") ++scheduled[pod];
+      if (e.value("reason", "") == "FailedScheduling") {
+        ++failed[pod];
+        failed_message = e.value("message", "");
+      }
+    }
+    if (scheduled.size() == 7 && failed.size() == 1) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_EQ(scheduled.size(), 7u);
+  for (const auto& [pod, count] : scheduled) EXPECT_EQ(count, 1) << pod;
+  EXPECT_EQ(failed["huge"], 1);
+  EXPECT_EQ(failed.count("other"), 0u);
+  EXPECT_NE(failed_message.find("0/2 nodes are available: 2 Insufficient cpu."), std::string::npos) << failed_message;
+  RunResult table = server.Kubectl({"get", "events"});
+  EXPECT_NE(table.out.find("Successfully assigned default/late to node-"), std::string::npos) << table.out;
+
   EXPECT_EQ(sched.Stop(SIGTERM), 0) << sched.Log();
 }
 
