@@ -216,6 +216,60 @@ TEST_F(RunE2E, BindsEveryPodAndLeavesOtherSchedulersPodsAlone) {
   EXPECT_EQ(sched.Stop(SIGTERM), 0) << sched.Log();
 }
 
+TEST_F(RunE2E, PreemptsALowerPriorityPodThroughTheApi) {
+  ApiServer server;
+  ASSERT_FALSE(server.Url().empty()) << server.ServerLog();
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, Nodes(1, "1") + R"(---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: low}
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 1000
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: victim}
+spec:
+  priorityClassName: low
+  terminationGracePeriodSeconds: 1
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: 800m}}}]
+)"));
+  Scheduler sched(server, {"--leader-elect=false"}, "sched");
+  ASSERT_EQ(Bound(WaitForBound(server, 1, 30s)), 1u) << sched.Log();
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, R"(apiVersion: v1
+kind: Pod
+metadata: {name: preemptor}
+spec:
+  priorityClassName: high
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: 800m}}}]
+)"));
+  // The victim is marked (DisruptionTarget) and deleted gracefully; once the node lifecycle has
+  // removed it, the preemptor is bound to the node it was nominated for.
+  std::map<std::string, std::string> pods;
+  for (int i = 0; i < 300; ++i) {
+    pods = PodNodes(server);
+    if (!pods.contains("victim") && pods["preemptor"] == "node-1") break;
+    std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_FALSE(pods.contains("victim")) << sched.Log();
+  EXPECT_EQ(pods["preemptor"], "node-1") << sched.Log();
+  RunResult events = server.Kubectl({"get", "events", "-o", "json"});
+  ASSERT_OK(events);
+  bool preempted = false;
+  const json list = json::parse(events.out);
+  for (const json& e : list["items"]) {
+    if (e.value("reason", "") == "Preempted" && e["involvedObject"].value("name", "") == "victim") {
+      preempted = e.value("message", "").starts_with("Preempted by pod ");
+    }
+  }
+  EXPECT_TRUE(preempted) << events.out;
+  EXPECT_EQ(sched.Stop(SIGTERM), 0) << sched.Log();
+}
+
 TEST_F(RunE2E, KilledAndRestartedMidBurstLosesAndDoubleBindsNothing) {
   ApiServer server;
   ASSERT_FALSE(server.Url().empty()) << server.ServerLog();
