@@ -17,38 +17,18 @@
 #include "plugins/registry.h"
 #include "scheduler/run_loop.h"
 #include "scheduler/scheduler.h"
+#include "testing/scheduler_fixtures.h"
 
 namespace kubesched::metrics {
 namespace {
 
-constexpr int64_t kStart = 1'795'521'600LL * util::kNanosPerSecond;
-
-const framework::Registry& Registry() {
-  static const framework::Registry registry = [] {
-    framework::Registry r;
-    plugins::RegisterInTreePlugins(r);
-    return r;
-  }();
-  return registry;
-}
-
-const std::string kNode = R"(apiVersion: v1
-kind: Node
-metadata: {name: n0}
-status: {capacity: {cpu: "2", memory: 8Gi, pods: "110"}}
----
-)";
-
-const std::string kPriorityClass = R"(apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: high}
-value: 1000
----
-)";
+constexpr int64_t kStart = testing::kSchedulerTestStart;
+const std::string& kNode = testing::kTwoCpuNode;
+const std::string& kPriorityClass = testing::kHighPriorityClass;
+using testing::InTreeRegistry;
 
 std::string Pod(const std::string& name, const std::string& cpu, const std::string& spec = "") {
-  return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  namespace: default\n" +
-         "spec:\n  containers: [{name: c, image: x, resources: {requests: {cpu: \"" + cpu + "\"}}}]\n" + spec + "---\n";
+  return testing::CpuPod(name, cpu, spec);
 }
 
 //! The scheduler over a simulated cluster, recording into its own SchedulerMetrics.
@@ -59,9 +39,9 @@ class Harness {
     EXPECT_TRUE(objects.has_value()) << objects.error().ToString();
     cluster_ = std::make_unique<cluster::SimulatedCluster>(std::move(*objects), clock_, 1);
     scheduler::SchedulerOptions options;
-    options.config = config::DefaultConfiguration(Registry());
+    options.config = config::DefaultConfiguration(InTreeRegistry());
     options.metrics = &metrics_;
-    auto created = scheduler::Scheduler::Create(options, *cluster_, clock_, Registry());
+    auto created = scheduler::Scheduler::Create(options, *cluster_, clock_, InTreeRegistry());
     EXPECT_TRUE(created.has_value()) << created.error();
     scheduler_ = std::move(*created);
     cluster_->Subscribe(scheduler_.get());

@@ -17,40 +17,20 @@
 #include "scheduler/run_loop.h"
 #include "scheduler/scheduler.h"
 #include "testing/builders.h"
+#include "testing/scheduler_fixtures.h"
 
 namespace kubesched::scheduler {
 namespace {
 
 namespace json = api::json;
 
-constexpr int64_t kStart = 1'795'521'600LL * util::kNanosPerSecond;
-
-const framework::Registry& Registry() {
-  static const framework::Registry registry = [] {
-    framework::Registry r;
-    plugins::RegisterInTreePlugins(r);
-    return r;
-  }();
-  return registry;
-}
-
-const std::string kNode = R"(apiVersion: v1
-kind: Node
-metadata: {name: n0}
-status: {capacity: {cpu: "2", memory: 8Gi, pods: "110"}}
----
-)";
-
-const std::string kPriorityClass = R"(apiVersion: scheduling.k8s.io/v1
-kind: PriorityClass
-metadata: {name: high}
-value: 1000
----
-)";
+constexpr int64_t kStart = testing::kSchedulerTestStart;
+const std::string& kNode = testing::kTwoCpuNode;
+const std::string& kPriorityClass = testing::kHighPriorityClass;
+using testing::InTreeRegistry;
 
 std::string Pod(const std::string& name, const std::string& cpu, const std::string& spec = "") {
-  return "apiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\n  namespace: default\n" +
-         "spec:\n  containers: [{name: c, image: x, resources: {requests: {cpu: \"" + cpu + "\"}}}]\n" + spec + "---\n";
+  return testing::CpuPod(name, cpu, spec);
 }
 
 //! One Event as stored, the fields the tests look at.
@@ -80,8 +60,8 @@ class Harness {
                                                          cluster::EventRecorderOptions{.hostname = "host-a"});
     cluster_->SetEventRecorder(recorder_.get());
     SchedulerOptions options;
-    options.config = config::DefaultConfiguration(Registry());
-    auto created = Scheduler::Create(options, *cluster_, clock_, Registry());
+    options.config = config::DefaultConfiguration(InTreeRegistry());
+    auto created = Scheduler::Create(options, *cluster_, clock_, InTreeRegistry());
     EXPECT_TRUE(created.has_value()) << created.error();
     scheduler_ = std::move(*created);
     cluster_->Subscribe(scheduler_.get());
@@ -264,8 +244,8 @@ TEST(SchedulerEvents, NoRecorderNoEvents) {
   cluster::SimulatedCluster cluster(std::move(*objects), clock, 1);
   EXPECT_FALSE(cluster.RecordsEvents());
   SchedulerOptions options;
-  options.config = config::DefaultConfiguration(Registry());
-  auto created = Scheduler::Create(options, cluster, clock, Registry());
+  options.config = config::DefaultConfiguration(InTreeRegistry());
+  auto created = Scheduler::Create(options, cluster, clock, InTreeRegistry());
   ASSERT_TRUE(created.has_value());
   cluster.Subscribe(created->get());
   while ((*created)->ScheduleOne()) (*created)->RunPendingBindings();
