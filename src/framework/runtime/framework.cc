@@ -90,16 +90,20 @@ Code CodeOf(const std::pair<Status, std::chrono::nanoseconds>& r) { return r.fir
 // A plugin call through Guard, timed for scheduler_plugin_execution_duration_seconds in the
 // cycles the scheduler samples (CycleState::record_plugin_metrics; never without a recorder).
 template <class F>
-auto Observed(metrics::Recorder* m, const CycleState& state, std::string_view point, std::string_view plugin,
+auto Observed(metrics::Recorder* m, const CycleState& state, std::string_view point, const Plugin& plugin,
               std::string_view metric_point, F&& call) -> decltype(call()) {
-  if (m == nullptr || !state.record_plugin_metrics) return Guard(point, std::forward<F>(call));
+  // The plugin's name (a virtual call) is asked only when timing: Score runs once per node and
+  // plugin, and without a recorder this must cost no more than Guard.
+  if (m == nullptr || !state.record_plugin_metrics) [[likely]] {
+    return Guard(point, std::forward<F>(call));
+  }
   const auto start = metrics::MonotonicClock::now();
   if constexpr (std::is_void_v<decltype(call())>) {
     Guard(point, std::forward<F>(call));
-    m->ObservePlugin(plugin, metric_point, Code::kSuccess, metrics::SinceInSeconds(start));
+    m->ObservePlugin(plugin.Name(), metric_point, Code::kSuccess, metrics::SinceInSeconds(start));
   } else {
     auto r = Guard(point, std::forward<F>(call));
-    m->ObservePlugin(plugin, metric_point, CodeOf(r), metrics::SinceInSeconds(start));
+    m->ObservePlugin(plugin.Name(), metric_point, CodeOf(r), metrics::SinceInSeconds(start));
     return r;
   }
 }
@@ -391,7 +395,7 @@ std::pair<PreFilterResult, Status> Framework::RunPreFilterPlugins(CycleState& st
   std::span<const NodeInfo* const> nodes = snapshot_ ? snapshot_->List() : std::span<const NodeInfo* const>{};
   PointTimer timer(deps_.metrics, metrics::point::kPreFilter, profile_name_);
   for (auto* p : pre_filter_) {
-    auto [r, s] = Observed(deps_.metrics, state, "PreFilter", p->Name(), metrics::point::kPreFilter,
+    auto [r, s] = Observed(deps_.metrics, state, "PreFilter", *p, metrics::point::kPreFilter,
                            [&] { return p->PreFilter(state, pod, nodes); });
     if (s.IsSkip()) {
       state.skip_filter_plugins.push_back(p->Name());
@@ -431,7 +435,7 @@ Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& 
     if (state.SkipsFilter(p->Name())) continue;
     PreFilterExtensions* ext = p->GetPreFilterExtensions();
     if (!ext) continue;
-    Status s = Observed(deps_.metrics, state, "AddPod", p->Name(), metrics::point::kPreFilterExtensionAddPod,
+    Status s = Observed(deps_.metrics, state, "AddPod", *p, metrics::point::kPreFilterExtensionAddPod,
                         [&] { return ext->AddPod(state, pod_to_schedule, pod_to_add, node_info); });
     if (!s.IsSuccess()) {
       return Status::Error(fmt::format("running AddPod on PreFilter plugin \"{}\": {}", p->Name(), s.Message()))
@@ -447,7 +451,7 @@ Status Framework::RunPreFilterExtensionRemovePod(CycleState& state, const PodInf
     if (state.SkipsFilter(p->Name())) continue;
     PreFilterExtensions* ext = p->GetPreFilterExtensions();
     if (!ext) continue;
-    Status s = Observed(deps_.metrics, state, "RemovePod", p->Name(), metrics::point::kPreFilterExtensionRemovePod,
+    Status s = Observed(deps_.metrics, state, "RemovePod", *p, metrics::point::kPreFilterExtensionRemovePod,
                         [&] { return ext->RemovePod(state, pod_to_schedule, pod_to_remove, node_info); });
     if (!s.IsSuccess()) {
       return Status::Error(fmt::format("running RemovePod on PreFilter plugin \"{}\": {}", p->Name(), s.Message()))
@@ -465,7 +469,7 @@ Status Framework::RunFilterPlugins(const CycleState& state, const PodInfo& pod, 
       bool skip = use_mask ? (state.skip_filter_mask >> i) & 1 : state.SkipsFilter(p->Name());
       if (skip) continue;
     }
-    Status s = Observed(deps_.metrics, state, "Filter", p->Name(), metrics::point::kFilter,
+    Status s = Observed(deps_.metrics, state, "Filter", *p, metrics::point::kFilter,
                         [&] { return p->Filter(state, pod, node_info); });
     if (!s.IsSuccess()) {
       if (!s.IsRejected()) {
@@ -556,7 +560,7 @@ std::pair<PostFilterResult, Status> Framework::RunPostFilterPlugins(CycleState& 
   std::string rejector;
   PointTimer timer(deps_.metrics, metrics::point::kPostFilter, profile_name_);
   for (auto* p : post_filter_) {
-    auto [r, s] = Observed(deps_.metrics, state, "PostFilter", p->Name(), metrics::point::kPostFilter,
+    auto [r, s] = Observed(deps_.metrics, state, "PostFilter", *p, metrics::point::kPostFilter,
                            [&] { return p->PostFilter(state, pod, statuses); });
     s.WithPlugin(p->Name());
     if (s.IsSuccess()) return timer.Done(std::pair{std::move(r), std::move(s)});
@@ -578,7 +582,7 @@ std::pair<PostFilterResult, Status> Framework::RunPostFilterPlugins(CycleState& 
 Status Framework::RunPreScorePlugins(CycleState& state, const PodInfo& pod, std::span<const NodeInfo* const> nodes) {
   PointTimer timer(deps_.metrics, metrics::point::kPreScore, profile_name_);
   for (auto* p : pre_score_) {
-    Status s = Observed(deps_.metrics, state, "PreScore", p->Name(), metrics::point::kPreScore,
+    Status s = Observed(deps_.metrics, state, "PreScore", *p, metrics::point::kPreScore,
                         [&] { return p->PreScore(state, pod, nodes); });
     if (s.IsSkip()) {
       state.skip_score_plugins.push_back(p->Name());
@@ -612,7 +616,9 @@ std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(cons
   Status first_error;
   std::mutex error_mu;
 
-  auto score_node = [&](int idx) {
+  // Decided once per cycle, not per node and plugin: this loop is the scheduler's hottest.
+  const bool timed = deps_.metrics != nullptr && state.record_plugin_metrics;
+  auto score_node = [&, timed](int idx) {
     const NodeInfo& node = *nodes[static_cast<size_t>(idx)];
     for (size_t k = 0; k < active.size(); ++k) {
       const size_t plugin = active[k];
@@ -625,8 +631,10 @@ std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(cons
           continue;
         }
       }
-      auto [score, s] = Observed(deps_.metrics, state, "Score", score_[plugin]->Name(), metrics::point::kScore,
-                                 [&] { return score_[plugin]->Score(state, pod, node); });
+      auto score_call = [&] { return score_[plugin]->Score(state, pod, node); };
+      auto [score, s] =
+          timed ? Observed(deps_.metrics, state, "Score", *score_[plugin], metrics::point::kScore, score_call)
+                : Guard("Score", score_call);
       if (!s.IsSuccess()) {
         std::lock_guard lock(error_mu);
         if (!failed.exchange(true)) {
@@ -658,7 +666,7 @@ std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(cons
   for (size_t k = 0; k < active.size(); ++k) {
     ScorePlugin* p = score_[active[k]];
     if (ScoreExtensions* ext = p->GetScoreExtensions()) {
-      Status s = Observed(deps_.metrics, state, "NormalizeScore", p->Name(), metrics::point::kScoreExtensionNormalize,
+      Status s = Observed(deps_.metrics, state, "NormalizeScore", *p, metrics::point::kScoreExtensionNormalize,
                           [&] { return ext->NormalizeScore(state, pod, per_plugin[k]); });
       if (!s.IsSuccess()) {
         return timer.Done(
@@ -697,7 +705,7 @@ std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(cons
 Status Framework::RunReservePluginsReserve(CycleState& state, const PodInfo& pod, const std::string& node_name) {
   PointTimer timer(deps_.metrics, metrics::point::kReserve, profile_name_);
   for (auto* p : reserve_) {
-    Status s = Observed(deps_.metrics, state, "Reserve", p->Name(), metrics::point::kReserve,
+    Status s = Observed(deps_.metrics, state, "Reserve", *p, metrics::point::kReserve,
                         [&] { return p->Reserve(state, pod, node_name); });
     if (!s.IsSuccess()) {
       s.WithPlugin(p->Name());
@@ -712,7 +720,7 @@ Status Framework::RunReservePluginsReserve(CycleState& state, const PodInfo& pod
 void Framework::RunReservePluginsUnreserve(CycleState& state, const PodInfo& pod, const std::string& node_name) {
   PointTimer timer(deps_.metrics, metrics::point::kUnreserve, profile_name_);
   for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) {
-    Observed(deps_.metrics, state, "Unreserve", (*it)->Name(), metrics::point::kUnreserve,
+    Observed(deps_.metrics, state, "Unreserve", **it, metrics::point::kUnreserve,
              [&] { (*it)->Unreserve(state, pod, node_name); });
   }
   timer.Done();
@@ -726,7 +734,7 @@ Status Framework::RunPermitPlugins(CycleState& state, const PodInfoPtr& pod, con
   constexpr int64_t kMaxWaitNs = 15LL * 60 * util::kNanosPerSecond;
   PointTimer timer(deps_.metrics, metrics::point::kPermit, profile_name_);
   for (auto* p : permit_) {
-    auto [s, timeout] = Observed(deps_.metrics, state, "Permit", p->Name(), metrics::point::kPermit,
+    auto [s, timeout] = Observed(deps_.metrics, state, "Permit", *p, metrics::point::kPermit,
                                  [&] { return p->Permit(state, *pod, node_name); });
     if (s.IsSuccess()) continue;
     if (s.IsWait()) {
@@ -750,7 +758,7 @@ Status Framework::RunPermitPlugins(CycleState& state, const PodInfoPtr& pod, con
 Status Framework::RunPreBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node_name) {
   PointTimer timer(deps_.metrics, metrics::point::kPreBind, profile_name_);
   for (auto* p : pre_bind_) {
-    Status s = Observed(deps_.metrics, state, "PreBind", p->Name(), metrics::point::kPreBind,
+    Status s = Observed(deps_.metrics, state, "PreBind", *p, metrics::point::kPreBind,
                         [&] { return p->PreBind(state, pod, node_name); });
     if (s.IsSkip()) continue;
     if (!s.IsSuccess()) {
@@ -767,7 +775,7 @@ Status Framework::RunBindPlugins(CycleState& state, const PodInfo& pod, const st
   Status last = Status::Skip();
   PointTimer timer(deps_.metrics, metrics::point::kBind, profile_name_);
   for (auto* p : bind_) {
-    Status s = Observed(deps_.metrics, state, "Bind", p->Name(), metrics::point::kBind,
+    Status s = Observed(deps_.metrics, state, "Bind", *p, metrics::point::kBind,
                         [&] { return p->Bind(state, pod, node_name); });
     if (s.IsSkip()) continue;
     s.WithPlugin(p->Name());
@@ -784,7 +792,7 @@ Status Framework::RunBindPlugins(CycleState& state, const PodInfo& pod, const st
 void Framework::RunPostBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node_name) {
   PointTimer timer(deps_.metrics, metrics::point::kPostBind, profile_name_);
   for (auto* p : post_bind_) {
-    Observed(deps_.metrics, state, "PostBind", p->Name(), metrics::point::kPostBind,
+    Observed(deps_.metrics, state, "PostBind", *p, metrics::point::kPostBind,
              [&] { p->PostBind(state, pod, node_name); });
   }
   timer.Done();
