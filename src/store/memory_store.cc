@@ -545,7 +545,9 @@ Result<ObjectPtr> MemoryStore::UpdateLocked(const ResourceType& served, std::str
           BadRequest("the namespace of the provided object does not match the namespace sent on the request"));
     }
     const std::string_view body_rv = json::GetString(meta, "resourceVersion");
-    for (std::string_view want : {body_rv, std::string_view(request.expected_resource_version.value_or(""))}) {
+    // Named: a view of value_or's temporary would dangle inside the loop (ASan caught it).
+    const std::string expected_rv = request.expected_resource_version.value_or("");
+    for (std::string_view want : {body_rv, std::string_view(expected_rv)}) {
       if (!want.empty() && ParseResourceVersion(want) != current->resource_version) {
         return std::unexpected(StaleConflict(served, name));
       }
