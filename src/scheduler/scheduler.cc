@@ -352,13 +352,10 @@ void Scheduler::WaitForBindings() {
 
 void Scheduler::RejectWaitingPods(std::string_view message) {
   // Collected first: rejecting completes the pod, whose binding cycle removes it from the map.
-  std::vector<std::pair<std::string, std::string>> targets;  // uid, a plugin it waits on
-  waiting_pods_->Iterate([&](framework::WaitingPod& p) {
-    std::vector<std::string> plugins = p.GetPendingPlugins();
-    if (!plugins.empty()) targets.emplace_back(p.pod().metadata.uid, plugins.front());
-  });
-  for (const auto& [uid, plugin] : targets) {
-    if (auto p = waiting_pods_->Get(uid)) p->Reject(plugin, std::string(message));
+  std::vector<std::string> uids;
+  waiting_pods_->Iterate([&](framework::WaitingPod& p) { uids.push_back(p.pod().metadata.uid); });
+  for (const std::string& uid : uids) {
+    if (auto p = waiting_pods_->Get(uid)) p->RejectPending(std::string(message));
   }
 }
 

@@ -43,6 +43,16 @@ void WaitingPodImpl::Reject(std::string_view plugin, std::string message) {
   Complete(std::move(s));
 }
 
+void WaitingPodImpl::RejectPending(std::string message) {
+  std::string_view plugin;
+  {
+    std::lock_guard lock(mu_);
+    if (done_ || pending_.empty()) return;
+    plugin = pending_.begin()->first;
+  }
+  Reject(plugin, std::move(message));
+}
+
 bool WaitingPodImpl::ExpireIfDue(int64_t now_ns, int64_t started_ns) {
   std::string_view plugin;
   int64_t deadline = 0;

@@ -29,6 +29,10 @@ class WaitingPodImpl final : public WaitingPod {
   void Allow(std::string_view plugin) override;
   void Reject(std::string_view plugin, std::string message) override;
 
+  //! Rejects the pod on behalf of a plugin it still waits on (the scheduler shutting down). The
+  //! status names that plugin through the pending entry's own view of its static Name(), which
+  //! outlives the binding cycle that reads it.
+  void RejectPending(std::string message);
   //! Rejects the pod if a deadline has passed. Returns true when it completed now.
   bool ExpireIfDue(int64_t now_ns, int64_t started_ns);
   std::optional<int64_t> NextDeadline() const;
