@@ -379,8 +379,9 @@ void DecodeComponentBlocks(Decoder& d, const json& doc, Configuration& cfg) {
   d.Bool(Member(doc, "delayCacheUntilActive"), "delayCacheUntilActive");
 }
 
-// Extenders are kept as JSON for the extender client; their fields are checked here.
-void DecodeExtenders(Decoder& d, const json& extenders) {
+// upstream's Extender, field by field (its v1 type has no defaults: httpTimeout 0 means the
+// client's 5 s).
+void DecodeExtenders(Decoder& d, const json& extenders, std::vector<Extender>& out) {
   if (!d.Array(extenders, "extenders")) return;
   for (size_t i = 0; i < extenders.size(); ++i) {
     std::string path = PathIndex("extenders", i);
@@ -390,26 +391,54 @@ void DecodeExtenders(Decoder& d, const json& extenders) {
                    "tlsConfig", "httpTimeout", "nodeCacheCapable", "managedResources", "ignorable"})) {
       continue;
     }
-    for (std::string_view verb : {"urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "bindVerb"}) {
-      d.String(Member(e, verb), PathChild(path, verb));
+    Extender x;
+    auto str = [&](const json& j, const std::string& p, std::string& to) {
+      if (auto v = d.String(j, p)) to = std::move(*v);
+    };
+    auto flag = [&](const json& j, const std::string& p, bool& to) {
+      if (auto v = d.Bool(j, p)) to = *v;
+    };
+    str(Member(e, "urlPrefix"), PathChild(path, "urlPrefix"), x.url_prefix);
+    str(Member(e, "filterVerb"), PathChild(path, "filterVerb"), x.filter_verb);
+    str(Member(e, "preemptVerb"), PathChild(path, "preemptVerb"), x.preempt_verb);
+    str(Member(e, "prioritizeVerb"), PathChild(path, "prioritizeVerb"), x.prioritize_verb);
+    str(Member(e, "bindVerb"), PathChild(path, "bindVerb"), x.bind_verb);
+    if (auto v = d.Int64(Member(e, "weight"), PathChild(path, "weight"))) x.weight = *v;
+    flag(Member(e, "enableHTTPS"), PathChild(path, "enableHTTPS"), x.enable_https);
+    flag(Member(e, "nodeCacheCapable"), PathChild(path, "nodeCacheCapable"), x.node_cache_capable);
+    flag(Member(e, "ignorable"), PathChild(path, "ignorable"), x.ignorable);
+    if (const json& timeout = Member(e, "httpTimeout"); !timeout.is_null()) {
+      if (auto ns = DecodeDuration(d, timeout, PathChild(path, "httpTimeout"))) x.http_timeout_ns = *ns;
     }
-    d.Int64(Member(e, "weight"), PathChild(path, "weight"));
-    d.Bool(Member(e, "enableHTTPS"), PathChild(path, "enableHTTPS"));
-    d.Bool(Member(e, "nodeCacheCapable"), PathChild(path, "nodeCacheCapable"));
-    d.Bool(Member(e, "ignorable"), PathChild(path, "ignorable"));
     if (const json& tls = Member(e, "tlsConfig"); !tls.is_null()) {
-      d.Object(tls, PathChild(path, "tlsConfig"),
-               {"insecure", "serverName", "certFile", "keyFile", "caFile", "certData", "keyData", "caData"});
+      std::string tpath = PathChild(path, "tlsConfig");
+      if (d.Object(tls, tpath,
+                   {"insecure", "serverName", "certFile", "keyFile", "caFile", "certData", "keyData", "caData"})) {
+        ExtenderTlsConfig t;
+        flag(Member(tls, "insecure"), PathChild(tpath, "insecure"), t.insecure);
+        str(Member(tls, "serverName"), PathChild(tpath, "serverName"), t.server_name);
+        str(Member(tls, "certFile"), PathChild(tpath, "certFile"), t.cert_file);
+        str(Member(tls, "keyFile"), PathChild(tpath, "keyFile"), t.key_file);
+        str(Member(tls, "caFile"), PathChild(tpath, "caFile"), t.ca_file);
+        str(Member(tls, "certData"), PathChild(tpath, "certData"), t.cert_data);
+        str(Member(tls, "keyData"), PathChild(tpath, "keyData"), t.key_data);
+        str(Member(tls, "caData"), PathChild(tpath, "caData"), t.ca_data);
+        x.tls_config = std::move(t);
+      }
     }
     const json& resources = Member(e, "managedResources");
     if (d.Array(resources, PathChild(path, "managedResources"))) {
       for (size_t j = 0; j < resources.size(); ++j) {
         std::string rpath = PathIndex(PathChild(path, "managedResources"), j);
         if (!d.Object(resources[j], rpath, {"name", "ignoredByScheduler"})) continue;
-        d.String(Member(resources[j], "name"), PathChild(rpath, "name"));
-        d.Bool(Member(resources[j], "ignoredByScheduler"), PathChild(rpath, "ignoredByScheduler"));
+        ExtenderManagedResource r;
+        str(Member(resources[j], "name"), PathChild(rpath, "name"), r.name);
+        flag(Member(resources[j], "ignoredByScheduler"), PathChild(rpath, "ignoredByScheduler"),
+             r.ignored_by_scheduler);
+        x.managed_resources.push_back(std::move(r));
       }
     }
+    out.push_back(std::move(x));
   }
 }
 
@@ -458,8 +487,7 @@ void Decode(const json& doc, ErrorList& errors, const framework::Registry& regis
     }
   }
 
-  cfg.extenders = Member(doc, "extenders");
-  DecodeExtenders(d, cfg.extenders);
+  DecodeExtenders(d, Member(doc, "extenders"), cfg.extenders);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -635,29 +663,21 @@ void ValidateCommonQueueSort(ErrorList& errors, const std::vector<Profile>& prof
 }
 
 // Upstream's validateExtenders (the extended resource name syntax is not checked).
-void ValidateExtenders(ErrorList& errors, const json& extenders) {
-  if (!extenders.is_array()) return;
+void ValidateExtenders(ErrorList& errors, const std::vector<Extender>& extenders) {
   int binders = 0;
   std::set<std::string, std::less<>> managed;
   for (size_t i = 0; i < extenders.size(); ++i) {
-    const json& e = extenders[i];
+    const Extender& e = extenders[i];
     std::string path = PathIndex("extenders", i);
-    const json& prioritize = Member(e, "prioritizeVerb");
-    const json& weight = Member(e, "weight");
-    int64_t w = weight.is_number_integer() ? weight.get<int64_t>() : 0;
-    if (prioritize.is_string() && !prioritize.get<std::string>().empty() && w <= 0) {
-      errors.Invalid(PathChild(path, "weight"), std::to_string(w), "must have a positive weight applied to it");
+    if (!e.prioritize_verb.empty() && e.weight <= 0) {
+      errors.Invalid(PathChild(path, "weight"), std::to_string(e.weight), "must have a positive weight applied to it");
     }
-    const json& bind = Member(e, "bindVerb");
-    if (bind.is_string() && !bind.get<std::string>().empty()) ++binders;
-    const json& resources = Member(e, "managedResources");
-    if (!resources.is_array()) continue;
-    for (size_t j = 0; j < resources.size(); ++j) {
-      const json& name = Member(resources[j], "name");
-      if (!name.is_string()) continue;
-      if (!managed.insert(name.get<std::string>()).second) {
-        errors.Invalid(PathChild(PathIndex(PathChild(path, "managedResources"), j), "name"),
-                       GoQuote(name.get<std::string>()), "duplicate extender managed resource name");
+    if (!e.bind_verb.empty()) ++binders;
+    for (size_t j = 0; j < e.managed_resources.size(); ++j) {
+      const std::string& name = e.managed_resources[j].name;
+      if (!managed.insert(name).second) {
+        errors.Invalid(PathChild(PathIndex(PathChild(path, "managedResources"), j), "name"), GoQuote(name),
+                       "duplicate extender managed resource name");
       }
     }
   }
@@ -737,12 +757,25 @@ void Validate(ErrorList& errors, const Configuration& cfg, const std::vector<Dec
                    "must be greater than or equal to PodInitialBackoffSeconds");
   }
   ValidateExtenders(errors, cfg.extenders);
-  // Checked as upstream does above, but never called: say so rather than schedule as if the
-  // extenders had agreed to everything.
-  if (cfg.extenders.is_array() && !cfg.extenders.empty()) {
-    errors.Add("extenders",
-               fmt::format("not supported yet: kubesched does not call scheduler extenders (configured: {})",
-                           cfg.extenders.size()));
+}
+
+// upstream's buildExtenders: resources an extender manages with ignoredByScheduler are left to it,
+// so every profile's NodeResourcesFit ignores them (replacing the ignoredResources its args give,
+// as upstream does). Upstream fails a profile without NodeResourcesFit args; they are added here.
+void ApplyExtenderIgnoredResources(Configuration& cfg) {
+  json ignored = json::array();
+  for (const Extender& e : cfg.extenders) {
+    for (const ExtenderManagedResource& r : e.managed_resources) {
+      if (r.ignored_by_scheduler) ignored.push_back(r.name);
+    }
+  }
+  if (ignored.empty()) return;
+  for (Profile& p : cfg.profiles) {
+    auto it = std::find_if(p.plugin_config.begin(), p.plugin_config.end(),
+                           [](const PluginConfig& c) { return c.name == "NodeResourcesFit"; });
+    if (it == p.plugin_config.end()) it = p.plugin_config.insert(p.plugin_config.end(), {"NodeResourcesFit", json()});
+    if (!it->args.is_object()) it->args = json::object();
+    it->args["ignoredResources"] = ignored;
   }
 }
 
@@ -769,6 +802,7 @@ std::expected<Configuration, std::string> LoadConfigFromString(const std::string
   SetDefaults(cfg, decoded, registry);
   Validate(errors, cfg, decoded, registry);
   if (!errors.empty()) return std::unexpected(errors.Join(source_name));
+  ApplyExtenderIgnoredResources(cfg);
   return cfg;
 }
 

@@ -72,7 +72,7 @@ TEST(LoadTest, DefaultConfiguration) {
   EXPECT_FALSE(cfg.percentage_of_nodes_to_score.has_value());
   EXPECT_EQ(cfg.pod_initial_backoff_seconds, 1);
   EXPECT_EQ(cfg.pod_max_backoff_seconds, 10);
-  EXPECT_TRUE(cfg.extenders.is_null());
+  EXPECT_TRUE(cfg.extenders.empty());
   ASSERT_EQ(cfg.profiles.size(), 1u);
   const Profile& p = cfg.profiles[0];
   EXPECT_EQ(p.scheduler_name, "default-scheduler");
@@ -322,19 +322,16 @@ TEST(LoadTest, ValidationErrors) {
       {"args not an object", kHeader + "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args: [1]\n",
        "cfg.yaml: profiles[0].pluginConfig[0].args: Invalid type: expected object, got array"},
       {"extender without weight", kHeader + "extenders:\n- urlPrefix: http://x\n  prioritizeVerb: prioritize\n",
-       "cfg.yaml: extenders[0].weight: Invalid value: 0: must have a positive weight applied to it\n"
-       "cfg.yaml: extenders: not supported yet: kubesched does not call scheduler extenders (configured: 1)"},
+       "cfg.yaml: extenders[0].weight: Invalid value: 0: must have a positive weight applied to it"},
       {"two binding extenders",
        kHeader + "extenders:\n- urlPrefix: http://x\n  bindVerb: bind\n- urlPrefix: http://y\n  bindVerb: bind\n",
        "cfg.yaml: extenders: Invalid value: \"found 2 extenders implementing bind\": only one extender can implement "
-       "bind\n"
-       "cfg.yaml: extenders: not supported yet: kubesched does not call scheduler extenders (configured: 2)"},
+       "bind"},
       {"duplicate extender managed resource",
        kHeader + "extenders:\n- urlPrefix: http://x\n  managedResources: [{name: foo.com/bar}]\n"
                  "- urlPrefix: http://y\n  managedResources: [{name: foo.com/bar}]\n",
        "cfg.yaml: extenders[1].managedResources[0].name: Invalid value: \"foo.com/bar\": duplicate extender managed "
-       "resource name\n"
-       "cfg.yaml: extenders: not supported yet: kubesched does not call scheduler extenders (configured: 2)"},
+       "resource name"},
       {"all errors are reported at once",
        kHeader + "parallelism: 0\npercentageOfNodesToScore: 200\npodInitialBackoffSeconds: 3\npodMaxBackoffSeconds: 2\n"
                  "profiles:\n- schedulerName: a\n  percentageOfNodesToScore: -5\n  plugins:\n"
@@ -477,33 +474,70 @@ extenders: []
   EXPECT_EQ(cfg->client_connection.burst, 30);
 }
 
-// Until kubesched calls extenders, configuring one is an error rather than silently ignored; the
-// extenders' fields are still decoded and validated as upstream does.
-TEST(LoadTest, ExtendersAreRejected) {
-  RunErrorCases(
-      {
-          {"one valid extender", kHeader + R"(extenders:
+// Extenders are decoded into their typed form and validated as upstream does; resources an
+// extender manages with ignoredByScheduler become every profile's NodeResourcesFit ignoredResources.
+TEST(LoadTest, ExtendersAreDecodedAndValidated) {
+  auto cfg = LoadConfigFromString(kHeader + R"(extenders:
 - urlPrefix: http://127.0.0.1:8888/
   filterVerb: filter
   prioritizeVerb: prioritize
+  preemptVerb: preempt
+  bindVerb: bind
   weight: 2
   enableHTTPS: true
-  tlsConfig: {insecure: true, serverName: x}
+  tlsConfig: {insecure: true, serverName: x, caData: Zm9v}
   nodeCacheCapable: true
   ignorable: true
-  httpTimeout: 5s
+  httpTimeout: 1m30s
   managedResources:
   - name: example.com/gpu
     ignoredByScheduler: true
+  - name: example.com/fpga
+- urlPrefix: http://other/
+profiles:
+- schedulerName: a
+- schedulerName: b
+  pluginConfig:
+  - name: NodeResourcesFit
+    args: {ignoredResources: [x.com/y]}
 )",
-           "cfg.yaml: extenders: not supported yet: kubesched does not call scheduler extenders (configured: 1)"},
+                                  "cfg.yaml", FullRegistry());
+  ASSERT_TRUE(cfg.has_value()) << cfg.error();
+  ASSERT_EQ(cfg->extenders.size(), 2u);
+  const Extender& e = cfg->extenders[0];
+  EXPECT_EQ(e.url_prefix, "http://127.0.0.1:8888/");
+  EXPECT_EQ(e.filter_verb, "filter");
+  EXPECT_EQ(e.prioritize_verb, "prioritize");
+  EXPECT_EQ(e.preempt_verb, "preempt");
+  EXPECT_EQ(e.bind_verb, "bind");
+  EXPECT_EQ(e.weight, 2);
+  EXPECT_TRUE(e.enable_https);
+  ASSERT_TRUE(e.tls_config.has_value());
+  EXPECT_TRUE(e.tls_config->insecure);
+  EXPECT_EQ(e.tls_config->server_name, "x");
+  EXPECT_EQ(e.tls_config->ca_data, "Zm9v");
+  EXPECT_TRUE(e.node_cache_capable);
+  EXPECT_TRUE(e.ignorable);
+  EXPECT_EQ(e.http_timeout_ns, 90'000'000'000);
+  ASSERT_EQ(e.managed_resources.size(), 2u);
+  EXPECT_EQ(e.managed_resources[0], (ExtenderManagedResource{"example.com/gpu", true}));
+  EXPECT_EQ(e.managed_resources[1], (ExtenderManagedResource{"example.com/fpga", false}));
+  EXPECT_EQ(cfg->extenders[1], (Extender{.url_prefix = "http://other/"}));
+  // Upstream's buildExtenders replaces each profile's NodeResourcesFit ignoredResources.
+  for (const Profile& p : cfg->profiles) {
+    EXPECT_EQ(p.ArgsFor("NodeResourcesFit")["ignoredResources"], nlohmann::json::array({"example.com/gpu"}))
+        << p.scheduler_name;
+  }
+  RunErrorCases(
+      {
           {"two, one of them invalid",
            kHeader + "extenders:\n- urlPrefix: http://x\n  prioritizeVerb: p\n- urlPrefix: http://y\n",
-           "cfg.yaml: extenders[0].weight: Invalid value: 0: must have a positive weight applied to it\n"
-           "cfg.yaml: extenders: not supported yet: kubesched does not call scheduler extenders (configured: 2)"},
+           "cfg.yaml: extenders[0].weight: Invalid value: 0: must have a positive weight applied to it"},
           {"their fields are decoded strictly first",
            kHeader + "extenders:\n- urlPrefix: http://x\n  tlsConfig: {insecure: true, cafile: x}\n",
            "cfg.yaml: unknown field \"extenders[0].tlsConfig.cafile\""},
+          {"a timeout that is not a duration", kHeader + "extenders:\n- urlPrefix: http://x\n  httpTimeout: 5\n",
+           "cfg.yaml: extenders[0].httpTimeout: "},
       },
       FullRegistry());
 }

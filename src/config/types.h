@@ -127,6 +127,52 @@ struct LeaderElection {
   std::string resource_namespace = "kube-system";
 };
 
+//! One entry of `extenders` (upstream's Extender): an HTTP service the scheduler calls to filter,
+//! prioritize, adjust preemption and bind. kubesched calls them as upstream's HTTPExtender does
+//! (src/extender/).
+struct ExtenderTlsConfig {
+  bool insecure = false;
+  std::string server_name;
+  std::string cert_file;
+  std::string key_file;
+  std::string ca_file;
+  //! certData, keyData, caData as written: base64 of PEM ([]byte in Go's JSON); decoded by the
+  //! extender client, which reports bad base64 when it is built.
+  std::string cert_data;
+  std::string key_data;
+  std::string ca_data;
+  bool operator==(const ExtenderTlsConfig&) const = default;
+};
+
+struct ExtenderManagedResource {
+  std::string name;
+  //! The scheduler's NodeResourcesFit then ignores this resource (the extender accounts for it).
+  bool ignored_by_scheduler = false;
+  bool operator==(const ExtenderManagedResource&) const = default;
+};
+
+struct Extender {
+  std::string url_prefix;
+  std::string filter_verb;
+  std::string preempt_verb;
+  std::string prioritize_verb;
+  //! Multiplies the extender's 0-10 scores (scaled to the framework's 0-100); positive when
+  //! prioritize_verb is set.
+  int64_t weight = 0;
+  std::string bind_verb;
+  bool enable_https = false;
+  std::optional<ExtenderTlsConfig> tls_config;
+  //! httpTimeout; 0 means upstream's DefaultExtenderTimeout (5 s), applied by the client.
+  int64_t http_timeout_ns = 0;
+  //! The extender keeps its own node cache: requests carry node names, not Node objects.
+  bool node_cache_capable = false;
+  //! When non-empty, only pods requesting (or limiting) one of these resources are sent.
+  std::vector<ExtenderManagedResource> managed_resources;
+  //! Its errors (unreachable, non-200, an Error in the result) skip it instead of failing.
+  bool ignorable = false;
+  bool operator==(const Extender&) const = default;
+};
+
 struct Configuration {
   int32_t parallelism = 16;
   //! Unset means adaptive (upstream's default 0: 50% on 100 nodes down to 5% on 5000+ nodes).
@@ -135,9 +181,8 @@ struct Configuration {
   int64_t pod_max_backoff_seconds = 10;
   //! At least one after loading; scheduler names are unique and non-empty.
   std::vector<Profile> profiles;
-  //! The `extenders` list as written in the file (null when absent); only the checks of
-  //! upstream's validateExtenders were applied.
-  nlohmann::json extenders;
+  //! The `extenders` list, decoded and validated as upstream's validateExtenders.
+  std::vector<Extender> extenders;
   ClientConnection client_connection;
   LeaderElection leader_election;
 };

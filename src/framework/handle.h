@@ -11,6 +11,7 @@
 
 #include "framework/client.h"
 #include "framework/cycle_state.h"
+#include "framework/extender.h"
 #include "framework/interface.h"
 #include "framework/listers.h"
 #include "util/clock.h"
@@ -95,6 +96,8 @@ class Handle : public PluginsRunner {
   //! A preemption evicted `victims` pods (upstream's scheduler_preemption_victims, which its
   //! preemption code observes directly). Ignored unless the scheduler records metrics.
   virtual void ObservePreemptionVictims(size_t /*victims*/) {}
+  //! The configured extenders, in the order they are called (ignorable ones last, as upstream).
+  virtual std::span<Extender* const> Extenders() const { return {}; }
 };
 
 }  // namespace kubesched::framework

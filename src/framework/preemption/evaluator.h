@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "framework/extender.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
 
@@ -67,11 +68,8 @@ void FilterPodsWithPdbViolation(const std::vector<PodInfoPtr>& pods, std::span<c
                                 std::vector<PodInfoPtr>& violating, std::vector<PodInfoPtr>& non_violating,
                                 const PdbIndex* index = nullptr);
 
-//! The pods to evict on one node, most important first.
-struct Victims {
-  std::vector<PodInfoPtr> pods;
-  int64_t num_pdb_violations = 0;
-};
+//! The pods to evict on one node, most important first (the extenders' type too).
+using framework::Victims;
 
 struct Candidate {
   std::string node_name;
