@@ -1,6 +1,5 @@
 #include "cmd/apiserver.h"
 
-
 #include <filesystem>
 #include <iostream>
 

@@ -1,6 +1,5 @@
 #include "cmd/run.h"
 
-
 #include <atomic>
 #include <iostream>
 #include <stop_token>
@@ -173,15 +172,12 @@ int RunRun(const RunArgs& args) {
     std::cerr << "error: " << registry.error() << "\n";
     return kExitUsage;
   }
-  config::Configuration cfg = config::DefaultConfiguration(*registry);
-  if (!args.config.empty()) {
-    auto loaded = config::LoadConfigFile(args.config, *registry);
-    if (!loaded) {
-      std::cerr << "error: " << loaded.error() << "\n";
-      return kExitUsage;
-    }
-    cfg = std::move(*loaded);
+  auto loaded = LoadConfiguration(args.config, *registry);
+  if (!loaded) {
+    std::cerr << "error: " << loaded.error() << "\n";
+    return kExitUsage;
   }
+  config::Configuration& cfg = *loaded;
   if (auto ok = ApplyFlags(args, cfg); !ok) {
     std::cerr << "error: " << ok.error() << "\n";
     return kExitUsage;

@@ -6,9 +6,16 @@
 
 #include "client/kubeconfig.h"
 #include "cmd/version.h"
+#include "config/load.h"
 #include "util/log.h"
 
 namespace kubesched::cmd {
+
+std::expected<config::Configuration, std::string> LoadConfiguration(const std::string& path,
+                                                                    const framework::Registry& registry) {
+  if (path.empty()) return config::DefaultConfiguration(registry);
+  return config::LoadConfigFile(path, registry);
+}
 
 std::expected<std::pair<std::string, int>, std::string> SplitListen(const std::string& listen) {
   size_t colon = listen.rfind(':');

@@ -13,9 +13,14 @@
 
 #include "client/rest_client.h"
 #include "config/types.h"
+#include "framework/registry.h"
 #include "server/tls.h"
 
 namespace kubesched::cmd {
+
+//! The configuration in `path` (KubeSchedulerConfiguration), or the default one when empty.
+std::expected<config::Configuration, std::string> LoadConfiguration(const std::string& path,
+                                                                    const framework::Registry& registry);
 
 //! "127.0.0.1:8080" -> host, port; "[::1]:0" for IPv6. The error names --listen.
 std::expected<std::pair<std::string, int>, std::string> SplitListen(const std::string& listen);
@@ -33,8 +38,9 @@ struct RestClientError {
   std::string message;
   bool usage = false;
 };
-std::expected<std::unique_ptr<client::RestClient>, RestClientError> ConnectRestClient(
-    const std::string& kubeconfig, const std::string& master, const config::Configuration& cfg);
+std::expected<std::unique_ptr<client::RestClient>, RestClientError> ConnectRestClient(const std::string& kubeconfig,
+                                                                                      const std::string& master,
+                                                                                      const config::Configuration& cfg);
 
 //! Waits for SIGTERM or SIGINT on a thread of its own and then requests its stop. They are
 //! blocked from construction on, so construct it before starting any thread (threads inherit the
