@@ -75,6 +75,10 @@ class SimulatedCluster final : private detail::OwnedStore, public StoreClient {
 
   //! Records the eviction (Evictions()), then StoreClient::DeletePod.
   framework::Status DeletePod(const api::Pod& pod, std::string_view reason) override;
+  //! No one else writes to the simulated cluster: a pod an extender bound is bound here.
+  framework::Status BoundByExtender(const api::Pod& pod, const std::string& node_name) override {
+    return Bind(pod, node_name);
+  }
   //! DeletePod, with the eviction's moved_to set to destination_node.
   framework::Status DeletePodForMove(const api::Pod& pod, const std::string& destination_node,
                                      std::string_view reason) override;

@@ -522,7 +522,9 @@ profiles:
   ASSERT_EQ(e.managed_resources.size(), 2u);
   EXPECT_EQ(e.managed_resources[0], (ExtenderManagedResource{"example.com/gpu", true}));
   EXPECT_EQ(e.managed_resources[1], (ExtenderManagedResource{"example.com/fpga", false}));
-  EXPECT_EQ(cfg->extenders[1], (Extender{.url_prefix = "http://other/"}));
+  Extender other;
+  other.url_prefix = "http://other/";
+  EXPECT_EQ(cfg->extenders[1], other);
   // Upstream's buildExtenders replaces each profile's NodeResourcesFit ignoredResources.
   for (const Profile& p : cfg->profiles) {
     EXPECT_EQ(p.ArgsFor("NodeResourcesFit")["ignoredResources"], nlohmann::json::array({"example.com/gpu"}))
@@ -537,7 +539,10 @@ profiles:
            kHeader + "extenders:\n- urlPrefix: http://x\n  tlsConfig: {insecure: true, cafile: x}\n",
            "cfg.yaml: unknown field \"extenders[0].tlsConfig.cafile\""},
           {"a timeout that is not a duration", kHeader + "extenders:\n- urlPrefix: http://x\n  httpTimeout: 5\n",
-           "cfg.yaml: extenders[0].httpTimeout: "},
+           "cfg.yaml: extenders[0].httpTimeout: Invalid type: expected string, got integer"},
+          {"a timeout that does not parse", kHeader + "extenders:\n- urlPrefix: http://x\n  httpTimeout: 5 s\n",
+           "cfg.yaml: extenders[0].httpTimeout: invalid duration \"5 s\": unknown unit \" s\" (use ns, us, ms, s, "
+           "m or h)"},
       },
       FullRegistry());
 }

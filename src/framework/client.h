@@ -55,6 +55,10 @@ class ClusterClient {
   virtual Status DeletePodForMove(const api::Pod& pod, const std::string& destination_node, std::string_view reason) {
     return DeletePod(pod, reason);
   }
+  //! A scheduler extender's bind verb bound the pod. A cluster the scheduler watches reports the
+  //! binding through its watch, so nothing is written by default; the simulated cluster, which
+  //! nothing outside the process writes to, records the pod as bound there.
+  virtual Status BoundByExtender(const api::Pod& /*pod*/, const std::string& /*node_name*/) { return Status(); }
   //! Sets (or, with "", clears) status.nominatedNodeName.
   virtual Status SetNominatedNodeName(const api::Pod& pod, const std::string& node_name) = 0;
   //! Records the PodScheduled condition (reason Unschedulable / SchedulerError and a message).

@@ -78,10 +78,10 @@ class Extender {
   virtual bool IsInterested(const api::Pod& pod) const = 0;
   //! The nodes among `nodes` that pass the extender's filter (all of them without a filter verb).
   virtual std::expected<ExtenderFilterResult, std::string> Filter(const api::Pod& pod,
-                                                                   std::span<const NodeInfo* const> nodes) = 0;
+                                                                  std::span<const NodeInfo* const> nodes) = 0;
   //! Its scores for `nodes` (all 0 with weight 0 without a prioritize verb).
   virtual std::expected<ExtenderPrioritizeResult, std::string> Prioritize(const api::Pod& pod,
-                                                                         std::span<const NodeInfo* const> nodes) = 0;
+                                                                          std::span<const NodeInfo* const> nodes) = 0;
   //! The candidates preemption chose, as the extender accepts or changes them: a subset of the
   //! nodes, each with victims among the pods `nodes` has on it. Not called without a preempt verb.
   virtual std::expected<NodeToVictims, std::string> ProcessPreemption(const api::Pod& pod,

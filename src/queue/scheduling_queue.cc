@@ -4,6 +4,7 @@
 #include <exception>
 #include <utility>
 
+#include "framework/extender.h"
 #include "queue/pod_events.h"
 
 namespace kubesched::queue {
@@ -320,6 +321,15 @@ SchedulingQueue::Strategy SchedulingQueue::IsPodWorthRequeuingLocked(const Queue
       return PodKey(*objects.new_pod) == PodKey(info.pod()) ? Strategy::kAfterBackoff : Strategy::kSkip;
     }
     if (objects.new_node != nullptr) return Strategy::kSkip;
+    return Strategy::kAfterBackoff;
+  }
+  // Extenders register no events: a pod an extender rejected is retried on any event, as
+  // upstream's framework.ExtenderName among its unschedulable plugins, except an update of the pod
+  // that changed nothing scheduling reads (its status: the scheduler's own condition write would
+  // otherwise send it straight back to backoff after every attempt).
+  if (Contains(info.unschedulable_plugins, framework::kExtenderName) &&
+      !(event.action == framework::action::kUpdatePodOther && objects.new_pod != nullptr &&
+        PodKey(*objects.new_pod) == PodKey(info.pod()))) {
     return Strategy::kAfterBackoff;
   }
   const ProfileQueueingConfig* profile = ProfileFor(info.pod());

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <thread>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -199,7 +201,7 @@ std::expected<Scheduler::ScheduleResult, Scheduler::ScheduleFailure> Scheduler::
     return ScheduleResult{feasible[0]->name(), 1 + diagnosis.node_to_status.size(), 1};
   }
   std::vector<framework::runtime::NodePluginScores> scores;
-  if (!fwk.HasScorePlugins()) {
+  if (!fwk.HasScorePlugins() && extenders_.empty()) {
     scores.resize(feasible.size());
     for (size_t i = 0; i < feasible.size(); ++i) {
       scores[i].node = feasible[i];
@@ -212,6 +214,7 @@ std::expected<Scheduler::ScheduleResult, Scheduler::ScheduleFailure> Scheduler::
     auto [sc, s] = fwk.RunScorePlugins(state, pod, feasible, explaining_, cycle_class_);
     if (!s.IsSuccess()) return std::unexpected(ScheduleFailure{s});
     scores = std::move(sc);
+    if (!extenders_.empty()) AddExtenderScores(pod.pod(), feasible, scores);
   }
   std::string host = SelectHost(scores);
   if (explaining_) Explain(fwk, state, pod, diagnosis, feasible, &scores, host, "");
@@ -242,6 +245,13 @@ std::vector<const NodeInfo*> Scheduler::FindNodesThatFitPod(Framework& fwk, Cycl
   if (nominated && !nominated->empty()) {
     if (const NodeInfo* n = snapshot_->Get(*nominated)) {
       Status ns = fwk.RunFilterPluginsWithNominatedPods(state, pod, *n);
+      if (ns.IsSuccess() && !extenders_.empty()) {
+        // The extenders judge the nominated node too; their verdicts on it are not kept (the
+        // search over all nodes that follows a rejection records its own).
+        Diagnosis scratch;
+        auto passed = FindNodesThatPassExtenders(pod.pod(), {n}, scratch, ns);
+        if (ns.IsSuccess() && passed.empty()) ns = Status(framework::Code::kUnschedulable);
+      }
       if (ns.IsSuccess()) return {n};
       // An error on the nominated node is logged and the search goes on over all nodes.
       if (ns.IsError())
@@ -277,6 +287,46 @@ std::vector<const NodeInfo*> Scheduler::FindNodesThatFitPod(Framework& fwk, Cycl
   // As upstream, the start index advances by the nodes processed, modulo all nodes (not only
   // those PreFilter left), also after an error, so every node gets its turn.
   next_start_node_index_ = (next_start_node_index_ + processed) % all.size();
+  if (!error.IsSuccess() || extenders_.empty() || feasible.empty()) return feasible;
+  const size_t before = feasible.size();
+  feasible = FindNodesThatPassExtenders(pod.pod(), std::move(feasible), diagnosis, error);
+  // Extenders register no events: a pod they rejected is retried on any cluster event.
+  if (error.IsSuccess() && feasible.size() != before) diagnosis.unschedulable_plugins.emplace(framework::kExtenderName);
+  return feasible;
+}
+
+std::vector<const NodeInfo*> Scheduler::FindNodesThatPassExtenders(const api::Pod& pod,
+                                                                   std::vector<const NodeInfo*> feasible,
+                                                                   Diagnosis& diagnosis, Status& error) {
+  for (framework::Extender* extender : extender_ptrs_) {
+    if (feasible.empty()) break;
+    if (!extender->IsInterested(pod)) continue;
+    auto result = extender->Filter(pod, feasible);
+    if (!result) {
+      if (extender->IsIgnorable()) {
+        KS_LOG.InfoS("Skipping extender as it returned error and has ignorable flag set", "extender", extender->Name(),
+                     "err", result.error());
+        continue;
+      }
+      error = Status::Error(result.error());
+      return {};
+    }
+    // The diagnosis keeps views of node names: those of the snapshot's nodes, which outlive the
+    // cycle (an extender's answer naming a node the snapshot lacks has nothing to record).
+    auto record = [&](const std::string& node, Status status) {
+      if (const NodeInfo* n = snapshot_->Get(node)) diagnosis.node_to_status.Set(n->name(), std::move(status));
+    };
+    // Unresolvable verdicts win over resolvable ones for a node an extender put in both maps,
+    // so preemption does not try a node it cannot help.
+    for (const auto& [node, reason] : result->failed_and_unresolvable) {
+      record(node, Status::UnschedulableAndUnresolvable(reason));
+    }
+    for (const auto& [node, reason] : result->failed) {
+      if (result->failed_and_unresolvable.contains(node)) continue;
+      record(node, Status(framework::Code::kUnschedulable, reason));
+    }
+    feasible = std::move(result->feasible);
+  }
   return feasible;
 }
 
@@ -399,6 +449,54 @@ std::vector<const NodeInfo*> Scheduler::FindNodesThatPassFilters(Framework& fwk,
   return feasible;
 }
 
+void Scheduler::AddExtenderScores(const api::Pod& pod, const std::vector<const NodeInfo*>& nodes,
+                                  std::vector<framework::runtime::NodePluginScores>& scores) {
+  std::vector<framework::Extender*> interested;
+  for (framework::Extender* e : extender_ptrs_) {
+    if (e->IsInterested(pod)) interested.push_back(e);
+  }
+  if (interested.empty()) return;
+  // Each extender is a network round trip: they are asked at once, as upstream's goroutines.
+  std::vector<std::expected<framework::ExtenderPrioritizeResult, std::string>> results(interested.size());
+  auto ask = [&](int i) {
+    results[static_cast<size_t>(i)] = interested[static_cast<size_t>(i)]->Prioritize(pod, nodes);
+  };
+  if (interested.size() == 1) {
+    ask(0);
+  } else {
+    std::vector<std::thread> threads;
+    for (size_t i = 1; i < interested.size(); ++i) threads.emplace_back(ask, static_cast<int>(i));
+    ask(0);
+    for (auto& t : threads) t.join();
+  }
+  std::unordered_map<std::string_view, size_t> index;
+  index.reserve(scores.size());
+  for (size_t i = 0; i < scores.size(); ++i) index.emplace(scores[i].node->name(), i);
+  for (size_t e = 0; e < interested.size(); ++e) {
+    if (!results[e]) {
+      KS_LOG_V(5).InfoS("Failed to run extender's priority function. No score given by this extender.", "error",
+                        results[e].error(), "pod", log::KObj(pod), "extender", interested[e]->Name());
+      continue;
+    }
+    const int64_t weight = results[e]->weight;
+    for (const framework::HostPriority& hp : results[e]->priorities) {
+      auto it = index.find(hp.host);
+      if (it == index.end()) continue;  // a node it was not asked about
+      // Extenders score 0..10: scaled into the plugins' 0..100 range, then weighted.
+      const int64_t score = hp.score * weight * (framework::kMaxNodeScore / framework::kMaxExtenderPriority);
+      framework::runtime::NodePluginScores& node = scores[it->second];
+      if (explaining_) {
+        node.scores.push_back({.plugin = interested[e]->Name(),
+                               .score = score,
+                               .raw = hp.score,
+                               .normalized = hp.score * (framework::kMaxNodeScore / framework::kMaxExtenderPriority),
+                               .weight = weight});
+      }
+      node.total += score;
+    }
+  }
+}
+
 std::string Scheduler::SelectHost(const std::vector<framework::runtime::NodePluginScores>& scores) {
   // Highest total wins; ties are broken uniformly at random by reservoir sampling, as upstream.
   const framework::runtime::NodePluginScores* selected = &scores[0];
@@ -511,6 +609,21 @@ void Scheduler::ObserveFailedAttempt(const Framework& fwk, const Status& status,
                            metrics::SinceInSeconds(start));
 }
 
+std::optional<Status> Scheduler::BindThroughExtenders(const api::Pod& pod, const std::string& host) {
+  for (framework::Extender* extender : extender_ptrs_) {
+    if (!extender->IsBinder() || !extender->IsInterested(pod)) continue;
+    auto bound = extender->Bind(pod, host);
+    if (!bound && extender->IsIgnorable()) {
+      KS_LOG.InfoS("Skipping extender in bind as it returned error and has ignorable flag set", "extender",
+                   extender->Name(), "err", bound.error());
+      continue;
+    }
+    if (!bound) return Status::Error(bound.error());
+    return client_->BoundByExtender(pod, host);
+  }
+  return std::nullopt;
+}
+
 void Scheduler::RunBindingCycle(Framework* fwk, std::shared_ptr<CycleState> state, QueuedPodInfo qpi,
                                 PodInfoPtr assumed, std::string host, Status permit_status,
                                 metrics::MonotonicClock::time_point start) {
@@ -523,8 +636,12 @@ void Scheduler::RunBindingCycle(Framework* fwk, std::shared_ptr<CycleState> stat
     queue_->Done(uid);
     s = fwk->RunPreBindPlugins(*state, *assumed, host);
     if (s.IsSuccess()) {
-      s = fwk->RunBindPlugins(*state, *assumed, host);
-      if (s.IsSkip()) s = Status::Error("no bind plugin bound the pod");
+      if (std::optional<Status> bound = BindThroughExtenders(assumed->pod(), host)) {
+        s = std::move(*bound);
+      } else {
+        s = fwk->RunBindPlugins(*state, *assumed, host);
+        if (s.IsSkip()) s = Status::Error("no bind plugin bound the pod");
+      }
     }
   }
   if (s.IsSuccess()) {

@@ -146,8 +146,14 @@ std::expected<std::unique_ptr<Scheduler>, std::string> Scheduler::Create(const S
   framework::PodNominator* nominator = proxy.get();
   s->nominator_proxy_ = std::move(proxy);
 
+  s->extenders_ = options.extenders;
+  // upstream's buildExtenders order: ignorable extenders are called after the others.
+  std::stable_partition(s->extenders_.begin(), s->extenders_.end(), [](const auto& e) { return !e->IsIgnorable(); });
+  for (const auto& e : s->extenders_) s->extender_ptrs_.push_back(e.get());
+
   framework::runtime::FrameworkDeps deps{&client, nominator, &clock, s->parallelizer_.get(), s->waiting_pods_.get(),
                                          {}};
+  deps.extenders = s->extender_ptrs_;
   deps.metrics = options.metrics;
   s->metrics_ = options.metrics;
   Scheduler* self = s.get();

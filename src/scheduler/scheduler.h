@@ -29,6 +29,7 @@
 #include "cluster/event_handler.h"
 #include "config/types.h"
 #include "framework/client.h"
+#include "framework/extender.h"
 #include "framework/registry.h"
 #include "framework/runtime/framework.h"
 #include "framework/runtime/waiting_pods.h"
@@ -116,6 +117,9 @@ struct SchedulerOptions {
   //! Whether pending pods are queued and scheduled. False for `kubesched extender`: the cache and
   //! snapshot follow the cluster's events, but the scheduler places no pod itself.
   bool queue_pods = true;
+  //! The extenders to call (tests inject their own); when empty, Create builds them from
+  //! config.extenders (extender::BuildExtenders: HTTP extenders, ignorable ones last).
+  std::vector<std::shared_ptr<framework::Extender>> extenders;
 };
 
 class Scheduler final : public cluster::EventHandler {
@@ -220,6 +224,20 @@ class Scheduler final : public cluster::EventHandler {
                                                                    std::span<const framework::NodeInfo* const> nodes,
                                                                    framework::Status& error, size_t& processed);
   std::string SelectHost(const std::vector<framework::runtime::NodePluginScores>& scores);
+  //! upstream's findNodesThatPassExtenders: each interested extender filters what the previous
+  //! ones left, its rejections recorded in the diagnosis; an error is fatal unless the extender
+  //! is ignorable.
+  std::vector<const framework::NodeInfo*> FindNodesThatPassExtenders(const api::Pod& pod,
+                                                                     std::vector<const framework::NodeInfo*> feasible,
+                                                                     Diagnosis& diagnosis, framework::Status& error);
+  //! Adds the interested extenders' scores (0..10, × weight × MaxNodeScore / 10) to `scores`,
+  //! the extenders called concurrently; a failed one gives no score (upstream ignores
+  //! prioritize errors).
+  void AddExtenderScores(const api::Pod& pod, const std::vector<const framework::NodeInfo*>& nodes,
+                         std::vector<framework::runtime::NodePluginScores>& scores);
+  //! upstream's extendersBinding: the first interested binding extender binds the pod (an
+  //! ignorable one that fails is skipped); nullopt when none did, so the Bind plugins run.
+  std::optional<framework::Status> BindThroughExtenders(const api::Pod& pod, const std::string& host);
   void RunBindingCycle(framework::runtime::Framework* fwk, std::shared_ptr<framework::CycleState> state,
                        framework::QueuedPodInfo qpi, framework::PodInfoPtr assumed, std::string host,
                        framework::Status permit_status, metrics::MonotonicClock::time_point start);
@@ -261,6 +279,8 @@ class Scheduler final : public cluster::EventHandler {
   std::unique_ptr<cache::Snapshot> snapshot_;
   std::unique_ptr<queue::SchedulingQueue> queue_;
   std::map<std::string, std::unique_ptr<framework::runtime::Framework>, std::less<>> profiles_;
+  std::vector<std::shared_ptr<framework::Extender>> extenders_;
+  std::vector<framework::Extender*> extender_ptrs_;  // the frameworks' view of extenders_
 
   // Serializes scheduling cycles with FireTimers (a TimedPlugin's tick updates the snapshot
   // and plans as a cycle does), for `run`, where a timer thread fires them.

@@ -98,12 +98,19 @@ profiles:
 kind: KubeSchedulerConfiguration
 extenders:
 - urlPrefix: http://127.0.0.1:8888/
-  filterVerb: filter
+  prioritizeVerb: prioritize
+- urlPrefix: http://127.0.0.1:8889/
+  bindVerb: bind
+- urlPrefix: http://127.0.0.1:8890/
+  bindVerb: bind
 )");
   r = RunKubesched({"simulate", "-f", SourcePath("examples/boreas/cluster.yaml"), "--config", extenders});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "error: " + extenders +
-                       ": extenders: not supported yet: kubesched does not call scheduler extenders (configured: 1)\n");
+                       ": extenders[0].weight: Invalid value: 0: must have a positive weight applied to it\n" +
+                       extenders +
+                       ": extenders: Invalid value: \"found 2 extenders implementing bind\": only one extender can "
+                       "implement bind\n");
 }
 
 TEST(ConfigE2E, ExplainShowsPerPluginVerdictsAndScores) {

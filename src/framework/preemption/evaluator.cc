@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "util/log.h"
+
 namespace kubesched::framework::preemption {
 namespace {
 
@@ -413,6 +415,45 @@ void Evaluator::ClearLowerPriorityNominations(const std::string& node_name, int3
     handle_.nominator().DeleteNominatedPodIfExists(nominated->pod());
     (void)handle_.client().SetNominatedNodeName(nominated->pod(), "");
   }
+}
+
+std::expected<std::vector<Candidate>, Status> Evaluator::CallExtenders(const api::Pod& pod,
+                                                                       std::vector<Candidate> candidates) {
+  std::span<Extender* const> extenders = handle_.Extenders();
+  if (extenders.empty() || candidates.empty()) return candidates;
+  NodeToVictims victims;
+  for (Candidate& c : candidates) victims.emplace(std::move(c.node_name), std::move(c.victims));
+  for (Extender* extender : extenders) {
+    if (!extender->SupportsPreemption() || !extender->IsInterested(pod)) continue;
+    auto answered = extender->ProcessPreemption(pod, victims, handle_.SnapshotSharedLister());
+    if (!answered) {
+      if (extender->IsIgnorable()) {
+        KS_LOG.InfoS("Skipped extender as it returned error and has ignorable flag set", "extender", extender->Name(),
+                     "err", answered.error());
+        continue;
+      }
+      return std::unexpected(Status::Error(answered.error()));
+    }
+    for (auto it = answered->begin(); it != answered->end();) {
+      if (!it->second.pods.empty()) {
+        ++it;
+        continue;
+      }
+      if (!extender->IsIgnorable()) {
+        return std::unexpected(
+            Status::Error(fmt::format("expected at least one victim pod on node \"{}\"", it->first)));
+      }
+      KS_LOG.InfoS("Ignored node for which the extender didn't report victims", "node", it->first, "extender",
+                   extender->Name());
+      it = answered->erase(it);
+    }
+    victims = std::move(*answered);
+    if (victims.empty()) break;  // no preemption can happen, whatever the other extenders say
+  }
+  std::vector<Candidate> remaining;
+  remaining.reserve(victims.size());
+  for (auto& [node, v] : victims) remaining.push_back({node, std::move(v)});
+  return remaining;
 }
 
 Status Evaluator::PrepareCandidate(const Candidate& candidate, const PodInfo& pod) {

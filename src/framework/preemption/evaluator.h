@@ -7,6 +7,7 @@
 // build on it, so a fix to how victims are chosen or evicted applies to both.
 
 #include <cstdint>
+#include <expected>
 #include <memory>
 #include <span>
 #include <string>
@@ -132,6 +133,11 @@ class Evaluator {
   //! Lower-priority pods nominated to `node_name` may no longer fit there: their nominations are
   //! cleared so that they look for another place.
   void ClearLowerPriorityNominations(const std::string& node_name, int32_t priority);
+
+  //! upstream's callExtenders: each interested extender with a preempt verb accepts, drops or
+  //! changes the candidates in turn (an ignorable one that fails is skipped; one that leaves a node
+  //! without victims drops it when ignorable, else fails). The candidates that remain, by node.
+  std::expected<std::vector<Candidate>, Status> CallExtenders(const api::Pod& pod, std::vector<Candidate> candidates);
 
   //! Evicts the candidate's victims for the preemptor and clears lower nominations on its node.
   Status PrepareCandidate(const Candidate& candidate, const PodInfo& preemptor);

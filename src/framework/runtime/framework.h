@@ -34,6 +34,8 @@ struct FrameworkDeps {
   std::function<void(const std::vector<std::shared_ptr<const api::Pod>>&)> activate;
   //! Extension point and (sampled) plugin durations; null: none recorded, no clock read.
   metrics::Recorder* metrics = nullptr;
+  //! The scheduler's extenders (Handle::Extenders), in call order; they outlive the framework.
+  std::vector<Extender*> extenders;
 };
 
 //! A plugin's scores on one node after normalisation and weighting.
@@ -74,6 +76,7 @@ class Framework final : public Handle {
   void Activate(const std::vector<std::shared_ptr<const api::Pod>>& pods) override {
     if (deps_.activate) deps_.activate(pods);
   }
+  std::span<Extender* const> Extenders() const override { return deps_.extenders; }
   void ObservePreemptionVictims(size_t victims) override {
     if (deps_.metrics) deps_.metrics->ObservePreemptionVictims(victims);
   }

@@ -145,6 +145,10 @@ std::pair<framework::PostFilterResult, Status> DefaultPreemption::PostFilter(
             wrap(Status::Unschedulable(framework::preemption::FitErrorMessage(all_nodes.size(), node_statuses)))};
   }
 
+  // The extenders may drop or change candidates before the best is picked.
+  auto accepted = evaluator_.CallExtenders(p, std::move(candidates));
+  if (!accepted) return {{}, wrap(std::move(accepted.error()))};
+  candidates = std::move(*accepted);
   const int best = candidates.size() == 1 ? 0 : PickOneNodeForPreemption(candidates, handle_.clock().NowNs());
   if (best < 0) return {{}, wrap(Status::Unschedulable("no candidate node for preemption"))};
   const Candidate& chosen = candidates[static_cast<size_t>(best)];
