@@ -380,9 +380,11 @@ TEST_F(HttpExtenderTest, PrioritizeFromManyThreads) {
   auto ext = MustCreate(config);
   std::atomic<int> ok = 0;
   std::vector<std::thread> threads;
-  for (int t = 0; t < 8; ++t) {
+  // Four threads: more connecting at once overflow httplib's listen backlog of 5, and a dropped
+  // SYN costs a second.
+  for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&] {
-      for (int i = 0; i < 10; ++i) {
+      for (int i = 0; i < 20; ++i) {
         auto result = ext->Prioritize(*pod_, Nodes());
         if (result && result->priorities.size() == 1) ++ok;
       }
