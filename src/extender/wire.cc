@@ -111,6 +111,12 @@ void AppendGoString(std::string& out, std::string_view s) {
   out.push_back('"');
 }
 
+// The victims of either kind of map, for code shared by both.
+const std::vector<PodPtr>& Pods(const Victims& v) { return v.pods; }
+const std::vector<std::string>& Pods(const MetaVictims& v) { return v.pod_uids; }
+std::vector<PodPtr>& Pods(Victims& v) { return v.pods; }
+std::vector<std::string>& Pods(MetaVictims& v) { return v.pod_uids; }
+
 // Compact JSON into one string, commas placed as values follow each other. Pods and nodes are
 // spliced in from their kept JSON: a request carries up to thousands of nodes every cycle.
 class Writer {
@@ -204,7 +210,10 @@ class Writer {
     }
     EndObject();
   }
-  void MetaVictimsMap(std::string_view name, const std::optional<NodeNameToMetaVictims>& victims) {
+  //! A map of node name to Victims or MetaVictims (`{"Pods":[...],"NumPDBViolations":n}`), each
+  //! victim written by `pod(writer, victim)`.
+  template <typename Map, typename WritePod>
+  void VictimsMap(std::string_view name, const std::optional<Map>& victims, WritePod pod) {
     Field(name);
     if (!victims) return Null();
     StartObject();
@@ -213,17 +222,20 @@ class Writer {
       StartObject();
       Field("Pods");
       StartArray();
-      for (const std::string& uid : v.pod_uids) {
-        StartObject();
-        StringField("UID", uid);
-        EndObject();
-      }
+      for (const auto& victim : Pods(v)) pod(*this, victim);
       EndArray();
       Field("NumPDBViolations");
       Int(v.num_pdb_violations);
       EndObject();
     }
     EndObject();
+  }
+  void MetaVictimsMap(std::string_view name, const std::optional<NodeNameToMetaVictims>& victims) {
+    VictimsMap(name, victims, [](Writer& w, const std::string& uid) {
+      w.StartObject();
+      w.StringField("UID", uid);
+      w.EndObject();
+    });
   }
 
  private:
@@ -244,6 +256,18 @@ class Writer {
   std::string& out_;
   bool first_ = true;  // no comma before the next value
 };
+
+// A Go struct: one JSON object whose fields `fields(writer)` writes.
+template <typename Fields>
+std::string EncodeObject(Fields fields, size_t reserve = 64) {
+  std::string out;
+  out.reserve(reserve);
+  Writer w(out);
+  w.StartObject();
+  fields(w);
+  w.EndObject();
+  return out;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Decoding
@@ -418,6 +442,21 @@ class Decoder {
   }
 
   bool VictimsMap(Value& v, std::string_view path, std::optional<NodeNameToVictims>& out) {
+    return AnyVictimsMap(v, path, out, [this](Value& pods, std::string_view p, std::vector<PodPtr>& victims) {
+      return PodList(pods, p, victims);
+    });
+  }
+  bool MetaVictimsMap(Value& v, std::string_view path, std::optional<NodeNameToMetaVictims>& out) {
+    return AnyVictimsMap(v, path, out, [this](Value& pods, std::string_view p, std::vector<std::string>& uids) {
+      return MetaPods(pods, p, uids);
+    });
+  }
+
+ private:
+  // A map of node name to Victims or MetaVictims, their `Pods` read by `read_pods`; a null value
+  // (a nil pointer) is no victims.
+  template <typename Map, typename ReadPods>
+  bool AnyVictimsMap(Value& v, std::string_view path, std::optional<Map>& out, ReadPods read_pods) {
     out.reset();
     if (v.IsNull()) return true;
     if (!v.IsObject()) return Mismatch(v, path, "an object");
@@ -425,37 +464,13 @@ class Decoder {
     for (auto& m : v.GetObject()) {
       const std::string_view node = api::json::View(m.name);
       const std::string node_path = MapKey(path, node);
-      Victims victims;
+      typename Map::mapped_type victims;
       if (!Object(m.value, node_path)) return false;
       if (m.value.IsObject()) {
         for (auto& f : m.value.GetObject()) {
           const std::string_view key = api::json::View(f.name);
           if (SameField(key, "Pods")) {
-            if (!PodList(f.value, Child(node_path, "Pods"), victims.pods)) return false;
-          } else if (SameField(key, "NumPDBViolations")) {
-            if (!Int64(f.value, Child(node_path, "NumPDBViolations"), victims.num_pdb_violations)) return false;
-          }
-        }
-      }
-      out->insert_or_assign(std::string(node), std::move(victims));
-    }
-    return true;
-  }
-  bool MetaVictimsMap(const Value& v, std::string_view path, std::optional<NodeNameToMetaVictims>& out) {
-    out.reset();
-    if (v.IsNull()) return true;
-    if (!v.IsObject()) return Mismatch(v, path, "an object");
-    out.emplace();
-    for (const auto& m : v.GetObject()) {
-      const std::string_view node = api::json::View(m.name);
-      const std::string node_path = MapKey(path, node);
-      MetaVictims victims;
-      if (!Object(m.value, node_path)) return false;
-      if (m.value.IsObject()) {
-        for (const auto& f : m.value.GetObject()) {
-          const std::string_view key = api::json::View(f.name);
-          if (SameField(key, "Pods")) {
-            if (!MetaPods(f.value, Child(node_path, "Pods"), victims.pod_uids)) return false;
+            if (!read_pods(f.value, Child(node_path, "Pods"), Pods(victims))) return false;
           } else if (SameField(key, "NumPDBViolations")) {
             if (!Int64(f.value, Child(node_path, "NumPDBViolations"), victims.num_pdb_violations)) return false;
           }
@@ -466,7 +481,6 @@ class Decoder {
     return true;
   }
 
- private:
   bool PodList(Value& v, std::string_view path, std::vector<PodPtr>& out) {
     out.clear();
     if (v.IsNull()) return true;
@@ -550,7 +564,6 @@ std::expected<T, std::string> DecodeStruct(std::string_view body, MemberFn membe
 // ---------------------------------------------------------------------------------------------
 
 std::string EncodeExtenderArgs(const ExtenderArgs& args) {
-  std::string out;
   // Most of a request is its nodes' JSON: one allocation for all of it.
   size_t size = 256 + (args.pod && args.pod->json ? args.pod->json->size() : 0);
   if (args.nodes) {
@@ -559,28 +572,24 @@ std::string EncodeExtenderArgs(const ExtenderArgs& args) {
   if (args.node_names) {
     for (const std::string& n : *args.node_names) size += n.size() + 3;
   }
-  out.reserve(size);
-  Writer w(out);
-  w.StartObject();
-  w.Field("Pod");
-  w.Pod(args.pod);
-  w.NodeList("Nodes", args.nodes);
-  w.Strings("NodeNames", args.node_names);
-  w.EndObject();
-  return out;
+  return EncodeObject(
+      [&](Writer& w) {
+        w.Field("Pod");
+        w.Pod(args.pod);
+        w.NodeList("Nodes", args.nodes);
+        w.Strings("NodeNames", args.node_names);
+      },
+      size);
 }
 
 std::string EncodeFilterResult(const ExtenderFilterResult& result) {
-  std::string out;
-  Writer w(out);
-  w.StartObject();
-  w.NodeList("Nodes", result.nodes);
-  w.Strings("NodeNames", result.node_names);
-  w.FailedNodes("FailedNodes", result.failed_nodes);
-  w.FailedNodes("FailedAndUnresolvableNodes", result.failed_and_unresolvable_nodes);
-  w.StringField("Error", result.error);
-  w.EndObject();
-  return out;
+  return EncodeObject([&](Writer& w) {
+    w.NodeList("Nodes", result.nodes);
+    w.Strings("NodeNames", result.node_names);
+    w.FailedNodes("FailedNodes", result.failed_nodes);
+    w.FailedNodes("FailedAndUnresolvableNodes", result.failed_and_unresolvable_nodes);
+    w.StringField("Error", result.error);
+  });
 }
 
 std::string EncodeHostPriorityList(const HostPriorityList& list) {
@@ -599,62 +608,30 @@ std::string EncodeHostPriorityList(const HostPriorityList& list) {
 }
 
 std::string EncodePreemptionArgs(const ExtenderPreemptionArgs& args) {
-  std::string out;
-  Writer w(out);
-  w.StartObject();
-  w.Field("Pod");
-  w.Pod(args.pod);
-  w.Field("NodeNameToVictims");
-  if (!args.node_name_to_victims) {
-    w.Null();
-  } else {
-    w.StartObject();
-    for (const auto& [node, victims] : *args.node_name_to_victims) {
-      w.Key(node);
-      w.StartObject();
-      w.Field("Pods");
-      w.StartArray();
-      for (const PodPtr& pod : victims.pods) w.Pod(pod);
-      w.EndArray();
-      w.Field("NumPDBViolations");
-      w.Int(victims.num_pdb_violations);
-      w.EndObject();
-    }
-    w.EndObject();
-  }
-  w.MetaVictimsMap("NodeNameToMetaVictims", args.node_name_to_meta_victims);
-  w.EndObject();
-  return out;
+  return EncodeObject([&](Writer& w) {
+    w.Field("Pod");
+    w.Pod(args.pod);
+    w.VictimsMap("NodeNameToVictims", args.node_name_to_victims,
+                 [](Writer& pods, const PodPtr& pod) { pods.Pod(pod); });
+    w.MetaVictimsMap("NodeNameToMetaVictims", args.node_name_to_meta_victims);
+  });
 }
 
 std::string EncodePreemptionResult(const ExtenderPreemptionResult& result) {
-  std::string out;
-  Writer w(out);
-  w.StartObject();
-  w.MetaVictimsMap("NodeNameToMetaVictims", result.node_name_to_meta_victims);
-  w.EndObject();
-  return out;
+  return EncodeObject([&](Writer& w) { w.MetaVictimsMap("NodeNameToMetaVictims", result.node_name_to_meta_victims); });
 }
 
 std::string EncodeBindingArgs(const ExtenderBindingArgs& args) {
-  std::string out;
-  Writer w(out);
-  w.StartObject();
-  w.StringField("PodName", args.pod_name);
-  w.StringField("PodNamespace", args.pod_namespace);
-  w.StringField("PodUID", args.pod_uid);
-  w.StringField("Node", args.node);
-  w.EndObject();
-  return out;
+  return EncodeObject([&](Writer& w) {
+    w.StringField("PodName", args.pod_name);
+    w.StringField("PodNamespace", args.pod_namespace);
+    w.StringField("PodUID", args.pod_uid);
+    w.StringField("Node", args.node);
+  });
 }
 
 std::string EncodeBindingResult(const ExtenderBindingResult& result) {
-  std::string out;
-  Writer w(out);
-  w.StartObject();
-  w.StringField("Error", result.error);
-  w.EndObject();
-  return out;
+  return EncodeObject([&](Writer& w) { w.StringField("Error", result.error); });
 }
 
 std::expected<ExtenderArgs, std::string> DecodeExtenderArgs(std::string_view body) {
