@@ -71,7 +71,10 @@ HttpResponse ExtenderHandler::Refused(int status, std::string_view detail) const
     case 405:
       return Text(405, "Method Not Allowed");
     case 413:
-      return BadRequest(fmt::format("the request body is larger than {} bytes", options_.max_body_bytes));
+      // Past our limit, or past the HTTP layer's own for a body not sent as JSON (form-encoded
+      // bodies, curl's default, are limited to a few KiB).
+      return BadRequest(fmt::format("the request body is too large (at most {} bytes of application/json)",
+                                    options_.max_body_bytes));
     case 500:
       return Text(500, fmt::format("Internal Server Error: {}", detail));
     default:

@@ -248,7 +248,7 @@ TEST_F(ExtenderHandlerTest, OversizedBodiesAre400s) {
   ExtenderHandler& h = Handler({.max_body_bytes = 1024});
   auto r = h.Handle(Post("/filter", std::string(1025, ' ')));
   EXPECT_EQ(r.status, 400);
-  EXPECT_EQ(r.body, "bad request: the request body is larger than 1024 bytes\n");
+  EXPECT_EQ(r.body, "bad request: the request body is too large (at most 1024 bytes of application/json)\n");
   // What the HTTP layer refuses itself past the limit (413) is a 400 too.
   EXPECT_EQ(h.Refused(413, "").status, 400);
 }
@@ -268,7 +268,7 @@ TEST_F(ExtenderHandlerTest, OversizedBodiesOverHttpAre400sAndTheServerStaysUp) {
     auto res = client.Post("/filter", std::string(size, ' '), "application/json");
     ASSERT_TRUE(res) << size << ": " << httplib::to_string(res.error());
     EXPECT_EQ(res->status, 400) << size;
-    EXPECT_NE(res->body.find("larger than 65536 bytes"), std::string::npos) << res->body;
+    EXPECT_NE(res->body.find("at most 65536 bytes"), std::string::npos) << res->body;
   }
   auto res = client.Post("/filter", R"({"Pod":)" + PodJson("p", "1") + R"(,"NodeNames":["n1"]})", "application/json");
   ASSERT_TRUE(res);
