@@ -26,6 +26,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -117,6 +118,22 @@ class ExtenderProcess {
     waitpid(pid_, nullptr, 0);
   }
   int port() const { return port_; }
+  //! The CPU time the extender has used so far (user + system), in ms; 0 for one not started here.
+  double CpuMs() const {
+    if (pid_ < 0) return 0;
+    std::FILE* f = std::fopen(fmt::format("/proc/{}/stat", pid_).c_str(), "r");
+    if (!f) return 0;
+    char buf[1024];
+    const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+    std::fclose(f);
+    buf[n] = '\0';
+    // Fields 14 and 15 (utime, stime, in clock ticks) follow the parenthesised command name.
+    const char* p = std::strrchr(buf, ')');
+    unsigned long long utime = 0, stime = 0;
+    if (!p || std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
+      return 0;
+    return static_cast<double>(utime + stime) * 1000.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
+  }
   bool Alive() const { return pid_ < 0 || (kill(pid_, 0) == 0 && waitpid(pid_, nullptr, WNOHANG) == 0); }
 
  private:
@@ -130,14 +147,18 @@ struct Figures {
   size_t failures = 0;
   double seconds = 0;
   double p50_ms = 0, p99_ms = 0, max_ms = 0;
+  double server_cpu_ms = 0;  // the extender's CPU time per request
 };
 
 // g_clients threads, each with its own kept-alive connection, POST `body` to `path` until
 // g_requests are answered in all or g_seconds pass.
-Figures Load(int port, const std::string& mode, const std::string& verb, const std::string& body) {
+Figures Load(const ExtenderProcess& extender, const std::string& mode, const std::string& verb,
+             const std::string& body) {
   std::atomic<int> issued{0};
   std::atomic<size_t> failures{0};
   std::vector<std::vector<double>> latencies(static_cast<size_t>(g_clients));
+  const int port = extender.port();
+  const double cpu_before = extender.CpuMs();
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::seconds(g_seconds);
   std::vector<std::thread> clients;
@@ -172,6 +193,7 @@ Figures Load(int port, const std::string& mode, const std::string& verb, const s
   f.p50_ms = kubesched::util::PercentileOfSorted(all, 0.50);
   f.p99_ms = kubesched::util::PercentileOfSorted(all, 0.99);
   f.max_ms = all.empty() ? 0 : all.back();
+  if (f.requests > 0) f.server_cpu_ms = (extender.CpuMs() - cpu_before) / static_cast<double>(f.requests);
   return f;
 }
 
@@ -239,22 +261,23 @@ int main(int argc, char** argv) {
       if (!res || res->status != 200) throw std::runtime_error("the first request failed");
     }
     std::vector<Figures> figures;
-    for (const char* verb : {"filter", "prioritize"}) figures.push_back(Load(extender.port(), "names", verb, names));
+    for (const char* verb : {"filter", "prioritize"}) figures.push_back(Load(extender, "names", verb, names));
     for (const char* verb : {"filter", "prioritize"}) {
-      figures.push_back(Load(extender.port(), "objects", verb, objects));
+      figures.push_back(Load(extender, "objects", verb, objects));
     }
     const auto abuse = Abuse(extender.port(), names);
-    const Figures after = Load(extender.port(), "names (after abuse)", "filter", names);
+    const Figures after = Load(extender, "names (after abuse)", "filter", names);
 
     std::printf(
         "\nkubesched extender: %d nodes per request, %d concurrent clients, request body %zu KiB (names) / "
         "%zu KiB (objects)\n",
         g_nodes, g_clients, names.size() / 1024, objects.size() / 1024);
-    std::printf("%-20s %-11s %9s %9s %10s %9s %9s %9s\n", "mode", "verb", "requests", "failures", "req/s", "p50 ms",
-                "p99 ms", "max ms");
+    std::printf("%-20s %-11s %9s %9s %10s %9s %9s %9s %14s\n", "mode", "verb", "requests", "failures", "req/s",
+                "p50 ms", "p99 ms", "max ms", "server cpu ms");
     for (const Figures& f : figures) {
-      std::printf("%-20s %-11s %9zu %9zu %10.1f %9.2f %9.2f %9.2f\n", f.mode.c_str(), f.verb.c_str(), f.requests,
-                  f.failures, static_cast<double>(f.requests) / f.seconds, f.p50_ms, f.p99_ms, f.max_ms);
+      std::printf("%-20s %-11s %9zu %9zu %10.1f %9.2f %9.2f %9.2f %14.2f\n", f.mode.c_str(), f.verb.c_str(), f.requests,
+                  f.failures, static_cast<double>(f.requests) / f.seconds, f.p50_ms, f.p99_ms, f.max_ms,
+                  f.server_cpu_ms);
     }
     std::printf("malformed and oversized bodies: %s\n", abuse ? abuse->c_str() : "all answered 400");
     std::printf("afterwards: %zu filter requests answered (%zu failed), extender %s\n", after.requests, after.failures,
