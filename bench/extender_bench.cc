@@ -15,8 +15,6 @@
 //   build/release/bench/kubesched_extender_bench                       # ~30 seconds
 //   build/release/bench/kubesched_extender_bench --requests=500 --clients=2
 
-#include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -37,11 +35,12 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include "apiserver_client.h"
 #include "util/percentile.h"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using kubesched::bench::Clock;
 
 int g_nodes = 1000;
 int g_clients = 4;
@@ -51,7 +50,7 @@ int g_port = 0;         // an extender already running (profiling it); 0: start 
 
 // A Node as a kubelet registers it (labels, taints none, capacity, conditions, addresses,
 // nodeInfo, a few images): about 2 KiB of JSON, like the ones kube-scheduler sends.
-std::string NodeJson(int i) {
+std::string KubeletNodeJson(int i) {
   const std::string name = fmt::format("node-{:04d}", i);
   const int cpu = 4 + 4 * (i % 4);
   return fmt::format(
@@ -71,11 +70,11 @@ std::string NamesBody() {
 
 std::string ObjectsBody() {
   std::string items;
-  for (int i = 0; i < g_nodes; ++i) items += (i ? "," : "") + NodeJson(i);
+  for (int i = 0; i < g_nodes; ++i) items += (i ? "," : "") + KubeletNodeJson(i);
   return R"({"Pod":)" + kPod + R"(,"Nodes":{"metadata":{},"items":[)" + items + R"(]},"NodeNames":null})";
 }
 
-// `kubesched extender --listen 127.0.0.1:0` as a child process; its port read from its stdout.
+// `kubesched extender --listen 127.0.0.1:0` as a child process, or the one --port names.
 class ExtenderProcess {
  public:
   ExtenderProcess() {
@@ -83,45 +82,15 @@ class ExtenderProcess {
       port_ = g_port;
       return;
     }
-    int fds[2];
-    if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
-    pid_ = fork();
-    if (pid_ < 0) throw std::runtime_error("fork failed");
-    if (pid_ == 0) {
-      dup2(fds[1], STDOUT_FILENO);
-      int null = open("/dev/null", O_WRONLY);
-      if (null >= 0) dup2(null, STDERR_FILENO);
-      close(fds[0]);
-      close(fds[1]);
-      execl(KUBESCHED_BINARY, KUBESCHED_BINARY, "extender", "--listen", "127.0.0.1:0", static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    close(fds[1]);
-    std::string out;
-    const auto deadline = Clock::now() + std::chrono::seconds(30);
-    while (out.find('\n') == std::string::npos && Clock::now() < deadline) {
-      pollfd p{fds[0], POLLIN, 0};
-      if (poll(&p, 1, 1000) <= 0) continue;
-      char buf[256];
-      ssize_t n = read(fds[0], buf, sizeof(buf));
-      if (n <= 0) break;
-      out.append(buf, static_cast<size_t>(n));
-    }
-    close(fds[0]);
-    const size_t colon = out.rfind(':');
-    if (colon == std::string::npos) throw std::runtime_error("the extender did not start: " + out);
-    port_ = std::atoi(out.c_str() + colon + 1);
-  }
-  ~ExtenderProcess() {
-    if (pid_ < 0) return;
-    kill(pid_, SIGTERM);
-    waitpid(pid_, nullptr, 0);
+    process_.emplace(std::vector<std::string>{"extender", "--listen", "127.0.0.1:0"},
+                     "Serving the scheduler extender on ");
+    port_ = process_->port();
   }
   int port() const { return port_; }
   //! The CPU time the extender has used so far (user + system), in ms; 0 for one not started here.
   double CpuMs() const {
-    if (pid_ < 0) return 0;
-    std::FILE* f = std::fopen(fmt::format("/proc/{}/stat", pid_).c_str(), "r");
+    if (!process_) return 0;
+    std::FILE* f = std::fopen(fmt::format("/proc/{}/stat", process_->pid()).c_str(), "r");
     if (!f) return 0;
     char buf[1024];
     const size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
@@ -134,10 +103,10 @@ class ExtenderProcess {
       return 0;
     return static_cast<double>(utime + stime) * 1000.0 / static_cast<double>(sysconf(_SC_CLK_TCK));
   }
-  bool Alive() const { return pid_ < 0 || (kill(pid_, 0) == 0 && waitpid(pid_, nullptr, WNOHANG) == 0); }
+  bool Alive() const { return !process_ || waitpid(process_->pid(), nullptr, WNOHANG) == 0; }
 
  private:
-  pid_t pid_ = -1;
+  std::optional<kubesched::bench::ServerProcess> process_;
   int port_ = 0;
 };
 
@@ -226,10 +195,7 @@ std::optional<std::string> Abuse(int port, const std::string& good) {
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string_view a(argv[i]);
-    auto value = [&](std::string_view flag) -> std::optional<int> {
-      if (!a.starts_with(flag)) return std::nullopt;
-      return std::atoi(std::string(a.substr(flag.size())).c_str());
-    };
+    auto value = [&](std::string_view flag) { return kubesched::bench::IntFlag(a, flag); };
     if (auto v = value("--nodes=")) {
       g_nodes = *v;
     } else if (auto v = value("--clients=")) {

@@ -71,16 +71,13 @@ int RunExtender(const ExtenderArgs& args) {
     std::cerr << "error: --tls-cert-file and --tls-private-key-file must be given together\n";
     return kExitUsage;
   }
-  auto registry = MakeRegistry(args.plugins);
-  if (!registry) {
-    std::cerr << "error: " << registry.error() << "\n";
+  auto setup = LoadSchedulerSetup(args.plugins, args.config);
+  if (!setup) {
+    std::cerr << "error: " << setup.error() << "\n";
     return kExitUsage;
   }
-  auto cfg = LoadConfiguration(args.config, *registry);
-  if (!cfg) {
-    std::cerr << "error: " << cfg.error() << "\n";
-    return kExitUsage;
-  }
+  const framework::Registry* registry = &(*setup)->registry;
+  const config::Configuration* cfg = &(*setup)->config;
   const std::string profile =
       !args.profile.empty() || cfg->profiles.empty() ? args.profile : cfg->profiles.front().scheduler_name;
   if (std::ranges::none_of(cfg->profiles, [&](const config::Profile& p) { return p.scheduler_name == profile; })) {

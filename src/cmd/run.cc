@@ -167,17 +167,13 @@ int RunRun(const RunArgs& args) {
   for (const std::string& flag : args.ignored) {
     std::cerr << "warning: " << flag << " is kube-scheduler's and has no effect in kubesched run\n";
   }
-  auto registry = MakeRegistry(args.plugins);
-  if (!registry) {
-    std::cerr << "error: " << registry.error() << "\n";
+  auto setup = LoadSchedulerSetup(args.plugins, args.config);
+  if (!setup) {
+    std::cerr << "error: " << setup.error() << "\n";
     return kExitUsage;
   }
-  auto loaded = LoadConfiguration(args.config, *registry);
-  if (!loaded) {
-    std::cerr << "error: " << loaded.error() << "\n";
-    return kExitUsage;
-  }
-  config::Configuration& cfg = *loaded;
+  const framework::Registry* registry = &(*setup)->registry;
+  config::Configuration& cfg = (*setup)->config;
   if (auto ok = ApplyFlags(args, cfg); !ok) {
     std::cerr << "error: " << ok.error() << "\n";
     return kExitUsage;

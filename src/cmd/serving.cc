@@ -5,16 +5,27 @@
 #include <fmt/format.h>
 
 #include "client/kubeconfig.h"
+#include "cmd/plugin_registry.h"
 #include "cmd/version.h"
 #include "config/load.h"
 #include "util/log.h"
 
 namespace kubesched::cmd {
 
-std::expected<config::Configuration, std::string> LoadConfiguration(const std::string& path,
-                                                                    const framework::Registry& registry) {
-  if (path.empty()) return config::DefaultConfiguration(registry);
-  return config::LoadConfigFile(path, registry);
+std::expected<std::unique_ptr<SchedulerSetup>, std::string> LoadSchedulerSetup(
+    const std::vector<std::string>& plugin_paths, const std::string& config_path) {
+  auto registry = MakeRegistry(plugin_paths);
+  if (!registry) return std::unexpected(registry.error());
+  auto setup = std::make_unique<SchedulerSetup>();
+  setup->registry = std::move(*registry);
+  if (config_path.empty()) {
+    setup->config = config::DefaultConfiguration(setup->registry);
+    return setup;
+  }
+  auto loaded = config::LoadConfigFile(config_path, setup->registry);
+  if (!loaded) return std::unexpected(loaded.error());
+  setup->config = std::move(*loaded);
+  return setup;
 }
 
 std::expected<std::pair<std::string, int>, std::string> SplitListen(const std::string& listen) {

@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "client/rest_client.h"
 #include "config/types.h"
@@ -18,9 +19,15 @@
 
 namespace kubesched::cmd {
 
-//! The configuration in `path` (KubeSchedulerConfiguration), or the default one when empty.
-std::expected<config::Configuration, std::string> LoadConfiguration(const std::string& path,
-                                                                    const framework::Registry& registry);
+//! The plugins a command schedules with (the in-tree ones and those of --plugin libraries) and the
+//! configuration (`config_path`, or the default one when empty). Held together and in place: the
+//! configuration was validated against this registry.
+struct SchedulerSetup {
+  framework::Registry registry;
+  config::Configuration config;
+};
+std::expected<std::unique_ptr<SchedulerSetup>, std::string> LoadSchedulerSetup(
+    const std::vector<std::string>& plugin_paths, const std::string& config_path);
 
 //! "127.0.0.1:8080" -> host, port; "[::1]:0" for IPv6. The error names --listen.
 std::expected<std::pair<std::string, int>, std::string> SplitListen(const std::string& listen);

@@ -10,13 +10,10 @@
 namespace kubesched::server {
 namespace {
 
+// One line of text, as Go's http.Error writes it.
 HttpResponse Text(int status, std::string body) {
-  HttpResponse r;
-  r.status = status;
-  r.content_type = "text/plain; charset=utf-8";
-  r.body = std::move(body);
-  if (!r.body.ends_with('\n')) r.body += '\n';
-  return r;
+  if (!body.ends_with('\n')) body += '\n';
+  return TextResponse(status, std::move(body));
 }
 
 HttpResponse Json(std::string body) {
@@ -73,8 +70,8 @@ HttpResponse ExtenderHandler::Refused(int status, std::string_view detail) const
     case 413:
       // Past our limit, or past the HTTP layer's own for a body not sent as JSON (form-encoded
       // bodies, curl's default, are limited to a few KiB).
-      return BadRequest(fmt::format("the request body is too large (at most {} bytes of application/json)",
-                                    options_.max_body_bytes));
+      return BadRequest(
+          fmt::format("the request body is too large (at most {} bytes of application/json)", options_.max_body_bytes));
     case 500:
       return Text(500, fmt::format("Internal Server Error: {}", detail));
     default:
