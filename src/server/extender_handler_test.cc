@@ -6,6 +6,7 @@
 
 #include <httplib.h>
 
+#include <atomic>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -242,6 +243,42 @@ TEST_F(ExtenderHandlerTest, EveryTruncationOfAValidBodyIsAnswered) {
       EXPECT_TRUE(r.status == 200 || r.status == 400) << verb << " " << len << ": " << r.status << " " << r.body;
     }
   }
+}
+
+TEST_F(ExtenderHandlerTest, ConcurrentRequestsWhileTheViewChangesAreAllAnswered) {
+  for (int i = 0; i < 200; ++i) AddNode("n" + std::to_string(i), "8");
+  ExtenderHandler& h = Handler();
+  std::string names;
+  for (int i = 0; i < 200; ++i) names += (i ? ",\"n" : "\"n") + std::to_string(i) + "\"";
+  const std::string args = R"({"Pod":)" + PodJson("p", "1", 100) + R"(,"NodeNames":[)" + names + "]}";
+  const std::string preempt =
+      R"({"Pod":)" + PodJson("p", "1", 100) + R"(,"NodeNameToMetaVictims":{"n1":{"Pods":[],"NumPDBViolations":0}}})";
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 4; ++c) {
+    clients.emplace_back([&, c] {
+      for (int i = 0; i < 30; ++i) {
+        const int verb = (c + i) % 3;
+        auto r = h.Handle(verb == 0   ? Post("/filter", args)
+                          : verb == 1 ? Post("/prioritize", args)
+                                      : Post("/preempt", preempt));
+        if (r.status != 200 || !nlohmann::json::accept(r.body)) wrong.fetch_add(1);
+      }
+    });
+  }
+  // The watch keeps delivering meanwhile: pods come and go on the nodes being evaluated.
+  for (int i = 0; i < 100; ++i) {
+    auto pod = MakePod()
+                   .Name("w" + std::to_string(i))
+                   .UID("w" + std::to_string(i))
+                   .Node("n" + std::to_string(i % 200))
+                   .Req({{"cpu", "1"}})
+                   .Obj();
+    sched_->OnPodAdd(pod);
+    if (i % 2) sched_->OnPodDelete(pod);
+  }
+  for (auto& t : clients) t.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 TEST_F(ExtenderHandlerTest, OversizedBodiesAre400s) {

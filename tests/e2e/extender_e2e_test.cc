@@ -179,6 +179,20 @@ TEST(ExtenderE2E, FilterKeepsPodsOffNodesTheExtendersPluginsReject) {
   EXPECT_NE(ext.Log().find("verb=\"filter\""), std::string::npos) << ext.Log();
 }
 
+TEST(ExtenderE2E, ServesHttpsWithASelfSignedCertificate) {
+  Extender ext({"--tls"});
+  ASSERT_TRUE(ext.Url().starts_with("https://")) << ext.Url() << ext.Log();
+  const std::string extender = FilterExtender(ext.Url()) + "  enableHTTPS: true\n  tlsConfig:\n    insecure: true\n";
+  auto placed = Simulate(Node("tainted", "8", "", TaintedSpec()) + Node("plain", "2") + Pod("a", "{cpu: \"1\"}"),
+                         Config(extender, kNoTaintToleration));
+  EXPECT_EQ(placed["a"].node, "plain") << placed["a"].message;
+  // Plain HTTP to it gets no answer it can read: the port serves TLS only.
+  const std::string plain_url = "http://" + ext.Url().substr(std::string("https://").size());
+  auto refused = Simulate(Node("plain", "2") + Pod("a", "{cpu: \"1\"}"), Config(FilterExtender(plain_url)));
+  EXPECT_EQ(refused["a"].node, "");
+  EXPECT_FALSE(refused["a"].message.empty());
+}
+
 TEST(ExtenderE2E, NodeCacheCapableWithoutAWatchKnowsNoNode) {
   Extender ext;
   ASSERT_FALSE(ext.Url().empty()) << ext.Log();
@@ -324,7 +338,8 @@ TEST(ExtenderE2E, RunBindsThroughTheExtenderAndPreemptsWithItsVictims) {
   if (!HaveKubectl()) GTEST_SKIP() << "kubectl is not installed";
   // n1 is full of low-priority pods; a high-priority pod needs one of them gone.
   const std::string cluster =
-      Node("n1", "2") + Pod("low-1", "{cpu: \"1\"}", "  nodeName: n1\n  priority: 0\n  terminationGracePeriodSeconds: 0\n") +
+      Node("n1", "2") +
+      Pod("low-1", "{cpu: \"1\"}", "  nodeName: n1\n  priority: 0\n  terminationGracePeriodSeconds: 0\n") +
       Pod("low-2", "{cpu: \"1\"}", "  nodeName: n1\n  priority: 0\n  terminationGracePeriodSeconds: 0\n") +
       "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\nvalue: 1000\n";
   ApiServer server({"-f", WriteTempFile("extender-e2e-run.yaml", cluster)});
