@@ -1,0 +1,728 @@
+#include "extender/wire.h"
+
+#include <charconv>
+#include <cstring>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "api/decode.h"
+#include "api/encode.h"
+#include "api/json.h"
+
+namespace kubesched::extender {
+namespace {
+
+using api::json::Value;
+
+// ---------------------------------------------------------------------------------------------
+// Encoding
+
+// The length of the valid UTF-8 sequence at s[i] (as Go's utf8.DecodeRuneInString accepts it: no
+// overlong forms, surrogates or code points past U+10FFFF), or 0 when the byte starts none.
+size_t Utf8Length(std::string_view s, size_t i) {
+  const auto at = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c = at(i);
+  const auto tail = [&](size_t k, unsigned char lo, unsigned char hi) {
+    return k < s.size() && at(k) >= lo && at(k) <= hi;
+  };
+  if (c >= 0xC2 && c <= 0xDF) return tail(i + 1, 0x80, 0xBF) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    const unsigned char lo = c == 0xE0 ? 0xA0 : 0x80;
+    const unsigned char hi = c == 0xED ? 0x9F : 0xBF;
+    return tail(i + 1, lo, hi) && tail(i + 2, 0x80, 0xBF) ? 3 : 0;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    const unsigned char lo = c == 0xF0 ? 0x90 : 0x80;
+    const unsigned char hi = c == 0xF4 ? 0x8F : 0xBF;
+    return tail(i + 1, lo, hi) && tail(i + 2, 0x80, 0xBF) && tail(i + 3, 0x80, 0xBF) ? 4 : 0;
+  }
+  return 0;
+}
+
+// A JSON string as Go's encoding/json writes it, so that the bodies are Go's byte for byte: the
+// HTML characters <, > and & as \u003c-style escapes, \n \r \t \b \f short, other control
+// characters as \u00xx (lowercase hex), U+2028 and U+2029 escaped, and each byte that is not
+// part of valid UTF-8 as \ufffd. RapidJSON's writer escapes differently, hence this one.
+void AppendGoString(std::string& out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out.reserve(out.size() + s.size() + 2);
+  out.push_back('"');
+  size_t plain = 0;  // start of the run of bytes copied as they are
+  const auto flush = [&](size_t i) { out.append(s.data() + plain, i - plain); };
+  for (size_t i = 0; i < s.size();) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&') {
+      ++i;
+      continue;
+    }
+    if (c >= 0x80) {
+      const size_t n = Utf8Length(s, i);
+      // U+2028 and U+2029 (E2 80 A8/A9) end lines in JavaScript.
+      const bool separator = n == 3 && c == 0xE2 && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
+                             (static_cast<unsigned char>(s[i + 2]) & 0xFE) == 0xA8;
+      if (n != 0 && !separator) {
+        i += n;
+        continue;
+      }
+      flush(i);
+      if (separator) {
+        out += static_cast<unsigned char>(s[i + 2]) == 0xA8 ? "\\u2028" : "\\u2029";
+        i += 3;
+      } else {
+        out += "\\ufffd";
+        ++i;
+      }
+      plain = i;
+      continue;
+    }
+    flush(i);
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\b':
+        out += "\\b";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      default:  // other control characters and < > &
+        out += "\\u00";
+        out.push_back(kHex[c >> 4]);
+        out.push_back(kHex[c & 0xF]);
+        break;
+    }
+    plain = ++i;
+  }
+  flush(s.size());
+  out.push_back('"');
+}
+
+// The victims of either kind of map, for code shared by both.
+const std::vector<PodPtr>& Pods(const Victims& v) { return v.pods; }
+const std::vector<std::string>& Pods(const MetaVictims& v) { return v.pod_uids; }
+std::vector<PodPtr>& Pods(Victims& v) { return v.pods; }
+std::vector<std::string>& Pods(MetaVictims& v) { return v.pod_uids; }
+
+// Compact JSON into one string, commas placed as values follow each other. Pods and nodes are
+// spliced in from their kept JSON: a request carries up to thousands of nodes every cycle.
+class Writer {
+ public:
+  explicit Writer(std::string& out) : out_(out) {}
+
+  void StartObject() { Open('{'); }
+  void EndObject() { Close('}'); }
+  void StartArray() { Open('['); }
+  void EndArray() { Close(']'); }
+  //! A Go field name: plain ASCII, written as it is.
+  void Field(std::string_view name) {
+    Separate();
+    out_.push_back('"');
+    out_.append(name);
+    out_.append("\":");
+    first_ = true;
+  }
+  //! A map key (a node name), escaped.
+  void Key(std::string_view key) {
+    Separate();
+    AppendGoString(out_, key);
+    out_.push_back(':');
+    first_ = true;
+  }
+  void String(std::string_view s) {
+    Separate();
+    AppendGoString(out_, s);
+  }
+  void Int(int64_t v) {
+    Separate();
+    char buf[24];
+    const auto end = std::to_chars(buf, buf + sizeof(buf), v).ptr;
+    out_.append(buf, end);
+  }
+  void Null() {
+    Separate();
+    out_.append("null");
+  }
+  void Pod(const PodPtr& pod) {
+    Separate();
+    if (pod == nullptr) {
+      out_.append("null");
+    } else if (pod->json) {
+      out_.append(*pod->json);
+    } else {
+      api::EncodePodTo(*pod, out_);
+    }
+  }
+  void Node(const NodePtr& node) {
+    Separate();
+    if (node == nullptr) {
+      out_.append("null");
+    } else if (node->json) {
+      out_.append(*node->json);
+    } else {
+      api::EncodeNodeTo(*node, out_);
+    }
+  }
+
+  // Field and value together, for the shapes every type shares.
+  void StringField(std::string_view name, std::string_view value) {
+    Field(name);
+    String(value);
+  }
+  void Strings(std::string_view name, const std::optional<std::vector<std::string>>& values) {
+    Field(name);
+    if (!values) return Null();
+    StartArray();
+    for (const std::string& v : *values) String(v);
+    EndArray();
+  }
+  //! A v1.NodeList: its ListMeta is a struct, which omitempty does not drop, so `"metadata":{}`.
+  void NodeList(std::string_view name, const std::optional<std::vector<NodePtr>>& nodes) {
+    Field(name);
+    if (!nodes) return Null();
+    Separate();
+    out_.append("{\"metadata\":{},\"items\":[");
+    first_ = true;
+    for (const NodePtr& n : *nodes) Node(n);
+    EndArray();
+    EndObject();
+  }
+  void FailedNodes(std::string_view name, const std::optional<FailedNodesMap>& failed) {
+    Field(name);
+    if (!failed) return Null();
+    StartObject();
+    for (const auto& [node, reason] : *failed) {
+      Key(node);
+      String(reason);
+    }
+    EndObject();
+  }
+  //! A map of node name to Victims or MetaVictims (`{"Pods":[...],"NumPDBViolations":n}`), each
+  //! victim written by `pod(writer, victim)`.
+  template <typename Map, typename WritePod>
+  void VictimsMap(std::string_view name, const std::optional<Map>& victims, WritePod pod) {
+    Field(name);
+    if (!victims) return Null();
+    StartObject();
+    for (const auto& [node, v] : *victims) {
+      Key(node);
+      StartObject();
+      Field("Pods");
+      StartArray();
+      for (const auto& victim : Pods(v)) pod(*this, victim);
+      EndArray();
+      Field("NumPDBViolations");
+      Int(v.num_pdb_violations);
+      EndObject();
+    }
+    EndObject();
+  }
+  void MetaVictimsMap(std::string_view name, const std::optional<NodeNameToMetaVictims>& victims) {
+    VictimsMap(name, victims, [](Writer& w, const std::string& uid) {
+      w.StartObject();
+      w.StringField("UID", uid);
+      w.EndObject();
+    });
+  }
+
+ private:
+  void Separate() {
+    if (!first_) out_.push_back(',');
+    first_ = false;
+  }
+  void Open(char c) {
+    Separate();
+    out_.push_back(c);
+    first_ = true;
+  }
+  void Close(char c) {
+    out_.push_back(c);
+    first_ = false;
+  }
+
+  std::string& out_;
+  bool first_ = true;  // no comma before the next value
+};
+
+// A Go struct: one JSON object whose fields `fields(writer)` writes.
+template <typename Fields>
+std::string EncodeObject(Fields fields, size_t reserve = 64) {
+  std::string out;
+  out.reserve(reserve);
+  Writer w(out);
+  w.StartObject();
+  fields(w);
+  w.EndObject();
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Decoding
+
+// Go's encoding/json matches a key to a field ignoring ASCII case (an exact match is one).
+bool SameField(std::string_view key, std::string_view field) {
+  if (key.size() != field.size()) return false;
+  for (size_t i = 0; i < key.size(); ++i) {
+    const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; };
+    if (lower(key[i]) != lower(field[i])) return false;
+  }
+  return true;
+}
+
+std::string_view TypeOf(const Value& v) {
+  switch (v.GetType()) {
+    case rapidjson::kNullType:
+      return "null";
+    case rapidjson::kFalseType:
+    case rapidjson::kTrueType:
+      return "bool";
+    case rapidjson::kObjectType:
+      return "object";
+    case rapidjson::kArrayType:
+      return "array";
+    case rapidjson::kStringType:
+      return "string";
+    case rapidjson::kNumberType:
+      return "number";
+  }
+  return "value";
+}
+
+std::string Index(std::string_view path, size_t i) { return fmt::format("{}[{}]", path, i); }
+std::string MapKey(std::string_view path, std::string_view key) { return fmt::format("{}[\"{}\"]", path, key); }
+std::string Child(std::string_view path, std::string_view name) {
+  return path.empty() ? std::string(name) : fmt::format("{}.{}", path, name);
+}
+
+// Gives an object's member a value for as long as it lives, then puts back the one it had (or
+// removes it again when there was none).
+class LentMember {
+ public:
+  LentMember(Value& object, std::string_view key, std::string_view value, api::json::Allocator& alloc)
+      : object_(object), key_(key) {
+    Value lent = api::json::MakeString(value, alloc);
+    if (Value* member = api::json::Find(object, key)) {
+      had_ = true;
+      saved_.Swap(*member);
+      member->Swap(lent);
+    } else {
+      api::json::Set(object, key, std::move(lent), alloc);
+    }
+  }
+  ~LentMember() {
+    if (!had_) {
+      api::json::Remove(object_, key_);
+    } else if (Value* member = api::json::Find(object_, key_)) {
+      member->Swap(saved_);
+    }
+  }
+  LentMember(const LentMember&) = delete;
+  LentMember& operator=(const LentMember&) = delete;
+
+ private:
+  Value& object_;
+  std::string_view key_;
+  bool had_ = false;
+  Value saved_;
+};
+
+// Walks one parsed body into a wire type, keeping the first problem found (with its field path);
+// every step returns false once there is one. The body's DOM is edited only to lend a pod or node
+// without apiVersion and kind the ones api/decode.h needs, taken off again afterwards.
+class Decoder {
+ public:
+  explicit Decoder(api::json::Allocator& alloc) : alloc_(alloc) {}
+
+  std::string TakeError() { return std::move(error_); }
+
+  bool Fail(std::string_view path, std::string_view message) {
+    error_ = path.empty() ? std::string(message) : fmt::format("{}: {}", path, message);
+    return false;
+  }
+  bool Mismatch(const Value& v, std::string_view path, std::string_view want) {
+    return Fail(path, fmt::format("expected {}, got {}", want, TypeOf(v)));
+  }
+
+  //! An object, or `null` (a nil pointer or map); anything else is an error.
+  bool Object(const Value& v, std::string_view path) {
+    return v.IsObject() || v.IsNull() || Mismatch(v, path, "an object");
+  }
+
+  // `null` leaves a string or an integer as it is (Go's encoding/json does).
+  bool String(const Value& v, std::string_view path, std::string& out) {
+    if (v.IsNull()) return true;
+    if (!v.IsString()) return Mismatch(v, path, "a string");
+    out.assign(v.GetString(), v.GetStringLength());
+    return true;
+  }
+  bool Int64(const Value& v, std::string_view path, int64_t& out) {
+    if (v.IsNull()) return true;
+    if (!v.IsNumber()) return Mismatch(v, path, "an integer");
+    // Go reads an int64 field from an integer literal only: no fraction, exponent or overflow.
+    if (!v.IsInt64()) return Fail(path, fmt::format("{} is not a 64-bit integer", api::json::Encode(v)));
+    out = v.GetInt64();
+    return true;
+  }
+  bool Strings(const Value& v, std::string_view path, std::optional<std::vector<std::string>>& out) {
+    out.reset();
+    if (v.IsNull()) return true;
+    if (!v.IsArray()) return Mismatch(v, path, "an array");
+    out.emplace();
+    out->reserve(v.Size());
+    for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
+      if (!String(v[i], Index(path, i), out->emplace_back())) return false;
+    }
+    return true;
+  }
+  bool FailedNodes(const Value& v, std::string_view path, std::optional<FailedNodesMap>& out) {
+    out.reset();
+    if (v.IsNull()) return true;
+    if (!v.IsObject()) return Mismatch(v, path, "an object");
+    out.emplace();
+    for (const auto& m : v.GetObject()) {
+      const std::string_view node = api::json::View(m.name);
+      std::string reason;
+      if (!String(m.value, MapKey(path, node), reason)) return false;
+      out->insert_or_assign(std::string(node), std::move(reason));
+    }
+    return true;
+  }
+
+  bool Pod(Value& v, std::string_view path, PodPtr& out) {
+    out = nullptr;
+    if (v.IsNull()) return true;
+    auto decoded = DecodeObject<api::Pod>(v, path, "Pod", &api::DecodePod);
+    if (!decoded) return false;
+    out = std::move(decoded);
+    return true;
+  }
+  bool Node(Value& v, std::string_view path, NodePtr& out) {
+    auto decoded = DecodeObject<api::Node>(v, path, "Node", &api::DecodeNode);
+    if (!decoded) return false;
+    out = std::move(decoded);
+    return true;
+  }
+  //! An element of a list of pods: a nil *v1.Pod there is of no use to anyone, so an error.
+  bool ListedPod(Value& v, std::string_view path, PodPtr& out) {
+    if (v.IsNull()) return Mismatch(v, path, "a Pod object");
+    return Pod(v, path, out);
+  }
+
+  //! A v1.NodeList: its `items` (other members ignored).
+  bool NodeList(Value& v, std::string_view path, std::optional<std::vector<NodePtr>>& out) {
+    out.reset();
+    if (v.IsNull()) return true;
+    if (!v.IsObject()) return Mismatch(v, path, "an object");
+    out.emplace();
+    Value* items = nullptr;
+    for (auto& m : v.GetObject()) {
+      if (SameField(api::json::View(m.name), "items")) items = &m.value;
+    }
+    if (items == nullptr || items->IsNull()) return true;
+    const std::string items_path = Child(path, "items");
+    if (!items->IsArray()) return Mismatch(*items, items_path, "an array");
+    out->reserve(items->Size());
+    for (rapidjson::SizeType i = 0; i < items->Size(); ++i) {
+      if (!Node((*items)[i], Index(items_path, i), out->emplace_back())) return false;
+    }
+    return true;
+  }
+
+  bool VictimsMap(Value& v, std::string_view path, std::optional<NodeNameToVictims>& out) {
+    return AnyVictimsMap(v, path, out, [this](Value& pods, std::string_view p, std::vector<PodPtr>& victims) {
+      return PodList(pods, p, victims);
+    });
+  }
+  bool MetaVictimsMap(Value& v, std::string_view path, std::optional<NodeNameToMetaVictims>& out) {
+    return AnyVictimsMap(v, path, out, [this](Value& pods, std::string_view p, std::vector<std::string>& uids) {
+      return MetaPods(pods, p, uids);
+    });
+  }
+
+ private:
+  // A map of node name to Victims or MetaVictims, their `Pods` read by `read_pods`; a null value
+  // (a nil pointer) is no victims.
+  template <typename Map, typename ReadPods>
+  bool AnyVictimsMap(Value& v, std::string_view path, std::optional<Map>& out, ReadPods read_pods) {
+    out.reset();
+    if (v.IsNull()) return true;
+    if (!v.IsObject()) return Mismatch(v, path, "an object");
+    out.emplace();
+    for (auto& m : v.GetObject()) {
+      const std::string_view node = api::json::View(m.name);
+      const std::string node_path = MapKey(path, node);
+      typename Map::mapped_type victims;
+      if (!Object(m.value, node_path)) return false;
+      if (m.value.IsObject()) {
+        for (auto& f : m.value.GetObject()) {
+          const std::string_view key = api::json::View(f.name);
+          if (SameField(key, "Pods")) {
+            if (!read_pods(f.value, Child(node_path, "Pods"), Pods(victims))) return false;
+          } else if (SameField(key, "NumPDBViolations")) {
+            if (!Int64(f.value, Child(node_path, "NumPDBViolations"), victims.num_pdb_violations)) return false;
+          }
+        }
+      }
+      out->insert_or_assign(std::string(node), std::move(victims));
+    }
+    return true;
+  }
+
+  bool PodList(Value& v, std::string_view path, std::vector<PodPtr>& out) {
+    out.clear();
+    if (v.IsNull()) return true;
+    if (!v.IsArray()) return Mismatch(v, path, "an array");
+    out.reserve(v.Size());
+    for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
+      if (!ListedPod(v[i], Index(path, i), out.emplace_back())) return false;
+    }
+    return true;
+  }
+  // [{"UID":"..."}]: a MetaPod's other keys are ignored; a null one (a nil *MetaPod) names no pod.
+  bool MetaPods(const Value& v, std::string_view path, std::vector<std::string>& out) {
+    out.clear();
+    if (v.IsNull()) return true;
+    if (!v.IsArray()) return Mismatch(v, path, "an array");
+    out.reserve(v.Size());
+    for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
+      const std::string pod_path = Index(path, i);
+      const Value& pod = v[i];
+      if (!pod.IsObject()) return Mismatch(pod, pod_path, "an object");
+      std::string& uid = out.emplace_back();
+      for (const auto& f : pod.GetObject()) {
+        if (SameField(api::json::View(f.name), "UID") && !String(f.value, Child(pod_path, "UID"), uid)) return false;
+      }
+    }
+    return true;
+  }
+
+  // A Pod or Node through api/decode.h, which wants apiVersion and kind: Go's client leaves them
+  // out of objects from its informers, and Go's decoding into a v1.Node reads neither, so the
+  // right ones are lent for the decoding (whatever the object says) and the kept JSON is the
+  // object as it came.
+  template <typename T, typename DecodeFn>
+  std::shared_ptr<T> DecodeObject(Value& v, std::string_view path, std::string_view kind, DecodeFn decode) {
+    if (!v.IsObject()) {
+      Mismatch(v, path, fmt::format("a {} object", kind));
+      return nullptr;
+    }
+    std::expected<std::shared_ptr<T>, api::FieldErrors> decoded;
+    {
+      const LentMember lent_kind(v, "kind", kind, alloc_);
+      const LentMember lent_version(v, "apiVersion", "v1", alloc_);
+      decoded = decode(v, api::DecodeOptions{.keep_json = false});
+    }
+    if (!decoded) {
+      std::string message;
+      for (const api::FieldError& e : decoded.error()) {
+        if (!message.empty()) message += "; ";
+        message += e.field.empty() ? fmt::format("{}: {}", path, e.message)
+                                   : fmt::format("{}.{}: {}", path, e.field, e.message);
+      }
+      error_ = std::move(message);
+      return nullptr;
+    }
+    (*decoded)->json = std::make_shared<const std::string>(api::json::Encode(v));
+    return std::move(*decoded);
+  }
+
+  api::json::Allocator& alloc_;
+  std::string error_;
+};
+
+// Parses a body and walks its top-level object's members with `member(decoder, key, value)`;
+// `null` is the zero value, as json.Unmarshal leaves its target.
+template <typename T, typename MemberFn>
+std::expected<T, std::string> DecodeStruct(std::string_view body, MemberFn member) {
+  api::json::Document doc;
+  if (auto parsed = api::json::Parse(body, doc); !parsed) return std::unexpected(parsed.error().ToString());
+  T out{};
+  if (doc.IsNull()) return out;
+  Decoder d(doc.GetAllocator());
+  if (!doc.IsObject()) return std::unexpected(fmt::format("expected an object, got {}", TypeOf(doc)));
+  for (auto& m : doc.GetObject()) {
+    if (!member(d, api::json::View(m.name), m.value, out)) return std::unexpected(d.TakeError());
+  }
+  return out;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+
+std::string EncodeExtenderArgs(const ExtenderArgs& args) {
+  // Most of a request is its nodes' JSON: one allocation for all of it.
+  size_t size = 256 + (args.pod && args.pod->json ? args.pod->json->size() : 0);
+  if (args.nodes) {
+    for (const NodePtr& n : *args.nodes) size += n && n->json ? n->json->size() + 1 : 0;
+  }
+  if (args.node_names) {
+    for (const std::string& n : *args.node_names) size += n.size() + 3;
+  }
+  return EncodeObject(
+      [&](Writer& w) {
+        w.Field("Pod");
+        w.Pod(args.pod);
+        w.NodeList("Nodes", args.nodes);
+        w.Strings("NodeNames", args.node_names);
+      },
+      size);
+}
+
+std::string EncodeFilterResult(const ExtenderFilterResult& result) {
+  return EncodeObject([&](Writer& w) {
+    w.NodeList("Nodes", result.nodes);
+    w.Strings("NodeNames", result.node_names);
+    w.FailedNodes("FailedNodes", result.failed_nodes);
+    w.FailedNodes("FailedAndUnresolvableNodes", result.failed_and_unresolvable_nodes);
+    w.StringField("Error", result.error);
+  });
+}
+
+std::string EncodeHostPriorityList(const HostPriorityList& list) {
+  std::string out;
+  Writer w(out);
+  w.StartArray();
+  for (const HostPriority& p : list) {
+    w.StartObject();
+    w.StringField("Host", p.host);
+    w.Field("Score");
+    w.Int(p.score);
+    w.EndObject();
+  }
+  w.EndArray();
+  return out;
+}
+
+std::string EncodePreemptionArgs(const ExtenderPreemptionArgs& args) {
+  return EncodeObject([&](Writer& w) {
+    w.Field("Pod");
+    w.Pod(args.pod);
+    w.VictimsMap("NodeNameToVictims", args.node_name_to_victims,
+                 [](Writer& pods, const PodPtr& pod) { pods.Pod(pod); });
+    w.MetaVictimsMap("NodeNameToMetaVictims", args.node_name_to_meta_victims);
+  });
+}
+
+std::string EncodePreemptionResult(const ExtenderPreemptionResult& result) {
+  return EncodeObject([&](Writer& w) { w.MetaVictimsMap("NodeNameToMetaVictims", result.node_name_to_meta_victims); });
+}
+
+std::string EncodeBindingArgs(const ExtenderBindingArgs& args) {
+  return EncodeObject([&](Writer& w) {
+    w.StringField("PodName", args.pod_name);
+    w.StringField("PodNamespace", args.pod_namespace);
+    w.StringField("PodUID", args.pod_uid);
+    w.StringField("Node", args.node);
+  });
+}
+
+std::string EncodeBindingResult(const ExtenderBindingResult& result) {
+  return EncodeObject([&](Writer& w) { w.StringField("Error", result.error); });
+}
+
+std::expected<ExtenderArgs, std::string> DecodeExtenderArgs(std::string_view body) {
+  return DecodeStruct<ExtenderArgs>(body, [](Decoder& d, std::string_view key, Value& v, ExtenderArgs& out) {
+    if (SameField(key, "Pod")) return d.Pod(v, "Pod", out.pod);
+    if (SameField(key, "Nodes")) return d.NodeList(v, "Nodes", out.nodes);
+    if (SameField(key, "NodeNames")) return d.Strings(v, "NodeNames", out.node_names);
+    return true;
+  });
+}
+
+std::expected<ExtenderFilterResult, std::string> DecodeFilterResult(std::string_view body) {
+  return DecodeStruct<ExtenderFilterResult>(
+      body, [](Decoder& d, std::string_view key, Value& v, ExtenderFilterResult& out) {
+        if (SameField(key, "Nodes")) return d.NodeList(v, "Nodes", out.nodes);
+        if (SameField(key, "NodeNames")) return d.Strings(v, "NodeNames", out.node_names);
+        if (SameField(key, "FailedNodes")) return d.FailedNodes(v, "FailedNodes", out.failed_nodes);
+        if (SameField(key, "FailedAndUnresolvableNodes")) {
+          return d.FailedNodes(v, "FailedAndUnresolvableNodes", out.failed_and_unresolvable_nodes);
+        }
+        if (SameField(key, "Error")) return d.String(v, "Error", out.error);
+        return true;
+      });
+}
+
+std::expected<HostPriorityList, std::string> DecodeHostPriorityList(std::string_view body) {
+  api::json::Document doc;
+  if (auto parsed = api::json::Parse(body, doc); !parsed) return std::unexpected(parsed.error().ToString());
+  HostPriorityList out;
+  if (doc.IsNull()) return out;
+  Decoder d(doc.GetAllocator());
+  if (!doc.IsArray()) return std::unexpected(fmt::format("expected an array, got {}", TypeOf(doc)));
+  out.reserve(doc.Size());
+  for (rapidjson::SizeType i = 0; i < doc.Size(); ++i) {
+    const Value& item = doc[i];
+    const std::string path = Index("", i);
+    HostPriority& p = out.emplace_back();
+    // A null element is a zero HostPriority, as Go reads null into a struct.
+    if (!d.Object(item, path)) return std::unexpected(d.TakeError());
+    if (item.IsNull()) continue;
+    for (const auto& m : item.GetObject()) {
+      const std::string_view key = api::json::View(m.name);
+      const bool ok = SameField(key, "Host")    ? d.String(m.value, Child(path, "Host"), p.host)
+                      : SameField(key, "Score") ? d.Int64(m.value, Child(path, "Score"), p.score)
+                                                : true;
+      if (!ok) return std::unexpected(d.TakeError());
+    }
+  }
+  return out;
+}
+
+std::expected<ExtenderPreemptionArgs, std::string> DecodePreemptionArgs(std::string_view body) {
+  return DecodeStruct<ExtenderPreemptionArgs>(
+      body, [](Decoder& d, std::string_view key, Value& v, ExtenderPreemptionArgs& out) {
+        if (SameField(key, "Pod")) return d.Pod(v, "Pod", out.pod);
+        if (SameField(key, "NodeNameToVictims")) return d.VictimsMap(v, "NodeNameToVictims", out.node_name_to_victims);
+        if (SameField(key, "NodeNameToMetaVictims")) {
+          return d.MetaVictimsMap(v, "NodeNameToMetaVictims", out.node_name_to_meta_victims);
+        }
+        return true;
+      });
+}
+
+std::expected<ExtenderPreemptionResult, std::string> DecodePreemptionResult(std::string_view body) {
+  return DecodeStruct<ExtenderPreemptionResult>(
+      body, [](Decoder& d, std::string_view key, Value& v, ExtenderPreemptionResult& out) {
+        if (SameField(key, "NodeNameToMetaVictims")) {
+          return d.MetaVictimsMap(v, "NodeNameToMetaVictims", out.node_name_to_meta_victims);
+        }
+        return true;
+      });
+}
+
+std::expected<ExtenderBindingArgs, std::string> DecodeBindingArgs(std::string_view body) {
+  return DecodeStruct<ExtenderBindingArgs>(body,
+                                           [](Decoder& d, std::string_view key, Value& v, ExtenderBindingArgs& out) {
+                                             if (SameField(key, "PodName")) return d.String(v, "PodName", out.pod_name);
+                                             if (SameField(key, "PodNamespace"))
+                                               return d.String(v, "PodNamespace", out.pod_namespace);
+                                             if (SameField(key, "PodUID")) return d.String(v, "PodUID", out.pod_uid);
+                                             if (SameField(key, "Node")) return d.String(v, "Node", out.node);
+                                             return true;
+                                           });
+}
+
+std::expected<ExtenderBindingResult, std::string> DecodeBindingResult(std::string_view body) {
+  return DecodeStruct<ExtenderBindingResult>(
+      body, [](Decoder& d, std::string_view key, Value& v, ExtenderBindingResult& out) {
+        if (SameField(key, "Error")) return d.String(v, "Error", out.error);
+        return true;
+      });
+}
+
+}  // namespace kubesched::extender
