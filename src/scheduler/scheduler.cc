@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "extender/http_extender.h"
 #include "util/log.h"
 
 namespace kubesched::scheduler {
@@ -147,6 +148,11 @@ std::expected<std::unique_ptr<Scheduler>, std::string> Scheduler::Create(const S
   s->nominator_proxy_ = std::move(proxy);
 
   s->extenders_ = options.extenders;
+  if (s->extenders_.empty() && !options.config.extenders.empty()) {
+    auto built = extender::BuildExtenders(options.config.extenders);
+    if (!built) return std::unexpected(built.error());
+    s->extenders_ = std::move(*built);
+  }
   // upstream's buildExtenders order: ignorable extenders are called after the others.
   std::stable_partition(s->extenders_.begin(), s->extenders_.end(), [](const auto& e) { return !e->IsIgnorable(); });
   for (const auto& e : s->extenders_) s->extender_ptrs_.push_back(e.get());
