@@ -125,7 +125,7 @@ TEST(CliE2E, UsageErrorsAreOneReadableLine) {
        "--explain, --report, --plugin, -v/--v or --version)\n" +
            simulate_hint},
       {{"simulte"},
-       "error: simulte: unknown command (expected simulate, bench, apiserver, run, plugins or version)\n"
+       "error: simulte: unknown command (expected simulate, bench, apiserver, run, extender, plugins or version)\n"
        "Run 'kubesched --help' for usage.\n"},
       {{"--colour"},
        "error: --colour: unknown flag (expected -v/--v or --version)\nRun 'kubesched --help' for usage.\n"},
