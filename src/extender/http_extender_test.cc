@@ -632,6 +632,24 @@ TEST_F(HttpsExtenderTest, VerifiesTheServerWithCaFile) {
   EXPECT_TRUE(bound.has_value()) << bound.error();
 }
 
+TEST_F(HttpsExtenderTest, ChecksTheServerNameAndSendsAClientCertificate) {
+  server_.Answer("/bind", "{}");
+  config::Extender config;
+  auto& tls = config.tls_config.emplace();
+  tls.ca_data = server::Base64(identity_->certificate_pem);
+  tls.cert_data = server::Base64(identity_->certificate_pem);
+  tls.key_data = server::Base64(identity_->private_key_pem);
+  tls.server_name = "localhost";  // the certificate names 127.0.0.1 and localhost
+  auto bound = BindThrough(config);
+  EXPECT_TRUE(bound.has_value()) << bound.error();
+
+  config.tls_config->server_name = "extender.example.com";
+  auto wrong_name = BindThrough(config);
+  ASSERT_FALSE(wrong_name.has_value());
+  EXPECT_THAT(wrong_name.error(), HasSubstr("TLS"));
+  EXPECT_EQ(server_.Requests().size(), 1u);
+}
+
 TEST_F(HttpsExtenderTest, RefusesAServerItsCaDidNotSign) {
   server_.Answer("/bind", "{}");
   auto other = Identity();
