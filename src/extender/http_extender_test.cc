@@ -320,7 +320,7 @@ TEST_F(HttpExtenderTest, UnreachableExtenderIsAnError) {
   config.filter_verb = "filter";
   auto result = MustCreate(config)->Filter(*pod_, Nodes());
   ASSERT_FALSE(result.has_value());
-  EXPECT_THAT(result.error(), HasSubstr(url));
+  EXPECT_THAT(result.error(), HasSubstr(url + "/filter"));
 }
 
 TEST_F(HttpExtenderTest, SlowExtenderTimesOut) {
@@ -334,6 +334,7 @@ TEST_F(HttpExtenderTest, SlowExtenderTimesOut) {
   const auto elapsed = std::chrono::steady_clock::now() - start;
   server_.Release();
   ASSERT_FALSE(result.has_value());
+  EXPECT_THAT(result.error(), HasSubstr(server_.Url() + "/filter"));
   // The server holds the request for 30 s; the timeout ends the call long before.
   EXPECT_LT(elapsed, std::chrono::seconds(5));
 }
