@@ -13,8 +13,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -37,33 +39,39 @@ namespace json = kubesched::api::json;
 
 class ServerProcess {
  public:
-  ServerProcess() {
+  //! `kubesched <args...>`, which prints `<announce><url>` as its first line of output (`kubesched
+  //! apiserver` by default; `kubesched extender` announces "Serving the scheduler extender on ").
+  explicit ServerProcess(std::vector<std::string> args = {"apiserver", "--listen", "127.0.0.1:0"},
+                         std::string announce = "listening on ") {
     int out[2];
     if (pipe(out) != 0) throw std::runtime_error("pipe failed");
+    std::vector<char*> argv = {const_cast<char*>(KUBESCHED_BINARY)};
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
     pid_ = fork();
     if (pid_ < 0) throw std::runtime_error("fork failed");
     if (pid_ == 0) {
       dup2(out[1], STDOUT_FILENO);
       close(out[0]);
       close(out[1]);
-      execl(KUBESCHED_BINARY, KUBESCHED_BINARY, "apiserver", "--listen", "127.0.0.1:0", static_cast<char*>(nullptr));
+      execv(KUBESCHED_BINARY, argv.data());
       _exit(127);
     }
     close(out[1]);
-    // The server prints the address it listens on as its first line of output.
     std::string line;
     char c;
     while (read(out[0], &c, 1) == 1 && c != '\n') line.push_back(c);
     reader_fd_ = out[0];
     auto at = line.rfind(':');
-    if (line.find("listening on") == std::string::npos || at == std::string::npos) {
+    if (!line.starts_with(announce) || at == std::string::npos) {
       Stop();
-      throw std::runtime_error("kubesched apiserver did not report its address (got \"" + line + "\")");
+      throw std::runtime_error("kubesched " + args.front() + " did not report its address (got \"" + line + "\")");
     }
     port_ = std::stoi(line.substr(at + 1));
   }
   ~ServerProcess() { Stop(); }
   int port() const { return port_; }
+  pid_t pid() const { return pid_; }
 
   void Stop() {
     if (pid_ > 0) {
@@ -81,6 +89,12 @@ class ServerProcess {
   int reader_fd_ = -1;
   int port_ = 0;
 };
+
+//! The value of `--flag=N` when `arg` is that flag (the benchmarks' own flags).
+inline std::optional<int> IntFlag(std::string_view arg, std::string_view flag) {
+  if (!arg.starts_with(flag)) return std::nullopt;
+  return std::atoi(std::string(arg.substr(flag.size())).c_str());
+}
 
 // ---------------------------------------------------------------------------------------------
 // Objects

@@ -223,10 +223,7 @@ int main(int argc, char** argv) {
   std::vector<char*> rest;
   for (int i = 0; i < argc; ++i) {
     std::string_view a(argv[i]);
-    auto value = [&](std::string_view flag) -> std::optional<int> {
-      if (!a.starts_with(flag)) return std::nullopt;
-      return std::atoi(std::string(a.substr(flag.size())).c_str());
-    };
+    auto value = [&](std::string_view flag) { return IntFlag(a, flag); };
     if (auto v = value("--nodes=")) {
       g_nodes = *v;
     } else if (auto v = value("--pods=")) {

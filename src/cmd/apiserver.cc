@@ -1,16 +1,12 @@
 #include "cmd/apiserver.h"
 
-#include <pthread.h>
-#include <signal.h>
-
-#include <atomic>
 #include <filesystem>
 #include <iostream>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "cmd/cli.h"
+#include "cmd/serving.h"
 #include "server/api_handler.h"
 #include "server/http_server.h"
 #include "server/kubeconfig.h"
@@ -26,29 +22,6 @@ namespace {
 
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
-
-// "127.0.0.1:8080" -> host, port; "[::1]:0" for IPv6.
-std::expected<std::pair<std::string, int>, std::string> SplitListen(const std::string& listen) {
-  size_t colon = listen.rfind(':');
-  if (colon == std::string::npos || colon + 1 == listen.size()) {
-    return std::unexpected(
-        fmt::format("--listen: invalid value \"{}\" (expected host:port, e.g. 127.0.0.1:8080)", listen));
-  }
-  std::string host = listen.substr(0, colon);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  int port = -1;
-  try {
-    size_t used = 0;
-    port = std::stoi(listen.substr(colon + 1), &used);
-    if (used != listen.size() - colon - 1) port = -1;
-  } catch (const std::exception&) {
-  }
-  if (host.empty() || port < 0 || port > 65535) {
-    return std::unexpected(
-        fmt::format("--listen: invalid value \"{}\" (expected host:port with a port from 0 to 65535)", listen));
-  }
-  return std::make_pair(host, port);
-}
 
 // The resource serving objects of `api_version` and `kind`, or null.
 const store::ResourceType* ResourceOf(const store::Store& store, std::string_view api_version, std::string_view kind) {
@@ -133,13 +106,8 @@ int RunApiserver(const ApiserverArgs& args) {
     return kExitUsage;
   }
 
-  // SIGTERM and SIGINT go to one thread that waits for them (blocked here, before any thread
-  // starts, so every thread inherits the mask): the shutdown then runs as ordinary code.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // Before any thread starts (see SignalWatcher).
+  SignalWatcher signals;
 
   static const util::SystemClock clock;
   std::unique_ptr<store::Store> store = store::NewBuiltinStore(clock);
@@ -201,23 +169,10 @@ int RunApiserver(const ApiserverArgs& args) {
     }
   }
 
-  std::atomic<bool> done{false};
-  std::thread signal_thread([&] {
-    const timespec step{0, 200'000'000};
-    while (!done.load()) {
-      int sig = sigtimedwait(&signals, nullptr, &step);
-      if (sig == SIGTERM || sig == SIGINT) {
-        KS_LOG.InfoS("Received signal, shutting down", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-        srv.Shutdown();
-        return;
-      }
-    }
-  });
+  std::stop_callback shutdown(signals.token(), [&srv] { srv.Shutdown(); });
 
   std::cout << "listening on " << srv.Url() << std::endl;
   const bool served = srv.Run();
-  done.store(true);
-  signal_thread.join();
   runner.Stop();
   int code = served ? kExitOk : kExitFailure;
   if (!served) std::cerr << "error: the server stopped unexpectedly\n";

@@ -13,6 +13,7 @@
 #include "cmd/apiserver.h"
 #include "cmd/bench.h"
 #include "cmd/cli.h"
+#include "cmd/extender.h"
 #include "cmd/output.h"
 #include "cmd/plugin_registry.h"
 #include "cmd/plugins.h"
@@ -268,6 +269,9 @@ int Main(int argc, char** argv) {
   RunArgs run_args;
   CLI::App* run_cmd = AddRunSubcommand(app, run_args);
 
+  ExtenderArgs extender_args;
+  CLI::App* extender_cmd = AddExtenderSubcommand(app, extender_args);
+
   PluginsArgs plugins_args;
   CLI::App* plugins_cmd = AddPluginsSubcommand(app, plugins_args);
 
@@ -295,6 +299,7 @@ int Main(int argc, char** argv) {
   if (bench->parsed()) return RunBench(bench_args);
   if (apiserver->parsed()) return RunApiserver(apiserver_args);
   if (run_cmd->parsed()) return RunRun(run_args);
+  if (extender_cmd->parsed()) return RunExtender(extender_args);
   if (plugins_cmd->parsed()) return RunPlugins(plugins_args);
   return kExitOk;
 }

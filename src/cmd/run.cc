@@ -1,8 +1,5 @@
 #include "cmd/run.h"
 
-#include <pthread.h>
-#include <signal.h>
-
 #include <atomic>
 #include <iostream>
 #include <stop_token>
@@ -20,6 +17,7 @@
 #include "cluster/store_informer.h"
 #include "cmd/cli.h"
 #include "cmd/plugin_registry.h"
+#include "cmd/serving.h"
 #include "cmd/version.h"
 #include "config/load.h"
 #include "metrics/scheduler_metrics.h"
@@ -89,23 +87,13 @@ class SecureServing {
   }
 
   std::expected<void, std::string> Start(const RunArgs& args, server::Handler& handler) {
-    std::shared_ptr<const server::TlsIdentity> identity;
-    if (!args.tls_cert_file.empty()) {
-      auto loaded = server::LoadIdentity(args.tls_cert_file, args.tls_private_key_file);
-      if (!loaded) return std::unexpected(loaded.error());
-      identity = std::make_shared<server::TlsIdentity>(std::move(*loaded));
-    } else {
-      // As kube-scheduler without certificate flags: a self-signed certificate made at start-up.
-      auto generated = server::GenerateSelfSignedIdentity();
-      if (!generated)
-        return std::unexpected(fmt::format("generating a self-signed certificate: {}", generated.error()));
-      identity = std::make_shared<server::TlsIdentity>(std::move(*generated));
-    }
+    auto identity = ServingIdentity(args.tls_cert_file, args.tls_private_key_file);
+    if (!identity) return std::unexpected(identity.error());
     server::HttpServerOptions options;
     options.host = args.bind_address;
     options.port = args.secure_port;
     options.threads = 8;  // probes and scrapes, not watches
-    options.tls = std::move(identity);
+    options.tls = std::move(*identity);
     auto bound = server::HttpServer::Bind(handler, options);
     if (!bound) return std::unexpected(fmt::format("--secure-port: {}", bound.error()));
     server_ = std::move(*bound);
@@ -179,20 +167,13 @@ int RunRun(const RunArgs& args) {
   for (const std::string& flag : args.ignored) {
     std::cerr << "warning: " << flag << " is kube-scheduler's and has no effect in kubesched run\n";
   }
-  auto registry = MakeRegistry(args.plugins);
-  if (!registry) {
-    std::cerr << "error: " << registry.error() << "\n";
+  auto setup = LoadSchedulerSetup(args.plugins, args.config);
+  if (!setup) {
+    std::cerr << "error: " << setup.error() << "\n";
     return kExitUsage;
   }
-  config::Configuration cfg = config::DefaultConfiguration(*registry);
-  if (!args.config.empty()) {
-    auto loaded = config::LoadConfigFile(args.config, *registry);
-    if (!loaded) {
-      std::cerr << "error: " << loaded.error() << "\n";
-      return kExitUsage;
-    }
-    cfg = std::move(*loaded);
-  }
+  const framework::Registry* registry = &(*setup)->registry;
+  config::Configuration& cfg = (*setup)->config;
   if (auto ok = ApplyFlags(args, cfg); !ok) {
     std::cerr << "error: " << ok.error() << "\n";
     return kExitUsage;
@@ -205,40 +186,14 @@ int RunRun(const RunArgs& args) {
     std::cerr << "error: --secure-port: " << args.secure_port << " must be between 0 and 65535\n";
     return kExitUsage;
   }
-  const std::string kubeconfig = args.kubeconfig.empty() ? cfg.client_connection.kubeconfig : args.kubeconfig;
-  auto rest = client::ResolveRestConfig(kubeconfig, args.master);
-  if (!rest) {
-    std::cerr << "error: " << rest.error() << "\n";
-    return kExitUsage;
-  }
-  rest->qps = cfg.client_connection.qps;
-  rest->burst = cfg.client_connection.burst;
-  rest->user_agent = fmt::format("kubesched/{}", kVersion);
-  auto rest_client = client::RestClient::Create(*rest);
+  auto rest_client = ConnectRestClient(args.kubeconfig, args.master, cfg);
   if (!rest_client) {
-    std::cerr << "error: " << rest_client.error() << "\n";
-    return kExitFailure;
+    std::cerr << "error: " << rest_client.error().message << "\n";
+    return rest_client.error().usage ? kExitUsage : kExitFailure;
   }
 
-  // SIGTERM and SIGINT go to one thread that waits for them (blocked here, before any thread
-  // starts, so every thread inherits the mask).
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  std::stop_source stop;
-  std::jthread signal_thread([&signals, &stop](std::stop_token own) {
-    const timespec step{0, 200'000'000};
-    while (!own.stop_requested()) {
-      int sig = sigtimedwait(&signals, nullptr, &step);
-      if (sig == SIGTERM || sig == SIGINT) {
-        KS_LOG.InfoS("Received signal, shutting down", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT");
-        stop.request_stop();
-        return;
-      }
-    }
-  });
+  SignalWatcher signals;
+  const std::stop_token stop = signals.token();
 
   // Readiness as kube-scheduler's /readyz: the informers have synced ("sched-handler-sync") and,
   // with leader election, the elector runs ("leaderElection").
@@ -274,8 +229,8 @@ int RunRun(const RunArgs& args) {
   store_options.informed = client::SchedulerInformedResources();
   client::RemoteStore store(**rest_client, store::BuiltinResources(), store_options);
   store.Start();
-  KS_LOG.InfoS("Waiting for caches to sync", "server", rest->server);
-  if (!store.WaitForCacheSync(stop.get_token())) return kExitOk;
+  KS_LOG.InfoS("Waiting for caches to sync", "server", (*rest_client)->config().server);
+  if (!store.WaitForCacheSync(stop)) return kExitOk;
   KS_LOG.InfoS("Caches are synced");
   synced.store(true);
 
@@ -310,7 +265,7 @@ int RunRun(const RunArgs& args) {
   // Scheduling starts once this replica leads (at once without leader election); it stops
   // when `scheduling` is stopped.
   std::stop_source scheduling;
-  std::stop_callback forward(stop.get_token(), [&scheduling] { scheduling.request_stop(); });
+  std::stop_callback forward(stop, [&scheduling] { scheduling.request_stop(); });
   std::unique_ptr<cluster::StoreInformer> informer;
   std::mutex loop_mu;  // guards loop: started by the elector's thread, stopped from any
   std::jthread loop;
@@ -339,7 +294,7 @@ int RunRun(const RunArgs& args) {
     client::LeaderElector elector(store, clock, le);
     // The lease is released only once scheduling has stopped: the elector's own stop comes after.
     std::stop_source election;
-    std::stop_callback stop_election(stop.get_token(), [&] {
+    std::stop_callback stop_election(stop, [&] {
       stop_scheduling();
       election.request_stop();
     });
@@ -355,13 +310,12 @@ int RunRun(const RunArgs& args) {
     std::mutex mu;
     std::condition_variable_any cv;
     std::unique_lock lock(mu);
-    cv.wait(lock, stop.get_token(), [] { return false; });
+    cv.wait(lock, stop, [] { return false; });
   }
   stop_scheduling();
   recorder.Stop();
   informer.reset();
   store.Stop();
-  signal_thread.request_stop();
   return code;
 }
 

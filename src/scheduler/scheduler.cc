@@ -248,7 +248,9 @@ metrics::SchedulerState Scheduler::MetricsState() const {
   return state;
 }
 
-bool Scheduler::Responsible(const api::Pod& pod) const { return profiles_.contains(pod.spec.scheduler_name); }
+bool Scheduler::Responsible(const api::Pod& pod) const {
+  return options_.queue_pods && profiles_.contains(pod.spec.scheduler_name);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Event handlers

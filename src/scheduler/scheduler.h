@@ -16,8 +16,10 @@
 #include <optional>
 #include <random>
 #include <set>
+#include <span>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -33,6 +35,7 @@
 #include "framework/runtime/waiting_pods.h"
 #include "metrics/recorder.h"
 #include "queue/scheduling_queue.h"
+#include "scheduler/extender_verbs.h"
 #include "util/clock.h"
 #include "util/parallelizer.h"
 
@@ -111,6 +114,9 @@ struct SchedulerOptions {
   //! Where upstream's scheduler metrics go (kubesched run); null: none are recorded and no clock
   //! is read for them (simulate, bench). Must outlive the scheduler.
   metrics::Recorder* metrics = nullptr;
+  //! Whether pending pods are queued and scheduled. False for `kubesched extender`: the cache and
+  //! snapshot follow the cluster's events, but the scheduler places no pod itself.
+  bool queue_pods = true;
   //! The extenders to call (tests inject their own); when empty, Create builds them from
   //! config.extenders (extender::BuildExtenders: HTTP extenders, ignorable ones last).
   std::vector<std::shared_ptr<framework::Extender>> extenders;
@@ -152,6 +158,29 @@ class Scheduler final : public cluster::EventHandler {
   //! Rejects every pod waiting at Permit with `message` (shutting down: their binding cycles
   //! then end at once, undoing their reservations, instead of waiting for their timeouts).
   void RejectWaitingPods(std::string_view message);
+
+  // --- Extender verbs (kubesched extender; src/scheduler/extender_verbs.cc) -----------------
+  // A pod evaluated by the profile named `profile` on the nodes named, as the snapshot has them,
+  // outside any scheduling cycle but serialized with cycles. Thread-safe. An unknown profile, a
+  // plugin's Error status or an exception from a plugin comes back as the error.
+
+  //! Puts nodes a request carries into the cache: added, or updated when they differ from the
+  //! cache's (for an extender no watch feeds).
+  void LearnNodes(std::span<const std::shared_ptr<const api::Node>> nodes);
+  //! PreFilter, then Filter on every named node (in parallel). Nodes the view lacks fail with
+  //! UnknownNodeReason.
+  std::expected<ExtenderFilterVerdict, std::string> ExtenderFilter(std::string_view profile, const api::Pod& pod,
+                                                                   std::span<const std::string> node_names);
+  //! PreScore and Score (normalised and weighted) on the named nodes, feasibility not checked,
+  //! mapped onto 0..kMaxExtenderPriority: the best node kMaxExtenderPriority, the others in
+  //! proportion (integer division, as upstream's DefaultNormalizeScore). Unknown nodes score 0.
+  std::expected<std::vector<framework::HostPriority>, std::string> ExtenderPrioritize(
+      std::string_view profile, const api::Pod& pod, std::span<const std::string> node_names);
+  //! Per named node, the minimal set of lower-priority pods whose eviction lets the pod fit
+  //! (preemption's SelectVictimsOnNode with the PDB budgets); only nodes where that takes at
+  //! least one victim appear.
+  std::expected<framework::NodeToVictims, std::string> ExtenderPreempt(std::string_view profile, const api::Pod& pod,
+                                                                       std::span<const std::string> node_names);
 
   queue::SchedulingQueue& queue() { return *queue_; }
   cache::Cache& cache() { return *cache_; }

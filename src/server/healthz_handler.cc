@@ -8,10 +8,7 @@ namespace kubesched::server {
 namespace {
 
 HttpResponse Text(int status, std::string body) {
-  HttpResponse r;
-  r.status = status;
-  r.content_type = "text/plain; charset=utf-8";
-  r.body = std::move(body);
+  HttpResponse r = TextResponse(status, std::move(body));
   // As upstream's healthz handlers: a probe must never see a cached answer.
   r.headers.emplace_back("X-Content-Type-Options", "nosniff");
   r.headers.emplace_back("Cache-Control", "no-cache, private");

@@ -98,11 +98,13 @@ std::expected<std::unique_ptr<HttpServer>, std::string> HttpServer::Bind(Handler
   svr.Delete(".*", httplib::Server::Handler(serve));
   svr.Options(".*", serve);  // refused by the handler (405), with a Status
   // What httplib answers itself (a body over the limit, a malformed request) gets the handler's
-  // body too.
+  // body too, and its status: the extender protocol answers an oversized body with 400 where the
+  // API answers 413.
   svr.set_error_handler(
       httplib::Server::HandlerWithResponse([&handler](const httplib::Request&, httplib::Response& res) {
         if (!res.body.empty() || res.is_chunked_content_provider_) return httplib::Server::HandlerResponse::Unhandled;
         HttpResponse refused = handler.Refused(res.status, "");
+        res.status = refused.status;
         res.set_content(std::move(refused.body), refused.content_type.c_str());
         return httplib::Server::HandlerResponse::Handled;
       }));

@@ -48,6 +48,15 @@ struct HttpResponse {
   std::unique_ptr<ResponseStream> stream;                    //!< set for a streamed body (then `body` is unused)
 };
 
+//! A plain-text response (health checks, the extender's refusals).
+inline HttpResponse TextResponse(int status, std::string body) {
+  HttpResponse r;
+  r.status = status;
+  r.content_type = "text/plain; charset=utf-8";
+  r.body = std::move(body);
+  return r;
+}
+
 //! What server/http_server.h serves: the API (ApiHandler) or the scheduler's health and
 //! metrics endpoints (HealthzHandler).
 class Handler {
