@@ -25,8 +25,11 @@ std::expected<std::string, std::string> Pem(const std::string& data, std::string
   }
   std::string pem;
   if (!file.empty()) {
-    if (auto error = api::ReadFile(file, pem))
+    // ReadFile takes "-" for standard input; here it is a file of that name, as Go opens it.
+    const std::string path = file == "-" ? "./-" : file;
+    if (auto error = api::ReadFile(path, pem)) {
       return std::unexpected(fmt::format("tlsConfig.{}: {}", file_field, *error));
+    }
   }
   return pem;
 }

@@ -320,7 +320,7 @@ TEST_F(HttpExtenderTest, UnreachableExtenderIsAnError) {
   config.filter_verb = "filter";
   auto result = MustCreate(config)->Filter(*pod_, Nodes());
   ASSERT_FALSE(result.has_value());
-  EXPECT_THAT(result.error(), HasSubstr(url));
+  EXPECT_THAT(result.error(), HasSubstr(url + "/filter"));
 }
 
 TEST_F(HttpExtenderTest, SlowExtenderTimesOut) {
@@ -334,6 +334,7 @@ TEST_F(HttpExtenderTest, SlowExtenderTimesOut) {
   const auto elapsed = std::chrono::steady_clock::now() - start;
   server_.Release();
   ASSERT_FALSE(result.has_value());
+  EXPECT_THAT(result.error(), HasSubstr(server_.Url() + "/filter"));
   // The server holds the request for 30 s; the timeout ends the call long before.
   EXPECT_LT(elapsed, std::chrono::seconds(5));
 }
@@ -630,6 +631,24 @@ TEST_F(HttpsExtenderTest, VerifiesTheServerWithCaFile) {
   auto bound = BindThrough(config);
   std::filesystem::remove(file);
   EXPECT_TRUE(bound.has_value()) << bound.error();
+}
+
+TEST_F(HttpsExtenderTest, ChecksTheServerNameAndSendsAClientCertificate) {
+  server_.Answer("/bind", "{}");
+  config::Extender config;
+  auto& tls = config.tls_config.emplace();
+  tls.ca_data = server::Base64(identity_->certificate_pem);
+  tls.cert_data = server::Base64(identity_->certificate_pem);
+  tls.key_data = server::Base64(identity_->private_key_pem);
+  tls.server_name = "localhost";  // the certificate names 127.0.0.1 and localhost
+  auto bound = BindThrough(config);
+  EXPECT_TRUE(bound.has_value()) << bound.error();
+
+  config.tls_config->server_name = "extender.example.com";
+  auto wrong_name = BindThrough(config);
+  ASSERT_FALSE(wrong_name.has_value());
+  EXPECT_THAT(wrong_name.error(), HasSubstr("TLS"));
+  EXPECT_EQ(server_.Requests().size(), 1u);
 }
 
 TEST_F(HttpsExtenderTest, RefusesAServerItsCaDidNotSign) {

@@ -383,7 +383,13 @@ class Decoder {
     out.emplace();
     out->reserve(v.Size());
     for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
-      if (!String(v[i], Index(path, i), out->emplace_back())) return false;
+      std::string& name = out->emplace_back();
+      // The path is made only for an error: a node cache's answer names every node.
+      if (v[i].IsString()) {
+        name.assign(v[i].GetString(), v[i].GetStringLength());
+      } else if (!String(v[i], Index(path, i), name)) {
+        return false;
+      }
     }
     return true;
   }
@@ -395,7 +401,11 @@ class Decoder {
     for (const auto& m : v.GetObject()) {
       const std::string_view node = api::json::View(m.name);
       std::string reason;
-      if (!String(m.value, MapKey(path, node), reason)) return false;
+      if (m.value.IsString()) {
+        reason.assign(m.value.GetString(), m.value.GetStringLength());
+      } else if (!String(m.value, MapKey(path, node), reason)) {
+        return false;
+      }
       out->insert_or_assign(std::string(node), std::move(reason));
     }
     return true;
@@ -491,7 +501,8 @@ class Decoder {
     }
     return true;
   }
-  // [{"UID":"..."}]: a MetaPod's other keys are ignored; a null one (a nil *MetaPod) names no pod.
+  // [{"UID":"..."}]: a MetaPod's other keys are ignored; a null one (a nil *MetaPod, which
+  // upstream's client would dereference) is an error.
   bool MetaPods(const Value& v, std::string_view path, std::vector<std::string>& out) {
     out.clear();
     if (v.IsNull()) return true;

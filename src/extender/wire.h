@@ -94,7 +94,8 @@ struct ExtenderBindingResult {
   std::string error{};  //!< non-empty: the bind failed
 };
 
-//! Compact JSON, byte for byte what Go's json.Marshal writes for the same values.
+//! Compact JSON, byte for byte what Go's json.Marshal writes for the same values (its escapes
+//! included), except that pods and nodes are their kept JSON as it is.
 std::string EncodeExtenderArgs(const ExtenderArgs& args);
 std::string EncodeFilterResult(const ExtenderFilterResult& result);
 std::string EncodeHostPriorityList(const HostPriorityList& list);
