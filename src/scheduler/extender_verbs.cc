@@ -5,7 +5,6 @@
 // their scratch buffers are shared with cycles and timers.
 
 #include <algorithm>
-#include <atomic>
 #include <exception>
 
 #include <fmt/format.h>
