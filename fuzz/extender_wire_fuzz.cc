@@ -38,7 +38,8 @@ void RoundTrip(std::string_view input, Decode decode, Encode encode) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace kubesched::extender;
   const std::string_view input(reinterpret_cast<const char*>(data), size);
-  RoundTrip(input, DecodeExtenderArgs, EncodeExtenderArgs);
+  RoundTrip(
+      input, [](std::string_view s) { return DecodeExtenderArgs(s); }, EncodeExtenderArgs);
   RoundTrip(input, DecodeFilterResult, EncodeFilterResult);
   RoundTrip(input, DecodeHostPriorityList, EncodeHostPriorityList);
   RoundTrip(input, DecodePreemptionArgs, EncodePreemptionArgs);

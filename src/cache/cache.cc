@@ -293,6 +293,12 @@ PodInfoPtr Cache::GetPod(const std::string& uid) const {
   return it != pods_.end() ? it->second.pod : nullptr;
 }
 
+std::shared_ptr<const api::Node> Cache::GetNode(std::string_view node_name) const {
+  std::lock_guard lock(mu_);
+  auto it = nodes_.find(std::string(node_name));
+  return it != nodes_.end() ? it->second->node_ptr() : nullptr;
+}
+
 void Cache::UpdateSnapshot(Snapshot& snapshot) {
   std::lock_guard lock(mu_);
   bool lists_dirty = false;     // nodes came or went: List() too

@@ -50,6 +50,9 @@ class Cache {
   //! The pod as the cache knows it (assumed or added), or nullptr.
   framework::PodInfoPtr GetPod(const std::string& uid) const;
 
+  //! The node object the cache has under this name, or nullptr.
+  std::shared_ptr<const api::Node> GetNode(std::string_view node_name) const;
+
   //! Brings `snapshot` up to date, copying only nodes whose generation moved since its last update.
   void UpdateSnapshot(Snapshot& snapshot);
 

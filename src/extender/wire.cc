@@ -344,7 +344,7 @@ class LentMember {
 // without apiVersion and kind the ones api/decode.h needs, taken off again afterwards.
 class Decoder {
  public:
-  explicit Decoder(api::json::Allocator& alloc) : alloc_(alloc) {}
+  explicit Decoder(api::json::Allocator& alloc, const NodeReuse* reuse = nullptr) : alloc_(alloc), reuse_(reuse) {}
 
   std::string TakeError() { return std::move(error_); }
 
@@ -420,10 +420,25 @@ class Decoder {
     return true;
   }
   bool Node(Value& v, std::string_view path, NodePtr& out) {
+    if (reuse_ != nullptr && *reuse_ && (out = Reused(v))) return true;
     auto decoded = DecodeObject<api::Node>(v, path, "Node", &api::DecodeNode);
     if (!decoded) return false;
     out = std::move(decoded);
     return true;
+  }
+  //! The caller's node for an item with the same name, uid and non-empty resourceVersion (the
+  //! same version of the same object), found without decoding the item; null otherwise.
+  NodePtr Reused(const Value& v) const {
+    if (!v.IsObject()) return nullptr;
+    const Value* meta = api::json::Find(v, "metadata");
+    if (meta == nullptr || !meta->IsObject()) return nullptr;
+    auto text = [meta](std::string_view key) -> std::string_view {
+      const Value* f = api::json::Find(*meta, key);
+      return f != nullptr && f->IsString() ? api::json::View(*f) : std::string_view();
+    };
+    const std::string_view rv = text("resourceVersion");
+    if (rv.empty()) return nullptr;
+    return (*reuse_)(text("name"), text("uid"), rv);
   }
   //! An element of a list of pods: a nil *v1.Pod there is of no use to anyone, so an error.
   bool ListedPod(Value& v, std::string_view path, PodPtr& out) {
@@ -551,18 +566,19 @@ class Decoder {
   }
 
   api::json::Allocator& alloc_;
+  const NodeReuse* reuse_ = nullptr;
   std::string error_;
 };
 
 // Parses a body and walks its top-level object's members with `member(decoder, key, value)`;
 // `null` is the zero value, as json.Unmarshal leaves its target.
 template <typename T, typename MemberFn>
-std::expected<T, std::string> DecodeStruct(std::string_view body, MemberFn member) {
+std::expected<T, std::string> DecodeStruct(std::string_view body, MemberFn member, const NodeReuse* reuse = nullptr) {
   api::json::Document doc;
   if (auto parsed = api::json::Parse(body, doc); !parsed) return std::unexpected(parsed.error().ToString());
   T out{};
   if (doc.IsNull()) return out;
-  Decoder d(doc.GetAllocator());
+  Decoder d(doc.GetAllocator(), reuse);
   if (!doc.IsObject()) return std::unexpected(fmt::format("expected an object, got {}", TypeOf(doc)));
   for (auto& m : doc.GetObject()) {
     if (!member(d, api::json::View(m.name), m.value, out)) return std::unexpected(d.TakeError());
@@ -645,13 +661,16 @@ std::string EncodeBindingResult(const ExtenderBindingResult& result) {
   return EncodeObject([&](Writer& w) { w.StringField("Error", result.error); });
 }
 
-std::expected<ExtenderArgs, std::string> DecodeExtenderArgs(std::string_view body) {
-  return DecodeStruct<ExtenderArgs>(body, [](Decoder& d, std::string_view key, Value& v, ExtenderArgs& out) {
-    if (SameField(key, "Pod")) return d.Pod(v, "Pod", out.pod);
-    if (SameField(key, "Nodes")) return d.NodeList(v, "Nodes", out.nodes);
-    if (SameField(key, "NodeNames")) return d.Strings(v, "NodeNames", out.node_names);
-    return true;
-  });
+std::expected<ExtenderArgs, std::string> DecodeExtenderArgs(std::string_view body, const NodeReuse& reuse) {
+  return DecodeStruct<ExtenderArgs>(
+      body,
+      [](Decoder& d, std::string_view key, Value& v, ExtenderArgs& out) {
+        if (SameField(key, "Pod")) return d.Pod(v, "Pod", out.pod);
+        if (SameField(key, "Nodes")) return d.NodeList(v, "Nodes", out.nodes);
+        if (SameField(key, "NodeNames")) return d.Strings(v, "NodeNames", out.node_names);
+        return true;
+      },
+      &reuse);
 }
 
 std::expected<ExtenderFilterResult, std::string> DecodeFilterResult(std::string_view body) {

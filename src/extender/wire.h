@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <expected>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -106,7 +107,13 @@ std::string EncodeBindingResult(const ExtenderBindingResult& result);
 
 //! A body as Go's json.Unmarshal reads it into the type; `null` is the zero value. The error
 //! names the field and says what is wrong ("NodeNames[2]: expected a string, got number").
-std::expected<ExtenderArgs, std::string> DecodeExtenderArgs(std::string_view body);
+//! Finds a node the caller already holds: given an item's metadata name, uid and (non-empty)
+//! resourceVersion, the node when it holds that very version, else null (the item is decoded).
+using NodeReuse =
+    std::function<NodePtr(std::string_view name, std::string_view uid, std::string_view resource_version)>;
+//! `reuse`, when set, spares decoding the nodes the caller already has (an extender sent the same
+//! 1,000 Node objects request after request decodes only those that changed).
+std::expected<ExtenderArgs, std::string> DecodeExtenderArgs(std::string_view body, const NodeReuse& reuse = {});
 std::expected<ExtenderFilterResult, std::string> DecodeFilterResult(std::string_view body);
 std::expected<HostPriorityList, std::string> DecodeHostPriorityList(std::string_view body);
 std::expected<ExtenderPreemptionArgs, std::string> DecodePreemptionArgs(std::string_view body);

@@ -454,3 +454,37 @@ TEST(WireDecode, TruncatedBodiesAreErrors) {
 
 }  // namespace
 }  // namespace kubesched::extender
+
+namespace kubesched::extender {
+namespace {
+
+// A caller that already holds a node's version gets it back instead of a decode; any other item
+// (another version, another uid, no resourceVersion) is decoded as usual.
+TEST(WireDecode, NodesTheCallerHoldsAreReusedByUidAndResourceVersion) {
+  auto held = std::make_shared<api::Node>();
+  held->metadata.name = "n1";
+  held->metadata.uid = "u1";
+  held->metadata.resource_version = "7";
+  int asked = 0;
+  NodeReuse reuse = [&](std::string_view name, std::string_view uid, std::string_view rv) -> NodePtr {
+    ++asked;
+    return name == "n1" && uid == "u1" && rv == "7" ? held : nullptr;
+  };
+  const std::string body =
+      R"({"Pod":{"metadata":{"name":"p","namespace":"default"},"spec":{"containers":[{"name":"c","image":"x"}]}},)"
+      R"("Nodes":{"items":[)"
+      R"({"metadata":{"name":"n1","uid":"u1","resourceVersion":"7"}},)"
+      R"({"metadata":{"name":"n1","uid":"u1","resourceVersion":"8"}},)"
+      R"({"metadata":{"name":"n2","uid":"u2"}}]}})";
+  auto args = DecodeExtenderArgs(body, reuse);
+  ASSERT_TRUE(args.has_value()) << args.error();
+  ASSERT_EQ(args->nodes->size(), 3u);
+  EXPECT_EQ((*args->nodes)[0].get(), held.get());
+  EXPECT_NE((*args->nodes)[1].get(), held.get());
+  EXPECT_EQ((*args->nodes)[1]->metadata.resource_version, "8");
+  EXPECT_EQ((*args->nodes)[2]->metadata.name, "n2");
+  EXPECT_EQ(asked, 2);  // the item without a resourceVersion is not asked about
+}
+
+}  // namespace
+}  // namespace kubesched::extender

@@ -157,8 +157,12 @@ std::expected<std::unique_ptr<Scheduler>, std::string> Scheduler::Create(const S
   std::stable_partition(s->extenders_.begin(), s->extenders_.end(), [](const auto& e) { return !e->IsIgnorable(); });
   for (const auto& e : s->extenders_) s->extender_ptrs_.push_back(e.get());
 
-  framework::runtime::FrameworkDeps deps{&client, nominator, &clock, s->parallelizer_.get(), s->waiting_pods_.get(),
-                                         {}};
+  framework::runtime::FrameworkDeps deps;
+  deps.client = &client;
+  deps.nominator = nominator;
+  deps.clock = &clock;
+  deps.parallelizer = s->parallelizer_.get();
+  deps.waiting_pods = s->waiting_pods_.get();
   deps.extenders = s->extender_ptrs_;
   deps.metrics = options.metrics;
   s->metrics_ = options.metrics;
