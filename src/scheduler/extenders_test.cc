@@ -14,6 +14,7 @@
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
 #include "testing/builders.h"
+#include "testing/scheduler_fixtures.h"
 
 namespace kubesched::scheduler {
 namespace {
@@ -106,14 +107,7 @@ api::ClusterObjects Load(const std::string& yaml) {
   return std::move(*objects);
 }
 
-std::string Nodes(int n, const std::string& cpu = "2") {
-  std::string out;
-  for (int i = 0; i < n; ++i) {
-    out += "apiVersion: v1\nkind: Node\nmetadata: {name: n" + std::to_string(i) + "}\nstatus: {capacity: {cpu: \"" +
-           cpu + "\", memory: 8Gi, pods: \"110\"}}\n---\n";
-  }
-  return out;
-}
+std::string Nodes(int n, const std::string& cpu = "2") { return testing::NumberedNodes(n, cpu); }
 
 std::string PodYaml(const std::string& name, const std::string& cpu, const std::string& extra_spec = "",
                     const std::string& resources_extra = "") {

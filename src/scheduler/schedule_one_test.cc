@@ -14,6 +14,7 @@
 #include "scheduler/scheduler.h"
 #include "scheduler/simulation.h"
 #include "testing/builders.h"
+#include "testing/scheduler_fixtures.h"
 
 namespace kubesched::scheduler {
 namespace {
@@ -166,14 +167,7 @@ SimulationResult Simulate(const std::string& yaml, SimulationOptions opts = {}) 
   return std::move(*r);
 }
 
-std::string Nodes(int n, const std::string& cpu = "2") {
-  std::string out;
-  for (int i = 0; i < n; ++i) {
-    out += "apiVersion: v1\nkind: Node\nmetadata: {name: n" + std::to_string(i) + "}\nstatus: {capacity: {cpu: \"" +
-           cpu + "\", memory: 8Gi, pods: \"110\"}}\n---\n";
-  }
-  return out;
-}
+std::string Nodes(int n, const std::string& cpu = "2") { return testing::NumberedNodes(n, cpu); }
 
 std::string PodYaml(const std::string& name, const std::string& cpu, const std::string& extra_meta = "",
                     const std::string& extra_spec = "", const std::string& status = "") {

@@ -32,6 +32,16 @@ status: {capacity: {cpu: "2", memory: 8Gi, pods: "110"}}
 ---
 )";
 
+//! Nodes n0..n<count-1>, each with `cpu` cpus, 8Gi and 110 pods.
+inline std::string NumberedNodes(int count, const std::string& cpu = "2") {
+  std::string out;
+  for (int i = 0; i < count; ++i) {
+    out += "apiVersion: v1\nkind: Node\nmetadata: {name: n" + std::to_string(i) + "}\nstatus: {capacity: {cpu: \"" +
+           cpu + "\", memory: 8Gi, pods: \"110\"}}\n---\n";
+  }
+  return out;
+}
+
 //! PriorityClass `high` (1000).
 inline const std::string kHighPriorityClass = R"(apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass
