@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <string>
@@ -200,6 +201,10 @@ int RunSimulate(const SimulateArgs& args) {
 }  // namespace
 
 int Main(int argc, char** argv) {
+  // A peer that closes a connection (an extender, the API server, a kubectl client) must be an
+  // error on that write, not SIGPIPE ending the process: OpenSSL writes to its socket without
+  // MSG_NOSIGNAL (found by ExtenderE2E: simulate speaking HTTP to an HTTPS-only extender, killed).
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"kubesched: a Kubernetes scheduler (Scheduling Framework, upstream plugins and configuration)"};
   app.require_subcommand(0, 1);
   app.fallthrough();  // global flags (-v) after the subcommand too, as kubectl's
