@@ -23,10 +23,6 @@ using framework::runtime::Framework;
 
 namespace {
 
-// Below this many nodes, Filter runs on the calling thread (as the scheduling cycle's rounds):
-// handing a few nodes to the workers costs more than it saves.
-constexpr size_t kMinNodesForParallelFilter = 128;
-
 // Names the evaluator in rejections of victims waiting at Permit; the extender evicts nothing,
 // so it never appears.
 constexpr std::string_view kEvaluatorName = "kubesched-extender";

@@ -26,9 +26,6 @@ using framework::runtime::Framework;
 
 namespace {
 
-// Below this many nodes per round, Filter runs on the calling thread.
-constexpr size_t kMinNodesForParallelFilter = 128;
-
 // Upstream's ErrNoNodesAvailable, reported as UnschedulableAndUnresolvable.
 constexpr std::string_view kNoNodesAvailable = "no nodes available to schedule pods";
 

@@ -53,6 +53,10 @@ struct Diagnosis {
 //! upstream's FitError.Error(): "0/N nodes are available: <sorted reason histogram>.[ <postfilter>]"
 std::string FitErrorMessage(size_t num_all_nodes, const Diagnosis& diagnosis);
 
+//! Below this many nodes, Filter runs on the calling thread (a scheduling cycle's round, an
+//! extender request): handing a few nodes to the workers costs more than it saves.
+inline constexpr size_t kMinNodesForParallelFilter = 128;
+
 //! The longest Event note the API accepts (validation.NoteLengthLimit).
 inline constexpr size_t kNoteLengthLimit = 1024;
 //! upstream's truncateMessage: a FailedScheduling message longer than kNoteLengthLimit bytes is
