@@ -32,6 +32,8 @@ class Labels {
   bool empty() const { return entries_.empty(); }
   auto begin() const { return entries_.begin(); }
   auto end() const { return entries_.end(); }
+  //! The entries, sorted by key.
+  const std::vector<Entry>& entries() const { return entries_; }
 
   bool operator==(const Labels&) const = default;
 

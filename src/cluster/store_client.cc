@@ -132,7 +132,7 @@ std::optional<api::Labels> StoreClient::NamespaceLabels(std::string_view name) c
   auto ns = store_.Get(namespaces_, "", name);
   if (!ns) return std::nullopt;
   api::Labels labels;
-  for (const auto& [k, v] : (*ns)->labels) labels.Set(k, v);
+  for (const auto& [k, v] : (*ns)->labels()) labels.Set(k, v);
   return labels;
 }
 

@@ -22,6 +22,11 @@ std::string_view ToString(Code code) {
   return "Unknown";
 }
 
+const std::vector<std::string>& Status::NoReasons() {
+  static const std::vector<std::string> kNone;
+  return kNone;
+}
+
 std::string Status::Message() const {
   std::string out;
   const std::vector<std::string>& rs = reasons();

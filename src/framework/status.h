@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,10 +43,28 @@ class Status {
  public:
   Status() = default;
   //! Refers to `reasons`, which must outlive every copy of the status (use statics).
-  Status(Code code, const StaticReasons& reasons) : code_(code), static_reasons_(&reasons.reasons()) {}
+  Status(Code code, const StaticReasons& reasons) : code_(code), reasons_(&reasons.reasons()) {}
   explicit Status(Code code) : code_(code) {}
-  Status(Code code, std::string reason) : code_(code) { reasons_.push_back(std::move(reason)); }
-  Status(Code code, std::vector<std::string> reasons) : code_(code), reasons_(std::move(reasons)) {}
+  Status(Code code, std::string reason) : code_(code) { Own(std::vector<std::string>{std::move(reason)}); }
+  Status(Code code, std::vector<std::string> reasons) : code_(code) {
+    if (!reasons.empty()) Own(std::move(reasons));
+  }
+  // Copies share the reasons (they are immutable once made): copying a status, as the scheduler
+  // does for every node a remembered verdict covers, never copies strings.
+  Status(const Status&) = default;
+  Status& operator=(const Status&) = default;
+  Status(Status&& other) noexcept
+      : code_(other.code_), reasons_(other.reasons_), owned_(std::move(other.owned_)), plugin_(other.plugin_) {
+    other.reasons_ = nullptr;
+  }
+  Status& operator=(Status&& other) noexcept {
+    code_ = other.code_;
+    reasons_ = other.reasons_;
+    owned_ = std::move(other.owned_);
+    plugin_ = other.plugin_;
+    if (this != &other) other.reasons_ = nullptr;
+    return *this;
+  }
 
   static Status Success() { return Status(); }
   static Status Error(std::string message) { return Status(Code::kError, std::move(message)); }
@@ -66,13 +85,12 @@ class Status {
     return code_ == Code::kUnschedulable || code_ == Code::kUnschedulableAndUnresolvable || code_ == Code::kPending;
   }
 
-  const std::vector<std::string>& reasons() const { return static_reasons_ ? *static_reasons_ : reasons_; }
+  const std::vector<std::string>& reasons() const { return reasons_ ? *reasons_ : NoReasons(); }
+  //! Adds a reason to this status only (copies made before keep theirs).
   void AppendReason(std::string reason) {
-    if (static_reasons_) {
-      reasons_ = *static_reasons_;
-      static_reasons_ = nullptr;
-    }
-    reasons_.push_back(std::move(reason));
+    std::vector<std::string> next(reasons());
+    next.push_back(std::move(reason));
+    Own(std::move(next));
   }
   //! The reasons joined with ", ", as Status.Message().
   std::string Message() const;
@@ -87,10 +105,16 @@ class Status {
   bool operator==(const Status& other) const { return code_ == other.code_ && reasons() == other.reasons(); }
 
  private:
+  static const std::vector<std::string>& NoReasons();
+  void Own(std::vector<std::string> reasons) {
+    owned_ = std::make_shared<const std::vector<std::string>>(std::move(reasons));
+    reasons_ = owned_.get();
+  }
+
   Code code_ = Code::kSuccess;
-  //! When set, the reasons (shared, immutable); reasons_ is then empty.
-  const std::vector<std::string>* static_reasons_ = nullptr;
-  std::vector<std::string> reasons_;
+  //! The reasons: a StaticReasons' or owned_'s (shared by copies, never changed); null: none.
+  const std::vector<std::string>* reasons_ = nullptr;
+  std::shared_ptr<const std::vector<std::string>> owned_;
   // Plugin names are string constants with static storage (each plugin's kName).
   std::string_view plugin_;
 };

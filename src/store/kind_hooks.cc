@@ -74,6 +74,10 @@ DecodeResult DecodePodChecked(const json::Value& pod, const Object* /*old*/) {
 
 void CompletePodView(void* pod, const Object& stored) { Complete<api::Pod>(pod, stored); }
 
+const std::vector<std::pair<std::string, std::string>>* PodViewLabels(const void* pod) {
+  return &static_cast<const api::Pod*>(pod)->metadata.labels.entries();
+}
+
 namespace {
 
 // The status-only and binding writes: `old`'s view with `edit` applied (the new spec.nodeName)
@@ -136,5 +140,9 @@ DecodeResult DecodeNodeChecked(const json::Value& node, const Object* /*old*/) {
 }
 
 void CompleteNodeView(void* node, const Object& stored) { Complete<api::Node>(node, stored); }
+
+const std::vector<std::pair<std::string, std::string>>* NodeViewLabels(const void* node) {
+  return &static_cast<const api::Node*>(node)->metadata.labels.entries();
+}
 
 }  // namespace kubesched::store

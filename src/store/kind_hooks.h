@@ -29,5 +29,8 @@ DecodeResult DecodePodStatusChange(const api::json::Value& pod, const Object& ol
 DecodeResult DecodePodBinding(const api::json::Value& pod, const Object& old);
 DecodeResult DecodeNodeChecked(const api::json::Value& node, const Object* old);
 void CompleteNodeView(void* node, const Object& stored);
+//! ResourceType::view_labels for pods and nodes: the view's metadata.labels entries.
+const std::vector<std::pair<std::string, std::string>>* PodViewLabels(const void* pod);
+const std::vector<std::pair<std::string, std::string>>* NodeViewLabels(const void* node);
 
 }  // namespace kubesched::store

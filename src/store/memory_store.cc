@@ -845,7 +845,7 @@ Result<ObjectPtr> MemoryStore::Evict(std::string_view namespace_, std::string_vi
           json::Document d = ParseObject(*pdb);
           const json::Value* spec = json::Find(d, "spec");
           auto sel = LabelSelectorFromJson(spec ? json::Find(*spec, "selector") : nullptr);
-          if (sel && sel->Matches(pod->labels)) matching.push_back(pdb);
+          if (sel && sel->Matches(pod->labels())) matching.push_back(pdb);
         }
         if (matching.size() > 1) {
           return std::unexpected(Internal(

@@ -41,6 +41,66 @@ std::optional<uint64_t> ParseResourceVersion(std::string_view text) {
   return v;
 }
 
+namespace {
+
+void PutVarint(std::string& out, size_t n) {
+  while (n >= 0x80) {
+    out.push_back(static_cast<char>((n & 0x7f) | 0x80));
+    n >>= 7;
+  }
+  out.push_back(static_cast<char>(n));
+}
+
+size_t GetVarint(std::string_view in, size_t& pos) {
+  size_t n = 0;
+  for (int shift = 0; pos < in.size(); shift += 7) {
+    const auto b = static_cast<unsigned char>(in[pos++]);
+    n |= static_cast<size_t>(b & 0x7f) << shift;
+    if ((b & 0x80) == 0) break;
+  }
+  return n;
+}
+
+// The selectable fields' values in field_selectors order; trailing empty values are left out.
+void PackFields(const ResourceType& type, const json::Value& doc, std::string& out) {
+  thread_local std::vector<std::pair<std::string, std::string>> fields;
+  fields.clear();
+  type.selectable_fields(doc, fields);
+  std::string packed;
+  size_t kept = 0;  // packed's size after the last non-empty value
+  for (const std::string& key : type.field_selectors) {
+    std::string_view value;
+    for (const auto& [k, v] : fields) {
+      if (k == key) {
+        value = v;
+        break;
+      }
+    }
+    PutVarint(packed, value.size());
+    packed.append(value);
+    if (!value.empty()) kept = packed.size();
+  }
+  packed.resize(kept);
+  packed.shrink_to_fit();
+  out = std::move(packed);
+}
+
+}  // namespace
+
+std::string_view Object::Field(std::string_view key) const {
+  if (type == nullptr) return {};
+  const std::string_view in = packed_fields;
+  size_t pos = 0;
+  for (const std::string& k : type->field_selectors) {
+    if (pos >= in.size()) return {};
+    const size_t n = GetVarint(in, pos);
+    if (n > in.size() - pos) return {};
+    if (k == key) return in.substr(pos, n);
+    pos += n;
+  }
+  return {};
+}
+
 std::shared_ptr<Object> MakeObject(const ResourceType& type, json::Document& doc, uint64_t rv,
                                    std::shared_ptr<void> decoded) {
   auto& alloc = doc.GetAllocator();
@@ -58,19 +118,6 @@ std::shared_ptr<Object> MakeObject(const ResourceType& type, json::Document& doc
     text.shrink_to_fit();  // the writer grows by doubling; the text is kept for the version's life
     obj->json = std::move(text);
   }
-  if (const json::Value* labels = json::Find(meta, "labels"); labels && labels->IsObject()) {
-    for (const auto& m : labels->GetObject()) {
-      obj->labels.emplace_back(std::string(json::View(m.name)), std::string(json::View(m.value)));
-    }
-    std::sort(obj->labels.begin(), obj->labels.end());
-  }
-  // metadata.name and metadata.namespace are the object's own; empty values are left out (a
-  // selector reads a field that is absent as empty).
-  if (type.selectable_fields) {
-    type.selectable_fields(doc, obj->fields);
-    std::erase_if(obj->fields, [](const auto& f) { return f.second.empty(); });
-    obj->fields.shrink_to_fit();
-  }
   if (type.decode) {
     if (!decoded) decoded = type.decode(doc, nullptr).view;
     if (decoded) type.complete_view(decoded.get(), *obj);
@@ -78,6 +125,16 @@ std::shared_ptr<Object> MakeObject(const ResourceType& type, json::Document& doc
   } else if (type.view) {
     obj->view = type.view(doc);
   }
+  if (type.view_labels && obj->view) {
+    obj->shared_labels = type.view_labels(obj->view.get());
+  } else if (const json::Value* labels = json::Find(meta, "labels"); labels && labels->IsObject()) {
+    obj->own_labels.reserve(labels->MemberCount());
+    for (const auto& m : labels->GetObject()) {
+      obj->own_labels.emplace_back(std::string(json::View(m.name)), std::string(json::View(m.value)));
+    }
+    std::sort(obj->own_labels.begin(), obj->own_labels.end());
+  }
+  if (type.selectable_fields) PackFields(type, doc, obj->packed_fields);
   return obj;
 }
 

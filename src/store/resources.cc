@@ -42,6 +42,7 @@ ResourceType Nodes() {
   t.selectable_fields = NodeFields;
   t.decode = DecodeNodeChecked;
   t.complete_view = CompleteNodeView;
+  t.view_labels = NodeViewLabels;
   return t;
 }
 
@@ -56,6 +57,7 @@ ResourceType Pods() {
   t.selectable_fields = PodFields;
   t.decode = DecodePodChecked;
   t.complete_view = CompletePodView;
+  t.view_labels = PodViewLabels;
   t.decode_status = DecodePodStatusChange;
   t.decode_binding = DecodePodBinding;
   return t;

@@ -317,7 +317,7 @@ Result<std::vector<FieldRequirement>> ParseFieldSelector(std::string_view text, 
 }
 
 bool CompiledSelectors::Matches(const Object& object) const {
-  if (!labels.Matches(object.labels)) return false;
+  if (!labels.Matches(object.labels())) return false;
   for (const FieldRequirement& r : fields) {
     std::string_view have;
     if (r.field == "metadata.name") {
@@ -325,12 +325,7 @@ bool CompiledSelectors::Matches(const Object& object) const {
     } else if (r.field == "metadata.namespace") {
       have = object.namespace_;
     } else {
-      for (const auto& [k, v] : object.fields) {
-        if (k == r.field) {
-          have = v;
-          break;
-        }
-      }
+      have = object.Field(r.field);
     }
     if ((have == r.value) != r.equals) return false;
   }

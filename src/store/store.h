@@ -150,6 +150,9 @@ struct ResourceType {
   //! The field selector keys selectable_fields produces (besides metadata.name and
   //! metadata.namespace): a selector on any other key is a 400 `field label not supported`.
   std::vector<std::string> field_selectors;
+  //! The view's metadata.labels, sorted by key (pods and nodes: api::Labels' entries), so that
+  //! a stored version keeps them once. Null: the store keeps its own copy.
+  const std::vector<std::pair<std::string, std::string>>* (*view_labels)(const void* view) = nullptr;
   //! The typed view derived once per stored version (api::Pod for pods, api::Node for nodes,
   //! ...); null when the kind has none. May be empty.
   std::function<std::shared_ptr<const void>(const api::json::Value& object)> view;
@@ -204,11 +207,21 @@ struct Object {
   //! field the store does not model), compactly encoded: what GET, LIST and WATCH send. Shared
   //! with the view (JsonText).
   JsonText json;
-  std::vector<std::pair<std::string, std::string>> labels;  //!< metadata.labels, sorted by key
-  //! selectable_fields' non-empty values (metadata.name and metadata.namespace are `name` and
-  //! `namespace_`; a field absent here reads as empty).
-  std::vector<std::pair<std::string, std::string>> fields;
   std::shared_ptr<const void> view;  //!< the ResourceType's view, or null
+
+  using LabelList = std::vector<std::pair<std::string, std::string>>;
+  //! metadata.labels, sorted by key: the typed view's when the type shares them (pods and
+  //! nodes keep one copy, not two), else own_labels.
+  const LabelList& labels() const { return shared_labels ? *shared_labels : own_labels; }
+  LabelList own_labels;
+  const LabelList* shared_labels = nullptr;  //!< inside `view` (alive as long as it), or null
+
+  //! The value of field selector `key`, one of the type's field_selectors (metadata.name and
+  //! metadata.namespace are `name` and `namespace_`); empty when the object has none.
+  std::string_view Field(std::string_view key) const;
+  //! selectable_fields' values in the order of the type's field_selectors, each a varint
+  //! length and the bytes: one allocation for all of them (read with Field).
+  std::string packed_fields;
 
   //! The view as its type (the caller knows it from the resource).
   template <typename T>

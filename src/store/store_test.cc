@@ -29,8 +29,8 @@ TEST_F(StoreTest, BuiltinObjectsExistFromTheStart) {
   for (const char* ns : {"default", "kube-system", "kube-public", "kube-node-lease"}) {
     auto n = MustGet(R("", "namespaces"), "", ns);
     ASSERT_NE(n, nullptr);
-    ASSERT_EQ(n->labels.size(), 1u);
-    EXPECT_EQ(n->labels[0], std::make_pair(std::string("kubernetes.io/metadata.name"), std::string(ns)));
+    ASSERT_EQ(n->labels().size(), 1u);
+    EXPECT_EQ(n->labels()[0], std::make_pair(std::string("kubernetes.io/metadata.name"), std::string(ns)));
     EXPECT_EQ(Field(*n, "status.phase"), "Active");
   }
   auto pc = MustGet(R("scheduling.k8s.io", "priorityclasses"), "", "system-node-critical");
@@ -482,6 +482,51 @@ TEST_F(StoreTest, ListSelectorsAndOrder) {
   bad = store->List(Pods(), "", ListOptions{.selectors = {"app in (", ""}});
   ASSERT_FALSE(bad.has_value());
   EXPECT_EQ(bad.error().HttpCode(), 400);
+}
+
+// Every selectable field is kept (packed in one string per version) and read back by its key,
+// a value longer than one varint byte included; labels of pods are the typed view's and follow a
+// status write that changes them.
+TEST_F(StoreTest, SelectableFieldsAndLabelsFollowEachVersion) {
+  const std::string account(200, 'a');
+  auto pod = MustCreate(Pods(), "default",
+                        PodJson("f", R"(,"nodeName":"n1","hostNetwork":true,"restartPolicy":"Never","serviceAccountName":")" +
+                                         account + "\"",
+                                R"({"app":"web"})"));
+  EXPECT_EQ(pod->Field("spec.nodeName"), "n1");
+  EXPECT_EQ(pod->Field("spec.schedulerName"), "default-scheduler");
+  EXPECT_EQ(pod->Field("spec.hostNetwork"), "true");
+  EXPECT_EQ(pod->Field("spec.restartPolicy"), "Never");
+  EXPECT_EQ(pod->Field("spec.serviceAccountName"), account);
+  EXPECT_EQ(pod->Field("status.phase"), "Pending");
+  EXPECT_EQ(pod->Field("status.podIP"), "");
+  EXPECT_EQ(pod->Field("no.such.field"), "");
+  ASSERT_NE(pod->view, nullptr);
+  EXPECT_EQ(&pod->labels(), &pod->View<api::Pod>()->metadata.labels.entries());
+  EXPECT_EQ(pod->labels(), (Object::LabelList{{"app", "web"}}));
+
+  auto patched = store->Patch(Pods(), "default", "f", PatchType::kMergePatch,
+                              R"({"metadata":{"labels":{"app":"db","tier":"x"}},"status":{"phase":"Running","podIP":"10.1.2.3"}})",
+                              "status");
+  ASSERT_TRUE(patched.has_value()) << patched.error().message;
+  EXPECT_EQ((*patched)->Field("status.phase"), "Running");
+  EXPECT_EQ((*patched)->Field("status.podIP"), "10.1.2.3");
+  EXPECT_EQ((*patched)->Field("spec.serviceAccountName"), account);
+  EXPECT_EQ((*patched)->labels(), (Object::LabelList{{"app", "db"}, {"tier", "x"}}));
+  for (const auto& [selectors, want] : std::vector<std::pair<Selectors, size_t>>{
+           {{"app=db,tier", "status.phase=Running,status.podIP=10.1.2.3"}, 1},
+           {{"app=web", ""}, 0},
+           {{"", "spec.serviceAccountName=" + account}, 1},
+           {{"", "spec.hostNetwork=false"}, 0}}) {
+    auto r = store->List(Pods(), "default", ListOptions{.selectors = selectors});
+    ASSERT_TRUE(r.has_value()) << r.error().message;
+    EXPECT_EQ(r->items.size(), want) << selectors.label_selector << " " << selectors.field_selector;
+  }
+  // A kind without a typed view keeps its own labels.
+  auto ns = MustCreate(R("", "namespaces"), "", R"({"metadata":{"name":"own","labels":{"b":"2","a":"1"}}})");
+  EXPECT_EQ(ns->shared_labels, nullptr);
+  EXPECT_EQ(ns->labels(), (Object::LabelList{{"a", "1"}, {"b", "2"}, {"kubernetes.io/metadata.name", "own"}}));
+  EXPECT_EQ(ns->Field("status.phase"), "");
 }
 
 TEST_F(StoreTest, LimitAndContinueServeOneSnapshot) {

@@ -120,7 +120,7 @@ DaemonSetController::Counts DaemonSetController::Contribution(const Daemon& d, c
       c.current = 1;
       const PodInfo& oldest = *s.pods.begin()->second;
       c.ready = oldest.ready ? 1 : 0;
-      const std::string* rev = LabelValue(oldest.object->labels, api::kLabelControllerRevisionHash);
+      const std::string* rev = LabelValue(oldest.object->labels(), api::kLabelControllerRevisionHash);
       c.updated = rev && *rev == d.revision ? 1 : 0;
     }
   } else if (scheduled) {

@@ -77,7 +77,7 @@ void DisruptionController::OnBudget(const WatchEvent& event) {
   } else if (b.selector) {
     // A new or changed selector: the namespace's pods once.
     for (const ObjectPtr& pod : ListAll(ctx_.store, pods_, event.object->namespace_)) {
-      if (b.selector->Matches(pod->labels) && ctx_.pods.Get(pod->uid)) b.members.insert(pod->uid);
+      if (b.selector->Matches(pod->labels()) && ctx_.pods.Get(pod->uid)) b.members.insert(pod->uid);
     }
   }
   by_uid_.insert_or_assign(uid, std::move(b));
@@ -96,7 +96,7 @@ void DisruptionController::OnPod() {
     Budget& b = by_uid_.at(uid);
     if (!b.selector) continue;
     const bool was = b.members.contains(any->uid());
-    const bool now = after && b.selector->Matches(after->object->labels);
+    const bool now = after && b.selector->Matches(after->object->labels());
     if (now && !was) b.members.insert(any->uid());
     if (!now && was) b.members.erase(any->uid());
     if (was || now) dirty_.push_back(uid);

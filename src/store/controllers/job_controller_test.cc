@@ -23,7 +23,7 @@ class JobControllerTest : public testing::ControllerFixture {
  public:
   const ResourceType& Jobs() const { return R("batch", "jobs"); }
   std::string Label(const ObjectPtr& o, std::string_view key) {
-    for (const auto& [k, v] : o->labels) {
+    for (const auto& [k, v] : o->labels()) {
       if (k == key) return v;
     }
     return "<none>";

@@ -24,7 +24,7 @@ struct NodeInfo {
   std::vector<NodeTaint> taints;
 
   const std::string& name() const { return object->name; }
-  const LabelPairs& labels() const { return object->labels; }
+  const LabelPairs& labels() const { return object->labels(); }
 };
 using NodeInfoPtr = std::shared_ptr<const NodeInfo>;
 

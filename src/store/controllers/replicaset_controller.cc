@@ -105,7 +105,7 @@ void ReplicaSetController::Count(Owner& owner, const PodInfo& pod, int sign) con
   if (!pod.Active()) return;
   owner.tally.active += sign;
   if (pod.ready) owner.tally.ready += sign;
-  if (LabelsInclude(pod.object->labels, owner.info.template_labels)) owner.tally.fully_labeled += sign;
+  if (LabelsInclude(pod.object->labels(), owner.info.template_labels)) owner.tally.fully_labeled += sign;
 }
 
 void ReplicaSetController::Recount(Owner& owner) const {

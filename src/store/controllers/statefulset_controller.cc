@@ -172,10 +172,10 @@ void StatefulSetController::WriteStatus(const Set& set) {
     if (!p->Active()) continue;
     ++replicas;
     if (p->ready) ++ready;
-    auto rev = std::lower_bound(p->object->labels.begin(), p->object->labels.end(),
+    auto rev = std::lower_bound(p->object->labels().begin(), p->object->labels().end(),
                                 std::string_view(api::kLabelControllerRevisionHash),
                                 [](const auto& pair, std::string_view k) { return pair.first < k; });
-    if (rev != p->object->labels.end() && rev->first == api::kLabelControllerRevisionHash &&
+    if (rev != p->object->labels().end() && rev->first == api::kLabelControllerRevisionHash &&
         rev->second == set.revision) {
       ++updated;
     }

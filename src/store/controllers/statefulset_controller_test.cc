@@ -29,7 +29,7 @@ TEST_F(StatefulSetControllerTest, OrderedReadyCreatesOneAtATimeInOrdinalOrder) {
   auto pods = ListPods("app=db");
   ASSERT_EQ(Names(pods), (std::vector<std::string>{"db-0"}));
   const ObjectPtr& p0 = pods[0];
-  EXPECT_EQ(p0->labels.size(), 4u);  // app, controller-revision-hash, pod-index, pod-name
+  EXPECT_EQ(p0->labels().size(), 4u);  // app, controller-revision-hash, pod-index, pod-name
   EXPECT_EQ(Field(*p0, "spec.hostname"), "db-0");
   EXPECT_EQ(Field(*p0, "spec.subdomain"), "db-svc");
   EXPECT_EQ(Field(*p0, "metadata.ownerReferences.0.kind"), "StatefulSet");
@@ -37,7 +37,7 @@ TEST_F(StatefulSetControllerTest, OrderedReadyCreatesOneAtATimeInOrdinalOrder) {
   EXPECT_EQ(Field(*p0, "metadata.ownerReferences.0.blockOwnerDeletion"), "true");
   EXPECT_EQ(Field(*p0, "metadata.generateName"), "<none>");
   bool index = false, name = false;
-  for (const auto& [k, v] : p0->labels) {
+  for (const auto& [k, v] : p0->labels()) {
     index |= k == "apps.kubernetes.io/pod-index" && v == "0";
     name |= k == "statefulset.kubernetes.io/pod-name" && v == "db-0";
   }
