@@ -639,6 +639,19 @@ Result<ObjectPtr> MemoryStore::UpdateLocked(const ResourceType& served, std::str
 
 Result<ObjectPtr> MemoryStore::Patch(const ResourceType& type, std::string_view namespace_, std::string_view name,
                                      PatchType patch_type, std::string_view patch, std::string_view subresource) {
+  return PatchWith(
+      type, namespace_, name, [&](json::Document& doc) { return ApplyPatch(patch_type, doc, patch); }, subresource);
+}
+
+Result<ObjectPtr> MemoryStore::MergePatch(const ResourceType& type, std::string_view namespace_, std::string_view name,
+                                          const json::Value& patch, std::string_view subresource) {
+  return PatchWith(
+      type, namespace_, name, [&](json::Document& doc) { return ApplyMergePatch(doc, patch); }, subresource);
+}
+
+Result<ObjectPtr> MemoryStore::PatchWith(const ResourceType& type, std::string_view namespace_, std::string_view name,
+                                         const std::function<Result<void>(json::Document&)>& apply,
+                                         std::string_view subresource) {
   Result<ObjectPtr> out;
   {
     std::lock_guard lock(mu_);
@@ -660,7 +673,7 @@ Result<ObjectPtr> MemoryStore::Patch(const ResourceType& type, std::string_view 
       } else {
         doc = ParseObject(*Present(type, current));
       }
-      auto applied = ApplyPatch(patch_type, doc, patch);
+      auto applied = apply(doc);
       if (!applied) {
         out = std::unexpected(applied.error());
       } else {

@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -37,6 +38,8 @@ class MemoryStore final : public Store {
                            api::json::Document body, const UpdateRequest& request) override;
   Result<ObjectPtr> Patch(const ResourceType& type, std::string_view namespace_, std::string_view name,
                           PatchType patch_type, std::string_view patch, std::string_view subresource) override;
+  Result<ObjectPtr> MergePatch(const ResourceType& type, std::string_view namespace_, std::string_view name,
+                               const api::json::Value& patch, std::string_view subresource) override;
   Result<ObjectPtr> Delete(const ResourceType& type, std::string_view namespace_, std::string_view name,
                            const DeleteOptions& options) override;
   Result<std::unique_ptr<Watcher>> Watch(const ResourceType& type, std::string_view namespace_,
@@ -53,6 +56,10 @@ class MemoryStore final : public Store {
   Result<void> LoadState(const std::string& path) override;
 
  private:
+  //! Patch and MergePatch: `apply` changes a copy of the stored version's JSON.
+  Result<ObjectPtr> PatchWith(const ResourceType& type, std::string_view namespace_, std::string_view name,
+                              const std::function<Result<void>(api::json::Document&)>& apply,
+                              std::string_view subresource);
   using Key = std::pair<std::string, std::string>;  // (namespace, name)
   using Objects = std::map<Key, ObjectPtr>;
 

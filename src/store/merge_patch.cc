@@ -34,8 +34,12 @@ void MergeInto(json::Value& target, const json::Value& patch, json::Allocator& a
 Result<void> ApplyMergePatch(json::Document& doc, std::string_view patch) {
   json::Document p;
   if (auto r = json::Parse(patch, p); !r) return std::unexpected(BadRequest(r.error().ToString()));
-  if (!p.IsObject()) return std::unexpected(BadRequest("a merge patch must be a JSON object"));
-  MergeInto(doc, p, doc.GetAllocator());
+  return ApplyMergePatch(doc, p);
+}
+
+Result<void> ApplyMergePatch(json::Document& doc, const json::Value& patch) {
+  if (!patch.IsObject()) return std::unexpected(BadRequest("a merge patch must be a JSON object"));
+  MergeInto(doc, patch, doc.GetAllocator());
   return {};
 }
 

@@ -13,6 +13,8 @@ namespace kubesched::store {
 
 Result<void> ApplyJsonPatch(api::json::Document& doc, std::string_view patch);
 Result<void> ApplyMergePatch(api::json::Document& doc, std::string_view patch);
+//! The same with the patch already parsed.
+Result<void> ApplyMergePatch(api::json::Document& doc, const api::json::Value& patch);
 //! Lists merge by the keys upstream's struct tags give (containers by name, ports by
 //! containerPort, conditions by type, ...); other lists are replaced, as for kinds without
 //! strategic information. Directives: `$patch: replace|delete|merge`, `$setElementOrder/<list>`,

@@ -343,6 +343,12 @@ class Store {
                                    api::json::Document body, const UpdateRequest& request) = 0;
   virtual Result<ObjectPtr> Patch(const ResourceType& type, std::string_view namespace_, std::string_view name,
                                   PatchType patch_type, std::string_view patch, std::string_view subresource) = 0;
+  //! A JSON merge patch its caller built as a value: what Patch with kMergePatch does with the
+  //! patch's text, without encoding and parsing it again (the node lifecycle's status writes).
+  virtual Result<ObjectPtr> MergePatch(const ResourceType& type, std::string_view namespace_, std::string_view name,
+                                       const api::json::Value& patch, std::string_view subresource) {
+    return Patch(type, namespace_, name, PatchType::kMergePatch, api::json::Encode(patch), subresource);
+  }
   //! Starts or completes the deletion: a pod bound to a node with a grace period > 0 gets
   //! metadata.deletionTimestamp and deletionGracePeriodSeconds and goes when the node lifecycle
   //! removes it; other objects (and objects without finalizers) go at once. Returns the object

@@ -489,10 +489,11 @@ TEST_F(StoreTest, ListSelectorsAndOrder) {
 // status write that changes them.
 TEST_F(StoreTest, SelectableFieldsAndLabelsFollowEachVersion) {
   const std::string account(200, 'a');
-  auto pod = MustCreate(Pods(), "default",
-                        PodJson("f", R"(,"nodeName":"n1","hostNetwork":true,"restartPolicy":"Never","serviceAccountName":")" +
-                                         account + "\"",
-                                R"({"app":"web"})"));
+  auto pod = MustCreate(
+      Pods(), "default",
+      PodJson("f",
+              R"(,"nodeName":"n1","hostNetwork":true,"restartPolicy":"Never","serviceAccountName":")" + account + "\"",
+              R"({"app":"web"})"));
   EXPECT_EQ(pod->Field("spec.nodeName"), "n1");
   EXPECT_EQ(pod->Field("spec.schedulerName"), "default-scheduler");
   EXPECT_EQ(pod->Field("spec.hostNetwork"), "true");
@@ -505,19 +506,19 @@ TEST_F(StoreTest, SelectableFieldsAndLabelsFollowEachVersion) {
   EXPECT_EQ(&pod->labels(), &pod->View<api::Pod>()->metadata.labels.entries());
   EXPECT_EQ(pod->labels(), (Object::LabelList{{"app", "web"}}));
 
-  auto patched = store->Patch(Pods(), "default", "f", PatchType::kMergePatch,
-                              R"({"metadata":{"labels":{"app":"db","tier":"x"}},"status":{"phase":"Running","podIP":"10.1.2.3"}})",
-                              "status");
+  auto patched = store->Patch(
+      Pods(), "default", "f", PatchType::kMergePatch,
+      R"({"metadata":{"labels":{"app":"db","tier":"x"}},"status":{"phase":"Running","podIP":"10.1.2.3"}})", "status");
   ASSERT_TRUE(patched.has_value()) << patched.error().message;
   EXPECT_EQ((*patched)->Field("status.phase"), "Running");
   EXPECT_EQ((*patched)->Field("status.podIP"), "10.1.2.3");
   EXPECT_EQ((*patched)->Field("spec.serviceAccountName"), account);
   EXPECT_EQ((*patched)->labels(), (Object::LabelList{{"app", "db"}, {"tier", "x"}}));
-  for (const auto& [selectors, want] : std::vector<std::pair<Selectors, size_t>>{
-           {{"app=db,tier", "status.phase=Running,status.podIP=10.1.2.3"}, 1},
-           {{"app=web", ""}, 0},
-           {{"", "spec.serviceAccountName=" + account}, 1},
-           {{"", "spec.hostNetwork=false"}, 0}}) {
+  for (const auto& [selectors, want] :
+       std::vector<std::pair<Selectors, size_t>>{{{"app=db,tier", "status.phase=Running,status.podIP=10.1.2.3"}, 1},
+                                                 {{"app=web", ""}, 0},
+                                                 {{"", "spec.serviceAccountName=" + account}, 1},
+                                                 {{"", "spec.hostNetwork=false"}, 0}}) {
     auto r = store->List(Pods(), "default", ListOptions{.selectors = selectors});
     ASSERT_TRUE(r.has_value()) << r.error().message;
     EXPECT_EQ(r->items.size(), want) << selectors.label_selector << " " << selectors.field_selector;

@@ -163,7 +163,7 @@ void NodeLifecycle::StartPod(const PodInfo& pod, const NodeInfo& node) {
   // Only while the pod is still this version: a pod deleted or changed meanwhile is seen again.
   json::Set(json::Child(patch, "metadata", a), "resourceVersion",
             json::MakeString(std::to_string(pod.object->resource_version), a), a);
-  (void)ctx_.store.Patch(pods_, pod.namespace_(), pod.name(), PatchType::kMergePatch, json::Encode(patch), "status");
+  (void)ctx_.store.MergePatch(pods_, pod.namespace_(), pod.name(), patch, "status");
 }
 
 void NodeLifecycle::RemovePodsOf(const std::string& node_name) {
