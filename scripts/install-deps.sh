@@ -13,6 +13,7 @@ packages=(
   prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   coinor-libcbc-dev libglpk-dev
+  libmimalloc-dev
   chromium
 )
 for group in "$@"; do

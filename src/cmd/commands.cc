@@ -76,6 +76,13 @@ int WriteReport(const SimulateArgs& args, std::span<const report::Run> runs) {
   return kExitOk;
 }
 
+// The process ends right after the command: what it would only take apart (the simulated cluster
+// and the scheduler) stays reachable from here until exit instead.
+void KeepUntilExit(std::shared_ptr<void> state) {
+  static auto* kept = new std::vector<std::shared_ptr<void>>();  // never freed, on purpose
+  kept->push_back(std::move(state));
+}
+
 int RunSimulate(const SimulateArgs& args) {
   auto format = ParseOutputFormat(args.output);
   if (!format) {
@@ -155,6 +162,7 @@ int RunSimulate(const SimulateArgs& args) {
         std::cerr << "error: " << names[i] << ": " << result.error() << "\n";
         return kExitBadInput;
       }
+      result->run_state.reset();  // the next run needs the memory
       runs.push_back({names[i], std::move(*result)});
     }
     PrintComparison(runs, *format, std::cout);
@@ -177,6 +185,7 @@ int RunSimulate(const SimulateArgs& args) {
     std::cerr << "error: " << result.error() << "\n";
     return kExitBadInput;
   }
+  KeepUntilExit(std::move(result->run_state));
   PrintSimulation(*result, *format, std::cout);
   if (!args.explain.empty() && *format == OutputFormat::kJson && !result->explanation) {
     std::cerr << "No scheduling attempt was made for " << sim.scheduler.explain_pod

@@ -224,7 +224,31 @@ void PrintSimulation(const scheduler::SimulationResult& result, OutputFormat for
     // The pods (one object each, the bulk of the output) are written directly, in the layout
     // nlohmann's dump(2) gives the rest: building a JSON tree for every pod first cost more than
     // a tenth of a large simulation's run.
+    ordered_json j;
+    j["evicted"] = ordered_json::array();
+    for (const auto& ev : result.evictions) {
+      ordered_json e;
+      e["namespace"] = ev.pod->metadata.namespace_;
+      e["name"] = ev.pod->metadata.name;
+      e["node"] = ev.pod->spec.node_name.empty() ? ordered_json(nullptr) : ordered_json(ev.pod->spec.node_name);
+      e["status"] = ev.moved_to.empty() ? "Preempted" : "Moved";
+      e["priority"] = ev.pod->Priority();
+      const std::string by = PreemptorOf(ev.reason);
+      e["preemptedBy"] = by.empty() ? ordered_json(nullptr) : ordered_json(by);
+      e["reason"] = ev.reason;
+      e["replacedBy"] = ev.replacement ? ordered_json(ev.replacement->Key()) : ordered_json(nullptr);
+      if (!ev.moved_to.empty()) e["movedTo"] = ev.moved_to;
+      j["evicted"].push_back(std::move(e));
+    }
+    j["summary"] = SummaryJson(result, sum);
+    if (result.explanation) j["explanation"] = ExplanationJson(*result.explanation);
+    // j.dump(2) opens with "{\n" and the members at two spaces: the pods go first, streamed (the
+    // text of a large cluster's pods would otherwise be held whole, at the run's peak of memory).
+    const std::string rest = j.dump(2);
+    constexpr size_t kFlushBytes = 64 * 1024;
+    out << "{\n  \"pods\": ";
     std::string pods = result.pods.empty() ? "[]" : "[\n";
+    pods.reserve(kFlushBytes + 4096);
     for (size_t i = 0; i < result.pods.size(); ++i) {
       const api::Pod& p = *result.pods[i];
       std::string msg = SchedulingMessage(p);
@@ -246,28 +270,12 @@ void PrintSimulation(const scheduler::SimulationResult& result, OutputFormat for
       pods += ",\n      \"message\": ";
       AppendJsonStringOrNull(pods, msg);
       pods += i + 1 < result.pods.size() ? "\n    },\n" : "\n    }\n  ]";
+      if (pods.size() >= kFlushBytes) {
+        out << pods;
+        pods.clear();
+      }
     }
-    ordered_json j;
-    j["evicted"] = ordered_json::array();
-    for (const auto& ev : result.evictions) {
-      ordered_json e;
-      e["namespace"] = ev.pod->metadata.namespace_;
-      e["name"] = ev.pod->metadata.name;
-      e["node"] = ev.pod->spec.node_name.empty() ? ordered_json(nullptr) : ordered_json(ev.pod->spec.node_name);
-      e["status"] = ev.moved_to.empty() ? "Preempted" : "Moved";
-      e["priority"] = ev.pod->Priority();
-      const std::string by = PreemptorOf(ev.reason);
-      e["preemptedBy"] = by.empty() ? ordered_json(nullptr) : ordered_json(by);
-      e["reason"] = ev.reason;
-      e["replacedBy"] = ev.replacement ? ordered_json(ev.replacement->Key()) : ordered_json(nullptr);
-      if (!ev.moved_to.empty()) e["movedTo"] = ev.moved_to;
-      j["evicted"].push_back(std::move(e));
-    }
-    j["summary"] = SummaryJson(result, sum);
-    if (result.explanation) j["explanation"] = ExplanationJson(*result.explanation);
-    // j.dump(2) opens with "{\n" and the members at two spaces: the pods go first.
-    const std::string rest = j.dump(2);
-    out << "{\n  \"pods\": " << pods << ",\n" << std::string_view(rest).substr(2) << "\n";
+    out << pods << ",\n" << std::string_view(rest).substr(2) << "\n";
     return;
   }
 

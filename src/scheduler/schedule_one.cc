@@ -341,10 +341,15 @@ std::vector<const NodeInfo*> Scheduler::FindNodesThatPassFilters(Framework& fwk,
   // Without scoring, the first feasible node is as good as any.
   if (!fwk.HasScorePlugins()) to_find = 1;
   const size_t start = next_start_node_index_ % n;
+  // The i-th node of the rotated order (i < n), without a division per node.
+  auto rotated = [&](size_t i) {
+    const size_t j = start + i;
+    return nodes[j < n ? j : j - n];
+  };
 
   std::vector<const NodeInfo*> feasible;
   if (!fwk.HasFilterPlugins()) {
-    for (size_t i = 0; i < std::min(to_find, n); ++i) feasible.push_back(nodes[(start + i) % n]);
+    for (size_t i = 0; i < std::min(to_find, n); ++i) feasible.push_back(rotated(i));
     processed = feasible.size();
     return feasible;
   }
@@ -364,7 +369,13 @@ std::vector<const NodeInfo*> Scheduler::FindNodesThatPassFilters(Framework& fwk,
   framework::runtime::EquivalenceClass* memo =
       cycle_class_ && fwk.FilterVerdictsMemoizable(state) ? cycle_class_ : nullptr;
   std::vector<uint8_t>& memoize = filter_memoize_;
-  if (memo) memoize.assign(n, 0);
+  // A remembered verdict is referred to (the class's statuses stay put for the cycle) and copied
+  // once, into the diagnosis: most nodes of a busy cluster are judged this way.
+  std::vector<const Status*>& remembered = filter_remembered_;
+  if (memo) {
+    memoize.assign(n, 0);
+    remembered.assign(n, nullptr);
+  }
   const bool check_nominated = memo && fwk.HasNominatedPods();
   size_t evaluated = 0;
   size_t found = 0;
@@ -374,18 +385,20 @@ std::vector<const NodeInfo*> Scheduler::FindNodesThatPassFilters(Framework& fwk,
     if (round_statuses.size() < round) round_statuses.resize(round);
     auto check = [&](int k) {
       const size_t idx = evaluated + static_cast<size_t>(k);
-      const NodeInfo& node = *nodes[(start + idx) % n];
-      Status s;
-      // A node where nominated pods count is judged afresh (its verdict is not the class's).
-      const Status* known = memo ? memo->FindVerdict(node) : nullptr;
-      if (known && check_nominated && !fwk.NominatedPodsToCount(pod, node).empty()) known = nullptr;
-      if (known) {
-        s = *known;
-      } else {
-        bool counted_nominated = false;
-        s = fwk.RunFilterPluginsWithNominatedPods(state, pod, node, &counted_nominated);
-        if (memo && !counted_nominated && !s.IsError()) memoize[idx] = 1;
+      const NodeInfo& node = *rotated(idx);
+      if (memo) {
+        // A node where nominated pods count is judged afresh (its verdict is not the class's).
+        const Status* known = memo->FindVerdict(node);
+        if (known && check_nominated && !fwk.NominatedPodsToCount(pod, node).empty()) known = nullptr;
+        if (known) {
+          remembered[idx] = known;  // never an error: errors are not remembered
+          if (known->IsSuccess()) passed[idx] = 1;
+          return;
+        }
       }
+      bool counted_nominated = false;
+      Status s = fwk.RunFilterPluginsWithNominatedPods(state, pod, node, &counted_nominated);
+      if (memo && !counted_nominated && !s.IsError()) memoize[idx] = 1;
       if (s.IsSuccess()) {
         passed[idx] = 1;
       } else {
@@ -399,13 +412,12 @@ std::vector<const NodeInfo*> Scheduler::FindNodesThatPassFilters(Framework& fwk,
       for (size_t k = 0; k < round; ++k) check(static_cast<int>(k));
     }
     for (size_t k = 0; k < round; ++k) {
-      if (memo && memoize[evaluated + k]) {
-        memo->StoreVerdict(*nodes[(start + evaluated + k) % n], passed[evaluated + k] ? Status() : round_statuses[k]);
-      }
-      if (passed[evaluated + k]) {
-        ++found;
-      } else {
-        failures.emplace_back(static_cast<uint32_t>(evaluated + k), std::move(round_statuses[k]));
+      const size_t idx = evaluated + k;
+      if (passed[idx]) ++found;
+      if (memo && remembered[idx]) continue;
+      if (memo && memoize[idx]) memo->StoreVerdict(*rotated(idx), passed[idx] ? Status() : round_statuses[k]);
+      if (!passed[idx]) {
+        failures.emplace_back(static_cast<uint32_t>(idx), std::move(round_statuses[k]));
         round_statuses[k] = Status();
       }
     }
@@ -422,7 +434,7 @@ std::vector<const NodeInfo*> Scheduler::FindNodesThatPassFilters(Framework& fwk,
     }
   }
   // Keep the first to_find feasible nodes; nodes after the last kept one count as not processed.
-  diagnosis.node_to_status.Reserve(failures.size());
+  diagnosis.node_to_status.Reserve(evaluated - std::min(found, evaluated));
   feasible.reserve(std::min(found, to_find));
   size_t next_failure = 0;
   // Rejections come in runs from one plugin: its name goes into the diagnosis once per run.
@@ -430,12 +442,12 @@ std::vector<const NodeInfo*> Scheduler::FindNodesThatPassFilters(Framework& fwk,
   framework::Code last_code = framework::Code::kSuccess;
   for (size_t i = 0; i < evaluated && feasible.size() < to_find; ++i) {
     processed = i + 1;
-    const NodeInfo* node = nodes[(start + i) % n];
+    const NodeInfo* node = rotated(i);
     if (passed[i]) {
       feasible.push_back(node);
       continue;
     }
-    Status& s = failures[next_failure++].second;
+    Status s = memo && remembered[i] ? *remembered[i] : std::move(failures[next_failure++].second);
     if (s.plugin().data() != last_plugin.data() || s.code() != last_code) {
       AddPluginStatus(diagnosis, s);
       last_plugin = s.plugin();

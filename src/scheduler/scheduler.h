@@ -306,6 +306,9 @@ class Scheduler final : public cluster::EventHandler {
   std::vector<std::pair<uint32_t, framework::Status>> filter_failures_;
   // Nodes whose verdict this cycle was computed (not memoised) and may be memoised.
   std::vector<uint8_t> filter_memoize_;
+  // Per evaluated node: the class's remembered verdict (referred to, copied only into the
+  // diagnosis), or null when computed this cycle.
+  std::vector<const framework::Status*> filter_remembered_;
   // The cycle's pod class in its profile's equivalence cache (nullptr: none, or explaining).
   framework::runtime::EquivalenceClass* cycle_class_ = nullptr;
 

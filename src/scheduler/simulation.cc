@@ -47,8 +47,17 @@ std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects o
     if (!p->spec.node_name.empty()) result.bound_in_input.insert(p->metadata.uid);
   }
 
-  util::VirtualClock clock(start_ns);
-  std::unique_ptr<cluster::SimulatedCluster> loaded;
+  // Owned together and torn down in reverse order (the scheduler watches the cluster; both read
+  // the clock): with the result, or later (SimulationResult::run_state).
+  struct RunState {
+    std::unique_ptr<util::VirtualClock> clock;
+    std::unique_ptr<cluster::SimulatedCluster> cluster;
+    std::unique_ptr<Scheduler> scheduler;
+  };
+  auto state = std::make_shared<RunState>();
+  state->clock = std::make_unique<util::VirtualClock>(start_ns);
+  util::VirtualClock& clock = *state->clock;
+  std::unique_ptr<cluster::SimulatedCluster>& loaded = state->cluster;
   try {
     loaded = std::make_unique<cluster::SimulatedCluster>(std::move(objects), clock, options.scheduler.seed,
                                                          options.creation_order);
@@ -60,7 +69,8 @@ std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects o
   sopts.async_binding = false;
   auto created = Scheduler::Create(sopts, cluster, clock, registry);
   if (!created) return std::unexpected(created.error());
-  Scheduler& sched = **created;
+  state->scheduler = std::move(*created);
+  Scheduler& sched = *state->scheduler;
   cluster.Subscribe(&sched);
 
   // The simulated cluster's graceful removals and scenario timeline drive the loop's clock too.
@@ -74,6 +84,7 @@ std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects o
   loop.deadline_ns = start_ns + options.max_virtual_time_ns;
   RunUntilIdle(sched, clock, &events, loop);
 
+  result.run_state = state;
   result.pods = cluster.Pods();
   result.nodes = cluster.Nodes();
   result.evictions = cluster.Evictions();

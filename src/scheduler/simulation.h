@@ -77,6 +77,10 @@ struct SimulationResult {
     size_t held_moves = 0;    //!< room still held for moved pods then (0: nothing left held)
   };
   std::optional<CrossNode> cross_node;
+  //! The simulated cluster, scheduler and clock the run used, released with the result. A caller
+  //! about to exit may keep them instead (cmd's simulate does): taking a large cluster apart costs
+  //! a noticeable share of a run.
+  std::shared_ptr<void> run_state;
 };
 
 //! The Unix time a simulation of `objects` starts at: `now_ns`, or one second after the latest

@@ -618,16 +618,18 @@ std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(cons
 
   // Decided once per cycle, not per node and plugin: this loop is the scheduler's hottest.
   const bool timed = deps_.metrics != nullptr && state.record_plugin_metrics;
+  // A node-local plugin's raw score for the pod's class on an unchanged node is what it returned
+  // last time (nodes are distinct across threads, so are the memo's slots).
+  std::vector<uint8_t> memoizable(active.size(), 0);
+  for (size_t k = 0; k < active.size(); ++k) memoizable[k] = memo != nullptr && score_node_local_[active[k]];
   auto score_node = [&, timed](int idx) {
     const NodeInfo& node = *nodes[static_cast<size_t>(idx)];
+    const std::string_view name = node.name();
     for (size_t k = 0; k < active.size(); ++k) {
       const size_t plugin = active[k];
-      // A node-local plugin's raw score for the pod's class on an unchanged node is what it
-      // returned last time (nodes are distinct across threads, so are the memo's slots).
-      const bool memoizable = memo != nullptr && score_node_local_[plugin];
-      if (memoizable) {
+      if (memoizable[k]) {
         if (std::optional<int64_t> cached = memo->FindScore(plugin, node)) {
-          per_plugin[k][static_cast<size_t>(idx)] = NodeScore{node.name(), *cached};
+          per_plugin[k][static_cast<size_t>(idx)] = NodeScore{name, *cached};
           continue;
         }
       }
@@ -644,8 +646,8 @@ std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(cons
         }
         return;
       }
-      if (memoizable) memo->StoreScore(plugin, node, score);
-      per_plugin[k][static_cast<size_t>(idx)] = NodeScore{node.name(), score};
+      if (memoizable[k]) memo->StoreScore(plugin, node, score);
+      per_plugin[k][static_cast<size_t>(idx)] = NodeScore{name, score};
     }
   };
   if (num_nodes >= kMinNodesForParallelism) {
@@ -685,8 +687,9 @@ std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(cons
   for (size_t k = 0; k < active.size(); ++k) {
     ScorePlugin* p = score_[active[k]];
     int64_t weight = score_weights_[active[k]];
+    const NodeScoreList& scores = per_plugin[k];
     for (size_t i = 0; i < num_nodes; ++i) {
-      int64_t s = per_plugin[k][i].score;
+      int64_t s = scores[i].score;
       if (s > kMaxNodeScore || s < kMinNodeScore) {
         return timer.Done(std::pair{
             std::vector<NodePluginScores>{},
@@ -695,8 +698,13 @@ std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(cons
                                       p->Name(), s, kMinNodeScore, kMaxNodeScore))
                 .WithPlugin(p->Name())});
       }
-      if (with_details) out[i].scores.push_back(PluginScore{p->Name(), s * weight, raw[k][i], s, weight});
       out[i].total += s * weight;
+    }
+    if (with_details) {
+      for (size_t i = 0; i < num_nodes; ++i) {
+        const int64_t s = scores[i].score;
+        out[i].scores.push_back(PluginScore{p->Name(), s * weight, raw[k][i], s, weight});
+      }
     }
   }
   return timer.Done(std::pair{std::move(out), Status()});

@@ -56,6 +56,24 @@ TEST_F(ControllersTest, BoundPodStartsOnItsNode) {
   EXPECT_EQ(running->View<api::Pod>()->status.phase, api::PodPhase::kRunning);
 }
 
+// A started pod reports its containers, and keeps the conditions others set (read from its JSON,
+// which the typed view does not keep whole) after the kubelet's.
+TEST_F(ControllersTest, StartedPodKeepsOtherConditionsAndReportsItsContainers) {
+  MustCreate(Nodes(), "", NodeJson("n1"));
+  MustCreate(Pods(), "default",
+             R"({"metadata":{"name":"p"},"spec":{"nodeName":"n1","containers":[{"name":"a","image":"img:1"},
+      {"name":"b","image":"img:2"}]},"status":{"conditions":[{"type":"DisruptionTarget","status":"True",
+      "reason":"PreemptionByScheduler","lastTransitionTime":"2024-05-01T11:00:00Z"}]}})");
+  auto running = MustGet(Pods(), "default", "p");
+  EXPECT_EQ(Field(*running, "status.phase"), "Running");
+  EXPECT_EQ(Field(*running, "status.conditions.0.type"), "DisruptionTarget");
+  EXPECT_EQ(Field(*running, "status.conditions.0.lastTransitionTime"), "2024-05-01T11:00:00Z");
+  EXPECT_EQ(Field(*running, "status.conditions.4.type"), "PodScheduled");
+  EXPECT_EQ(Field(*running, "status.containerStatuses.0.name"), "a");
+  EXPECT_EQ(Field(*running, "status.containerStatuses.1.image"), "img:2");
+  EXPECT_EQ(Field(*running, "status.containerStatuses.2.name"), "<none>");
+}
+
 TEST_F(ControllersTest, PodWaitsForItsNode) {
   MustCreate(Pods(), "default", PodJson("p", R"(,"nodeName":"later")"));
   EXPECT_EQ(Field(*MustGet(Pods(), "default", "p"), "status.phase"), "Pending");

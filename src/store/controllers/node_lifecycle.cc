@@ -1,14 +1,59 @@
 #include "store/controllers/node_lifecycle.h"
 #include "api/time_format.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
+#include "api/types.h"
 #include "store/controllers/object_util.h"
 #include "store/meta.h"
 
 namespace kubesched::store::controllers {
 
 namespace json = api::json;
+
+namespace {
+
+constexpr std::string_view kKubeletConditions[] = {"Initialized", "Ready", "ContainersReady", "PodScheduled"};
+
+bool IsKubeletCondition(std::string_view type) {
+  return std::find(std::begin(kKubeletConditions), std::end(kKubeletConditions), type) != std::end(kKubeletConditions);
+}
+
+// What a started pod's status reports besides the kubelet's own conditions: its containers
+// (name, image) and the conditions others set (DisruptionTarget, ...), encoded as they are. The
+// typed view has them unless another condition is there, whose JSON the view does not keep whole.
+struct StartFacts {
+  std::vector<std::pair<std::string, std::string>> containers;
+  std::vector<std::string> other_conditions;
+};
+
+StartFacts FactsOf(const Object& pod) {
+  StartFacts facts;
+  if (auto view = pod.View<api::Pod>()) {
+    const auto& conditions = view->status.conditions;
+    if (std::all_of(conditions.begin(), conditions.end(),
+                    [](const api::PodCondition& c) { return IsKubeletCondition(c.type); })) {
+      for (const api::Container& c : view->spec.containers) facts.containers.emplace_back(c.name, c.image);
+      return facts;
+    }
+  }
+  const json::Document doc = ParseObject(pod);
+  if (const json::Value* cs = At(doc, {"spec", "containers"}); cs && cs->IsArray()) {
+    for (const auto& c : cs->GetArray()) {
+      facts.containers.emplace_back(json::GetString(c, "name"), json::GetString(c, "image"));
+    }
+  }
+  if (const json::Value* conds = At(doc, {"status", "conditions"}); conds && conds->IsArray()) {
+    for (const auto& c : conds->GetArray()) {
+      if (!IsKubeletCondition(json::GetString(c, "type"))) facts.other_conditions.push_back(json::Encode(c));
+    }
+  }
+  return facts;
+}
+
+}  // namespace
 
 NodeLifecycle::NodeLifecycle(const ControllerContext& ctx, NodeLifecycleOptions options)
     : ctx_(ctx),
@@ -107,6 +152,7 @@ void NodeLifecycle::StartPod(const PodInfo& pod, const NodeInfo& node) {
   const std::string& host_ip = node.internal_ip;
   const std::string pod_ip = pod.host_network && !host_ip.empty() ? host_ip : NextPodIP(node.name());
   const std::string now = api::FormatRFC3339(ctx_.clock.NowNs());
+  const StartFacts facts = FactsOf(*pod.object);
 
   json::Document patch;
   patch.SetObject();
@@ -132,7 +178,7 @@ void NodeLifecycle::StartPod(const PodInfo& pod, const NodeInfo& node) {
   }
   // The conditions the kubelet reports for a started pod; others (DisruptionTarget, ...) stay.
   json::Value conditions(rapidjson::kArrayType);
-  for (const std::string& c : pod.other_conditions) {
+  for (const std::string& c : facts.other_conditions) {
     json::Document d;
     if (json::Parse(c, d)) conditions.PushBack(json::Value(d, a), a);
   }
@@ -147,7 +193,7 @@ void NodeLifecycle::StartPod(const PodInfo& pod, const NodeInfo& node) {
   }
   json::Set(status, "conditions", std::move(conditions), a);
   json::Value statuses(rapidjson::kArrayType);
-  for (const auto& [name, image] : pod.containers) {
+  for (const auto& [name, image] : facts.containers) {
     json::Value s(rapidjson::kObjectType);
     json::Set(s, "name", json::MakeString(name, a), a);
     json::Set(s, "image", json::MakeString(image, a), a);

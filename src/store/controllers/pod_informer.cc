@@ -39,8 +39,6 @@ std::string PinnedNode(const json::Value& spec) {
   return "";
 }
 
-constexpr std::string_view kKubeletConditions[] = {"Initialized", "Ready", "ContainersReady", "PodScheduled"};
-
 }  // namespace
 
 PodInfo ParsePodInfo(const ObjectPtr& pod, const json::Value* parsed) {
@@ -52,7 +50,7 @@ PodInfo ParsePodInfo(const ObjectPtr& pod, const json::Value* parsed) {
   const json::Value& doc = *parsed;
   PodInfo info;
   info.object = pod;
-  info.controller = ControllerOf(doc);
+  if (auto controller = ControllerOf(doc)) info.controller = std::make_shared<const OwnerRef>(std::move(*controller));
   const json::Value* meta = json::Find(doc, "metadata");
   if (meta != nullptr) {
     if (const json::Value* ts = json::Find(*meta, "deletionTimestamp")) {
@@ -81,22 +79,12 @@ PodInfo ParsePodInfo(const ObjectPtr& pod, const json::Value* parsed) {
     info.pinned_node = PinnedNode(*spec);
     const json::Value* hn = json::Find(*spec, "hostNetwork");
     info.host_network = hn && hn->IsTrue();
-    if (const json::Value* cs = json::Find(*spec, "containers"); cs && cs->IsArray()) {
-      for (const auto& c : cs->GetArray()) {
-        info.containers.emplace_back(json::GetString(c, "name"), json::GetString(c, "image"));
-      }
-    }
   }
   if (const json::Value* status = json::Find(doc, "status")) {
     info.phase = std::string(json::GetString(*status, "phase"));
     if (const json::Value* conds = json::Find(*status, "conditions"); conds && conds->IsArray()) {
       for (const auto& c : conds->GetArray()) {
-        const std::string_view type = json::GetString(c, "type");
-        if (type == "Ready") info.ready = json::GetString(c, "status") == "True";
-        if (std::find(std::begin(kKubeletConditions), std::end(kKubeletConditions), type) ==
-            std::end(kKubeletConditions)) {
-          info.other_conditions.push_back(json::Encode(c));
-        }
+        if (json::GetString(c, "type") == "Ready") info.ready = json::GetString(c, "status") == "True";
       }
     }
   }

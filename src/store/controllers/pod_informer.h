@@ -25,8 +25,10 @@ namespace kubesched::store::controllers {
 //! What the controllers read from one pod version.
 struct PodInfo {
   ObjectPtr object;
-  std::optional<OwnerRef> controller;  //!< the ownerReference with controller: true
-  std::string node_name;               //!< spec.nodeName
+  //! The ownerReference with controller: true, or null (a pointer: most pods of a large cluster
+  //! have none, and the reference is bigger than the rest of the facts).
+  std::shared_ptr<const OwnerRef> controller;
+  std::string node_name;  //!< spec.nodeName
   //! A DaemonSet pod's node before it is bound: the single metadata.name value of its required
   //! node affinity (ReplaceDaemonSetPodNodeNameNodeAffinity's term); empty when none.
   std::string pinned_node;
@@ -39,10 +41,6 @@ struct PodInfo {
   std::optional<int64_t> completion_index;
   //! apps.kubernetes.io/pod-index, else the number after the name's last '-'.
   std::optional<int64_t> ordinal;
-  //! spec.containers' names and images (the node lifecycle reports their statuses).
-  std::vector<std::pair<std::string, std::string>> containers;
-  //! status.conditions other than the four a started pod's kubelet sets, encoded one by one.
-  std::vector<std::string> other_conditions;
   uint64_t seq = 0;  //!< creation order, unique per pod
 
   const std::string& uid() const { return object->uid; }

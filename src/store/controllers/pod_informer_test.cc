@@ -67,7 +67,6 @@ TEST_F(PodInformerTest, ParsesWhatControllersRead) {
   EXPECT_EQ(info.phase, "Pending");
   EXPECT_TRUE(info.Active());
   EXPECT_EQ(info.created_ns, testing::kStartNs);
-  EXPECT_EQ(info.containers, (std::vector<std::pair<std::string, std::string>>{{"c", "x:1"}}));
   EXPECT_FALSE(ParsePodInfo(MustCreate(Pods(), "default", PodJson("plain"))).ordinal.has_value());
 }
 
