@@ -633,7 +633,12 @@ Result<ObjectPtr> MemoryStore::UpdateLocked(const ResourceType& served, std::str
   if (auto err = PrepareLocked(stored, next, current.get(), &old, name, view)) return std::unexpected(*err);
   // An update that changes nothing makes no new version (and no event), as upstream's
   // GuaranteedUpdate skips the write. (`old` encodes to the stored JSON: the store wrote it.)
-  if (SameJson(next, old)) return current;
+  // The status is compared first: most writes change it, and it is found different at once.
+  const json::Value* next_status = json::Find(next, "status");
+  const json::Value* old_status = json::Find(old, "status");
+  const bool same_status =
+      next_status == nullptr ? old_status == nullptr : old_status != nullptr && SameJson(*next_status, *old_status);
+  if (same_status && SameJson(next, old)) return current;
   return ReplaceLocked(current, next, std::move(view));
 }
 
