@@ -343,6 +343,11 @@ void EncodePodTo(const Pod& pod, std::string& out) {
   EncodeValueTo(PodToValue(pod, doc.GetAllocator()), out);
 }
 
+void EncodePodSpecTo(const PodSpec& spec, std::string& out) {
+  json::Document doc;
+  EncodeValueTo(PodSpecValue(spec, doc.GetAllocator()), out);
+}
+
 void EncodeNodeTo(const Node& node, std::string& out) {
   json::Document doc;
   EncodeValueTo(NodeToValue(node, doc.GetAllocator()), out);

@@ -14,6 +14,8 @@ namespace kubesched::api {
 //! Appends the compact JSON of the modelled fields.
 void EncodePodTo(const Pod& pod, std::string& out);
 void EncodeNodeTo(const Node& node, std::string& out);
+//! A pod's spec alone, as EncodePodTo writes it under "spec".
+void EncodePodSpecTo(const PodSpec& spec, std::string& out);
 std::string EncodePod(const Pod& pod);
 std::string EncodeNode(const Node& node);
 

@@ -9,13 +9,12 @@
 namespace kubesched::framework::runtime {
 
 std::string PodClassKey(const api::Pod& pod) {
-  api::Pod spec_only;
-  spec_only.metadata.namespace_ = pod.metadata.namespace_;
-  spec_only.spec = pod.spec;
-  // The nomination is status, not spec, and a pending pod has no node name yet: neither is read
-  // by a node-local plugin (NodeName reads spec.nodeName, kept).
-  std::string key;
-  api::EncodePodTo(spec_only, key);
+  // The namespace (no NUL in a name), then the spec as encoded. The nomination is status, not
+  // spec, and a pending pod has no node name yet: neither is read by a node-local plugin
+  // (NodeName reads spec.nodeName, kept).
+  std::string key = pod.metadata.namespace_;
+  key += '\0';
+  api::EncodePodSpecTo(pod.spec, key);
   return key;
 }
 
