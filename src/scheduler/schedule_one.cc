@@ -195,7 +195,7 @@ std::expected<Scheduler::ScheduleResult, Scheduler::ScheduleFailure> Scheduler::
   if (feasible.size() == 1) {
     // Only one node passed: it is chosen without scoring, as upstream.
     if (explaining_) Explain(fwk, state, pod, diagnosis, feasible, nullptr, feasible[0]->name(), "");
-    return ScheduleResult{feasible[0]->name(), 1 + diagnosis.node_to_status.size(), 1};
+    return ScheduleResult{feasible[0]->name(), cycle_evaluated_nodes_, 1};
   }
   std::vector<framework::runtime::NodePluginScores> scores;
   if (!fwk.HasScorePlugins() && extenders_.empty()) {
@@ -215,7 +215,7 @@ std::expected<Scheduler::ScheduleResult, Scheduler::ScheduleFailure> Scheduler::
   }
   std::string host = SelectHost(scores);
   if (explaining_) Explain(fwk, state, pod, diagnosis, feasible, &scores, host, "");
-  return ScheduleResult{host, feasible.size() + diagnosis.node_to_status.size(), feasible.size()};
+  return ScheduleResult{host, cycle_evaluated_nodes_, feasible.size()};
 }
 
 std::vector<const NodeInfo*> Scheduler::FindNodesThatFitPod(Framework& fwk, CycleState& state, const PodInfo& pod,
@@ -249,7 +249,10 @@ std::vector<const NodeInfo*> Scheduler::FindNodesThatFitPod(Framework& fwk, Cycl
         auto passed = FindNodesThatPassExtenders(pod.pod(), {n}, scratch, ns);
         if (ns.IsSuccess() && passed.empty()) ns = Status(framework::Code::kUnschedulable);
       }
-      if (ns.IsSuccess()) return {n};
+      if (ns.IsSuccess()) {
+        cycle_evaluated_nodes_ = 1;
+        return {n};
+      }
       // An error on the nominated node is logged and the search goes on over all nodes.
       if (ns.IsError())
         KS_LOG.ErrorS(ns.Message(), "Evaluation failed on nominated node", "pod", log::KObj(pod.pod()), "node",
@@ -281,6 +284,7 @@ std::vector<const NodeInfo*> Scheduler::FindNodesThatFitPod(Framework& fwk, Cycl
   }
   size_t processed = 0;
   auto feasible = FindNodesThatPassFilters(fwk, state, pod, diagnosis, nodes, error, processed);
+  cycle_evaluated_nodes_ = processed;
   // As upstream, the start index advances by the nodes processed, modulo all nodes (not only
   // those PreFilter left), also after an error, so every node gets its turn.
   next_start_node_index_ = (next_start_node_index_ + processed) % all.size();
@@ -434,26 +438,29 @@ std::vector<const NodeInfo*> Scheduler::FindNodesThatPassFilters(Framework& fwk,
     }
   }
   // Keep the first to_find feasible nodes; nodes after the last kept one count as not processed.
-  diagnosis.node_to_status.Reserve(evaluated - std::min(found, evaluated));
   feasible.reserve(std::min(found, to_find));
+  for (size_t i = 0; i < evaluated && feasible.size() < to_find; ++i) {
+    processed = i + 1;
+    if (passed[i]) feasible.push_back(rotated(i));
+  }
+  // The failed nodes' statuses matter only when the pod fits nowhere (they feed PostFilter and
+  // the FitError), when extenders may still reject every node, or for an explanation: a cycle
+  // that found nodes and needs none of that records nothing (upstream drops that diagnosis).
+  if (!feasible.empty() && extenders_.empty() && !explaining_) return feasible;
+  diagnosis.node_to_status.Reserve(processed - feasible.size());
   size_t next_failure = 0;
   // Rejections come in runs from one plugin: its name goes into the diagnosis once per run.
   std::string_view last_plugin;
   framework::Code last_code = framework::Code::kSuccess;
-  for (size_t i = 0; i < evaluated && feasible.size() < to_find; ++i) {
-    processed = i + 1;
-    const NodeInfo* node = rotated(i);
-    if (passed[i]) {
-      feasible.push_back(node);
-      continue;
-    }
+  for (size_t i = 0; i < processed; ++i) {
+    if (passed[i]) continue;
     Status s = memo && remembered[i] ? *remembered[i] : std::move(failures[next_failure++].second);
     if (s.plugin().data() != last_plugin.data() || s.code() != last_code) {
       AddPluginStatus(diagnosis, s);
       last_plugin = s.plugin();
       last_code = s.code();
     }
-    diagnosis.node_to_status.Append(node->name(), std::move(s));
+    diagnosis.node_to_status.Append(rotated(i)->name(), std::move(s));
   }
   return feasible;
 }

@@ -295,6 +295,8 @@ class Scheduler final : public cluster::EventHandler {
   // placements, so recording metrics changes no decision.
   std::minstd_rand metrics_rng_;
   size_t next_start_node_index_ = 0;
+  // Nodes the cycle's filtering judged (upstream's EvaluatedNodes: the feasible and the failed).
+  size_t cycle_evaluated_nodes_ = 0;
   size_t attempts_ = 0;
   std::optional<AttemptExplanation> explanation_;
   bool explaining_ = false;  // this cycle's pod is the one to explain
