@@ -311,6 +311,10 @@ class Scheduler final : public cluster::EventHandler {
   // Per evaluated node: the class's remembered verdict (referred to, copied only into the
   // diagnosis), or null when computed this cycle.
   std::vector<const framework::Status*> filter_remembered_;
+  // The round's nodes without a remembered verdict (offsets into the round).
+  std::vector<uint32_t> filter_to_run_;
+  // What running Filter on a node has cost (whether a round's nodes are worth sharing out).
+  util::LoopCost filter_loop_cost_;
   // The cycle's pod class in its profile's equivalence cache (nullptr: none, or explaining).
   framework::runtime::EquivalenceClass* cycle_class_ = nullptr;
 

@@ -137,4 +137,24 @@ void Parallelizer::Until(int pieces, LoopBody body) {
   busy_.store(false, std::memory_order_release);
 }
 
+void Parallelizer::UntilWorthIt(int pieces, LoopBody body, LoopCost& cost) {
+  if (pieces < kMinMeasuredPieces) {
+    for (int i = 0; i < pieces; ++i) body(i);
+    return;
+  }
+  const bool shared = parallelism_ > 1 && static_cast<double>(pieces) * cost.ns_per_piece_ >= kMinSharedLoopNs;
+  const auto start = std::chrono::steady_clock::now();
+  if (shared) {
+    Until(pieces, body);
+  } else {
+    for (int i = 0; i < pieces; ++i) body(i);
+  }
+  const auto elapsed = static_cast<double>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start).count());
+  // A shared loop's time, as if one thread had run it all: an overestimate by its overheads, so a
+  // loop too short to share is soon run alone again and measured as it is.
+  const double per_piece = elapsed * (shared ? parallelism_ : 1) / pieces;
+  cost.ns_per_piece_ = cost.ns_per_piece_ == 0 ? per_piece : cost.ns_per_piece_ + (per_piece - cost.ns_per_piece_) / 8;
+}
+
 }  // namespace kubesched::util

@@ -37,6 +37,19 @@ class LoopBody {
   void (*call_)(void*, int);
 };
 
+//! What one loop of a call site has cost per piece, as measured on its earlier loops: how
+//! Parallelizer::UntilWorthIt decides whether the next one is worth sharing. One per call site,
+//! used by one thread at a time.
+class LoopCost {
+ public:
+  //! Nanoseconds per piece (0 until a loop was measured).
+  double ns_per_piece() const { return ns_per_piece_; }
+
+ private:
+  friend class Parallelizer;
+  double ns_per_piece_ = 0;
+};
+
 class Parallelizer {
  public:
   //! parallelism: total threads working on a loop, including the caller (>= 1).
@@ -50,6 +63,18 @@ class Parallelizer {
   //! Runs body(i) for every i in [0, pieces); returns when all have run. Chunk size follows
   //! upstream's chunkSizeFor: about sqrt(pieces), at most pieces / parallelism + 1.
   void Until(int pieces, LoopBody body);
+
+  //! Until when the loop is expected to take long enough to repay sharing it: pieces times the
+  //! call site's measured cost per piece reaches kMinSharedLoopNs. Otherwise the calling thread
+  //! runs it alone, which for short loops is faster: handing out work, waiting for the last
+  //! piece, and a worker polling for the next job (it slows the caller's core on the machines
+  //! measured, two vCPUs) cost tens of microseconds, while a memoised Filter or Score of a node
+  //! takes under a tenth of one. Loops of kMinMeasuredPieces or more update `cost`. Where a loop
+  //! runs never changes what it computes.
+  void UntilWorthIt(int pieces, LoopBody body, LoopCost& cost);
+
+  static constexpr double kMinSharedLoopNs = 150'000;
+  static constexpr int kMinMeasuredPieces = 32;
 
  private:
   void WorkerLoop();

@@ -4,7 +4,11 @@
 #include "util/parallelizer.h"
 
 #include <atomic>
+#include <chrono>
+#include <mutex>
 #include <numeric>
+#include <set>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -22,6 +26,48 @@ TEST(Parallelizer, RunsEveryPieceExactlyOnce) {
       for (int i = 0; i < pieces; ++i) ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << i;
     }
   }
+}
+
+TEST(Parallelizer, LoopsWorthSharingAreSharedAndShortOnesRunOnTheCaller) {
+  Parallelizer p(2);
+  const auto caller = std::this_thread::get_id();
+  auto threads_of = [&](int pieces, LoopCost& cost, std::chrono::microseconds piece_time) {
+    std::mutex mu;
+    std::set<std::thread::id> ran_on;
+    std::vector<std::atomic<int>> hits(static_cast<size_t>(pieces));
+    p.UntilWorthIt(
+        pieces,
+        [&](int i) {
+          if (piece_time.count() > 0) std::this_thread::sleep_for(piece_time);
+          hits[static_cast<size_t>(i)].fetch_add(1);
+          std::lock_guard lock(mu);
+          ran_on.insert(std::this_thread::get_id());
+        },
+        cost);
+    for (int i = 0; i < pieces; ++i) EXPECT_EQ(hits[static_cast<size_t>(i)].load(), 1) << i;
+    return ran_on;
+  };
+
+  // A loop of trivial pieces is measured at a few nanoseconds a piece and stays on the caller.
+  LoopCost cheap;
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_EQ(threads_of(1000, cheap, std::chrono::microseconds(0)), std::set<std::thread::id>{caller});
+  }
+  EXPECT_GT(cheap.ns_per_piece(), 0);
+  EXPECT_LT(cheap.ns_per_piece() * 1000, Parallelizer::kMinSharedLoopNs);
+
+  // A site not measured yet runs its first loop alone; once it has seen pieces of 1 ms, a loop
+  // of 64 is shared: the worker takes some of it.
+  LoopCost slow;
+  EXPECT_EQ(threads_of(64, slow, std::chrono::milliseconds(1)), std::set<std::thread::id>{caller});
+  EXPECT_GE(slow.ns_per_piece(), 1e6);
+  EXPECT_EQ(threads_of(64, slow, std::chrono::milliseconds(1)).size(), 2u);
+
+  // Fewer pieces than are worth measuring run on the caller and leave the estimate alone.
+  LoopCost few;
+  EXPECT_EQ(threads_of(Parallelizer::kMinMeasuredPieces - 1, few, std::chrono::microseconds(0)),
+            std::set<std::thread::id>{caller});
+  EXPECT_EQ(few.ns_per_piece(), 0);
 }
 
 TEST(Parallelizer, ManyQuickLoopsInARow) {

@@ -15,10 +15,6 @@
 namespace kubesched::framework::runtime {
 namespace {
 
-// Fewer nodes than this are filtered/scored on the calling thread: waking workers costs more
-// than it saves. The decision never changes a result, only where it is computed.
-constexpr size_t kMinNodesForParallelism = 128;
-
 const nlohmann::json kNullArgs;
 
 const nlohmann::json& ArgsFor(const config::Profile& profile, std::string_view name, std::optional<size_t>* index) {
@@ -650,11 +646,26 @@ std::pair<std::vector<NodePluginScores>, Status> Framework::RunScorePlugins(cons
       per_plugin[k][static_cast<size_t>(idx)] = NodeScore{name, score};
     }
   };
-  if (num_nodes >= kMinNodesForParallelism) {
-    deps_.parallelizer->Until(static_cast<int>(num_nodes), score_node);
-  } else {
-    for (size_t i = 0; i < num_nodes; ++i) score_node(static_cast<int>(i));
+  // Remembered scores first, on this thread: a lookup per plugin, and on a busy cluster most
+  // nodes have them all. Only the nodes left are scored, shared with the workers when that work
+  // is worth handing out (a node's scores take well under a microsecond on most clusters).
+  std::vector<uint32_t>& to_score = score_to_run_;
+  to_score.clear();
+  const bool all_memoizable = std::all_of(memoizable.begin(), memoizable.end(), [](uint8_t m) { return m != 0; });
+  for (size_t i = 0; i < num_nodes; ++i) {
+    const NodeInfo& node = *nodes[i];
+    bool complete = all_memoizable;
+    for (size_t k = 0; complete && k < active.size(); ++k) {
+      if (std::optional<int64_t> cached = memo->FindScore(active[k], node)) {
+        per_plugin[k][i] = NodeScore{node.name(), *cached};
+      } else {
+        complete = false;
+      }
+    }
+    if (!complete) to_score.push_back(static_cast<uint32_t>(i));
   }
+  auto score_listed = [&](int j) { score_node(static_cast<int>(to_score[static_cast<size_t>(j)])); };
+  deps_.parallelizer->UntilWorthIt(static_cast<int>(to_score.size()), score_listed, score_loop_cost_);
   if (failed) return timer.Done(std::pair{std::vector<NodePluginScores>{}, first_error});
 
   std::vector<std::vector<int64_t>> raw;

@@ -20,6 +20,7 @@
 #include "framework/runtime/equivalence_cache.h"
 #include "framework/runtime/waiting_pods.h"
 #include "metrics/recorder.h"
+#include "util/parallelizer.h"
 
 namespace kubesched::framework::runtime {
 
@@ -198,6 +199,10 @@ class Framework final : public Handle {
 
   //! RunScorePlugins' per-plugin score lists, reused across cycles (scheduling cycles are serial).
   std::vector<NodeScoreList> score_scratch_;
+  // The cycle's nodes without every score remembered (indices into its nodes).
+  std::vector<uint32_t> score_to_run_;
+  // What scoring a node has cost (whether a cycle's nodes are worth sharing out).
+  util::LoopCost score_loop_cost_;
 };
 
 }  // namespace kubesched::framework::runtime
