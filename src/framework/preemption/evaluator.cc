@@ -339,6 +339,25 @@ Status Evaluator::SelectVictimsOnNode(CycleState& state, const PodInfo& pod, Nod
   return Status();
 }
 
+std::optional<int32_t> Evaluator::LowestPodPriority(const NodeInfo& node) {
+  auto compute = [&] {
+    std::optional<int32_t> lowest;
+    for (const PodInfoPtr& pi : node.pods()) {
+      const int32_t p = pi->pod().Priority();
+      if (!lowest || p < *lowest) lowest = p;
+    }
+    return lowest;
+  };
+  if (node.snapshot_index() < 0) return compute();
+  const size_t i = static_cast<size_t>(node.snapshot_index());
+  if (lowest_priority_.size() <= i) lowest_priority_.resize(i + 1);
+  LowestPriority& entry = lowest_priority_[i];
+  if (!entry.known || entry.generation != node.generation()) {
+    entry = LowestPriority{true, node.generation(), compute()};
+  }
+  return entry.priority;
+}
+
 std::vector<Candidate> Evaluator::DryRunPreemption(CycleState& state, const PodInfo& pod,
                                                    std::span<const NodeInfo* const> potential_nodes,
                                                    std::span<const PdbBudget> pdbs, int32_t offset,
@@ -355,8 +374,8 @@ std::vector<Candidate> Evaluator::DryRunPreemption(CycleState& state, const PodI
     const NodeInfo& node = *potential_nodes[(static_cast<size_t>(offset) + i) % n];
     // A node without lower-priority pods has no victims: skip cloning it and the cycle state
     // (the verdict is the one SelectVictimsOnNode would reach).
-    const bool has_lower = std::any_of(node.pods().begin(), node.pods().end(),
-                                       [&](const PodInfoPtr& pi) { return pi->pod().Priority() < priority; });
+    const std::optional<int32_t> lowest = LowestPodPriority(node);
+    const bool has_lower = lowest && *lowest < priority;
     if (!has_lower) {
       static const StaticReasons kReasons{kNoVictims};
       node_statuses.Set(node.name(), Status(Code::kUnschedulableAndUnresolvable, kReasons));

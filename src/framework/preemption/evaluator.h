@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <expected>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -145,8 +146,19 @@ class Evaluator {
   Handle& handle() { return handle_; }
 
  private:
+  //! The lowest priority among the node's pods (nullopt when it has none). Remembered per node
+  //! of the snapshot for the node's generation: a dry run asks it of every potential node, and
+  //! most nodes have not changed since the last preemption attempt.
+  std::optional<int32_t> LowestPodPriority(const NodeInfo& node);
+
   std::string plugin_name_;
   Handle& handle_;
+  struct LowestPriority {
+    bool known = false;
+    int64_t generation = 0;
+    std::optional<int32_t> priority;
+  };
+  std::vector<LowestPriority> lowest_priority_;  // by snapshot index
 };
 
 }  // namespace kubesched::framework::preemption

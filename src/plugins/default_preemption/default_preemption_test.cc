@@ -450,6 +450,36 @@ TEST(DefaultPreemptionTest, DryRunPreemption) {
   }
 }
 
+// A node's lowest pod priority is remembered between attempts for the node's generation: a pod
+// added to it since is seen by the next dry run.
+TEST(DefaultPreemptionTest, DryRunPreemptionSeesPodsAddedSinceTheLastAttempt) {
+  auto pod = [](std::string name) { return MakePod().Name(name).UID(name).Namespace("default"); };
+  Env env({MakeNode().Name("node1").Capacity(kNodeRes).Obj()},
+          {pod("high").Priority(kHighPriority).Req(kMediumRes).Node("node1").Obj()});
+  auto pl = env.Plugin();
+  auto preemptor = framework::PodInfo::Create(pod("p").Priority(kMidPriority).Req(kMediumRes).Obj());
+  auto dry_run = [&] {
+    auto state = env.State(*preemptor);
+    NodeToStatus statuses;
+    std::vector<std::string> errors;
+    auto all = env.handle().snapshot().List();
+    auto candidates = pl->DryRunPreemption(*state, *preemptor, all, {}, 0, 1, statuses, errors);
+    std::vector<std::string> victims;
+    for (const auto& c : candidates) {
+      for (const auto& v : c.victims.pods) victims.push_back(c.node_name + "/" + v->pod().metadata.name);
+    }
+    return std::pair{victims, statuses.Get("node1").Message()};
+  };
+  auto [none, why] = dry_run();
+  EXPECT_TRUE(none.empty());
+  EXPECT_EQ(why, "No preemption victims found for incoming pod");
+  // The high-priority pod leaves and a low-priority one takes its place.
+  ASSERT_TRUE(env.handle().snapshot().RemovePod(*pod("high").Priority(kHighPriority).Node("node1").Obj()));
+  ASSERT_TRUE(env.handle().snapshot().AddPod(pod("low").Priority(kLowPriority).Req(kMediumRes).Node("node1").Obj()));
+  auto [victims, status] = dry_run();
+  EXPECT_EQ(victims, std::vector<std::string>{"node1/low"}) << status;
+}
+
 TEST(DefaultPreemptionTest, SelectVictimsOnNodeStatuses) {
   // No lower-priority pods: UnschedulableAndUnresolvable; not fitting without them: the Filter status.
   Env env({MakeNode().Name("node1").Capacity(kNodeRes).Obj()},
