@@ -41,6 +41,15 @@ struct SimulationOptions {
   cluster::CreationOrder creation_order = cluster::CreationOrder::kControllers;
 };
 
+//! SimulationResult::cross_node. At namespace scope: clang (16) does not see a nested struct
+//! with default member initializers as default-constructible inside std::optional of its
+//! enclosing class, so `emplace()` failed to compile in the fuzz build.
+struct SimulationCrossNode {
+  plugins::cross_node_preemption::CrossNodeStats stats;
+  size_t active_plans = 0;  //!< plans still in progress when the simulation ended
+  size_t held_moves = 0;    //!< room still held for moved pods then (0: nothing left held)
+};
+
 struct SimulationResult {
   std::vector<std::shared_ptr<const api::Pod>> pods;  // final state, creation order
   std::vector<std::shared_ptr<const api::Node>> nodes;
@@ -71,11 +80,7 @@ struct SimulationResult {
   //! profile has it.
   std::optional<plugins::batch_placement::BatchStats> optimizer;
   //! What CrossNodePreemption decided, over every profile that has it; unset when none has it.
-  struct CrossNode {
-    plugins::cross_node_preemption::CrossNodeStats stats;
-    size_t active_plans = 0;  //!< plans still in progress when the simulation ended
-    size_t held_moves = 0;    //!< room still held for moved pods then (0: nothing left held)
-  };
+  using CrossNode = SimulationCrossNode;
   std::optional<CrossNode> cross_node;
   //! The simulated cluster, scheduler and clock the run used, released with the result. A caller
   //! about to exit may keep them instead (cmd's simulate does): taking a large cluster apart costs
