@@ -128,6 +128,29 @@ TEST(YamlTest, RejectsInvalidUtf8) {
   Yaml("a: \"\xc3\xa9 \xe2\x82\xac \xf0\x9f\x99\x82 \xf4\x8f\xbf\xbf\"\n");
 }
 
+// Found by the yaml fuzz target: on a control character inside a key, libfyaml 0.7.12 leaked a
+// 2 KB buffer. YAML allows only printable characters (go-yaml: "control characters are not
+// allowed"); the text is refused before libfyaml reads it.
+TEST(YamlTest, RejectsControlCharacters) {
+  json::Document doc;
+  auto leak = yaml::Parse("apiVersion: v1\nmetadata:\n  name: web\n  t\x03mespace: x\n", doc);
+  ASSERT_FALSE(leak.has_value());
+  EXPECT_EQ(leak.error().line, 4);
+  EXPECT_EQ(leak.error().column, 4);
+  EXPECT_EQ(leak.error().message, "control characters are not allowed: U+0003");
+  EXPECT_TRUE(doc.IsNull());
+  // C1 controls (U+0080-U+009F, not U+0085), DEL, U+FFFE and NUL are refused too.
+  for (std::string bad :
+       {std::string("a: \xc2\x80"), std::string("a: \x7f"), std::string("a: \xef\xbf\xbe"), std::string("a: b\0", 5)}) {
+    SCOPED_TRACE(bad);
+    auto r = yaml::Parse(bad, doc);
+    ASSERT_FALSE(r.has_value());
+    EXPECT_THAT(r.error().message, HasSubstr("control characters are not allowed"));
+  }
+  // Tabs, carriage returns, non-breaking spaces and characters beyond the BMP are printable.
+  Yaml("a: \"x\ty\xc2\xa0z \xf0\x9f\x99\x82\"\r\nb: 1\n");
+}
+
 TEST(YamlTest, LinesOfPaths) {
   const std::string text = "a: 1\nb:\n  c: [x, {d: 2}]\n  e: *missing\n";
   const std::string ok = "a: 1\nb:\n  c: [x, {d: 2}]\n  e: 3\n";

@@ -29,19 +29,33 @@ struct ParserDeleter {
 void DiscardOutput(fy_diag*, void*, const char*, size_t) {}
 
 // ---------------------------------------------------------------------------------------------
-// The text must be UTF-8 (RFC 3629: no overlong forms, surrogates or code points above U+10FFFF),
-// as go-yaml requires. libfyaml 0.7.12 does not check: it keeps invalid octets in scalars, and on
-// one in a directive line ("%m\x91") fy_scan_directive loops forever (libfyaml#101, fixed upstream
-// after 0.7.12). So the text is checked before libfyaml sees it. The error, if any, names the first
-// invalid octet as go-yaml's reader does, at its line and column (columns count characters).
-std::optional<ParseError> InvalidUtf8(std::string_view text) {
+// The text must be UTF-8 (RFC 3629: no overlong forms, surrogates or code points above U+10FFFF)
+// of YAML's printable characters (c-printable: tab, line feed, carriage return, U+0020-U+007E,
+// U+0085, U+00A0-U+D7FF, U+E000-U+FFFD, U+10000 and above), as go-yaml's reader requires.
+// libfyaml 0.7.12 does not check: it keeps invalid octets in scalars, on one in a directive line
+// ("%m\x91") fy_scan_directive loops forever (libfyaml#101, fixed upstream after 0.7.12), and on
+// some inputs with a control character it leaks a 2 KB buffer (found by the yaml fuzz target). So
+// the text is checked before libfyaml sees it. The error, if any, names the first offending octet
+// or character as go-yaml's reader does, at its line and column (columns count characters).
+std::optional<ParseError> UnreadableText(std::string_view text) {
   const auto* s = reinterpret_cast<const unsigned char*>(text.data());
   const size_t n = text.size();
   size_t i = 0, bad = 0;  // the sequence's first octet, the octet that is wrong
   const char* problem = nullptr;
+  std::optional<uint32_t> control;  // the control character found, when that is the problem
+  auto printable = [](uint32_t cp) {
+    return cp == 0x09 || cp == 0x0A || cp == 0x0D || (cp >= 0x20 && cp <= 0x7E) || cp == 0x85 ||
+           (cp >= 0xA0 && cp <= 0xD7FF) || (cp >= 0xE000 && cp <= 0xFFFD) || cp >= 0x10000;
+  };
   while (i < n) {
     const unsigned char c = s[i];
     if (c < 0x80) {
+      if (!printable(c)) {
+        problem = "control characters are not allowed";
+        control = c;
+        bad = i;
+        break;
+      }
       ++i;
       continue;
     }
@@ -72,6 +86,14 @@ std::optional<ParseError> InvalidUtf8(std::string_view text) {
       bad = i + k < n ? i + k : i;
       break;
     }
+    uint32_t cp = c & (0x7F >> len);
+    for (k = 1; k < len; ++k) cp = (cp << 6) | (s[i + k] & 0x3F);
+    if (!printable(cp)) {
+      problem = "control characters are not allowed";
+      control = cp;
+      bad = i;
+      break;
+    }
     i += len;
   }
   if (problem == nullptr) return std::nullopt;
@@ -84,7 +106,11 @@ std::optional<ParseError> InvalidUtf8(std::string_view text) {
       ++e.column;
     }
   }
-  e.message = fmt::format("{} 0x{:02x}: YAML text must be UTF-8", problem, static_cast<unsigned>(s[bad]));
+  if (control) {
+    e.message = fmt::format("{}: U+{:04X}", problem, *control);
+  } else {
+    e.message = fmt::format("{} 0x{:02x}: YAML text must be UTF-8", problem, static_cast<unsigned>(s[bad]));
+  }
   return e;
 }
 
@@ -562,7 +588,7 @@ json::Value ResolvePlain(std::string_view text, json::Allocator& alloc) {
 }
 
 std::expected<void, ParseError> Parse(std::string_view text, json::Document& doc, ScalarTexts* texts) {
-  if (auto invalid = InvalidUtf8(text)) {
+  if (auto invalid = UnreadableText(text)) {
     doc.SetNull();
     return std::unexpected(std::move(*invalid));
   }
@@ -584,7 +610,7 @@ std::optional<SourcePath> PathTo(const json::Value& root, const json::Value* tar
 
 std::vector<int> LinesOf(std::string_view text, std::span<const SourcePath> paths) {
   std::vector<int> lines(paths.size(), 0);
-  if (paths.empty() || InvalidUtf8(text)) return lines;  // text Parse rejects has no paths
+  if (paths.empty() || UnreadableText(text)) return lines;  // text Parse rejects has no paths
   EventParser p(text);
   if (!p.ok()) return lines;
   struct Frame {
