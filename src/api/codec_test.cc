@@ -151,6 +151,23 @@ TEST(YamlTest, RejectsControlCharacters) {
   Yaml("a: \"x\ty\xc2\xa0z \xf0\x9f\x99\x82\"\r\nb: 1\n");
 }
 
+// Found by the yaml fuzz target: libfyaml 0.7.12 leaked a buffer formatting a single-quoted
+// scalar with five or more '' escapes. One-line single-quoted scalars are read from the source.
+TEST(YamlTest, SingleQuotedScalars) {
+  json::Document doc = Yaml(
+      "a: 'it''s ''''''''''''here'''\nb: ['x''y', '', ' sp ']\n'k''1': v\nc: 'folded\n  over\n\n  lines'\n"
+      "d: 'caf\xc3\xa9'\n");
+  EXPECT_EQ(json::GetString(doc, "a"), "it's ''''''here'");
+  const json::Value& b = *json::Find(doc, "b");
+  ASSERT_EQ(b.Size(), 3u);
+  EXPECT_EQ(json::View(b[0]), "x'y");
+  EXPECT_EQ(json::View(b[1]), "");
+  EXPECT_EQ(json::View(b[2]), " sp ");
+  EXPECT_EQ(json::GetString(doc, "k'1"), "v");
+  EXPECT_EQ(json::GetString(doc, "c"), "folded over\nlines");
+  EXPECT_EQ(json::GetString(doc, "d"), "caf\xc3\xa9");
+}
+
 TEST(YamlTest, LinesOfPaths) {
   const std::string text = "a: 1\nb:\n  c: [x, {d: 2}]\n  e: *missing\n";
   const std::string ok = "a: 1\nb:\n  c: [x, {d: 2}]\n  e: 3\n";
