@@ -188,10 +188,67 @@ std::string_view TokenText(fy_token* t) {
   return s != nullptr ? std::string_view(s, len) : std::string_view();
 }
 
-// A scalar's text. A single-quoted scalar on one line is read from the source here: libfyaml
-// 0.7.12 leaks a buffer (512 bytes and up) formatting one with five or more '' escapes (found by
-// the yaml fuzz target), and on one line the only escape there is is '' for '. Others (several
-// lines, whose breaks fold) are libfyaml's to format.
+// A single-quoted scalar's value from its content between the quotes (YAML 1.1/1.2 flow
+// folding): '' is one quote; white space around a line break goes; a break followed by empty
+// lines becomes one newline per empty line, one not followed by any becomes a space. nullopt for
+// content with a NEL, U+2028 or U+2029, which YAML 1.1 also breaks lines at (libfyaml's then).
+std::optional<std::string_view> SingleQuotedValue(std::string_view inner, std::string& out) {
+  if (inner.find("\xc2\x85") != std::string_view::npos || inner.find("\xe2\x80\xa8") != std::string_view::npos ||
+      inner.find("\xe2\x80\xa9") != std::string_view::npos) {
+    return std::nullopt;
+  }
+  auto unquote = [&](std::string_view line) {
+    for (size_t i = 0; i < line.size(); ++i) {
+      out.push_back(line[i]);
+      if (line[i] == '\'') ++i;  // '' is one quote
+    }
+  };
+  if (inner.find_first_of("\r\n") == std::string_view::npos) {
+    if (inner.find('\'') == std::string_view::npos) return inner;
+    out.clear();
+    unquote(inner);
+    return std::string_view(out);
+  }
+  out.clear();
+  constexpr std::string_view kBlank = " \t";
+  size_t pos = 0;
+  size_t empty_lines = 0;
+  bool first = true;
+  while (true) {
+    const size_t brk = inner.find_first_of("\r\n", pos);
+    const bool last = brk == std::string_view::npos;
+    std::string_view line = inner.substr(pos, last ? std::string_view::npos : brk - pos);
+    if (!first) {
+      const size_t lead = line.find_first_not_of(kBlank);
+      line = lead == std::string_view::npos ? std::string_view() : line.substr(lead);
+    }
+    if (!last) {
+      const size_t trail = line.find_last_not_of(kBlank);
+      line = trail == std::string_view::npos ? std::string_view() : line.substr(0, trail + 1);
+    }
+    if (first) {
+      unquote(line);
+      first = false;
+    } else if (line.empty() && !last) {
+      ++empty_lines;
+    } else {
+      if (empty_lines == 0) {
+        out.push_back(' ');
+      } else {
+        out.append(empty_lines, '\n');
+      }
+      empty_lines = 0;
+      unquote(line);
+    }
+    if (last) break;
+    pos = brk + (inner[brk] == '\r' && brk + 1 < inner.size() && inner[brk + 1] == '\n' ? 2 : 1);
+  }
+  return std::string_view(out);
+}
+
+// A scalar's text. A single-quoted one is read from the source here: libfyaml 0.7.12 leaks a
+// buffer (512 bytes and up) formatting one with five or more '' escapes (found by the yaml fuzz
+// target). Other styles are libfyaml's to format.
 std::string_view ScalarText(fy_event* e, std::string_view source, std::string& scratch) {
   fy_token* token = e->scalar.value;
   if (token != nullptr && fy_token_scalar_style(token) == FYSS_SINGLE_QUOTED) {
@@ -201,19 +258,7 @@ std::string_view ScalarText(fy_event* e, std::string_view source, std::string& s
     if (start != nullptr && end != nullptr && start->input_pos > 0 && start->input_pos <= end->input_pos &&
         end->input_pos < source.size() && source[start->input_pos - 1] == '\'' && source[end->input_pos] == '\'') {
       const std::string_view inner = source.substr(start->input_pos, end->input_pos - start->input_pos);
-      // YAML 1.1 also breaks lines at NEL, U+2028 and U+2029.
-      const bool one_line =
-          inner.find_first_of("\r\n") == std::string_view::npos && inner.find("\xc2\x85") == std::string_view::npos &&
-          inner.find("\xe2\x80\xa8") == std::string_view::npos && inner.find("\xe2\x80\xa9") == std::string_view::npos;
-      if (one_line) {
-        if (inner.find('\'') == std::string_view::npos) return inner;
-        scratch.clear();
-        for (size_t i = 0; i < inner.size(); ++i) {
-          scratch.push_back(inner[i]);
-          if (inner[i] == '\'') ++i;  // '' is one quote
-        }
-        return scratch;
-      }
+      if (auto value = SingleQuotedValue(inner, scratch)) return *value;
     }
   }
   return TokenText(token);
