@@ -51,10 +51,10 @@ TEST(Parallelizer, LoopsWorthSharingAreSharedAndShortOnesRunOnTheCaller) {
   // A loop of trivial pieces is measured at a few nanoseconds a piece and stays on the caller.
   LoopCost cheap;
   for (int round = 0; round < 3; ++round) {
-    EXPECT_EQ(threads_of(1000, cheap, std::chrono::microseconds(0)), std::set<std::thread::id>{caller});
+    EXPECT_EQ(threads_of(100, cheap, std::chrono::microseconds(0)), std::set<std::thread::id>{caller});
   }
   EXPECT_GT(cheap.ns_per_piece(), 0);
-  EXPECT_LT(cheap.ns_per_piece() * 1000, Parallelizer::kMinSharedLoopNs);
+  EXPECT_LT(cheap.ns_per_piece() * 100, Parallelizer::kMinSharedLoopNs);
 
   // A site not measured yet runs its first loop alone; once it has seen pieces of 1 ms, a loop
   // of 64 is shared: the worker takes some of it.
