@@ -350,8 +350,8 @@ Status SimulatedCluster::Evict(const api::Pod& pod, std::string_view reason, con
   {
     std::lock_guard lock(mu_);
     const size_t index = evictions_.size();
-    evictions_.push_back(
-        Eviction{stored ? stored : std::make_shared<const api::Pod>(pod), std::string(reason), nullptr, moved_to});
+    evictions_.push_back(Eviction{stored ? stored : std::make_shared<const api::Pod>(pod), std::string(reason), nullptr,
+                                  moved_to, clock_.NowNs()});
     for (const auto& ref : pod.metadata.owner_references) {
       if (ref.controller && !ref.uid.empty()) awaiting_replacement_[ref.uid].push_back(index);
     }

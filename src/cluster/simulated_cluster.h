@@ -48,6 +48,7 @@ struct Eviction {
   //! DeletePodForMove's destination node: where cross-node preemption places the replacement;
   //! empty for a plain eviction.
   std::string moved_to;
+  int64_t at_ns = 0;  //!< when the eviction was made (the deletion started)
 };
 
 namespace detail {

@@ -158,7 +158,12 @@ nlohmann::ordered_json SummaryJson(const scheduler::SimulationResult& result, co
                                 {"decisionMsP50", Percentile(st.decision_seconds, 0.5) * 1e3},
                                 {"decisionMsP99", Percentile(st.decision_seconds, 0.99) * 1e3},
                                 {"activePlans", x->active_plans},
-                                {"heldMoves", x->held_moves}};
+                                {"heldMoves", x->held_moves},
+                                {"protectedPods", st.protected_pods}};
+    // Why plans expired, by reason (an empty object when none did).
+    ordered_json expired_by = ordered_json::object();
+    for (const auto& [why, n] : st.expired_by) expired_by[why] = n;
+    s["crossNodePreemption"]["expiredBy"] = std::move(expired_by);
   } else {
     s["crossNodePreemption"] = nullptr;
   }
@@ -353,6 +358,11 @@ void PrintSimulation(const scheduler::SimulationResult& result, OutputFormat for
     std::string line =
         fmt::format("cross-node preemption: {} plan{} ({} proved optimal), {} evicted, {} moved, {} without a plan",
                     st.plans, st.plans == 1 ? "" : "s", st.optimal, st.evictions, st.moves, st.no_plan);
+    if (st.expired > 0) {
+      std::string why;
+      for (const auto& [reason, n] : st.expired_by) why += fmt::format("{}{} x {}", why.empty() ? "" : "; ", n, reason);
+      line += fmt::format(", {} expired ({})", st.expired, why);
+    }
     // Decisions that reached a model (a pod with no candidate node at all is answered at once).
     if (!st.decision_seconds.empty()) {
       line += fmt::format(", decision p50 {:.1f} ms", Percentile(st.decision_seconds, 0.5) * 1e3);

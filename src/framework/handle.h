@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,6 +52,21 @@ class PodNominator {
   }
   //! Whether the pod's nomination is a plan.
   virtual bool IsPlanned(const api::Pod& /*pod*/) const { return false; }
+  //! The node held for the pod (a nomination or a plan, which may be ahead of the pod's
+  //! status.nominatedNodeName), or nullopt.
+  virtual std::optional<std::string> NominatedNodeOf(const api::Pod& /*pod*/) const { return std::nullopt; }
+  //! Holds `node_name` for a pod that does not exist yet: the replacement a controller creates
+  //! for a pod that a plan moves. `placeholder` stands for it (Filter counts it there like a
+  //! planned pod) until the first pending pod the queue receives for which `is_replacement`
+  //! holds; that pod then takes over the hold, planned on the node, before any PreEnqueue plugin
+  //! sees it. `is_replacement` runs under the queue's lock: it must not call back into the
+  //! handle. DeleteNominatedPodIfExists(placeholder) drops the hold and the expectation.
+  virtual void ExpectReplacement(PodInfoPtr placeholder, const std::string& node_name,
+                                 std::function<bool(const PodInfo&)> /*is_replacement*/) {
+    AddPlannedPod(std::move(placeholder), node_name);
+  }
+  //! The pod that took over `placeholder`'s hold (ExpectReplacement), or null.
+  virtual PodInfoPtr ReplacementOf(const api::Pod& /*placeholder*/) const { return nullptr; }
 };
 
 //! Runs the profile's plugins on demand (used by preemption's what-if evaluation).

@@ -11,27 +11,44 @@
 namespace kubesched::optimizer {
 namespace {
 
-// Objective weights making one weighted sum lexicographic: an eviction outweighs every possible
-// sum of ranks and moves; one rank step outweighs every possible number of moves.
+// Objective weights making one weighted sum lexicographic (the plan's cost, minimised): a pod
+// left without a place (evicted, not moved) of priority rank r outweighs every pod of a lower rank
+// left without one, and every combination of disruptions and moves; one disruption (eviction or
+// move) outweighs every number of moves.
 struct Weights {
-  double eviction = 1;
-  double rank = 0;
+  std::vector<double> lost;  // per priority rank
+  double disruption = 1;
   double move = 1;
 };
 
-// `max_evictions`: no plan worth having evicts more (the greedy plan's count bounds the optimum),
-// which keeps the weights, and so the LP's numbers, small.
-Weights WeightsFor(const PreemptionModel& m, size_t max_evictions) {
-  int64_t movable = 0;
+// The total of the largest weight over all pods, above which a double no longer tells the levels
+// apart reliably inside a solver's tolerances: then the least important ranks share one level.
+constexpr double kMaxTotalWeight = 1e12;
+
+Weights WeightsFor(const PreemptionModel& m) {
   int32_t max_rank = 0;
-  for (const auto& p : m.pods) {
-    if (p.movable && !p.destinations.empty()) ++movable;
-    max_rank = std::max(max_rank, p.priority_rank);
-  }
+  for (const auto& p : m.pods) max_rank = std::max(max_rank, p.priority_rank);
+  std::vector<double> at_rank(static_cast<size_t>(max_rank) + 1, 0);
+  for (const auto& p : m.pods) at_rank[p.priority_rank] += 1;
+  const double pods = static_cast<double>(m.pods.size());
   Weights w;
   w.move = 1;
-  w.rank = static_cast<double>(movable + 1);
-  w.eviction = w.rank * (static_cast<double>(max_rank) * static_cast<double>(max_evictions) + 1);
+  w.disruption = pods + 1;                             // > every number of moves
+  const double base = w.disruption * pods + pods + 1;  // > every sum of disruptions and moves
+  w.lost.assign(at_rank.size(), base);
+  // Ranks are merged from the bottom while the weights would grow past what a double separates.
+  size_t merged = 0;
+  while (true) {
+    double below = 0;
+    double total = 0;
+    for (size_t r = 0; r < at_rank.size(); ++r) {
+      w.lost[r] = r <= merged ? base : base + below;
+      below += w.lost[r] * at_rank[r];
+      total += w.lost[r] * at_rank[r];
+    }
+    if (total <= kMaxTotalWeight || merged + 1 >= at_rank.size()) break;
+    ++merged;
+  }
   return w;
 }
 
@@ -84,8 +101,11 @@ constexpr size_t kMaxCrowdedDestinationsPerPod = 2;
 
 PlanCost CostOf(const PreemptionModel& model, const PreemptionPlanResult& plan) {
   PlanCost c;
-  c.evictions = static_cast<int64_t>(plan.evicted.size());
-  for (int v : plan.evicted) c.weighted += model.pods[v].priority_rank;
+  int32_t max_rank = 0;
+  for (const auto& p : model.pods) max_rank = std::max(max_rank, p.priority_rank);
+  c.lost.assign(static_cast<size_t>(max_rank) + 1, 0);
+  for (int v : plan.evicted) ++c.lost[static_cast<size_t>(max_rank - model.pods[v].priority_rank)];
+  c.disrupted = static_cast<int64_t>(plan.evicted.size() + plan.moves.size());
   c.moves = static_cast<int64_t>(plan.moves.size());
   return c;
 }
@@ -259,9 +279,7 @@ PreemptionPlanResult SolvePreemptionModel(const PreemptionModel& m, MipSolver& s
     greedy.message = "greedy plan meets the lower bound";
     return greedy;
   }
-  const bool have_greedy = greedy.status == PreemptionPlanResult::Status::kPlan;
-  const size_t max_evictions = have_greedy ? greedy.evicted.size() : m.pods.size();
-  const Weights w = WeightsFor(m, max_evictions);
+  const Weights w = WeightsFor(m);
   MipProblem lp;
   std::vector<int32_t> x(m.nodes.size(), -1);
   std::vector<int32_t> e(m.pods.size(), -1);
@@ -283,7 +301,7 @@ PreemptionPlanResult SolvePreemptionModel(const PreemptionModel& m, MipSolver& s
   std::vector<std::vector<int64_t>> removals_for(m.pods.size());
   for (size_t v = 0; v < m.pods.size(); ++v) {
     const auto& p = m.pods[v];
-    e[v] = lp.AddColumn(0, 1, w.eviction + w.rank * p.priority_rank, true);
+    e[v] = lp.AddColumn(0, 1, w.lost[p.priority_rank] + w.disruption, true);
     if (!p.movable) continue;
     std::vector<std::pair<int64_t, int>> ranked;
     for (int d : p.destinations) {
@@ -297,7 +315,7 @@ PreemptionPlanResult SolvePreemptionModel(const PreemptionModel& m, MipSolver& s
     while (with_room < ranked.size() && ranked[with_room].first == 0) ++with_room;
     ranked.resize(std::min({ranked.size(), kMaxDestinationsPerPod, with_room + kMaxCrowdedDestinationsPerPod}));
     for (auto [k, d] : ranked) {
-      y[v].emplace_back(d, lp.AddColumn(0, 1, w.move, true));
+      y[v].emplace_back(d, lp.AddColumn(0, 1, w.disruption + w.move, true));
       removals_for[v].push_back(k);
     }
   }
@@ -467,16 +485,6 @@ PreemptionPlanResult SolvePreemptionModel(const PreemptionModel& m, MipSolver& s
     lp.AddRow(std::move(row));
   }
 
-  // No more evictions than the greedy plan makes (the weights assume it).
-  if (have_greedy) {
-    MipProblem::Row row;
-    for (int32_t c : e) {
-      row.index.push_back(c);
-      row.value.push_back(1);
-    }
-    row.ub = static_cast<double>(max_evictions);
-    lp.AddRow(std::move(row));
-  }
   MipOptions opts = options;
   if (greedy.status == PreemptionPlanResult::Status::kPlan) {
     std::vector<double> start(lp.num_columns(), 0);

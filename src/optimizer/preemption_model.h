@@ -3,9 +3,11 @@
 // lower-priority pods leave their nodes, either evicted or moved to another node (a controller
 // recreates a moved pod and the scheduler steers the new pod there). One mixed-integer program
 // over a neighbourhood of the cluster (the nodes the preemptor may take, the nodes a moved pod may
-// go to), solved by the same MIP back ends as batch placement. Lexicographic objective: fewest
-// evictions (the preemptor and every moved pod have a place), then evictions of the least
-// important pods, then fewest moves. The framework side (which pods, which nodes, which pairs
+// go to), solved by the same MIP back ends as batch placement. Lexicographic objective: the
+// preemptor placed (a constraint); then the most pods running at the end, counted by priority rank
+// (one pod of a rank outweighs every pod below it: the pods a plan leaves without a place are then
+// ones no preemption could bring back, so no chain follows it); then the fewest pods disrupted
+// (evicted or moved); then the fewest moves. The framework side (which pods, which nodes, which
 // pass Filter) is the CrossNodePreemption plugin's; this file knows only numbers.
 
 #include <cstdint>
@@ -36,7 +38,7 @@ struct PreemptionModel {
   struct Pod {
     int node = -1;  //!< index in nodes
     std::vector<int64_t> request;
-    //! Eviction weight class: 0 for the least important priority among the candidates, rising.
+    //! Priority class: 0 for the least important priority among the candidates, rising.
     int32_t priority_rank = 0;
     bool movable = false;
     std::vector<int> destinations;  //!< node indices (never its own node)
@@ -86,10 +88,12 @@ int64_t MinRemovals(const PreemptionModel& model);
 //! greedy plan evicts nothing and meets MinRemovals: no plan can do better.
 PreemptionPlanResult SolvePreemptionModel(const PreemptionModel& model, MipSolver& solver, const MipOptions& options);
 
-//! Evictions, weighted evictions and moves of a plan, as the objective ranks them.
+//! A plan's cost as the objective ranks it, lexicographically: pods left without a place (evicted
+//! and not moved) per priority rank, the most important rank first; then pods disrupted
+//! (evicted or moved); then moves.
 struct PlanCost {
-  int64_t evictions = 0;
-  int64_t weighted = 0;
+  std::vector<int64_t> lost;  //!< [0] counts the highest rank
+  int64_t disrupted = 0;
   int64_t moves = 0;
   auto operator<=>(const PlanCost&) const = default;
 };

@@ -134,7 +134,11 @@ TEST_P(PreemptionModelTest, DisruptionBudgetsBound) {
   }
   m.pdb_allowed = {2};
   const auto plan = Solve(m);
-  EXPECT_EQ(plan.node, 1);  // still one eviction rather than two
+  // Once the budget allows it, the two less important pods go rather than the more important one:
+  // one pod of a priority outweighs every pod below it (as upstream's victim choice prefers the
+  // lowest priorities over the fewest victims).
+  EXPECT_EQ(plan.node, 0);
+  EXPECT_EQ(plan.evicted, (std::vector<int>{0, 1}));
 }
 
 // Moves into a node must fit there, also when several pods go to the same node.
@@ -192,6 +196,46 @@ TEST_P(PreemptionModelTest, OvercommitmentForcesNothing) {
 }
 
 // The removal lower bound: the fewest pods any plan removes, over the candidate nodes.
+// A more important pod that must leave the preemptor's node keeps running on a node that a less
+// important pod makes room on by moving on in turn: two moves, nothing lost, rather than evicting
+// it (one disruption, but a pod of higher priority left without a place).
+TEST_P(PreemptionModelTest, ChainOfMovesKeepsTheMoreImportantPodRunning) {
+  PreemptionModel m;
+  m.num_resources = 2;
+  m.preemptor_request = {4, 1};
+  m.nodes = {MakeNode("a", 0, true), MakeNode("b", 0, false), MakeNode("c", 4, false)};
+  m.pods = {MakeModelPod(0, 4, 1, true, {1}), MakeModelPod(1, 4, 0, true, {2})};
+  const auto plan = Solve(m);
+  ASSERT_EQ(plan.status, PreemptionPlanResult::Status::kPlan);
+  EXPECT_EQ(plan.node, 0);
+  EXPECT_TRUE(plan.evicted.empty());
+  EXPECT_EQ(plan.moves, (std::vector<std::pair<int, int>>{{0, 1}, {1, 2}}));
+  EXPECT_TRUE(plan.optimal);
+}
+
+// Lost pods count by priority before anything else: three pods of the lowest priority go rather
+// than one of the next, and with many priorities among many pods (weights that would outgrow a
+// double's precision) the most important ranks still decide.
+TEST_P(PreemptionModelTest, ManyPrioritiesStayLexicographic) {
+  PreemptionModel m;
+  m.num_resources = 2;
+  m.preemptor_request = {6, 1};
+  m.nodes = {MakeNode("a", 0, true), MakeNode("b", 0, true)};
+  // Node a: three pods of rank 0 (2 cpu each); node b: one pod of rank 7 (6 cpu) and filler.
+  m.pods = {MakeModelPod(0, 2, 0, false), MakeModelPod(0, 2, 0, false), MakeModelPod(0, 2, 0, false),
+            MakeModelPod(1, 6, 7, false)};
+  for (int r = 1; r <= 6; ++r) {
+    for (int k = 0; k < 8; ++k) m.pods.push_back(MakeModelPod(1, 0, r, false));
+  }
+  const auto plan = Solve(m);
+  ASSERT_EQ(plan.status, PreemptionPlanResult::Status::kPlan);
+  EXPECT_EQ(plan.node, 0);
+  EXPECT_EQ(plan.evicted, (std::vector<int>{0, 1, 2}));
+  const PlanCost cost = CostOf(m, plan);
+  EXPECT_EQ(cost.lost.front(), 0);  // nothing of the highest rank
+  EXPECT_EQ(cost.disrupted, 3);
+}
+
 TEST(PreemptionModelBoundTest, MinRemovals) {
   PreemptionModel m;
   m.num_resources = 2;

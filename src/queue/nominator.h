@@ -3,6 +3,7 @@
 // pkg/scheduler/backend/queue/nominator.go). Not synchronized: the SchedulingQueue owns one and
 // guards it with its own mutex, so that queue moves and nominations stay consistent.
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -37,6 +38,19 @@ class Nominator {
   //! The node the pod with this key (PodKey) is nominated to, or nullptr.
   const std::string* NodeOf(const std::string& key) const;
   bool IsPlanned(const std::string& key) const { return planned_.contains(key); }
+
+  //! Holds `node_name` for a pod that does not exist yet (the replacement a controller creates for
+  //! a moved pod): `placeholder` is planned there until the first pod offered to Claim for which
+  //! `is_replacement` holds; that pod then takes over the hold. Deleting the placeholder drops the
+  //! expectation, claimed or not.
+  void Expect(framework::PodInfoPtr placeholder, const std::string& node_name,
+              std::function<bool(const framework::PodInfo&)> is_replacement);
+  //! When `pod` (a pod entering the queue, not bound) is the replacement an unclaimed expectation
+  //! waits for, the placeholder's hold becomes the pod's (planned on the node) and true.
+  bool Claim(const framework::PodInfoPtr& pod);
+  //! The pod that took over the placeholder with this key (PodKey), or null.
+  framework::PodInfoPtr ClaimantOf(const std::string& placeholder_key) const;
+  size_t expected_size() const { return expectations_.size(); }
   size_t planned_size() const { return planned_.size(); }
   size_t size() const { return node_of_.size(); }
 
@@ -47,6 +61,14 @@ class Nominator {
   std::unordered_map<std::string, std::string> node_of_;
   // Keys of pods whose nomination is a plan.
   std::unordered_set<std::string> planned_;
+  struct Expectation {
+    framework::PodInfoPtr placeholder;
+    std::string node;
+    std::function<bool(const framework::PodInfo&)> is_replacement;
+    framework::PodInfoPtr claimant;  // null until claimed
+  };
+  // Placeholder key → what it waits for, in the order the plans were made (the oldest claims first).
+  std::vector<std::pair<std::string, Expectation>> expectations_;
 };
 
 }  // namespace kubesched::queue

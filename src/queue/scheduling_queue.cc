@@ -426,6 +426,12 @@ void SchedulingQueue::RecordEventsIfPodInFlightLocked(std::string_view key, cons
 
 void SchedulingQueue::Add(framework::PodInfoPtr pod) {
   std::lock_guard lock(mu_);
+  // A replacement a plan waits for takes over the room held for it before any PreEnqueue plugin
+  // decides about it (a batch must not place it elsewhere).
+  if (nominator_.expected_size() > 0 && nominator_.Claim(pod)) {
+    nominated_count_.store(nominator_.size(), std::memory_order_release);
+    planned_count_.store(nominator_.planned_size(), std::memory_order_release);
+  }
   QueuedPodInfo info;
   info.pod_info = std::move(pod);
   info.timestamp_ns = clock_.NowNs();
@@ -812,6 +818,19 @@ void SchedulingQueue::AddPlannedPod(framework::PodInfoPtr pod, const std::string
   nominator_.Add(std::move(pod), node_name, /*planned=*/true);
   nominated_count_.store(nominator_.size(), std::memory_order_release);
   planned_count_.store(nominator_.planned_size(), std::memory_order_release);
+}
+
+void SchedulingQueue::ExpectReplacement(framework::PodInfoPtr placeholder, const std::string& node_name,
+                                        std::function<bool(const framework::PodInfo&)> is_replacement) {
+  std::lock_guard lock(mu_);
+  nominator_.Expect(std::move(placeholder), node_name, std::move(is_replacement));
+  nominated_count_.store(nominator_.size(), std::memory_order_release);
+  planned_count_.store(nominator_.planned_size(), std::memory_order_release);
+}
+
+framework::PodInfoPtr SchedulingQueue::ReplacementOf(const api::Pod& placeholder) const {
+  std::lock_guard lock(mu_);
+  return nominator_.ClaimantOf(PodKey(placeholder));
 }
 
 bool SchedulingQueue::IsPlanned(const api::Pod& pod) const {

@@ -245,9 +245,12 @@ class SchedulingQueue final : public framework::PodNominator {
   bool HasNominatedPods() const override { return nominated_count_.load(std::memory_order_acquire) > 0; }
   //! The node the nominator holds this pod nominated to (which may be ahead of the pod's
   //! status.nominatedNodeName: the status update arrives after the nomination), or nullopt.
-  std::optional<std::string> NominatedNodeOf(const api::Pod& pod) const;
+  std::optional<std::string> NominatedNodeOf(const api::Pod& pod) const override;
   void AddPlannedPod(framework::PodInfoPtr pod, const std::string& node_name) override;
   bool IsPlanned(const api::Pod& pod) const override;
+  void ExpectReplacement(framework::PodInfoPtr placeholder, const std::string& node_name,
+                         std::function<bool(const framework::PodInfo&)> is_replacement) override;
+  framework::PodInfoPtr ReplacementOf(const api::Pod& placeholder) const override;
 
  private:
   enum class Where { kNone, kActive, kBackoff, kErrorBackoff, kUnschedulable };

@@ -1408,6 +1408,45 @@ TEST(SchedulingQueueTest, PendingPods) {
   EXPECT_THAT(Names(*q, SubQueue::kBackoff), UnorderedElementsAre("up", "hpp"));
 }
 
+// A plan's hold for a pod that does not exist yet (a moved pod's replacement): the placeholder
+// holds the node until the first matching pod is added to the queue, which takes the hold over,
+// planned, before PreEnqueue; other pods and a second replacement do not.
+TEST(SchedulingQueueTest, ExpectedReplacementTakesOverTheHold) {
+  util::VirtualClock clock(kStart);
+  auto q = NewQueue(clock);
+  auto placeholder = Pod("db-0-move");
+  q->ExpectReplacement(placeholder, "node2",
+                       [](const framework::PodInfo& pi) { return pi.pod().metadata.name.starts_with("db-"); });
+  EXPECT_THAT(NominatedNames(*q, "node2"), ElementsAre("db-0-move"));
+  EXPECT_TRUE(q->IsPlanned(placeholder->pod()));
+  EXPECT_EQ(q->ReplacementOf(placeholder->pod()), nullptr);
+
+  auto other = Pod("web-1");
+  q->Add(other);
+  EXPECT_THAT(NominatedNames(*q, "node2"), ElementsAre("db-0-move"));
+  EXPECT_FALSE(q->NominatedNodeOf(other->pod()).has_value());
+
+  auto replacement = Pod("db-x7k2p");
+  q->Add(replacement);
+  EXPECT_THAT(NominatedNames(*q, "node2"), ElementsAre("db-x7k2p"));
+  EXPECT_TRUE(q->IsPlanned(replacement->pod()));
+  EXPECT_EQ(q->NominatedNodeOf(replacement->pod()), "node2");
+  EXPECT_EQ(q->ReplacementOf(placeholder->pod()), replacement);
+
+  // A second pod of the same template finds the hold taken.
+  auto second = Pod("db-q9w4z");
+  q->Add(second);
+  EXPECT_FALSE(q->NominatedNodeOf(second->pod()).has_value());
+  EXPECT_EQ(q->ReplacementOf(placeholder->pod()), replacement);
+
+  // Dropping the placeholder drops the expectation (the plan ended); the replacement's own plan
+  // is the plan's to drop.
+  q->DeleteNominatedPodIfExists(placeholder->pod());
+  EXPECT_EQ(q->ReplacementOf(placeholder->pod()), nullptr);
+  q->DeleteNominatedPodIfExists(replacement->pod());
+  EXPECT_THAT(NominatedNames(*q, "node2"), IsEmpty());
+}
+
 // Upstream TestPriorityQueue_NominatedPodsForNode and TestPriorityQueue_UpdateNominatedPodForNode.
 TEST(SchedulingQueueTest, Nominator) {
   util::VirtualClock clock(kStart);

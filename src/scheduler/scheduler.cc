@@ -141,6 +141,16 @@ std::expected<std::unique_ptr<Scheduler>, std::string> Scheduler::Create(const S
       s->queue_->AddPlannedPod(std::move(pod), node);
     }
     bool IsPlanned(const api::Pod& pod) const override { return s->queue_->IsPlanned(pod); }
+    std::optional<std::string> NominatedNodeOf(const api::Pod& pod) const override {
+      return s->queue_->NominatedNodeOf(pod);
+    }
+    void ExpectReplacement(PodInfoPtr placeholder, const std::string& node,
+                           std::function<bool(const framework::PodInfo&)> is_replacement) override {
+      s->queue_->ExpectReplacement(std::move(placeholder), node, std::move(is_replacement));
+    }
+    PodInfoPtr ReplacementOf(const api::Pod& placeholder) const override {
+      return s->queue_->ReplacementOf(placeholder);
+    }
   };
   auto proxy = std::make_unique<NominatorProxy>();
   proxy->s = s.get();

@@ -123,6 +123,9 @@ std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects o
       c.stats.optimal += s.optimal;
       c.stats.expired += s.expired;
       c.stats.completed += s.completed;
+      c.stats.protected_pods += s.protected_pods;
+      for (const auto& [why, n] : s.expired_by) c.stats.expired_by[why] += n;
+      c.stats.plan_records.insert(c.stats.plan_records.end(), s.plan_records.begin(), s.plan_records.end());
       c.stats.max_gap = std::max(c.stats.max_gap, s.max_gap);
       c.stats.solver_seconds += s.solver_seconds;
       c.stats.decision_seconds.insert(c.stats.decision_seconds.end(), s.decision_seconds.begin(),

@@ -431,6 +431,9 @@ Status Evaluator::Evict(const api::Pod& victim, const api::Pod& preemptor, const
 void Evaluator::ClearLowerPriorityNominations(const std::string& node_name, int32_t priority) {
   for (const auto& nominated : handle_.nominator().NominatedPodsForNode(node_name)) {
     if (nominated->pod().Priority() >= priority) continue;
+    // Room a plan holds (a batch's placement, a moved pod's destination) stays held: the plans
+    // that made it counted on it, and a preemption plan counts it as taken.
+    if (handle_.nominator().IsPlanned(nominated->pod())) continue;
     handle_.nominator().DeleteNominatedPodIfExists(nominated->pod());
     (void)handle_.client().SetNominatedNodeName(nominated->pod(), "");
   }

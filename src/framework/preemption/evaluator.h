@@ -132,7 +132,7 @@ class Evaluator {
                const std::string& destination = {});
 
   //! Lower-priority pods nominated to `node_name` may no longer fit there: their nominations are
-  //! cleared so that they look for another place.
+  //! cleared so that they look for another place. Planned holds (PodNominator::IsPlanned) stay.
   void ClearLowerPriorityNominations(const std::string& node_name, int32_t priority);
 
   //! upstream's callExtenders: each interested extender with a preempt verb accepts, drops or

@@ -495,11 +495,15 @@ std::vector<std::pair<std::string_view, Status>> Framework::ExplainFilter(const 
 std::vector<PodInfoPtr> Framework::NominatedPodsToCount(const PodInfo& pod, const NodeInfo& node_info) const {
   std::vector<PodInfoPtr> nominated;
   if (deps_.nominator && deps_.nominator->HasNominatedPods()) {
-    const bool self_planned = deps_.nominator->IsPlanned(pod.pod());
+    // A planned pod on its own planned node does not count the other pods planned there: its plan
+    // made room for them, and they arrive in the plan's order. Anywhere else (its plan no longer
+    // fits) they hold their room against it as against any pod.
+    const bool planned_here =
+        deps_.nominator->IsPlanned(pod.pod()) && deps_.nominator->NominatedNodeOf(pod.pod()) == node_info.name();
     for (auto& p : deps_.nominator->NominatedPodsForNode(node_info.name())) {
       if (p->pod().metadata.uid == pod.pod().metadata.uid) continue;
       const bool planned = deps_.nominator->IsPlanned(p->pod());
-      if (planned ? !self_planned : p->pod().Priority() >= pod.pod().Priority()) {
+      if (planned ? !planned_here : p->pod().Priority() >= pod.pod().Priority()) {
         nominated.push_back(std::move(p));
       }
     }
@@ -529,8 +533,8 @@ Status Framework::RunFilterPluginsWithNominatedPods(CycleState& state, const Pod
   // once as if they were running there (they may need the resources) and once without them
   // (inter-pod affinity must not depend on pods that may never run). Both must pass. Pods a batch
   // placement planned on the node count for every pod outside a plan, whatever its priority (the
-  // plan holds their room); a planned pod does not count other planned pods, which its plan
-  // already made room for and which arrive in the plan's order.
+  // plan holds their room); a planned pod on its planned node does not count the other planned
+  // pods there, which its plan already made room for and which arrive in the plan's order.
   std::vector<PodInfoPtr> nominated = NominatedPodsToCount(pod, node_info);
   if (counted_nominated) *counted_nominated = !nominated.empty();
   if (!nominated.empty()) {

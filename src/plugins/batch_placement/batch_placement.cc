@@ -96,6 +96,10 @@ Status BatchPlacement::PreEnqueue(const api::Pod& pod) {
   std::lock_guard lock(mu_);
   const std::string uid = Uid(pod);
   if (released_.contains(uid)) return Status();
+  // A pod preemption nominated has a node waiting for it: a batch must not place it elsewhere.
+  // (Nominations and plans the nominator holds in memory only are found at Tick: PreEnqueue runs
+  // under the queue's lock and cannot ask the nominator.)
+  if (!pod.status.nominated_node_name.empty()) return Status();
   if (held_.empty()) window_start_ns_ = handle_->clock().NowNs();
   held_.insert(uid);
   return Status(Code::kUnschedulableAndUnresolvable,
@@ -201,7 +205,27 @@ optimizer::PlacementInput BatchPlacement::MakeInput(const std::vector<PodInfoPtr
   return in;
 }
 
-void BatchPlacement::Tick(const std::vector<PodInfoPtr>& held) {
+void BatchPlacement::Tick(const std::vector<PodInfoPtr>& all_held) {
+  // Pods that already have a node held for them (a preemptor's nomination, a moved pod's
+  // replacement, an earlier plan) go their own way: the batch plans around the room they hold.
+  std::vector<PodInfoPtr> held;
+  std::vector<std::shared_ptr<const api::Pod>> spoken_for;
+  for (const auto& p : all_held) {
+    if (handle_->nominator().NominatedNodeOf(p->pod()))
+      spoken_for.push_back(p->pod_ptr());
+    else
+      held.push_back(p);
+  }
+  if (!spoken_for.empty()) {
+    {
+      std::lock_guard lock(mu_);
+      for (const auto& p : spoken_for) {
+        held_.erase(Uid(*p));
+        released_.insert(Uid(*p));
+      }
+    }
+    handle_->Activate(spoken_for);
+  }
   std::vector<PodInfoPtr> batch(
       held.begin(), held.begin() + std::min<size_t>(held.size(), static_cast<size_t>(args_.max_batch_size)));
   {

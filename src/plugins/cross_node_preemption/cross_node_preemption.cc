@@ -71,6 +71,10 @@ PodInfoPtr Unbound(const PodInfo& pi) {
 int64_t CeilMiB(int64_t bytes) { return bytes <= 0 ? bytes / (1 << 20) : (bytes + (1 << 20) - 1) / (1 << 20); }
 int64_t FloorMiB(int64_t bytes) { return bytes >= 0 ? bytes / (1 << 20) : -CeilMiB(-bytes); }
 
+// The API's timestamps have whole seconds: a pod created at or after t carries a
+// creationTimestamp at or after t rounded down to the second.
+int64_t FloorToSecond(int64_t ns) { return ns / util::kNanosPerSecond * util::kNanosPerSecond; }
+
 bool PodOnNode(const NodeInfo& node, const std::string& uid) {
   return std::any_of(node.pods().begin(), node.pods().end(),
                      [&](const PodInfoPtr& pi) { return pi->pod().metadata.uid == uid; });
@@ -93,9 +97,10 @@ std::expected<CrossNodePreemptionArgs, framework::ArgsErrors> DecodeArgs(const n
   const std::string dest_path = helper::PathChild(path, "maxDestinationNodes");
   const std::string plan_path = helper::PathChild(path, "planTimeoutSeconds");
   const std::string solver_path = helper::PathChild(path, "solver");
+  const std::string cooldown_path = helper::PathChild(path, "disruptionCooldownSeconds");
   if (d.Object(json, path,
                {"solverTimeoutSeconds", "protectedNamespaces", "allowMoves", "maxCandidatePods", "maxDestinationNodes",
-                "planTimeoutSeconds", "solver", "apiVersion", "kind"})) {
+                "planTimeoutSeconds", "disruptionCooldownSeconds", "solver", "apiVersion", "kind"})) {
     if (auto v = d.Seconds(helper::Member(json, "solverTimeoutSeconds"), timeout_path))
       args.solver_timeout_seconds = *v;
     if (!helper::Member(json, "protectedNamespaces").is_null()) {
@@ -105,6 +110,9 @@ std::expected<CrossNodePreemptionArgs, framework::ArgsErrors> DecodeArgs(const n
     if (auto v = d.Int32(helper::Member(json, "maxCandidatePods"), pods_path)) args.max_candidate_pods = *v;
     if (auto v = d.Int32(helper::Member(json, "maxDestinationNodes"), dest_path)) args.max_destination_nodes = *v;
     if (auto v = d.Seconds(helper::Member(json, "planTimeoutSeconds"), plan_path)) args.plan_timeout_seconds = *v;
+    if (auto v = d.Seconds(helper::Member(json, "disruptionCooldownSeconds"), cooldown_path)) {
+      args.disruption_cooldown_seconds = *v;
+    }
     if (auto v = d.String(helper::Member(json, "solver"), solver_path)) args.solver = *v;
   }
   if (!errors.empty()) return std::unexpected(framework::ArgsErrors{true, std::move(errors)});
@@ -124,6 +132,10 @@ std::expected<CrossNodePreemptionArgs, framework::ArgsErrors> DecodeArgs(const n
   if (!(args.plan_timeout_seconds > 0 && args.plan_timeout_seconds <= 86400)) {
     errors.push_back(
         helper::FieldInvalid(plan_path, fmt::format("{}", args.plan_timeout_seconds), "not in valid range (0, 86400]"));
+  }
+  if (!(args.disruption_cooldown_seconds >= 0 && args.disruption_cooldown_seconds <= 86400)) {
+    errors.push_back(helper::FieldInvalid(cooldown_path, fmt::format("{}", args.disruption_cooldown_seconds),
+                                          "not in valid range [0, 86400]"));
   }
   for (size_t i = 0; i < args.protected_namespaces.size(); ++i) {
     if (args.protected_namespaces[i].empty()) {
@@ -145,6 +157,7 @@ nlohmann::ordered_json EncodeArgs(const CrossNodePreemptionArgs& args) {
   out["maxCandidatePods"] = args.max_candidate_pods;
   out["maxDestinationNodes"] = args.max_destination_nodes;
   out["planTimeoutSeconds"] = args.plan_timeout_seconds;
+  out["disruptionCooldownSeconds"] = args.disruption_cooldown_seconds;
   out["solver"] = args.solver;
   return out;
 }
@@ -177,39 +190,71 @@ size_t CrossNodePreemption::held_moves() const {
   return n;
 }
 
+PodInfoPtr CrossNodePreemption::ReplacementOf(const Move& move) const {
+  return handle_.nominator().ReplacementOf(move.placeholder->pod());
+}
+
+bool CrossNodePreemption::RecentlyDisrupted(const PodInfo& pod, int64_t now_ns) const {
+  if (disruptions_.empty()) return false;
+  const api::Pod& p = pod.pod();
+  if (!ControllerOf(p)) return false;
+  const std::string key = TemplateKey(pod);
+  return std::any_of(disruptions_.begin(), disruptions_.end(), [&](const Disruption& d) {
+    return now_ns < d.until_ns && p.metadata.creation_timestamp_ns >= FloorToSecond(d.at_ns) && d.template_key == key;
+  });
+}
+
 std::pair<framework::PreFilterResult, Status> CrossNodePreemption::PreFilter(CycleState&, const PodInfo& pod,
                                                                              std::span<const NodeInfo* const> nodes) {
   const api::Pod& p = pod.pod();
   std::lock_guard lock(mu_);
   if (plans_.empty() || !p.spec.node_name.empty()) return {{}, Status::Skip()};
-  // 1. A recreated pod of a planned move (only a pending pod created after the plan can be one:
-  //    older pending siblings are not replacements) takes over the room its placeholder held and
-  //    tries that node first.
-  if (ControllerOf(p)) {
-    std::string key;
-    for (auto& [uid, plan] : plans_) {
-      if (p.metadata.creation_timestamp_ns < plan.created_ns) continue;
-      for (auto& m : plan.moves) {
-        if (m.done || m.claimed_by) continue;
-        if (key.empty()) key = TemplateKey(pod);
-        if (m.template_key != key || m.victim->metadata.uid == p.metadata.uid) continue;
-        handle_.nominator().DeleteNominatedPodIfExists(m.placeholder->pod());
-        if (!handle_.SnapshotSharedLister().Get(m.destination)) {
-          m.done = true;  // the destination is gone: the pod goes wherever it fits
-          continue;
-        }
-        m.claimed_by = pod.pod_ptr();
-        handle_.nominator().AddPlannedPod(PodInfo::Create(pod.pod_ptr()), m.destination);
-        KS_LOG_V(2).InfoS("Cross-node preemption: pod replaces a moved pod", "pod", log::KObj(p), "replaces",
-                          log::KObj(*m.victim), "node", m.destination);
-        return {{}, Status::Skip()};
-      }
-    }
+  // A preemptor whose victims are still terminating waits for its own node: were it to take room
+  // that became free elsewhere (another plan's, held for a pod of lower priority), its own victims
+  // would have left for nothing and that plan would need new ones.
+  if (auto it = plans_.find(p.metadata.uid);
+      it != plans_.end() && !it->second.preemptor_done && VictimsStillPresent(it->second)) {
+    framework::PreFilterResult only;
+    only.node_names.emplace();
+    only.node_names->insert(it->second.node);
+    return {std::move(only), Status()};
   }
-  // 2. The topology domains a plan cleared for its preemptor stay clear of pods that conflict
-  //    with it (required anti-affinity either way) until it runs. Filter would count the
-  //    nominated preemptor only on its own node, and not at all for a pod whose InterPodAffinity
-  //    PreFilter skips (no terms of its own, no running pod with anti-affinity).
+  // So does a moved pod's replacement while room is still being freed on its destination: were
+  // it to land elsewhere, it could take room another plan holds, and its own hold would be wasted.
+  if (const NodeInfo* dest = [&]() -> const NodeInfo* {
+        for (const auto& [puid, plan] : plans_) {
+          for (const auto& m : plan.moves) {
+            if (m.done) continue;
+            if (PodInfoPtr r = ReplacementOf(m); r && r->pod().metadata.uid == p.metadata.uid) {
+              return handle_.SnapshotSharedLister().Get(m.destination);
+            }
+          }
+        }
+        return nullptr;
+      }();
+      dest && RoomBeingFreed(*dest)) {
+    framework::PreFilterResult only;
+    only.node_names.emplace();
+    only.node_names->insert(dest->name());
+    return {std::move(only), Status()};
+  }
+  std::vector<std::pair<std::string, std::string>> closed = ClosedDomains(pod);
+  if (closed.empty()) return {{}, Status::Skip()};
+  framework::PreFilterResult result;
+  result.node_names.emplace();
+  for (const NodeInfo* n : nodes) {
+    if (!InClosedDomain(*n, closed)) result.node_names->insert(n->name());
+  }
+  return {std::move(result), Status()};
+}
+
+std::vector<std::pair<std::string, std::string>> CrossNodePreemption::ClosedDomains(const PodInfo& pod) const {
+  // The topology domains a plan cleared for its preemptor stay clear of pods that conflict with it
+  // (required anti-affinity either way) until it runs. Filter would count the nominated
+  // preemptor only on its own node, and not at all for a pod whose InterPodAffinity PreFilter
+  // skips (no terms of its own, no running pod with anti-affinity). This holds for a moved pod's
+  // replacement too: should its planned node fail, it must not fall back into such a domain.
+  const api::Pod& p = pod.pod();
   std::vector<std::pair<std::string, std::string>> closed;  // (topology key, value)
   std::optional<api::Labels> ns_labels;
   bool ns_read = false;
@@ -232,18 +277,43 @@ std::pair<framework::PreFilterResult, Status> CrossNodePreemption::PreFilter(Cyc
       if (t.Matches(*plan.preemptor, labels ? &*labels : nullptr)) close(t.topology_key);
     }
   }
-  if (closed.empty()) return {{}, Status::Skip()};
-  framework::PreFilterResult result;
-  result.node_names.emplace();
-  for (const NodeInfo* n : nodes) {
-    const auto& labels = n->node()->metadata.labels;
-    const bool in_closed = std::any_of(closed.begin(), closed.end(), [&](const auto& kv) {
-      const std::string* v = labels.Find(kv.first);
-      return v && *v == kv.second;
-    });
-    if (!in_closed) result.node_names->insert(n->name());
+  // The same for the replacements plans steer to their destinations: a pod that conflicts with
+  // one stays out of its destination's domains (Filter sees a planned pod only on its own node).
+  for (const auto& [uid, plan] : plans_) {
+    for (const auto& m : plan.moves) {
+      if (m.done) continue;
+      const NodeInfo* dest = handle_.SnapshotSharedLister().Get(m.destination);
+      if (!dest) continue;
+      auto close = [&](const std::string& key) {
+        if (const std::string* value = dest->node()->metadata.labels.Find(key)) closed.emplace_back(key, *value);
+      };
+      const api::Pod& moved = m.placeholder->pod();
+      if (moved.metadata.uid == p.metadata.uid) continue;
+      for (const auto& t : m.placeholder->required_anti_affinity_terms) {
+        if (!ns_read) {
+          ns_labels = handle_.client().NamespaceLabels(p.metadata.namespace_);
+          ns_read = true;
+        }
+        if (t.Matches(p, ns_labels ? &*ns_labels : nullptr)) close(t.topology_key);
+      }
+      if (!pod.required_anti_affinity_terms.empty()) {
+        const auto labels = handle_.client().NamespaceLabels(moved.metadata.namespace_);
+        for (const auto& t : pod.required_anti_affinity_terms) {
+          if (t.Matches(moved, labels ? &*labels : nullptr)) close(t.topology_key);
+        }
+      }
+    }
   }
-  return {std::move(result), Status()};
+  return closed;
+}
+
+bool CrossNodePreemption::InClosedDomain(const NodeInfo& node,
+                                         const std::vector<std::pair<std::string, std::string>>& closed) {
+  const auto& labels = node.node()->metadata.labels;
+  return std::any_of(closed.begin(), closed.end(), [&](const auto& kv) {
+    const std::string* v = labels.Find(kv.first);
+    return v && *v == kv.second;
+  });
 }
 
 bool CrossNodePreemption::VictimsStillPresent(const Plan& plan) const {
@@ -251,26 +321,47 @@ bool CrossNodePreemption::VictimsStillPresent(const Plan& plan) const {
   for (const auto& v : plan.victims) {
     if (const NodeInfo* n = lister.Get(v->spec.node_name); n && PodOnNode(*n, v->metadata.uid)) return true;
   }
-  return false;
+  // Room still being freed on its node (another plan's victims, made for a pod the preemptor must
+  // leave room for) is waited for too, as upstream waits for a terminating pod on the nominated
+  // node instead of preempting again.
+  const NodeInfo* n = lister.Get(plan.node);
+  return n && RoomBeingFreed(*n);
+}
+
+bool CrossNodePreemption::RoomBeingFreed(const NodeInfo& node) {
+  return std::any_of(node.pods().begin(), node.pods().end(),
+                     [](const PodInfoPtr& pi) { return pi->pod().metadata.deletion_timestamp_ns.has_value(); });
 }
 
 void CrossNodePreemption::Release(Plan& plan) {
   for (auto& m : plan.moves) {
     if (m.done) continue;
-    if (m.claimed_by) {
-      handle_.nominator().DeleteNominatedPodIfExists(*m.claimed_by);
-    } else {
-      handle_.nominator().DeleteNominatedPodIfExists(m.placeholder->pod());
-    }
+    if (PodInfoPtr replacement = ReplacementOf(m)) handle_.nominator().DeleteNominatedPodIfExists(replacement->pod());
     m.done = true;
   }
+  // The placeholders go last: deleting one drops its expectation, and with it the record of which
+  // pod claimed it.
+  for (auto& m : plan.moves) handle_.nominator().DeleteNominatedPodIfExists(m.placeholder->pod());
 }
 
-void CrossNodePreemption::EndPlan(const std::string& preemptor_uid, bool expired) {
+void CrossNodePreemption::EndPlan(const std::string& preemptor_uid, const std::string& why) {
   auto it = plans_.find(preemptor_uid);
   if (it == plans_.end()) return;
-  Release(it->second);
-  ++(expired ? stats_.expired : stats_.completed);
+  Plan& plan = it->second;
+  Release(plan);
+  const bool expired = !why.empty();
+  if (expired) {
+    ++stats_.expired;
+    ++stats_.expired_by[why];
+    KS_LOG_V(2).InfoS("Cross-node preemption: plan expired", "pod", log::KObj(*plan.preemptor), "node", plan.node,
+                      "reason", why);
+  } else {
+    ++stats_.completed;
+    KS_LOG_V(2).InfoS("Cross-node preemption: plan completed", "pod", log::KObj(*plan.preemptor), "node", plan.node);
+  }
+  if (plan.record < stats_.plan_records.size()) {
+    stats_.plan_records[plan.record].outcome = expired ? "expired: " + why : "completed";
+  }
   plans_.erase(it);
 }
 
@@ -280,28 +371,59 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::PostFilter(
   const std::string& uid = p.metadata.uid;
   {
     std::lock_guard lock(mu_);
-    // A recreated pod waiting for its planned node to be freed: keep its plan, wait.
+    // A replacement waiting for its planned node to be freed: keep its plan, wait.
     for (const auto& [puid, plan] : plans_) {
       for (const auto& m : plan.moves) {
-        if (!m.done && m.claimed_by && m.claimed_by->metadata.uid == uid) {
-          return {{}, Status()};
-        }
+        if (m.done) continue;
+        if (PodInfoPtr r = ReplacementOf(m); r && r->pod().metadata.uid == uid) return {{}, Status()};
       }
     }
     if (auto it = plans_.find(uid); it != plans_.end()) {
       Plan& plan = it->second;
-      if (handle_.SnapshotSharedLister().Get(plan.node) && VictimsStillPresent(plan)) {
+      if (!handle_.SnapshotSharedLister().Get(plan.node)) {
+        EndPlan(uid, "its node is gone");
+      } else if (VictimsStillPresent(plan)) {
         // Victims are still terminating: the preemptor stays nominated and waits for them.
         return {{framework::NominatingMode::kOverride, plan.node}, Status()};
+      } else {
+        // Its victims are gone and it still does not fit. Lower-priority pods count its
+        // nomination and every pod counts a plan's holds, so a more important pod took the room.
+        std::string taker;
+        if (const NodeInfo* n = handle_.SnapshotSharedLister().Get(plan.node)) {
+          for (const auto& other : n->pods()) {
+            const api::Pod& o = other->pod();
+            if (o.Priority() > p.Priority() && o.metadata.creation_timestamp_ns >= 0 &&
+                o.status.start_time_ns.value_or(plan.created_ns) >= plan.created_ns) {
+              taker = o.Key();
+            }
+          }
+        }
+        const Status& s = filtered_statuses.Get(plan.node);
+        EndPlan(uid, taker.empty() ? "the preemptor did not fit on its node once its victims left (" +
+                                         (s.Message().empty() ? std::string("no reason given") : s.Message()) + ")"
+                                   : "a more important pod took the room: " + taker);
       }
-      // Its victims are gone and it still does not fit (or its node is gone): the plan no longer
-      // holds; find a new one.
-      KS_LOG_V(2).InfoS("Cross-node preemption: plan no longer valid", "pod", log::KObj(p), "node", plan.node);
-      EndPlan(uid, /*expired=*/true);
     }
   }
   return ComputeAndApply(state, pod, filtered_statuses);
 }
+
+// The pods a plan may disrupt, the neighbourhood the model covers and the model itself.
+struct CrossNodePreemption::Neighbourhood {
+  struct Candidate {
+    PodInfoPtr pi;
+    const NodeInfo* node;
+    bool movable;
+    std::vector<int> pdbs;
+  };
+  std::vector<Candidate> removable;
+  std::unordered_map<const NodeInfo*, std::vector<int>> removable_on;
+  //! Copies of the nodes with every removable pod gone (what-if views).
+  std::unordered_map<const NodeInfo*, std::unique_ptr<NodeInfo>> emptied;
+  optimizer::PreemptionModel model;
+  std::vector<const NodeInfo*> model_nodes;  // model node → node
+  std::vector<int> model_pods;               // model pod → removable index
+};
 
 std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndApply(
     CycleState& state, const PodInfo& pod, const framework::NodeToStatus& filtered_statuses) {
@@ -310,6 +432,7 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
     return msg.empty() ? s : Status(s.code(), "preemption: " + msg);
   };
   const auto started = std::chrono::steady_clock::now();
+  const int64_t now_ns = handle_.clock().NowNs();
   const api::Pod& p = pod.pod();
   const Status& nominated_status = filtered_statuses.Get(p.status.nominated_node_name);
   if (auto [ok, msg] = evaluator_.PodEligibleToPreemptOthers(p, nominated_status); !ok) {
@@ -318,9 +441,18 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
   const auto& lister = handle_.SnapshotSharedLister();
   std::span<const NodeInfo* const> all_nodes = lister.List();
   if (all_nodes.empty()) return {{}, wrap(Status::Error("no nodes available"))};
-  const std::vector<const NodeInfo*> potential = evaluator_.PotentialNodes(filtered_statuses);
+  std::vector<const NodeInfo*> potential = evaluator_.PotentialNodes(filtered_statuses);
   framework::NodeToStatus statuses;
   statuses.set_absent_status(Status::UnschedulableAndUnresolvable(std::string(preemption::kNotHelpful)));
+  {
+    // Domains other plans cleared stay closed to this pod, also when an earlier PreFilter plugin
+    // rejected it before this plugin's PreFilter could say so.
+    std::lock_guard lock(mu_);
+    const auto closed = ClosedDomains(pod);
+    if (!closed.empty()) {
+      std::erase_if(potential, [&](const NodeInfo* n) { return InClosedDomain(*n, closed); });
+    }
+  }
   auto no_plan = [&](std::string detail) -> std::pair<framework::PostFilterResult, Status> {
     std::lock_guard lock(mu_);
     ++stats_.no_plan;
@@ -331,39 +463,44 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
                                preemption::FitErrorMessage(all_nodes.size(), statuses)));
   }
 
-  // --- The pods that may leave their nodes -----------------------------------------------------
+  // --- Candidates: the pods that may leave their nodes -----------------------------------------
+  Neighbourhood hood;
+  auto& removable = hood.removable;
+  auto& removable_on = hood.removable_on;
   const int32_t priority = p.Priority();
   const auto pdbs = evaluator_.PdbBudgets();
-  struct Candidate {
-    PodInfoPtr pi;
-    const NodeInfo* node;
-    bool movable;
-    std::vector<int> pdbs;
-  };
   const preemption::PdbIndex pdb_index(pdbs);
-  std::vector<Candidate> removable;
-  std::unordered_map<const NodeInfo*, std::vector<int>> removable_on;
-  for (const NodeInfo* node : all_nodes) {
-    for (const auto& pi : node->pods()) {
-      const api::Pod& v = pi->pod();
-      if (v.Priority() >= priority || v.metadata.deletion_timestamp_ns) continue;
-      if (std::find(args_.protected_namespaces.begin(), args_.protected_namespaces.end(), v.metadata.namespace_) !=
-          args_.protected_namespaces.end())
-        continue;
-      std::vector<int> budgets;
-      pdb_index.Selecting(v, budgets);
-      if (std::any_of(budgets.begin(), budgets.end(), [&](int b) { return pdbs[b].disruptions_allowed <= 0; }))
-        continue;
-      const api::OwnerReference* ref = ControllerOf(v);
-      const bool movable = args_.allow_moves && ref && Recreates(*ref);
-      removable_on[node].push_back(static_cast<int>(removable.size()));
-      removable.push_back({pi, node, movable, std::move(budgets)});
+  int64_t protected_pods = 0;
+  {
+    std::lock_guard lock(mu_);
+    std::erase_if(disruptions_, [&](const Disruption& d) { return d.until_ns <= now_ns; });
+    for (const NodeInfo* node : all_nodes) {
+      for (const auto& pi : node->pods()) {
+        const api::Pod& v = pi->pod();
+        if (v.Priority() >= priority || v.metadata.deletion_timestamp_ns) continue;
+        if (std::find(args_.protected_namespaces.begin(), args_.protected_namespaces.end(), v.metadata.namespace_) !=
+            args_.protected_namespaces.end())
+          continue;
+        if (RecentlyDisrupted(*pi, now_ns)) {
+          ++protected_pods;
+          continue;
+        }
+        std::vector<int> budgets;
+        pdb_index.Selecting(v, budgets);
+        if (std::any_of(budgets.begin(), budgets.end(), [&](int b) { return pdbs[b].disruptions_allowed <= 0; }))
+          continue;
+        const api::OwnerReference* ref = ControllerOf(v);
+        const bool movable = args_.allow_moves && ref && Recreates(*ref);
+        removable_on[node].push_back(static_cast<int>(removable.size()));
+        removable.push_back({pi, node, movable, std::move(budgets)});
+      }
     }
+    stats_.protected_pods += protected_pods;
   }
 
   // --- Where the preemptor fits once every such pod is gone ---------------------------------------
   std::unique_ptr<CycleState> what_if = state.Clone();
-  std::unordered_map<const NodeInfo*, std::unique_ptr<NodeInfo>> emptied;
+  auto& emptied = hood.emptied;
   for (const auto& c : removable) {
     auto& copy = emptied[c.node];
     if (!copy) copy = c.node->Clone();
@@ -385,8 +522,12 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
   }
   if (feasible.empty()) {
     // The statuses say why no node takes the pod even with every pod it may displace gone.
-    return no_plan(fmt::format("cross-node preemption found no plan: {}",
-                               preemption::FitErrorMessage(all_nodes.size(), statuses)));
+    std::string why = preemption::FitErrorMessage(all_nodes.size(), statuses);
+    if (protected_pods > 0) {
+      why += fmt::format(" ({} pod{} a plan disrupted in the last {}s left out)", protected_pods,
+                         protected_pods == 1 ? "" : "s", args_.disruption_cooldown_seconds);
+    }
+    return no_plan("cross-node preemption found no plan: " + why);
   }
   {
     std::lock_guard lock(mu_);
@@ -491,11 +632,11 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
     }
   }
 
-  optimizer::PreemptionModel model;
+  optimizer::PreemptionModel& model = hood.model;
   model.num_resources = R;
   model.preemptor_request = preemptor_request;
   std::unordered_map<const NodeInfo*, int> node_index;
-  std::vector<const NodeInfo*> model_nodes;
+  std::vector<const NodeInfo*>& model_nodes = hood.model_nodes;
   auto add_node = [&](const NodeInfo* node) {
     auto [it, inserted] = node_index.emplace(node, static_cast<int>(model_nodes.size()));
     if (inserted) {
@@ -505,15 +646,15 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
     return it->second;
   };
   std::unordered_map<int, int> pod_index;  // candidate → model pod
-  std::vector<int> model_pods;             // model pod → candidate
-  auto add_pod = [&](int c, bool may_move = true) {
+  std::vector<int>& model_pods = hood.model_pods;
+  auto add_pod = [&](int c) {
     auto [it, inserted] = pod_index.emplace(c, static_cast<int>(model_pods.size()));
     if (inserted) {
       model_pods.push_back(c);
       optimizer::PreemptionModel::Pod mp;
       mp.node = add_node(removable[c].node);
       mp.request = request_of(*removable[c].pi);
-      mp.movable = removable[c].movable && may_move;
+      mp.movable = removable[c].movable;
       mp.pdbs = removable[c].pdbs;
       model.pods.push_back(std::move(mp));
     }
@@ -539,27 +680,37 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
       }
     }
   }
-  // Destinations: the nodes with the most free room, and the candidates themselves.
+  // Destinations: the nodes with the most room for moved pods (free, then what their own
+  // removable pods could free), besides the candidates themselves. A destination's pods may leave
+  // too, evicted or moved on in turn, when that keeps more (or more important) pods running.
   {
     std::vector<std::pair<double, const NodeInfo*>> roomy;
     for (const NodeInfo* node : all_nodes) {
       if (node_index.contains(node)) continue;
       const auto f = free_of(*node);
-      if (f[0] <= 0 || f[1] <= 0 || f[2] <= 0) continue;
-      const double cpu = static_cast<double>(f[0]) / std::max<int64_t>(1, node->allocatable().milli_cpu);
-      const double mem = static_cast<double>(f[1]) / std::max<int64_t>(1, node->allocatable().memory);
-      roomy.push_back({-(cpu + mem), node});
+      double removable_cpu = 0, removable_mem = 0;
+      if (auto it = removable_on.find(node); it != removable_on.end()) {
+        for (int c : it->second) {
+          removable_cpu += static_cast<double>(removable[c].pi->requests.milli_cpu);
+          removable_mem += static_cast<double>(removable[c].pi->requests.memory);
+        }
+      }
+      if (f[2] <= 0 && removable_on.find(node) == removable_on.end()) continue;
+      const double cpu_alloc = static_cast<double>(std::max<int64_t>(1, node->allocatable().milli_cpu));
+      const double mem_alloc = static_cast<double>(std::max<int64_t>(1, node->allocatable().memory));
+      const double free_share = std::max(0.0, static_cast<double>(f[0]) / cpu_alloc) +
+                                std::max(0.0, static_cast<double>(f[1]) * (1 << 20) / mem_alloc);
+      const double removable_share = removable_cpu / cpu_alloc + removable_mem / mem_alloc;
+      if (free_share <= 0 && removable_share <= 0) continue;
+      roomy.push_back({-(free_share + 0.5 * removable_share), node});
     }
     const size_t keep = std::min(roomy.size(), static_cast<size_t>(args_.max_destination_nodes));
     std::partial_sort(roomy.begin(), roomy.begin() + static_cast<ptrdiff_t>(keep), roomy.end(),
                       [](const auto& a, const auto& b) { return a.first < b.first; });
-    // A destination's own lower-priority pods may be evicted to make room for a moved pod (one
-    // eviction of a less important pod can beat one of a more important pod elsewhere); they do
-    // not move on in turn.
     for (size_t i = 0; i < keep; ++i) {
       add_node(roomy[i].second);
       if (auto it = removable_on.find(roomy[i].second); it != removable_on.end()) {
-        for (int c : it->second) add_pod(c, /*may_move=*/false);
+        for (int c : it->second) add_pod(c);
       }
     }
   }
@@ -572,7 +723,7 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
   // Which destinations each movable pod's filters accept (once per template).
   std::unordered_map<std::string, std::vector<int>> accepted_by_template;
   for (size_t mp = 0; mp < model_pods.size(); ++mp) {
-    const Candidate& c = removable[model_pods[mp]];
+    const auto& c = removable[model_pods[mp]];
     if (!model.pods[mp].movable) continue;
     const std::string key = TemplateKey(*c.pi);
     auto it = accepted_by_template.find(key);
@@ -640,6 +791,12 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
   }
 
   if (log::V(4)) {  // the destination lists are built only to be logged
+    for (const auto& n : model.nodes) {
+      std::string free;
+      for (int64_t f : n.free) free += (free.empty() ? "" : " ") + std::to_string(f);
+      KS_LOG_V(4).InfoS("Cross-node preemption model node", "preemptor", log::KObj(p), "node", n.name, "free", free,
+                        "preemptorCandidate", n.preemptor_candidate);
+    }
     for (size_t mp = 0; mp < model.pods.size(); ++mp) {
       std::string dests;
       for (int d : model.pods[mp].destinations) (dests.empty() ? dests : dests += " ") += model.nodes[d].name;
@@ -678,7 +835,7 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
     std::vector<int> removed = plan.evicted;
     for (auto [v, d] : plan.moves) removed.push_back(v);
     for (int v : removed) {
-      const Candidate& c = removable[model_pods[v]];
+      const auto& c = removable[model_pods[v]];
       copy_of(c.node).RemovePod(c.pi->pod());
       changes.push_back({c.pi, c.node, false});
     }
@@ -749,6 +906,16 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
     return no_plan(fmt::format("cross-node preemption found no plan: {}", why));
   }
 
+  // A plan that disrupts nothing is no plan: the pod fits there as things are, so whatever
+  // rejected it (another plugin's verdict on the cycle, not a lack of room) preemption cannot
+  // change. Upstream's dry run keeps no candidate without victims either.
+  if (plan.evicted.empty() && plan.moves.empty()) {
+    return no_plan(
+        fmt::format("cross-node preemption found no plan: the pod fits on node {} without disrupting any "
+                    "pod, so preemption is not what it waits for",
+                    model_nodes[plan.node]->name()));
+  }
+
   // --- Apply: hold, nominate, evict ---------------------------------------------------------------
   const NodeInfo* target = model_nodes[plan.node];
   Plan applied;
@@ -756,10 +923,15 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
   applied.preemptor = pod.pod_ptr();
   applied.preemptor_info = pod.WithPod(pod.pod_ptr());
   applied.node = target->name();
+  applied.created_ns = now_ns;
   int64_t grace = 0;
+  std::vector<Disruption> disrupted;
+  const int64_t cooldown_ns = static_cast<int64_t>(args_.disruption_cooldown_seconds * 1e9);
   for (int v : plan.evicted) {
-    applied.victims.push_back(removable[model_pods[v]].pi->pod_ptr());
-    grace = std::max(grace, GraceSeconds(removable[model_pods[v]].pi->pod()));
+    const PodInfo& victim = *removable[model_pods[v]].pi;
+    applied.victims.push_back(victim.pod_ptr());
+    grace = std::max(grace, GraceSeconds(victim.pod()));
+    if (ControllerOf(victim.pod()) && cooldown_ns > 0) disrupted.push_back({TemplateKey(victim), now_ns, 0});
   }
   for (auto [v, d] : plan.moves) {
     const PodInfo& victim = *removable[model_pods[v]].pi;
@@ -774,13 +946,22 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
     holder->spec.node_name.clear();
     holder->status = api::PodStatus{};
     m.placeholder = victim.WithPod(std::move(holder));
+    if (cooldown_ns > 0) disrupted.push_back({m.template_key, now_ns, 0});
     applied.moves.push_back(std::move(m));
   }
-  applied.deadline_ns =
-      handle_.clock().NowNs() + static_cast<int64_t>((static_cast<double>(grace) + args_.plan_timeout_seconds) * 1e9);
+  applied.deadline_ns = now_ns + static_cast<int64_t>((static_cast<double>(grace) + args_.plan_timeout_seconds) * 1e9);
+  for (auto& d : disrupted) d.until_ns = now_ns + static_cast<int64_t>(grace) * util::kNanosPerSecond + cooldown_ns;
+  // Each destination is held for the replacement the controller will create: the nominator hands
+  // the hold to the first pod of the victim's controller and template created from now on.
   std::vector<std::pair<std::shared_ptr<const api::Pod>, std::string>> moves_to_apply;
   for (const auto& m : applied.moves) {
-    handle_.nominator().AddPlannedPod(m.placeholder, m.destination);
+    handle_.nominator().ExpectReplacement(
+        m.placeholder, m.destination,
+        [key = m.template_key, created = applied.created_ns, victim = m.victim->metadata.uid](const PodInfo& pi) {
+          const api::Pod& candidate = pi.pod();
+          return candidate.metadata.uid != victim &&
+                 candidate.metadata.creation_timestamp_ns >= FloorToSecond(created) && TemplateKey(pi) == key;
+        });
     moves_to_apply.emplace_back(m.victim, m.destination);
   }
   {
@@ -792,6 +973,12 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
     stats_.moves += static_cast<int64_t>(plan.moves.size());
     stats_.solver_seconds += solver_seconds;
     if (stats_.decision_seconds.size() < kMaxRecordedDecisions) stats_.decision_seconds.push_back(decision_seconds);
+    if (stats_.plan_records.size() < kMaxPlanRecords) {
+      applied.record = stats_.plan_records.size();
+      stats_.plan_records.push_back({p.Key(), target->name(), static_cast<int64_t>(plan.evicted.size()),
+                                     static_cast<int64_t>(plan.moves.size()), plan.optimal, "active"});
+    }
+    disruptions_.insert(disruptions_.end(), disrupted.begin(), disrupted.end());
     plans_[applied.preemptor_uid] = std::move(applied);
   }
   KS_LOG_V(2).InfoS("Cross-node preemption: plan made", "pod", log::KObj(p), "node", target->name(), "evicted",
@@ -823,12 +1010,13 @@ Status CrossNodePreemption::Reserve(CycleState&, const PodInfo& pod, const std::
   for (auto& [puid, plan] : plans_) {
     if (puid == uid) plan.preemptor_done = true;
     for (auto& m : plan.moves) {
-      if (!m.done && m.claimed_by && m.claimed_by->metadata.uid == uid) m.done = true;
+      if (m.done) continue;
+      if (PodInfoPtr r = ReplacementOf(m); r && r->pod().metadata.uid == uid) m.done = true;
     }
     if (plan.preemptor_done && std::all_of(plan.moves.begin(), plan.moves.end(), [](const Move& m) { return m.done; }))
       finished.push_back(puid);
   }
-  for (const auto& puid : finished) EndPlan(puid, /*expired=*/false);
+  for (const auto& puid : finished) EndPlan(puid, "");
   return Status();
 }
 
@@ -846,18 +1034,25 @@ void CrossNodePreemption::Tick(const std::vector<PodInfoPtr>&) {
   std::vector<std::shared_ptr<const api::Pod>> retry;
   {
     std::lock_guard lock(mu_);
-    std::vector<std::string> expired;
+    std::vector<std::pair<std::string, std::string>> expired;  // (preemptor uid, why)
     for (auto& [uid, plan] : plans_) {
-      if (plan.deadline_ns <= now || !handle_.SnapshotSharedLister().Get(plan.node)) {
-        expired.push_back(uid);
-        if (!plan.preemptor_done) retry.push_back(plan.preemptor);
+      std::string why;
+      if (!handle_.SnapshotSharedLister().Get(plan.node)) {
+        why = "its node is gone";
+      } else if (plan.deadline_ns <= now) {
+        size_t waiting = 0;
+        for (const auto& m : plan.moves) waiting += m.done ? 0 : 1;
+        why = fmt::format("deadline passed ({}s after the victims' grace period) with {}{}", args_.plan_timeout_seconds,
+                          plan.preemptor_done ? "" : "the preemptor not placed",
+                          waiting == 0 ? std::string()
+                                       : fmt::format("{}{} moved pod{} not placed", plan.preemptor_done ? "" : " and ",
+                                                     waiting, waiting == 1 ? "" : "s"));
       }
+      if (why.empty()) continue;
+      expired.emplace_back(uid, std::move(why));
+      if (!plan.preemptor_done) retry.push_back(plan.preemptor);
     }
-    for (const auto& uid : expired) {
-      KS_LOG_V(2).InfoS("Cross-node preemption: plan expired", "pod", log::KObj(plans_[uid].preemptor), "node",
-                        plans_[uid].node, "deadlineNs", plans_[uid].deadline_ns, "nowNs", now);
-      EndPlan(uid, /*expired=*/true);
-    }
+    for (const auto& [uid, why] : expired) EndPlan(uid, why);
   }
   if (!retry.empty()) handle_.Activate(retry);
 }

@@ -1,23 +1,29 @@
 #pragma once
 // CrossNodePreemption: a PostFilter plugin (kubesched's own) that makes room for a pod that fits
 // nowhere by evicting lower-priority pods on any node and by moving pods that a controller
-// recreates, choosing the least disruptive plan (fewest evictions, then the least important ones,
-// then fewest moves) with the optimizer's MIP over the neighbourhood that matters: the nodes where
-// the preemptor fits once pods leave (including pods on other nodes of a topology domain that
-// block it through required anti-affinity) and the nodes with room for moved pods. A plan is
-// validated by the profile's own Filter plugins before anything is evicted.
+// recreates. It plans the final state over the neighbourhood that matters (the nodes where the
+// preemptor fits once pods leave, including pods on other nodes of a topology domain that block
+// it through required anti-affinity, and the nodes with room for moved pods), with the
+// optimizer's MIP, lexicographically: the preemptor placed; then the most pods running at the
+// end, counted by priority (one pod of a priority outweighs every pod below it, so no pod the
+// plan leaves pending could then preempt its way back in: no chain follows a plan); then the
+// fewest pods disrupted; then the fewest moves. A plan is validated by the profile's own Filter
+// plugins before anything is evicted.
 //
-// Applying a plan without races: the preemptor is nominated to its node (lower-priority pods
-// cannot take the room, as upstream); the destination of each moved pod is held by a planned
-// placeholder that every pod's Filter counts (PodNominator::AddPlannedPod); victims are deleted
-// gracefully (they terminate on their nodes); a recreated pod (new name and uid) is recognised at
-// PreFilter by its controller and template and steered to its planned node; the plan ends when
-// the preemptor and the moved pods are reserved, or expires (deadline, node gone, room taken), and
-// then releases everything it holds. Victim selection, PDB accounting and eviction are the
-// evaluator DefaultPreemption uses (framework/preemption).
+// Applying a plan without races or churn: the preemptor is nominated to its node (lower-priority
+// pods cannot take the room, as upstream); the destination of each moved pod is held for the
+// replacement its controller will create (PodNominator::ExpectReplacement: the nominator hands the
+// hold to the new pod as it enters the queue, before a batch could place it elsewhere); victims
+// are deleted gracefully; the plan ends when the preemptor and the replacements are reserved, or
+// expires for a reason it names (its node gone, its deadline passed, the preemptor no longer
+// fitting once its victims left), releasing what it holds. A pod a plan disrupted, and its
+// replacements, are not disrupted again for disruptionCooldownSeconds. Victim selection, PDB
+// accounting and eviction are the evaluator DefaultPreemption uses (framework/preemption).
 
+#include <cstddef>
 #include <cstdint>
 #include <expected>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json_fwd.hpp>
@@ -49,6 +55,9 @@ struct CrossNodePreemptionArgs {
   int32_t max_destination_nodes = 16;
   //! How long a plan may take beyond its victims' grace period before it expires.
   double plan_timeout_seconds = 60;
+  //! A pod a plan disrupted (evicted or moved) is not disrupted again by another plan for this
+  //! long: neither its replacement nor the pod itself while it terminates. 0 turns it off.
+  double disruption_cooldown_seconds = 300;
   //! GLPK by default: a preemption model is small, and GLPK solves it in process in well under a
   //! millisecond, where CBC (isolated in a child process) pays a fork per decision.
   std::string solver = "glpk";
@@ -57,6 +66,17 @@ struct CrossNodePreemptionArgs {
 std::expected<CrossNodePreemptionArgs, framework::ArgsErrors> DecodeArgs(const nlohmann::json& args,
                                                                          const std::string& path);
 nlohmann::ordered_json EncodeArgs(const CrossNodePreemptionArgs& args);
+
+//! One plan as it went (simulate's summary, --explain, the property tests).
+struct PlanRecord {
+  std::string preemptor;  //!< namespace/name
+  std::string node;
+  int64_t evictions = 0;
+  int64_t moves = 0;
+  bool optimal = false;
+  //! "active", "completed", or "expired: <why>".
+  std::string outcome = "active";
+};
 
 //! What the plugin decided so far (simulate's summary, the benchmark).
 struct CrossNodeStats {
@@ -68,9 +88,14 @@ struct CrossNodeStats {
   int64_t optimal = 0;  //!< plans proved optimal over their model
   int64_t expired = 0;
   int64_t completed = 0;
+  //! Pods left out of a model because a plan disrupted them (or their lineage) within
+  //! disruptionCooldownSeconds.
+  int64_t protected_pods = 0;
   double max_gap = 0;
   double solver_seconds = 0;
-  std::vector<double> decision_seconds;  //!< wall time of each PostFilter that computed a plan
+  std::vector<double> decision_seconds;       //!< wall time of each PostFilter that computed a plan
+  std::map<std::string, int64_t> expired_by;  //!< why plans expired, by reason
+  std::vector<PlanRecord> plan_records;       //!< the first kMaxPlanRecords plans
 };
 
 class CrossNodePreemption final : public framework::PreFilterPlugin,
@@ -84,35 +109,38 @@ class CrossNodePreemption final : public framework::PreFilterPlugin,
 
   std::string_view Name() const override { return kName; }
 
-  //! Recognises a recreated pod of a planned move and steers it to its planned node; keeps pods
-  //! that conflict with a waiting preemptor out of the topology domains its plan cleared.
+  //! Keeps pods that conflict with a waiting preemptor out of the topology domains its plan
+  //! cleared. (A moved pod's replacement is recognised by the nominator when it is created:
+  //! PodNominator::ExpectReplacement.)
   std::pair<framework::PreFilterResult, framework::Status> PreFilter(
       framework::CycleState& state, const framework::PodInfo& pod,
       std::span<const framework::NodeInfo* const> nodes) override;
   std::pair<framework::PostFilterResult, framework::Status> PostFilter(
       framework::CycleState& state, const framework::PodInfo& pod,
       const framework::NodeToStatus& filtered_statuses) override;
-  //! Marks the preemptor or a moved pod as placed; a plan whose pods are all placed ends.
+  //! Marks the preemptor or a moved pod's replacement as placed; a plan whose pods are all placed
+  //! ends.
   framework::Status Reserve(framework::CycleState& state, const framework::PodInfo& pod,
                             const std::string& node_name) override;
   void Unreserve(framework::CycleState&, const framework::PodInfo&, const std::string&) override {}
   std::optional<int64_t> NextTickNs() const override;
-  //! Expires plans past their deadline or whose nodes are gone, releasing what they hold.
+  //! Expires plans past their deadline or whose node is gone, releasing what they hold.
   void Tick(const std::vector<framework::PodInfoPtr>& held) override;
 
   CrossNodeStats stats() const;
   //! Plans in progress (tests: nothing may stay held once they end).
   size_t active_plans() const;
-  //! Placeholders and steered pods the plans hold room for.
+  //! Placeholders and steered replacements the plans hold room for.
   size_t held_moves() const;
+
+  static constexpr size_t kMaxPlanRecords = 10000;
 
  private:
   struct Move {
     std::shared_ptr<const api::Pod> victim;
     std::string destination;
     std::string template_key;
-    framework::PodInfoPtr placeholder;  // holds the destination until claimed
-    std::shared_ptr<const api::Pod> claimed_by;
+    framework::PodInfoPtr placeholder;  // holds the destination until the replacement claims it
     bool done = false;
   };
   struct Plan {
@@ -125,14 +153,36 @@ class CrossNodePreemption final : public framework::PreFilterPlugin,
     int64_t created_ns = 0;
     int64_t deadline_ns = 0;
     bool preemptor_done = false;
+    size_t record = SIZE_MAX;  // index into stats_.plan_records
   };
+  //! A pod a plan disrupted: its replacements (same controller and template, created since) are
+  //! not disrupted again before `until_ns`.
+  struct Disruption {
+    std::string template_key;
+    int64_t at_ns = 0;
+    int64_t until_ns = 0;
+  };
+  struct Neighbourhood;
 
   std::pair<framework::PostFilterResult, framework::Status> ComputeAndApply(
       framework::CycleState& state, const framework::PodInfo& pod, const framework::NodeToStatus& filtered_statuses);
-  //! Releases what the plan holds (placeholders, steered pods' plans).
+  //! Whether a plan disrupted this pod, or the pod it replaces, within the cooldown.
+  bool RecentlyDisrupted(const framework::PodInfo& pod, int64_t now_ns) const;
+  //! Releases what the plan holds (placeholders, replacements' plans).
   void Release(Plan& plan);
-  void EndPlan(const std::string& preemptor_uid, bool expired);
+  //! Ends a plan: completed, or expired for `why` (logged, counted by reason).
+  void EndPlan(const std::string& preemptor_uid, const std::string& why);
+  //! Whether the plan still waits for room on its node: its victims, or any pod there, terminating.
   bool VictimsStillPresent(const Plan& plan) const;
+  //! Whether a pod on the node is terminating (its room is about to be free).
+  static bool RoomBeingFreed(const framework::NodeInfo& node);
+  //! The (topology key, value) domains other plans cleared of pods that conflict with `pod`.
+  //! Called with mu_ held.
+  std::vector<std::pair<std::string, std::string>> ClosedDomains(const framework::PodInfo& pod) const;
+  static bool InClosedDomain(const framework::NodeInfo& node,
+                             const std::vector<std::pair<std::string, std::string>>& closed);
+  //! The replacement that claimed the move's placeholder, or null.
+  framework::PodInfoPtr ReplacementOf(const Move& move) const;
 
   CrossNodePreemptionArgs args_;
   framework::Handle& handle_;
@@ -140,8 +190,9 @@ class CrossNodePreemption final : public framework::PreFilterPlugin,
   std::unique_ptr<optimizer::MipSolver> solver_;
 
   mutable std::mutex mu_;
-  std::unordered_map<std::string, Plan> plans_;  // by preemptor uid
-  CrossNodeStats stats_;
+  std::unordered_map<std::string, Plan> plans_;  // by preemptor uid; guarded by mu_
+  std::vector<Disruption> disruptions_;          // guarded by mu_
+  CrossNodeStats stats_;                         // guarded by mu_
 };
 
 std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,

@@ -16,6 +16,7 @@ TEST(CrossNodePreemptionArgsTest, Defaults) {
   EXPECT_EQ(args->max_candidate_pods, 50);
   EXPECT_EQ(args->max_destination_nodes, 16);
   EXPECT_EQ(args->plan_timeout_seconds, 60);
+  EXPECT_EQ(args->disruption_cooldown_seconds, 300);
   EXPECT_EQ(args->solver, "glpk");
   // Encoding then decoding gives the same args.
   auto again = DecodeArgs(nlohmann::json::parse(EncodeArgs(*args).dump()), "args");
@@ -53,6 +54,8 @@ TEST(CrossNodePreemptionArgsTest, ErrorsNameTheField) {
        false},
       {R"({"planTimeoutSeconds": -5})", "args.planTimeoutSeconds: Invalid value: -5: not in valid range (0, 86400]",
        false},
+      {R"({"disruptionCooldownSeconds": -1})",
+       "args.disruptionCooldownSeconds: Invalid value: -1: not in valid range [0, 86400]", false},
       {R"({"protectedNamespaces": ["kube-system", ""]})", "args.protectedNamespaces[1]: Invalid value: \"\"", false},
       {R"({"solver": "highs"})", "args.solver: Unsupported value: \"highs\"", false},
       {R"({"allowMoves": "yes"})", "args.allowMoves", true},
