@@ -197,6 +197,26 @@ BatchModel BuildModel(const PlacementInput& input) {
     for (size_t d = 0; d < R; ++d) g.demand[d] = amount(req, d);
   }
 
+  // --- Accelerators: extended resources, with the cpu and memory their pods need per unit -----
+  for (size_t d = 3; d < R; ++d) {
+    if (m.resources[d] == "ephemeral-storage") continue;
+    double amount_total = 0, pods = 0, cpu = 0, memory = 0;
+    for (const auto& g : m.groups) {
+      if (g.demand[d] <= 0) continue;
+      amount_total += static_cast<double>(g.demand[d]) * g.count();
+      cpu += static_cast<double>(g.demand[0]) * g.count();
+      memory += static_cast<double>(g.demand[1]) * g.count();
+      pods += g.count();
+    }
+    if (amount_total <= 0) continue;
+    Accelerator a;
+    a.dim = static_cast<int32_t>(d);
+    if (cpu > 0) a.base.emplace_back(0, cpu / amount_total);
+    if (memory > 0) a.base.emplace_back(1, memory / amount_total);
+    a.unit = amount_total / pods;
+    if (!a.base.empty()) m.accelerators.push_back(std::move(a));
+  }
+
   // --- Nodes and classes ----------------------------------------------------------------------
   const int32_t N = static_cast<int32_t>(input.nodes.size());
   m.nodes.resize(N);
@@ -425,6 +445,18 @@ BatchModel BuildModel(const PlacementInput& input) {
     for (int32_t h = 0; h < G; ++h) m.port_conflict[g][h] = PortsConflict(m.groups[g].ports, m.groups[h].ports);
   }
   return m;
+}
+
+double BatchModel::Stranded(std::span<const int64_t> free) const {
+  double stranded = 0;
+  for (const auto& a : accelerators) {
+    const double amount = static_cast<double>(free[a.dim]);
+    if (amount <= 0) continue;
+    double servable = amount;
+    for (const auto& [b, per_unit] : a.base) servable = std::min(servable, static_cast<double>(free[b]) / per_unit);
+    stranded += std::max(0.0, amount - std::max(0.0, servable)) / a.unit;
+  }
+  return stranded;
 }
 
 }  // namespace kubesched::optimizer

@@ -99,6 +99,21 @@ struct Group {
   int32_t count() const { return static_cast<int32_t>(pods.size()); }
 };
 
+//! A resource that pods request alongside cpu and memory in their own proportions, and that some
+//! nodes offer (a GPU as an extended resource). Its free amount on a node is stranded when the
+//! node lacks the cpu or memory that the batch's pods requesting it need per unit of it: no such
+//! pod could use it any more. Packing other pods onto such a node's cpu is what fragments a GPU
+//! cluster (the openb trace), so the objective counts stranded units before new nodes.
+struct Accelerator {
+  int32_t dim = 0;
+  //! (base dimension, how much of it one unit of the accelerator needs alongside), from the
+  //! batch's pods that request the accelerator, in total.
+  std::vector<std::pair<int32_t, double>> base;
+  //! The accelerator amount of the batch's average pod requesting it: stranding is counted in
+  //! these units (how many such pods the stranded amount would have served).
+  double unit = 1;
+};
+
 struct ModelNode {
   const framework::NodeInfo* info = nullptr;
   std::vector<int64_t> free;  // per resource dimension, clamped at 0
@@ -117,6 +132,11 @@ struct BatchModel {
   std::vector<Spread> spreads;
   //! [group][group]: pods of the two groups may not share a node (host ports).
   std::vector<std::vector<uint8_t>> port_conflict;
+  std::vector<Accelerator> accelerators;
+  //! Objective weights, lexicographic (PlaceBatch sets them): a placed pod of weight 1 is worth
+  //! `placed_weight`, a stranded accelerator unit `strand_weight`, a newly used node 1.
+  double placed_weight = 1;
+  double strand_weight = 0;
   int32_t num_classes = 0;
   size_t num_pods = 0;
   //! The group of each input pod, in input (queue) order.
@@ -127,6 +147,8 @@ struct BatchModel {
   std::vector<std::vector<double>> preference;
 
   bool Fits(int32_t g, int32_t n) const { return static_reason[g][n].empty(); }
+  //! The accelerator units stranded on a node with this much free (model dimensions).
+  double Stranded(std::span<const int64_t> free) const;
 };
 
 //! Builds the model (the "grouping" stage: groups, classes, keys, terms, spreads).

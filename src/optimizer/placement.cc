@@ -3,13 +3,16 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <optional>
+#include <tuple>
 
 #include <fmt/format.h>
 
 #include "optimizer/mip.h"
+#include "optimizer/pattern_bound.h"
 #include "optimizer/placement_state.h"
 
 namespace kubesched::optimizer {
@@ -106,18 +109,28 @@ int32_t PlaceOne(const BatchModel& m, PlacementState& s, int32_t g) {
   int32_t best = -1;
   double best_score = 0;
   bool best_used = false;
+  // Stranding accelerator capacity costs more than a new node (the objective's order): the least
+  // stranding first, then used nodes before unused ones, then the fullest.
+  double best_strand = 0;
+  constexpr double kStrandEps = 1e-9;
   for (int32_t n = 0; n < N; ++n) {
     if (!m.Fits(g, n)) continue;
     const bool used = s.used(n);
-    if (best >= 0 && (best_used && !used)) continue;
-    // Unused nodes of one class are alike: the profile's preference decides between classes.
-    if (best >= 0 && !best_used && !used && m.preference[g][n] <= m.preference[g][best]) continue;
+    const double strand = m.accelerators.empty() ? 0 : s.StrandedDelta(g, n);
+    if (best >= 0 && strand > best_strand + kStrandEps) continue;
+    const bool strand_better = best >= 0 && strand < best_strand - kStrandEps;
+    if (!strand_better) {
+      if (best >= 0 && (best_used && !used)) continue;
+      // Unused nodes of one class are alike: the profile's preference decides between classes.
+      if (best >= 0 && !best_used && !used && m.preference[g][n] <= m.preference[g][best]) continue;
+    }
     if (!s.Check(g, n).ok()) continue;
     const double rem = Remaining(m, s, g, n);
-    if (best < 0 || (used && !best_used) || (used && rem < best_score) || (!used && !best_used)) {
+    if (best < 0 || strand_better || (used && !best_used) || (used && rem < best_score) || (!used && !best_used)) {
       best = n;
       best_score = rem;
       best_used = used;
+      best_strand = strand;
     }
   }
   if (best >= 0) s.Place(g, best);
@@ -195,6 +208,7 @@ void EmptyNodes(const BatchModel& m, PlacementState& s, const std::vector<int32_
                      [&](int32_t a, int32_t b) { return s.batch_pods_on(a) < s.batch_pods_on(b); });
     for (int32_t n : candidates) {
       if (Clock::now() >= deadline) break;
+      const double before = s.Objective();
       std::vector<std::pair<int32_t, int32_t>> moved;  // (group, to)
       std::vector<int32_t> removed;
       for (int32_t g = 0; g < G; ++g) {
@@ -222,6 +236,8 @@ void EmptyNodes(const BatchModel& m, PlacementState& s, const std::vector<int32_
         s.Place(g, to);
         moved.emplace_back(g, to);
       }
+      // Emptying a node must not strand more accelerator capacity than the node is worth.
+      if (ok && s.Objective() > before - 0.5) ok = false;
       if (ok) {
         improved = true;
         break;  // the candidate list is stale
@@ -272,6 +288,7 @@ struct Formulation {
   std::map<std::tuple<int32_t, int32_t, int32_t>, int32_t> presence;
   std::vector<std::pair<int32_t, std::vector<int32_t>>> seeds;  // (term, column per domain)
   std::vector<std::pair<int32_t, int32_t>> spread_min;          // (spread, column)
+  std::vector<std::tuple<size_t, int32_t, int32_t>> strand;     // (accelerator, node, column)
 };
 
 MipProblem::Row MakeRow(double lb, double ub) {
@@ -289,7 +306,10 @@ void AddTerm(MipProblem::Row& r, int32_t col, double v) {
 // absolute gap of 0.5 still proves the two integral levels above it.
 double TieBreakWeight(const BatchModel& m) { return 0.4 / static_cast<double>(std::max<size_t>(1, m.num_pods)); }
 
-Formulation Formulate(const BatchModel& m, double node_weight, bool symmetry) {
+// `placed_floor`: when the pods placed are already proved optimal, they become a constraint (at
+// least this weighted count) instead of the objective's top level, which keeps the objective's
+// coefficients small for the levels left (stranding, new nodes, scores).
+Formulation Formulate(const BatchModel& m, bool symmetry, std::optional<double> placed_floor = std::nullopt) {
   Formulation f;
   const int32_t G = static_cast<int32_t>(m.groups.size());
   const int32_t N = static_cast<int32_t>(m.nodes.size());
@@ -337,7 +357,8 @@ Formulation Formulate(const BatchModel& m, double node_weight, bool symmetry) {
       }
       ub[g][n] = static_cast<int32_t>(b);
       if (b > 0) {
-        const double cost = -grp.weight * node_weight - TieBreakWeight(m) * m.preference[g][n];
+        const double cost =
+            (placed_floor ? 0.0 : -grp.weight * m.placed_weight) - TieBreakWeight(m) * m.preference[g][n];
         f.x[g][n] = p.AddColumn(0, static_cast<double>(b), cost, true);
       }
     }
@@ -350,6 +371,15 @@ Formulation Formulate(const BatchModel& m, double node_weight, bool symmetry) {
     if (any) f.u[n] = p.AddColumn(0, 1, 1, true);
   }
 
+  if (placed_floor) {
+    auto r = MakeRow(*placed_floor - 1e-6, MipProblem::kInf);
+    for (int32_t g = 0; g < G; ++g) {
+      for (int32_t n = 0; n < N; ++n) {
+        if (f.x[g][n] >= 0) AddTerm(r, f.x[g][n], m.groups[g].weight);
+      }
+    }
+    p.AddRow(std::move(r));
+  }
   // Pods per group.
   for (int32_t g = 0; g < G; ++g) {
     auto r = MakeRow(-MipProblem::kInf, m.groups[g].count());
@@ -535,6 +565,33 @@ Formulation Formulate(const BatchModel& m, double node_weight, bool symmetry) {
     }
   }
 
+  // Stranded accelerator units per node: s_n >= (free_a - sum d_a x) - (free_b - sum d_b x) / per_unit_b
+  // for every base dimension b, in units, at strand_weight each (s_n >= 0).
+  for (size_t ai = 0; ai < m.accelerators.size(); ++ai) {
+    const Accelerator& a = m.accelerators[ai];
+    for (int32_t n = 0; n < N; ++n) {
+      if (m.nodes[n].free[a.dim] <= 0) continue;
+      bool any = false;
+      for (int32_t g = 0; g < G && !any; ++g) any = f.x[g][n] >= 0;
+      if (!any) continue;  // nothing can change there: a constant
+      const int32_t col = p.AddColumn(0, MipProblem::kInf, m.strand_weight, false);
+      for (const auto& [b, per_unit] : a.base) {
+        const double rhs =
+            static_cast<double>(m.nodes[n].free[a.dim]) - static_cast<double>(m.nodes[n].free[b]) / per_unit;
+        auto r = MakeRow(rhs, MipProblem::kInf);
+        AddTerm(r, col, a.unit);
+        for (int32_t g = 0; g < G; ++g) {
+          if (f.x[g][n] < 0) continue;
+          const double coef =
+              static_cast<double>(m.groups[g].demand[a.dim]) - static_cast<double>(m.groups[g].demand[b]) / per_unit;
+          if (coef != 0) AddTerm(r, f.x[g][n], coef);
+        }
+        p.AddRow(std::move(r));
+      }
+      f.strand.emplace_back(ai, n, col);
+    }
+  }
+
   // Symmetry breaking: unused nodes of one class are interchangeable; open them in order.
   if (symmetry) {
     std::vector<int32_t> last(m.num_classes, -1);
@@ -630,6 +687,19 @@ std::vector<double> StartOf(const BatchModel& m, const Formulation& f, const Cou
     }
     x[col] = mn == MipProblem::kInf ? 0 : mn;
   }
+  for (const auto& [ai, n, col] : f.strand) {
+    const Accelerator& a = m.accelerators[ai];
+    auto free_after = [&](int32_t d) {
+      double v = static_cast<double>(m.nodes[n].free[d]);
+      for (int32_t g = 0; g < G; ++g) {
+        if (f.x[g][n] >= 0) v -= static_cast<double>(m.groups[g].demand[d]) * x[f.x[g][n]];
+      }
+      return v;
+    };
+    double need = 0;
+    for (const auto& [b, per_unit] : a.base) need = std::max(need, free_after(a.dim) - free_after(b) / per_unit);
+    x[col] = need / a.unit;
+  }
   return x;
 }
 
@@ -711,6 +781,137 @@ std::string UnplacedReason(const BatchModel& m, const PlacementState& s, int32_t
   return out + ".";
 }
 
+// The placement a solver's counts describe, as a state (no checks: the counts satisfy the model).
+PlacementState StateOf(const BatchModel& m, const Counts& c) {
+  PlacementState s(m);
+  for (size_t g = 0; g < m.groups.size(); ++g) {
+    for (size_t n = 0; n < m.nodes.size(); ++n) {
+      for (int32_t k = 0; k < c[g][n]; ++k) s.Place(static_cast<int32_t>(g), static_cast<int32_t>(n));
+    }
+  }
+  return s;
+}
+
+// Between placements equal on the levels above it, the profile's scores decide.
+double TieBreak(const BatchModel& m, const PlacementState& s) {
+  double t = 0;
+  for (size_t g = 0; g < m.groups.size(); ++g) {
+    for (size_t n = 0; n < m.nodes.size(); ++n) {
+      t += m.preference[g][n] * s.count(static_cast<int32_t>(g), static_cast<int32_t>(n));
+    }
+  }
+  return t;
+}
+
+// The objective's weights, lexicographic: one more pod (of the lowest priority) outweighs every
+// stranded accelerator unit and every new node; one stranded unit outweighs every new node.
+void AssignObjectiveWeights(BatchModel& m) {
+  double unused_nodes = 0;
+  for (const auto& n : m.nodes) unused_nodes += n.in_use ? 0 : 1;
+  double most_stranded = 0;
+  for (const auto& a : m.accelerators) {
+    for (const auto& n : m.nodes) most_stranded += static_cast<double>(n.free[a.dim]) / a.unit;
+  }
+  m.strand_weight = m.accelerators.empty() ? 0 : unused_nodes + 1;
+  m.placed_weight = m.strand_weight * (std::ceil(most_stranded) + 1) + unused_nodes + 1;
+}
+
+// The pattern LP's bound on the weighted pods the batch can place (pattern_bound.h). Nodes are
+// grouped by what the model lets each group do there and by their free room rounded up to a grid
+// that keeps the classes few (a class's capacity is its largest member's: a relaxation, so the
+// bound stays one). Constraints between pods (affinity, spreading) are left out: also a
+// relaxation.
+struct PlacedBound {
+  double bound = 0;
+  bool converged = false;
+  int32_t classes = 0;
+  double seconds = 0;
+};
+
+PlacedBound BoundPlaced(const BatchModel& m, double time_limit_seconds) {
+  PlacedBound out;
+  const auto started = Clock::now();
+  const int32_t G = static_cast<int32_t>(m.groups.size());
+  const int32_t N = static_cast<int32_t>(m.nodes.size());
+  const size_t R = m.resources.size();
+  PatternBoundInput in;
+  in.num_resources = R;
+  double trivial = 0;
+  for (const auto& g : m.groups) {
+    in.shapes.push_back({g.demand, g.count(), g.weight});
+    trivial += g.weight * g.count();
+  }
+  out.bound = trivial;
+  if (G == 0 || N == 0) return out;
+  // At most one pod of a group per node: its own anti-affinity per node, or its host ports.
+  std::vector<int32_t> one_per_node(G, 0);
+  for (int32_t g = 0; g < G; ++g) {
+    if (m.port_conflict[g][g]) one_per_node[g] = 1;
+    for (int32_t t : m.groups[g].anti_terms) {
+      if (m.terms[t].matches_group[g] && m.keys[m.terms[t].key].per_node) one_per_node[g] = 1;
+    }
+  }
+  std::vector<int64_t> top(R, 1);
+  for (const auto& n : m.nodes) {
+    for (size_t d = 0; d < R; ++d) top[d] = std::max(top[d], n.free[d]);
+  }
+  constexpr size_t kMaxClasses = 64;
+  for (int64_t steps = 1 << 16; steps >= 1; steps /= 4) {
+    std::map<std::vector<int64_t>, size_t> index;
+    std::vector<PatternBoundInput::NodeClass> classes;
+    for (int32_t n = 0; n < N; ++n) {
+      std::vector<int64_t> key;
+      key.reserve(G + R);
+      for (int32_t g = 0; g < G; ++g) key.push_back(m.Fits(g, n) ? 1 : 0);
+      for (size_t d = 0; d < R; ++d) {
+        const int64_t step = std::max<int64_t>(1, top[d] / steps);
+        key.push_back((m.nodes[n].free[d] + step - 1) / step);
+      }
+      auto [it, inserted] = index.emplace(std::move(key), classes.size());
+      if (inserted) {
+        PatternBoundInput::NodeClass c;
+        c.capacity = m.nodes[n].free;
+        c.max_per_node.resize(G);
+        for (int32_t g = 0; g < G; ++g) {
+          c.max_per_node[g] = !m.Fits(g, n) ? 0 : one_per_node[g] ? 1 : std::numeric_limits<int32_t>::max();
+        }
+        classes.push_back(std::move(c));
+      } else {
+        auto& c = classes[it->second];
+        for (size_t d = 0; d < R; ++d) c.capacity[d] = std::max(c.capacity[d], m.nodes[n].free[d]);
+      }
+      classes[it->second].count += 1;
+    }
+    if (classes.size() <= kMaxClasses || steps == 1) {
+      in.classes = std::move(classes);
+      break;
+    }
+  }
+  out.classes = static_cast<int32_t>(in.classes.size());
+  PatternBoundOptions options;
+  options.time_limit_seconds = std::max(0.001, time_limit_seconds);
+  if (auto r = ComputePatternBound(in, options)) {
+    out.bound = std::min(out.bound, r->bound);
+    out.converged = r->converged;
+  }
+  out.seconds = SecondsSince(started);
+  return out;
+}
+
+struct Candidate {
+  Counts counts;
+  double objective = 0;
+  double tie_break = 0;
+  std::string source;  // "greedy", "packing", the solver's name
+};
+
+// Whether a is better than b: a lower objective (by at least half a new node, the smallest step
+// of the integral levels), else equal and preferred by the profile's scores.
+bool Better(const Candidate& a, const Candidate& b) {
+  if (a.objective < b.objective - 0.5) return true;
+  return a.objective < b.objective + 0.5 && a.tie_break > b.tie_break + 1e-9;
+}
+
 }  // namespace
 
 PlacementResult PlaceBatch(const PlacementInput& input, const PlacementOptions& options) {
@@ -722,49 +923,47 @@ PlacementResult PlaceBatch(const PlacementInput& input, const PlacementOptions& 
   // grouping
   BatchModel m = BuildModel(input);
   AssignWeights(m);
+  AssignObjectiveWeights(m);
   result.groups = static_cast<int32_t>(m.groups.size());
   result.node_classes = m.num_classes;
+  result.accelerators = static_cast<int32_t>(m.accelerators.size());
   const std::vector<int32_t> order = GroupOrder(m);
-  int32_t unused_nodes = 0;
-  for (const auto& n : m.nodes) unused_nodes += !n.in_use;
-  // One more pod always outweighs every node it might cost.
-  const double node_weight = unused_nodes + 1;
+  double total_weight = 0;
+  for (const auto& g : m.groups) total_weight += g.weight * g.count();
+  auto weighted_placed = [&](const PlacementState& s) {
+    double w = 0;
+    for (size_t g = 0; g < m.groups.size(); ++g) w += m.groups[g].weight * s.placed(static_cast<int32_t>(g));
+    return w;
+  };
 
-  // heuristic
+  // heuristic: what the default profile would do one by one (the baseline), and packing with
+  // node-emptying local search; the better is the incumbent.
   PlacementState greedy = ConstructAsScheduled(m);
   result.greedy_placed = 0;
   for (size_t g = 0; g < m.groups.size(); ++g) result.greedy_placed += greedy.placed(static_cast<int32_t>(g));
   result.greedy_new_nodes = greedy.new_nodes_used();
-  Counts best = CountsOf(m, greedy);
-  double best_obj = greedy.Objective(node_weight);
-  // Between placements equal on the levels above it, the profile's scores decide.
-  auto tie_break = [&](const PlacementState& s) {
-    double t = 0;
-    for (size_t g = 0; g < m.groups.size(); ++g) {
-      for (size_t n = 0; n < m.nodes.size(); ++n) {
-        t += m.preference[g][n] * s.count(static_cast<int32_t>(g), static_cast<int32_t>(n));
-      }
-    }
-    return t;
-  };
-  double best_tie_break = tie_break(greedy);
+  result.greedy_stranded = greedy.stranded();
+  Candidate best{CountsOf(m, greedy), greedy.Objective(), TieBreak(m, greedy), "greedy"};
+  const double greedy_objective = best.objective;
   if (options.heuristic) {
     PlacementState packed = ConstructPacked(m, order);
     EmptyNodes(m, packed, order, deadline);
-    const double obj = packed.Objective(node_weight);
-    if (obj < best_obj - 0.5 || (obj < best_obj + 0.5 && tie_break(packed) > best_tie_break)) {
-      best_obj = obj;
-      best_tie_break = tie_break(packed);
-      best = CountsOf(m, packed);
-    }
+    Candidate c{CountsOf(m, packed), packed.Objective(), TieBreak(m, packed), "packing"};
+    if (Better(c, best)) best = std::move(c);
   }
 
-  // A bound without the solver: every pod placed, and the nodes the resources need.
-  double total_weight = 0;
-  for (const auto& g : m.groups) total_weight += g.weight * g.count();
-  const double trivial_bound = NewNodesLowerBound(m);
-  double bound = trivial_bound;
-  bool optimal = best_obj <= trivial_bound + 0.5;
+  // bound: on the pods placed (the pattern LP), and on the objective (every pod placed, the new
+  // nodes the resources need at least, no stranding beyond what cannot change).
+  const double bound_seconds =
+      std::clamp(0.05 * options.timeout_seconds, 0.001, std::max(0.001, 0.2 * options.timeout_seconds));
+  const PlacedBound placed_bound = options.bound ? BoundPlaced(m, bound_seconds) : PlacedBound{total_weight};
+  result.bound_seconds = placed_bound.seconds;
+  const double best_weighted_placed = weighted_placed(StateOf(m, best.counts));
+  double bound = (total_weight - placed_bound.bound) * m.placed_weight + NewNodesLowerBound(m);
+  bool optimal = best.objective <= bound + 0.5;
+  // The placed level is proved once the incumbent meets the pattern bound: then only the levels
+  // below it (stranding, new nodes) are left to the solver.
+  const bool placed_proved = best_weighted_placed >= placed_bound.bound - 1e-6;
   result.stopped_by = optimal ? "heuristic" : "no solver";
 
   // exact
@@ -774,40 +973,53 @@ PlacementResult PlaceBatch(const PlacementInput& input, const PlacementOptions& 
   }
   if (!optimal && options.exact && pairs > options.max_exact_columns) {
     result.stopped_by = fmt::format("model too large for the exact stage ({} group-node pairs)", pairs);
+  } else if (!optimal && options.exact && placed_proved && pairs > options.max_exact_columns_when_placed_proved) {
+    // The pods placed already meet the pattern bound: what a solver could still improve (stranding,
+    // new nodes) is not worth its time on a model this size.
+    result.stopped_by = fmt::format(
+        "pods placed proved optimal by the pattern bound; stranding and new nodes left to the heuristic ({} "
+        "group-node pairs)",
+        pairs);
   } else if (!optimal && options.exact && !m.groups.empty()) {
-    Formulation f = Formulate(m, node_weight, options.presolve);
+    Formulation f =
+        Formulate(m, options.presolve, placed_proved ? std::optional<double>(best_weighted_placed) : std::nullopt);
     auto solver = MakeMipSolver(options.solver);
     if (solver) {
       MipOptions mo;
       mo.seed = options.seed;
       // CBC checks its clock between nodes and overruns a little on large models: leave it a margin.
-      mo.time_limit_seconds = std::max(0.05, 0.9 * std::chrono::duration<double>(deadline - Clock::now()).count());
-      std::vector<double> warm = StartOf(m, f, best, options.presolve);
+      double seconds = 0.9 * std::chrono::duration<double>(deadline - Clock::now()).count();
+      // With the pods placed proved, only the lower levels are left: a tenth of the time for them.
+      if (placed_proved) seconds = std::min(seconds, std::max(0.2, 0.1 * options.timeout_seconds));
+      mo.time_limit_seconds = std::max(0.05, seconds);
+      std::vector<double> warm = StartOf(m, f, best.counts, options.presolve);
       if (!warm.empty()) mo.start = std::move(warm);
       MipResult r = solver->Solve(f.mip, mo);
       result.solver = std::string(solver->Name());
       result.solver_seconds = r.seconds;
-      // The formulation's objective is offset by the constant total weight of all pods.
-      const double offset = total_weight * node_weight;
       if (r.status == MipResult::Status::kOptimal || r.status == MipResult::Status::kFeasible) {
-        // The tie-break term is <= 0, so the bound on the total bounds the two levels above it.
-        bound = std::max(bound, r.bound + offset);
+        // The formulation leaves out constants (every pod's weight, the stranding on nodes it
+        // cannot change): the answer's objective is recomputed as a state, and its bound shifted
+        // by the same constants.
         Counts c(m.groups.size(), std::vector<int32_t>(m.nodes.size(), 0));
-        double tie_break = 0;
         for (size_t g = 0; g < m.groups.size(); ++g) {
           for (size_t n = 0; n < m.nodes.size(); ++n) {
-            if (f.x[g][n] < 0) continue;
-            c[g][n] = static_cast<int32_t>(std::lround(r.x[f.x[g][n]]));
-            tie_break += TieBreakWeight(m) * m.preference[g][n] * c[g][n];
+            if (f.x[g][n] >= 0) c[g][n] = static_cast<int32_t>(std::lround(r.x[f.x[g][n]]));
           }
         }
+        const PlacementState answer = StateOf(m, c);
+        double tie_break_part = 0;
+        for (size_t g = 0; g < m.groups.size(); ++g) {
+          for (size_t n = 0; n < m.nodes.size(); ++n)
+            tie_break_part += TieBreakWeight(m) * m.preference[g][n] * c[g][n];
+        }
+        const double constants = answer.Objective() - (r.objective + tie_break_part);
+        // The tie-break term is <= 0, so the bound on the total bounds the levels above it.
+        bound = std::max(bound, r.bound + constants);
+        Candidate cand{std::move(c), answer.Objective(), TieBreak(m, answer), result.solver};
         // Started from the incumbent, the solver's answer is no worse on the levels above the
         // tie-break, and at least as good on it when they are equal.
-        const double obj = r.objective + offset + tie_break;
-        if (obj < best_obj + 0.5) {
-          best = std::move(c);
-          best_obj = std::min(best_obj, obj);
-        }
+        if (!Better(best, cand)) best = std::move(cand);
         optimal = r.status == MipResult::Status::kOptimal;
         result.stopped_by = optimal ? "optimal" : r.message.empty() ? "deadline" : "solver: " + r.message;
       } else if (r.status == MipResult::Status::kInfeasible) {
@@ -820,7 +1032,7 @@ PlacementResult PlaceBatch(const PlacementInput& input, const PlacementOptions& 
   }
 
   // validation
-  Ordered ordered = Order(m, best, order);
+  Ordered ordered = Order(m, best.counts, order);
   const PlacementState& final_state = ordered.state;
   std::vector<size_t> next(m.groups.size(), 0);
   for (auto [g, n] : ordered.steps) {
@@ -838,10 +1050,19 @@ PlacementResult PlaceBatch(const PlacementInput& input, const PlacementOptions& 
   for (size_t g = 0; g < m.groups.size(); ++g) result.placed += final_state.placed(static_cast<int32_t>(g));
   result.unplaced = static_cast<int32_t>(m.num_pods) - result.placed;
   result.new_nodes_used = final_state.new_nodes_used();
-  const double final_obj = final_state.Objective(node_weight);
+  result.stranded = final_state.stranded();
+  const double final_obj = final_state.Objective();
   // Validation may only lose what the ordering could not repair; the bound stays a bound.
-  result.optimal = optimal && final_obj <= best_obj + 0.5;
+  result.optimal = optimal && final_obj <= best.objective + 0.5;
   result.gap = result.optimal ? 0 : std::max(0.0, (final_obj - bound) / std::max(1.0, final_obj));
+  result.placed_bound = placed_bound.bound;
+  result.placed_weighted = weighted_placed(final_state);
+  result.placed_gap =
+      placed_bound.bound > 0 ? std::max(0.0, (placed_bound.bound - result.placed_weighted) / placed_bound.bound) : 0;
+  result.source = best.source;
+  // The decision: a plan only when it beats what the profile would do one by one. Otherwise the
+  // pods go through their own cycles unplanned, exactly as without the batch.
+  result.apply_plan = final_obj < greedy_objective - 0.5;
   result.seconds = SecondsSince(start);
   return result;
 }

@@ -26,10 +26,14 @@ struct PlacementOptions {
   bool presolve = true;   // bounds and symmetry breaking
   bool heuristic = true;  // greedy + local search incumbent
   bool exact = true;      // the solver
+  bool bound = true;      // the pattern LP's bound on the pods placed (pattern_bound.h)
   //! The exact stage is skipped for models with more (group, node) pairs than this: a solver
   //! cannot be stopped inside its root relaxation, and on larger models that alone outlasts any
   //! deadline worth having (openb's 94 groups x 1,523 nodes took CBC over 3 minutes).
   int64_t max_exact_columns = 40000;
+  //! Once the pods placed meet the pattern bound, the solver runs only for the lower levels
+  //! (stranding, new nodes) of models up to this many pairs.
+  int64_t max_exact_columns_when_placed_proved = 5000;
 };
 
 struct PlannedPod {
@@ -56,6 +60,23 @@ struct PlacementResult {
   std::string stopped_by;     // "optimal", "deadline", "heuristic" (bound met), "no solver"
   int32_t greedy_placed = 0;  // the greedy construction's numbers, for comparison
   int32_t greedy_new_nodes = 0;
+  double greedy_stranded = 0;
+  //! Accelerator units stranded after the placement (model.h: Accelerator), and how many
+  //! accelerator resources the model has.
+  double stranded = 0;
+  int32_t accelerators = 0;
+  //! The pods placed weighted by priority level (the count when all have one priority), the
+  //! pattern LP's upper bound on it, and the relative gap between them.
+  double placed_weighted = 0;
+  double placed_bound = 0;
+  double placed_gap = 0;
+  double bound_seconds = 0;
+  //! Which candidate the placement came from: "greedy" (what the profile does one by one),
+  //! "packing" (the heuristic) or the solver's name.
+  std::string source;
+  //! Whether the placement beats what the profile would do one by one: only then is it worth a
+  //! plan. When false, the batch's pods go through their own cycles unplanned.
+  bool apply_plan = true;
 };
 
 PlacementResult PlaceBatch(const PlacementInput& input, const PlacementOptions& options);

@@ -22,6 +22,13 @@ PlacementState::PlacementState(const BatchModel& model) : model_(&model) {
     term_count_[t].assign(domains, 0);
     owner_count_[t].assign(domains, 0);
   }
+  if (!model.accelerators.empty()) {
+    stranded_.resize(N);
+    for (size_t n = 0; n < N; ++n) {
+      stranded_[n] = model.Stranded(model.nodes[n].free);
+      stranded_total_ += stranded_[n];
+    }
+  }
   spread_count_.resize(model.spreads.size());
   spread_min_.assign(model.spreads.size(), 0);
   for (size_t c = 0; c < model.spreads.size(); ++c) {
@@ -123,17 +130,34 @@ void PlacementState::Apply(int32_t g, int32_t n, int32_t delta) {
   }
   const bool is_new_used = !m.nodes[n].in_use && on_node_[n] > 0;
   new_nodes_used_ += static_cast<int32_t>(is_new_used) - static_cast<int32_t>(was_new_used);
+  if (!stranded_.empty()) {
+    thread_local std::vector<int64_t> free;
+    free.resize(used_[n].size());
+    for (size_t d = 0; d < free.size(); ++d) free[d] = m.nodes[n].free[d] - used_[n][d];
+    const double now = m.Stranded(free);
+    stranded_total_ += now - stranded_[n];
+    stranded_[n] = now;
+  }
+}
+
+double PlacementState::StrandedDelta(int32_t g, int32_t n) const {
+  if (stranded_.empty()) return 0;
+  const BatchModel& m = *model_;
+  thread_local std::vector<int64_t> free;
+  free.resize(used_[n].size());
+  for (size_t d = 0; d < free.size(); ++d) free[d] = m.nodes[n].free[d] - used_[n][d] - m.groups[g].demand[d];
+  return m.Stranded(free) - stranded_[n];
 }
 
 void PlacementState::Place(int32_t g, int32_t n) { Apply(g, n, +1); }
 void PlacementState::Remove(int32_t g, int32_t n) { Apply(g, n, -1); }
 
-double PlacementState::Objective(double node_weight) const {
+double PlacementState::Objective() const {
   double unplaced = 0;
   for (size_t g = 0; g < model_->groups.size(); ++g) {
     unplaced += model_->groups[g].weight * (model_->groups[g].count() - placed_[g]);
   }
-  return unplaced * node_weight + new_nodes_used_;
+  return unplaced * model_->placed_weight + stranded_total_ * model_->strand_weight + new_nodes_used_;
 }
 
 std::string PlacementState::Describe(int32_t g, const Rejection& r) const {

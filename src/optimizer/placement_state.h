@@ -37,8 +37,13 @@ class PlacementState {
   int64_t free(int32_t n, size_t dim) const { return model_->nodes[n].free[dim] - used_[n][dim]; }
   //! Whether the node runs pods (before or from the batch).
   bool used(int32_t n) const { return model_->nodes[n].in_use || on_node_[n] > 0; }
-  //! The lexicographic objective to minimise: weighted unplaced pods, then new nodes.
-  double Objective(double node_weight) const;
+  //! The lexicographic objective to minimise (BatchModel's weights): weighted unplaced pods, then
+  //! stranded accelerator units, then new nodes.
+  double Objective() const;
+  //! Accelerator units stranded over all nodes (BatchModel::Stranded).
+  double stranded() const { return stranded_total_; }
+  //! How the stranded units would change with one more pod of g on n.
+  double StrandedDelta(int32_t g, int32_t n) const;
   //! "Insufficient cpu", "pod anti-affinity with freyja (app In [freyja] on kubernetes.io/hostname)", ...
   std::string Describe(int32_t g, const Rejection& r) const;
 
@@ -58,6 +63,8 @@ class PlacementState {
   std::vector<std::vector<int32_t>> spread_count_;  // [spread][domain]: existing + batch
   std::vector<int32_t> spread_min_;                 // [spread]: min over eligible domains
   int32_t new_nodes_used_ = 0;
+  std::vector<double> stranded_;  // per node
+  double stranded_total_ = 0;
 };
 
 }  // namespace kubesched::optimizer

@@ -92,6 +92,7 @@ SchedulingQueue::Item* SchedulingQueue::FindLocked(std::string_view key) const {
 SchedulingQueue::Item* SchedulingQueue::NewItemLocked(QueuedPodInfo info) {
   auto item = std::make_unique<Item>();
   item->key = PodKey(info.pod());
+  item->profile = ProfileFor(info.pod());
   item->info = std::move(info);
   Item* raw = item.get();
   items_[raw->key] = std::move(item);
@@ -119,6 +120,7 @@ void SchedulingQueue::DetachLocked(Item* item) {
       break;
     case Where::kUnschedulable:
       unschedulable_.erase(item->key);
+      UnindexPoolLocked(item);
       break;
   }
   item->where = Where::kNone;
@@ -144,6 +146,28 @@ void SchedulingQueue::AttachBackoffLocked(Item* item) {
 void SchedulingQueue::AttachUnschedulableLocked(Item* item) {
   item->where = Where::kUnschedulable;
   unschedulable_[item->key] = item;
+  IndexPoolLocked(item);
+}
+
+void SchedulingQueue::IndexPoolLocked(Item* item) {
+  RefreshGatingEventsLocked(item);
+  item->pool_index = item->info.gated ? item->gating_events : nullptr;
+  item->pool_gated = item->info.gated;
+  if (item->pool_gated)
+    pool_gated_[item->pool_index].insert(item);
+  else
+    pool_ungated_.insert(item);
+}
+
+void SchedulingQueue::UnindexPoolLocked(Item* item) {
+  if (!item->pool_gated) {
+    pool_ungated_.erase(item);
+    return;
+  }
+  auto it = pool_gated_.find(item->pool_index);
+  if (it == pool_gated_.end()) return;
+  it->second.erase(item);
+  if (it->second.empty()) pool_gated_.erase(it);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -224,13 +248,29 @@ void SchedulingQueue::RunPreEnqueuePluginsLocked(QueuedPodInfo& info) {
   info.gating_plugin.clear();
 }
 
+void SchedulingQueue::RunPreEnqueuePluginsLocked(Item* item) {
+  const bool in_pool = item->where == Where::kUnschedulable;
+  if (in_pool) UnindexPoolLocked(item);
+  RunPreEnqueuePluginsLocked(item->info);
+  RefreshGatingEventsLocked(item);
+  if (in_pool) IndexPoolLocked(item);
+}
+
+void SchedulingQueue::RefreshGatingEventsLocked(Item* item) const {
+  item->gating_events = nullptr;
+  if (item->info.gated && item->profile != nullptr) {
+    auto it = item->profile->plugin_events.find(item->info.gating_plugin);
+    if (it != item->profile->plugin_events.end()) item->gating_events = &it->second;
+  }
+}
+
 void SchedulingQueue::ObserveIncomingLocked(std::string_view queue, std::string_view event) const {
   if (options_.metrics) options_.metrics->ObserveIncomingPod(queue, event);
 }
 
 bool SchedulingQueue::MoveToActiveLocked(Item* item, bool moves_from_backoff, bool nominate, std::string_view event) {
   // With pop-from-backoffQ, PreEnqueue already ran when the pod entered backoffQ.
-  if (!(options_.pop_from_backoff_q && moves_from_backoff)) RunPreEnqueuePluginsLocked(item->info);
+  if (!(options_.pop_from_backoff_q && moves_from_backoff)) RunPreEnqueuePluginsLocked(item);
   if (item->info.gated) {
     // A pod already queued somewhere stays there; a detached one waits in the pool.
     if (item->where == Where::kNone) {
@@ -254,7 +294,7 @@ bool SchedulingQueue::MoveToActiveLocked(Item* item, bool moves_from_backoff, bo
 
 bool SchedulingQueue::MoveToBackoffLocked(Item* item, std::string_view event) {
   if (options_.pop_from_backoff_q) {
-    RunPreEnqueuePluginsLocked(item->info);
+    RunPreEnqueuePluginsLocked(item);
     if (item->info.gated) {
       if (item->where == Where::kNone) {
         AttachUnschedulableLocked(item);
@@ -297,15 +337,6 @@ bool SchedulingQueue::IsEventOfInterestLocked(const ClusterEvent& event) const {
     }
   }
   return false;
-}
-
-bool SchedulingQueue::GatingPluginInterestedLocked(const QueuedPodInfo& info, const ClusterEvent& event) const {
-  const ProfileQueueingConfig* profile = ProfileFor(info.pod());
-  if (profile == nullptr) return false;
-  auto it = profile->plugin_events.find(info.gating_plugin);
-  if (it == profile->plugin_events.end()) return false;
-  return std::any_of(it->second.begin(), it->second.end(),
-                     [&](const framework::ClusterEventWithHint& r) { return r.event.Covers(event); });
 }
 
 SchedulingQueue::Strategy SchedulingQueue::IsPodWorthRequeuingLocked(const QueuedPodInfo& info,
@@ -387,7 +418,11 @@ void SchedulingQueue::MovePodsLocked(const std::vector<Item*>& items, const Clus
   if (!IsEventOfInterestLocked(event)) return;
   bool activated = false;
   for (Item* item : items) {
-    if (item->info.gated && !GatingPluginInterestedLocked(item->info, event)) continue;
+    if (item->info.gated &&
+        (item->gating_events == nullptr ||
+         std::none_of(item->gating_events->begin(), item->gating_events->end(),
+                      [&](const framework::ClusterEventWithHint& r) { return r.event.Covers(event); })))
+      continue;
     Strategy s = IsPodWorthRequeuingLocked(item->info, event, objects);
     if (s == Strategy::kSkip) continue;
     Where w = RequeueLocked(item, s, event.label);
@@ -609,11 +644,22 @@ void SchedulingQueue::MoveAllToActiveOrBackoffQueue(const ClusterEvent& event, c
                                                     const std::function<bool(const api::Pod&)>& pre_check) {
   std::lock_guard lock(mu_);
   if (!IsEventOfInterestLocked(event)) return;
+  // The pods the event may move: every pod not gated, and the gated ones whose gating plugin
+  // registered the event; in key order, as the pool is kept.
   std::vector<Item*> pool;
-  pool.reserve(unschedulable_.size());
-  for (const auto& [key, item] : unschedulable_) {
+  auto consider = [&](Item* item) {
     if (!pre_check || pre_check(item->info.pod())) pool.push_back(item);
+  };
+  for (Item* item : pool_ungated_) consider(item);
+  for (const auto& [events, items] : pool_gated_) {
+    if (events == nullptr ||
+        std::none_of(events->begin(), events->end(),
+                     [&](const framework::ClusterEventWithHint& r) { return r.event.Covers(event); })) {
+      continue;
+    }
+    for (Item* item : items) consider(item);
   }
+  std::sort(pool.begin(), pool.end(), [](const Item* a, const Item* b) { return a->key < b->key; });
   MovePodsLocked(pool, event, objects);
 }
 

@@ -267,6 +267,14 @@ class SchedulingQueue final : public framework::PodNominator {
     int64_t backoff_expiry_ns = 0;
     // Whether info.initial_attempt_timestamp_ns has been set (0 is a valid virtual time).
     bool initial_attempt_set = false;
+    // The pod's profile (schedulerName is immutable), and the events its gating PreEnqueue plugin
+    // registered (null when not gated or none): every cluster event checks each gated pod in the
+    // pool, and a batch holds thousands, so the lookups are made once.
+    const ProfileQueueingConfig* profile = nullptr;
+    const std::vector<framework::ClusterEventWithHint>* gating_events = nullptr;
+    // Where IndexPoolLocked filed the item (pool_ungated_ or pool_gated_[pool_index]).
+    bool pool_gated = false;
+    const std::vector<framework::ClusterEventWithHint>* pool_index = nullptr;
   };
   struct ActiveLess {
     const SchedulingQueue* q;
@@ -305,6 +313,11 @@ class SchedulingQueue final : public framework::PodNominator {
   int64_t AlignToWindow(int64_t t) const;
 
   void RunPreEnqueuePluginsLocked(framework::QueuedPodInfo& info);
+  //! RunPreEnqueuePluginsLocked on a queued item, refreshing what it caches about its gating.
+  void RunPreEnqueuePluginsLocked(Item* item);
+  void IndexPoolLocked(Item* item);
+  void RefreshGatingEventsLocked(Item* item) const;
+  void UnindexPoolLocked(Item* item);
   // `event` labels the move in scheduler_queue_incoming_pods_total.
   bool MoveToActiveLocked(Item* item, bool moves_from_backoff, bool nominate, std::string_view event);
   bool MoveToBackoffLocked(Item* item, std::string_view event);
@@ -312,7 +325,6 @@ class SchedulingQueue final : public framework::PodNominator {
   void ObserveIncomingLocked(std::string_view queue, std::string_view event) const;
 
   bool IsEventOfInterestLocked(const framework::ClusterEvent& event) const;
-  bool GatingPluginInterestedLocked(const framework::QueuedPodInfo& info, const framework::ClusterEvent& event) const;
   Strategy IsPodWorthRequeuingLocked(const framework::QueuedPodInfo& info, const framework::ClusterEvent& event,
                                      const framework::EventObjects& objects) const;
   Strategy HintForInFlightPodLocked(const framework::QueuedPodInfo& info) const;
@@ -339,9 +351,14 @@ class SchedulingQueue final : public framework::PodNominator {
   std::set<Item*, BackoffLess> backoff_;                     // rejected by plugins; guarded by mu_
   std::set<Item*, BackoffLess> error_backoff_;               // failed with no rejecting plugin; mu_
   std::map<std::string, Item*, std::less<>> unschedulable_;  // by key; guarded by mu_
-  uint64_t next_seq_ = 0;                                    // guarded by mu_
-  int64_t scheduling_cycle_ = 0;                             // guarded by mu_
-  bool closed_ = false;                                      // guarded by mu_
+  // The pool split by what may move its pods, so that an event visits only the pods it may move:
+  // those not gated, and per set of events a gating plugin registered, the pods it gates (a batch
+  // holds thousands gated, and most events concern none of them). Guarded by mu_.
+  std::set<Item*> pool_ungated_;
+  std::map<const std::vector<framework::ClusterEventWithHint>*, std::set<Item*>> pool_gated_;
+  uint64_t next_seq_ = 0;         // guarded by mu_
+  int64_t scheduling_cycle_ = 0;  // guarded by mu_
+  bool closed_ = false;           // guarded by mu_
 
   // In-flight pods and the events seen since each was popped, in arrival order (upstream's
   // inFlightEvents list); events before the oldest in-flight pod are pruned. Guarded by mu_.

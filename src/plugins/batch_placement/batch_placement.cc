@@ -247,18 +247,29 @@ void BatchPlacement::Tick(const std::vector<PodInfoPtr>& all_held) {
   options.solver = args_.solver;
   optimizer::PlacementResult result = optimizer::PlaceBatch(MakeInput(batch), options);
   KS_LOG_V(2).InfoS("BatchPlacement placed a batch", "pods", batch.size(), "groups", result.groups, "nodeClasses",
-                    result.node_classes, "placed", result.placed, "newNodes", result.new_nodes_used, "optimal",
-                    result.optimal, "stoppedBy", result.stopped_by, "gap", result.gap, "seconds", result.seconds,
-                    "solverSeconds", result.solver_seconds, "greedyPlaced", result.greedy_placed, "greedyNewNodes",
-                    result.greedy_new_nodes);
+                    result.node_classes, "placed", result.placed, "placedBound", result.placed_bound, "newNodes",
+                    result.new_nodes_used, "stranded", result.stranded, "from", result.source, "plan",
+                    result.apply_plan, "optimal", result.optimal, "stoppedBy", result.stopped_by, "gap", result.gap,
+                    "seconds", result.seconds, "boundSeconds", result.bound_seconds, "solverSeconds",
+                    result.solver_seconds, "greedyPlaced", result.greedy_placed, "greedyNewNodes",
+                    result.greedy_new_nodes, "greedyStranded", result.greedy_stranded);
 
   std::vector<std::shared_ptr<const api::Pod>> order;
   {
     std::lock_guard lock(mu_);
-    for (const auto& [uid, why] : result.unplaced_reasons) left_out_[uid] = why;
-    for (const auto& p : result.plan) {
-      released_.insert(Uid(p.pod->pod()));
-      order.push_back(p.pod->pod_ptr());
+    // Without a plan (the profile alone places the batch as well), the pods go through their own
+    // cycles in queue order, unplanned, exactly as without the batch.
+    if (result.apply_plan) {
+      for (const auto& [uid, why] : result.unplaced_reasons) left_out_[uid] = why;
+      for (const auto& p : result.plan) {
+        released_.insert(Uid(p.pod->pod()));
+        order.push_back(p.pod->pod_ptr());
+      }
+    } else {
+      for (const auto& p : batch) {
+        released_.insert(Uid(p->pod()));
+        order.push_back(p->pod_ptr());
+      }
     }
     stats_.batches += 1;
     stats_.pods += static_cast<int64_t>(batch.size());
@@ -270,8 +281,10 @@ void BatchPlacement::Tick(const std::vector<PodInfoPtr>& all_held) {
     if (!result.solver.empty()) stats_.solver = result.solver;
     ticking_ = false;
   }
-  for (const auto& p : result.plan) {
-    if (!p.node.empty()) handle_->nominator().AddPlannedPod(p.pod, p.node);
+  if (result.apply_plan) {
+    for (const auto& p : result.plan) {
+      if (!p.node.empty()) handle_->nominator().AddPlannedPod(p.pod, p.node);
+    }
   }
   handle_->Activate(order);
 }
