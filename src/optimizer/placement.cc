@@ -776,16 +776,17 @@ PlacementResult PlaceBatch(const PlacementInput& input, const PlacementOptions& 
     result.stopped_by = fmt::format("model too large for the exact stage ({} group-node pairs)", pairs);
   } else if (!optimal && options.exact && !m.groups.empty()) {
     Formulation f = Formulate(m, node_weight, options.presolve);
-    auto solver = MakeMipSolver(options.solver);
-    if (solver) {
+    if (MakeMipSolver(options.solver)) {
       MipOptions mo;
       mo.seed = options.seed;
       // CBC checks its clock between nodes and overruns a little on large models: leave it a margin.
       mo.time_limit_seconds = std::max(0.05, 0.9 * std::chrono::duration<double>(deadline - Clock::now()).count());
       std::vector<double> warm = StartOf(m, f, best, options.presolve);
       if (!warm.empty()) mo.start = std::move(warm);
-      MipResult r = solver->Solve(f.mip, mo);
-      result.solver = std::string(solver->Name());
+      // A solver that fails hands over to the next with the time left (mip.h).
+      FallbackResult answer = SolveWithFallback(f.mip, mo, FallbackOrder(options.solver));
+      const MipResult& r = answer.result;
+      result.solver = answer.solver;
       result.solver_seconds = r.seconds;
       // The formulation's objective is offset by the constant total weight of all pods.
       const double offset = total_weight * node_weight;
@@ -816,6 +817,7 @@ PlacementResult PlaceBatch(const PlacementInput& input, const PlacementOptions& 
       } else {
         result.stopped_by = r.status == MipResult::Status::kNoSolution ? "deadline" : "solver error: " + r.message;
       }
+      result.stopped_by = answer.Describe(result.stopped_by);
     }
   }
 
