@@ -170,12 +170,23 @@ MipResult SolveLoaded(Cbc_Model* model, const MipProblem& problem) {
 
 }  // namespace
 
+std::string CbcReportedError(std::string_view output) {
+  const size_t at = output.find("ERROR:");
+  if (at == std::string_view::npos) return "";
+  const size_t start = output.rfind('\n', at);
+  const size_t end = output.find('\n', at);
+  std::string_view line = output.substr(start == std::string_view::npos ? 0 : start + 1);
+  line = line.substr(0, end == std::string_view::npos ? std::string_view::npos : end - (line.data() - output.data()));
+  return std::string(line);
+}
+
 MipResult CbcSolver::Solve(const MipProblem& problem, const MipOptions& options) {
   return internal::Solve(problem, options, [&] {
     // In a child process (isolated_solve.h): CBC 2.10 can crash in its preprocessing, and its
     // time limit is not checked inside the root relaxation. The lock is held across the fork so
     // that the child's copy of CBC's global state is not in the middle of another solve.
     std::lock_guard lock(CbcMutex());
+    std::string output;  // what CBC, CLP and CGL printed: never this process's stdout or stderr
     MipResult result = SolveIsolated(
         [&]() -> MipResult {
           MipResult r;
@@ -195,7 +206,13 @@ MipResult CbcSolver::Solve(const MipProblem& problem, const MipOptions& options)
           }
           return r;
         },
-        options.time_limit_seconds, std::max(1.0, 0.1 * options.time_limit_seconds));
+        options.time_limit_seconds, std::max(1.0, 0.1 * options.time_limit_seconds), kName, &output);
+    // CBC's own report of its failure: the answer that came with it is not one (it used to be taken
+    // for a search stopped at its deadline, the start standing in for the solution).
+    if (std::string error = CbcReportedError(output); !error.empty() && result.status != Status::kError) {
+      result = MipResult{};
+      result.message = fmt::format("CBC failed: {}", error);
+    }
     // A child killed at the deadline, or crashed, said nothing about the bound.
     if (result.status == Status::kNoSolution || result.status == Status::kError) {
       result.bound = internal::NoBound(problem);

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "optimizer/cbc_solver.h"
 #include "optimizer/glpk_solver.h"
@@ -36,6 +37,81 @@ std::unique_ptr<MipSolver> MakeMipSolver(std::string_view name) {
 }
 
 std::vector<std::string_view> MipSolverNames() { return {CbcSolver::kName, GlpkSolver::kName}; }
+
+std::string FallbackResult::Describe(std::string_view outcome) const {
+  if (failures.empty()) return std::string(outcome);
+  return fmt::format("solver error ({}), {}: {}", fmt::join(failures, "; "), solver, outcome);
+}
+
+FallbackResult SolveWithFallback(const MipProblem& problem, const MipOptions& options,
+                                 std::span<MipSolver* const> solvers) {
+  using Clock = std::chrono::steady_clock;
+  const auto began = Clock::now();
+  FallbackResult out;
+  MipOptions attempt = options;
+  for (MipSolver* solver : solvers) {
+    const double spent = std::chrono::duration<double>(Clock::now() - began).count();
+    if (!out.solver.empty()) {
+      // A later back end gets only what is left; with nothing left the failure stands.
+      if (options.time_limit_seconds - spent <= 0) break;
+      out.failures.push_back(fmt::format("{}: {}", out.solver, out.result.message));
+    }
+    attempt.time_limit_seconds = options.time_limit_seconds - spent;
+    out.result = solver->Solve(problem, attempt);
+    out.solver = std::string(solver->Name());
+    if (out.result.status != MipResult::Status::kError) break;
+  }
+  out.result.seconds = std::chrono::duration<double>(Clock::now() - began).count();
+  return out;
+}
+
+FallbackResult SolveWithFallback(const MipProblem& problem, const MipOptions& options,
+                                 std::span<const std::string_view> solvers) {
+  std::vector<std::unique_ptr<MipSolver>> owned;
+  std::vector<MipSolver*> known;
+  for (std::string_view name : solvers) {
+    if (auto solver = MakeMipSolver(name)) {
+      known.push_back(solver.get());
+      owned.push_back(std::move(solver));
+    }
+  }
+  return SolveWithFallback(problem, options, std::span<MipSolver* const>(known));
+}
+
+std::vector<std::string_view> FallbackOrder(std::string_view preferred) {
+  std::vector<std::string_view> order{preferred};
+  for (std::string_view name : MipSolverNames()) {
+    if (name != preferred) order.push_back(name);
+  }
+  return order;
+}
+
+namespace {
+
+class FallbackSolver final : public MipSolver {
+ public:
+  explicit FallbackSolver(std::string_view preferred) : name_(preferred), order_(FallbackOrder(name_)) {}
+  std::string_view Name() const override { return name_; }
+  MipResult Solve(const MipProblem& problem, const MipOptions& options) override {
+    FallbackResult r = SolveWithFallback(problem, options, order_);
+    if (!r.failures.empty()) {
+      r.result.message = fmt::format("{}; answered by {}{}{}", fmt::join(r.failures, "; "), r.solver,
+                                     r.result.message.empty() ? "" : ": ", r.result.message);
+    }
+    return std::move(r.result);
+  }
+
+ private:
+  std::string name_;
+  std::vector<std::string_view> order_;
+};
+
+}  // namespace
+
+std::unique_ptr<MipSolver> MakeFallbackSolver(std::string_view preferred) {
+  if (!MakeMipSolver(preferred)) return nullptr;
+  return std::make_unique<FallbackSolver>(preferred);
+}
 
 std::string ValidateMipProblem(const MipProblem& problem, const MipOptions& options) {
   const size_t n = problem.num_columns();

@@ -98,6 +98,42 @@ double MaxViolation(const MipProblem& problem, std::span<const double> x);
 //! obj·x.
 double ObjectiveValue(const MipProblem& problem, std::span<const double> x);
 
+//! What SolveWithFallback got: the answer, which back end gave it, and what failed before.
+struct FallbackResult {
+  //! The answering solver's result, its `seconds` the time of every attempt together.
+  MipResult result;
+  //! The back end whose answer `result` is (the last one tried when all failed); empty when the
+  //! list of solvers held no known name.
+  std::string solver;
+  //! "name: message" for each back end that failed (kError) before `solver`, in order.
+  std::vector<std::string> failures;
+
+  //! `outcome` (what the answer means to the caller, e.g. "optimal") prefixed with the failures:
+  //! "solver error (cbc: CBC failed: ...), glpk: optimal"; `outcome` alone when none failed.
+  std::string Describe(std::string_view outcome) const;
+};
+
+//! Solves with the named back ends in order until one answers. A back end that fails (kError: its
+//! library reported or printed an error, crashed, or refused the input) passes the problem on to
+//! the next, with the time left of options.time_limit_seconds and the same start, so the caller's
+//! incumbent stands; any other status (optimal, feasible, infeasible, no solution at the deadline)
+//! is the answer. Unknown names are skipped. Stops trying when the time is up.
+FallbackResult SolveWithFallback(const MipProblem& problem, const MipOptions& options,
+                                 std::span<const std::string_view> solvers);
+//! The same over solver objects (none null), named by their Name().
+FallbackResult SolveWithFallback(const MipProblem& problem, const MipOptions& options,
+                                 std::span<MipSolver* const> solvers);
+
+//! `preferred` first, then every other back end in MipSolverNames() order: the order
+//! SolveWithFallback tries them in when `preferred` is the configured one.
+std::vector<std::string_view> FallbackOrder(std::string_view preferred);
+
+//! A MipSolver that runs SolveWithFallback over FallbackOrder(preferred), for callers that take a
+//! MipSolver: Name() is `preferred`; the result's message names the back ends that failed and the
+//! one that answered ("cbc: CBC failed: ...; answered by glpk") when any failed. nullptr for an
+//! unknown name.
+std::unique_ptr<MipSolver> MakeFallbackSolver(std::string_view preferred);
+
 //! "cbc" or "glpk"; nullptr for an unknown name.
 std::unique_ptr<MipSolver> MakeMipSolver(std::string_view name);
 //! The names MakeMipSolver accepts, the default first.

@@ -358,3 +358,88 @@ TEST(MaxViolation, MeasuresBoundsRowsAndIntegrality) {
 
 }  // namespace
 }  // namespace kubesched::optimizer
+
+namespace kubesched::optimizer {
+namespace {
+
+// A back end whose library fails, as CBC did on the application mix.
+class FailingSolver final : public MipSolver {
+ public:
+  std::string_view Name() const override { return "broken"; }
+  MipResult Solve(const MipProblem&, const MipOptions& options) override {
+    time_limit = options.time_limit_seconds;
+    MipResult r;
+    r.status = MipResult::Status::kError;
+    r.message = "CBC failed: Cbc_C_Interface::Cbc_solve(): ERROR: ClpModel::getColumnName, Illegal index";
+    return r;
+  }
+  double time_limit = -1;
+};
+
+TEST(SolveWithFallback, AFailureHandsOverToTheNextSolver) {
+  FailingSolver broken;
+  auto glpk = MakeMipSolver("glpk");
+  MipSolver* const solvers[] = {&broken, glpk.get()};
+  MipOptions options;
+  options.time_limit_seconds = 30;
+  FallbackResult r = SolveWithFallback(Knapsack(), options, solvers);
+  EXPECT_NEAR(broken.time_limit, 30, 0.5);
+  ASSERT_EQ(r.result.status, MipResult::Status::kOptimal) << r.result.message;
+  EXPECT_NEAR(r.result.objective, 309, 1e-6);
+  EXPECT_EQ(r.solver, "glpk");
+  ASSERT_EQ(r.failures.size(), 1u);
+  EXPECT_EQ(r.failures[0],
+            "broken: CBC failed: Cbc_C_Interface::Cbc_solve(): ERROR: ClpModel::getColumnName, Illegal index");
+  EXPECT_EQ(r.Describe("optimal"),
+            "solver error (broken: CBC failed: Cbc_C_Interface::Cbc_solve(): ERROR: ClpModel::getColumnName, Illegal "
+            "index), glpk: optimal");
+}
+
+TEST(SolveWithFallback, TheFirstAnswerThatIsNotAFailureStands) {
+  const std::string_view order[] = {"cbc", "glpk"};
+  MipProblem infeasible;
+  infeasible.AddColumn(0, 10, 1, true);
+  infeasible.AddRow(Row({0}, {2}, 3, 3));
+  FallbackResult r = SolveWithFallback(infeasible, {}, order);
+  EXPECT_EQ(r.result.status, MipResult::Status::kInfeasible);
+  EXPECT_EQ(r.solver, "cbc");
+  EXPECT_TRUE(r.failures.empty());
+  EXPECT_EQ(r.Describe("infeasible"), "infeasible");
+}
+
+TEST(SolveWithFallback, EveryFailureIsReported) {
+  MipProblem malformed = Knapsack();
+  malformed.rows[0].index.push_back(99);  // out of range: every back end refuses it
+  malformed.rows[0].value.push_back(1);
+  FallbackResult r = SolveWithFallback(malformed, {}, FallbackOrder("glpk"));
+  EXPECT_EQ(r.result.status, MipResult::Status::kError);
+  EXPECT_EQ(r.solver, "cbc");
+  ASSERT_EQ(r.failures.size(), 1u);
+  EXPECT_EQ(r.failures[0], "glpk: row 0: column 99 out of range");
+}
+
+TEST(SolveWithFallback, UnknownNamesAreSkipped) {
+  const std::string_view order[] = {"gurobi", "glpk"};
+  FallbackResult r = SolveWithFallback(Knapsack(), {}, order);
+  EXPECT_EQ(r.result.status, MipResult::Status::kOptimal);
+  EXPECT_EQ(r.solver, "glpk");
+  EXPECT_TRUE(r.failures.empty());
+}
+
+TEST(FallbackOrder, PreferredFirst) {
+  EXPECT_EQ(FallbackOrder("glpk"), (std::vector<std::string_view>{"glpk", "cbc"}));
+  EXPECT_EQ(FallbackOrder("cbc"), (std::vector<std::string_view>{"cbc", "glpk"}));
+}
+
+TEST(MakeFallbackSolver, NamesTheFailuresInItsMessage) {
+  EXPECT_EQ(MakeFallbackSolver("gurobi"), nullptr);
+  auto solver = MakeFallbackSolver("cbc");
+  ASSERT_NE(solver, nullptr);
+  EXPECT_EQ(solver->Name(), "cbc");
+  MipResult r = solver->Solve(Knapsack(), {});
+  EXPECT_EQ(r.status, MipResult::Status::kOptimal);
+  EXPECT_EQ(r.message, "");
+}
+
+}  // namespace
+}  // namespace kubesched::optimizer

@@ -983,8 +983,7 @@ PlacementResult PlaceBatch(const PlacementInput& input, const PlacementOptions& 
   } else if (!optimal && options.exact && !m.groups.empty()) {
     Formulation f =
         Formulate(m, options.presolve, placed_proved ? std::optional<double>(best_weighted_placed) : std::nullopt);
-    auto solver = MakeMipSolver(options.solver);
-    if (solver) {
+    if (MakeMipSolver(options.solver)) {
       MipOptions mo;
       mo.seed = options.seed;
       // CBC checks its clock between nodes and overruns a little on large models: leave it a margin.
@@ -994,8 +993,10 @@ PlacementResult PlaceBatch(const PlacementInput& input, const PlacementOptions& 
       mo.time_limit_seconds = std::max(0.05, seconds);
       std::vector<double> warm = StartOf(m, f, best.counts, options.presolve);
       if (!warm.empty()) mo.start = std::move(warm);
-      MipResult r = solver->Solve(f.mip, mo);
-      result.solver = std::string(solver->Name());
+      // A solver that fails hands over to the next with the time left (mip.h).
+      FallbackResult answer = SolveWithFallback(f.mip, mo, FallbackOrder(options.solver));
+      const MipResult& r = answer.result;
+      result.solver = answer.solver;
       result.solver_seconds = r.seconds;
       if (r.status == MipResult::Status::kOptimal || r.status == MipResult::Status::kFeasible) {
         // The formulation leaves out constants (every pod's weight, the stranding on nodes it
@@ -1007,16 +1008,16 @@ PlacementResult PlaceBatch(const PlacementInput& input, const PlacementOptions& 
             if (f.x[g][n] >= 0) c[g][n] = static_cast<int32_t>(std::lround(r.x[f.x[g][n]]));
           }
         }
-        const PlacementState answer = StateOf(m, c);
+        const PlacementState solved = StateOf(m, c);
         double tie_break_part = 0;
         for (size_t g = 0; g < m.groups.size(); ++g) {
           for (size_t n = 0; n < m.nodes.size(); ++n)
             tie_break_part += TieBreakWeight(m) * m.preference[g][n] * c[g][n];
         }
-        const double constants = answer.Objective() - (r.objective + tie_break_part);
+        const double constants = solved.Objective() - (r.objective + tie_break_part);
         // The tie-break term is <= 0, so the bound on the total bounds the levels above it.
         bound = std::max(bound, r.bound + constants);
-        Candidate cand{std::move(c), answer.Objective(), TieBreak(m, answer), result.solver};
+        Candidate cand{std::move(c), solved.Objective(), TieBreak(m, solved), result.solver};
         // Started from the incumbent, the solver's answer is no worse on the levels above the
         // tie-break, and at least as good on it when they are equal.
         if (!Better(best, cand)) best = std::move(cand);
@@ -1028,6 +1029,7 @@ PlacementResult PlaceBatch(const PlacementInput& input, const PlacementOptions& 
       } else {
         result.stopped_by = r.status == MipResult::Status::kNoSolution ? "deadline" : "solver error: " + r.message;
       }
+      result.stopped_by = answer.Describe(result.stopped_by);
     }
   }
 

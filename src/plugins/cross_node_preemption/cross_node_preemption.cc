@@ -169,7 +169,7 @@ CrossNodePreemption::CrossNodePreemption(CrossNodePreemptionArgs args, framework
     : args_(std::move(args)),
       handle_(handle),
       evaluator_(kName, handle),
-      solver_(optimizer::MakeMipSolver(args_.solver)) {}
+      solver_(optimizer::MakeFallbackSolver(args_.solver)) {}
 
 CrossNodeStats CrossNodePreemption::stats() const {
   std::lock_guard lock(mu_);
