@@ -274,7 +274,8 @@ BatchModel BuildModel(const PlacementInput& input) {
   m.num_classes = static_cast<int32_t>(classes.size());
 
   // --- Static fit: once per group and class ---------------------------------------------------
-  m.static_reason.assign(G, std::vector<std::string>(N));
+  m.static_reason.assign(G, std::vector<std::string>(m.num_classes));
+  m.fits.assign(G, std::vector<uint8_t>(N, 0));
   m.preference.assign(G, {});
   {
     std::vector<int32_t> rep(m.num_classes, -1);
@@ -285,7 +286,8 @@ BatchModel BuildModel(const PlacementInput& input) {
       std::vector<std::string> by_class(m.num_classes);
       auto fit = input.static_fit(*m.groups[g].pods.front());
       for (int32_t c = 0; c < m.num_classes; ++c) by_class[c] = fit(*input.nodes[rep[c]]);
-      for (int32_t n = 0; n < N; ++n) m.static_reason[g][n] = by_class[m.nodes[n].node_class];
+      for (int32_t n = 0; n < N; ++n) m.fits[g][n] = by_class[m.nodes[n].node_class].empty() ? 1 : 0;
+      m.static_reason[g] = by_class;
       // Scores on the class representatives that fit, scaled to [0, 1] (min to max).
       m.preference[g].assign(N, 0);
       if (!input.scores) continue;
@@ -441,8 +443,13 @@ BatchModel BuildModel(const PlacementInput& input) {
 
   // --- Host ports within the batch ------------------------------------------------------------
   m.port_conflict.assign(G, std::vector<uint8_t>(G, 0));
+  m.port_conflicts_of.assign(G, {});
   for (int32_t g = 0; g < G; ++g) {
-    for (int32_t h = 0; h < G; ++h) m.port_conflict[g][h] = PortsConflict(m.groups[g].ports, m.groups[h].ports);
+    if (m.groups[g].ports.empty()) continue;
+    for (int32_t h = 0; h < G; ++h) {
+      m.port_conflict[g][h] = PortsConflict(m.groups[g].ports, m.groups[h].ports);
+      if (m.port_conflict[g][h]) m.port_conflicts_of[g].push_back(h);
+    }
   }
   return m;
 }

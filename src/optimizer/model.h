@@ -125,8 +125,12 @@ struct BatchModel {
   std::vector<std::string> resources;  // dimension names ("cpu" in milli, "pods", ...)
   std::vector<ModelNode> nodes;
   std::vector<Group> groups;
-  //! [group][node]: empty when the profile's filters accept the group there, else the reason.
+  //! [group][node class]: empty when the profile's filters accept the group there, else why not.
   std::vector<std::vector<std::string>> static_reason;
+  //! [group][node]: whether static_reason is empty (the hot check, kept dense).
+  std::vector<std::vector<uint8_t>> fits;
+  //! [group]: the groups whose host ports conflict with it (port_conflict's rows, sparse).
+  std::vector<std::vector<int32_t>> port_conflicts_of;
   std::vector<TopologyKey> keys;
   std::vector<Term> terms;
   std::vector<Spread> spreads;
@@ -146,7 +150,9 @@ struct BatchModel {
   //! (1 for the best node); all 0 without a scores hook.
   std::vector<std::vector<double>> preference;
 
-  bool Fits(int32_t g, int32_t n) const { return static_reason[g][n].empty(); }
+  bool Fits(int32_t g, int32_t n) const { return fits[g][n] != 0; }
+  //! Why the profile's filters reject group g on node n ("" when they accept it).
+  const std::string& StaticReason(int32_t g, int32_t n) const { return static_reason[g][nodes[n].node_class]; }
   //! The accelerator units stranded on a node with this much free (model dimensions).
   double Stranded(std::span<const int64_t> free) const;
 };

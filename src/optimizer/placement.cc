@@ -104,8 +104,29 @@ double Remaining(const BatchModel& m, const PlacementState& s, int32_t g, int32_
 
 // Places one pod of g where packing wants it: the fullest used node it fits, else the first
 // unused one. Returns the node, or -1.
+// Nodes of one class that no pod of the batch went to are alike in every check, score and count
+// (a class has one set of labels, free room and running pods): a loop over candidate nodes
+// evaluates the first of them in node order and skips the rest, which keeps ties as a full scan
+// breaks them. Returns whether node n stands for itself or is its class's first untouched node.
+class UntouchedOncePerClass {
+ public:
+  explicit UntouchedOncePerClass(const BatchModel& m) : m_(m), seen_(m.num_classes, 0) {}
+  bool Visit(const PlacementState& s, int32_t n) {
+    if (s.batch_pods_on(n) > 0) return true;
+    uint8_t& seen = seen_[m_.nodes[n].node_class];
+    if (seen) return false;
+    seen = 1;
+    return true;
+  }
+
+ private:
+  const BatchModel& m_;
+  std::vector<uint8_t> seen_;
+};
+
 int32_t PlaceOne(const BatchModel& m, PlacementState& s, int32_t g) {
   const int32_t N = static_cast<int32_t>(m.nodes.size());
+  UntouchedOncePerClass once(m);
   int32_t best = -1;
   double best_score = 0;
   bool best_used = false;
@@ -114,7 +135,7 @@ int32_t PlaceOne(const BatchModel& m, PlacementState& s, int32_t g) {
   double best_strand = 0;
   constexpr double kStrandEps = 1e-9;
   for (int32_t n = 0; n < N; ++n) {
-    if (!m.Fits(g, n)) continue;
+    if (!m.Fits(g, n) || !once.Visit(s, n)) continue;
     const bool used = s.used(n);
     const double strand = m.accelerators.empty() ? 0 : s.StrandedDelta(g, n);
     if (best >= 0 && strand > best_strand + kStrandEps) continue;
@@ -165,8 +186,9 @@ PlacementState ConstructAsScheduled(const BatchModel& m) {
     if (stuck[g]) continue;
     int32_t best = -1;
     double best_score = -1;
+    UntouchedOncePerClass once(m);
     for (int32_t n = 0; n < N; ++n) {
-      if (!m.Fits(g, n) || !s.Check(g, n).ok()) continue;
+      if (!m.Fits(g, n) || !once.Visit(s, n) || !s.Check(g, n).ok()) continue;
       const double score = DefaultScore(m, s, g, n);
       if (score > best_score) {
         best = n;
@@ -761,7 +783,7 @@ std::string UnplacedReason(const BatchModel& m, const PlacementState& s, int32_t
       ++fits;
       continue;
     }
-    std::string why = r.kind == Rejection::Kind::kFilters ? m.static_reason[g][n] : s.Describe(g, r);
+    std::string why = r.kind == Rejection::Kind::kFilters ? m.StaticReason(g, n) : s.Describe(g, r);
     ++reasons[why];
   }
   std::vector<std::pair<int32_t, std::string>> sorted;
@@ -973,13 +995,15 @@ PlacementResult PlaceBatch(const PlacementInput& input, const PlacementOptions& 
   }
   if (!optimal && options.exact && pairs > options.max_exact_columns) {
     result.stopped_by = fmt::format("model too large for the exact stage ({} group-node pairs)", pairs);
-  } else if (!optimal && options.exact && placed_proved && pairs > options.max_exact_columns_when_placed_proved) {
+  } else if (!optimal && options.exact && placed_proved &&
+             (pairs > options.max_exact_columns_when_placed_proved ||
+              static_cast<int64_t>(m.groups.size()) * m.num_classes > options.max_group_classes_when_placed_proved)) {
     // The pods placed already meet the pattern bound: what a solver could still improve (stranding,
     // new nodes) is not worth its time on a model this size.
     result.stopped_by = fmt::format(
         "pods placed proved optimal by the pattern bound; stranding and new nodes left to the heuristic ({} "
-        "group-node pairs)",
-        pairs);
+        "group-node pairs, {} groups x {} node classes)",
+        pairs, m.groups.size(), m.num_classes);
   } else if (!optimal && options.exact && !m.groups.empty()) {
     Formulation f =
         Formulate(m, options.presolve, placed_proved ? std::optional<double>(best_weighted_placed) : std::nullopt);
@@ -1029,7 +1053,7 @@ PlacementResult PlaceBatch(const PlacementInput& input, const PlacementOptions& 
       } else {
         result.stopped_by = r.status == MipResult::Status::kNoSolution ? "deadline" : "solver error: " + r.message;
       }
-      result.stopped_by = answer.Describe(result.stopped_by);
+      result.stopped_by = answer.Describe(result.stopped_by) + fmt::format(" ({} group-node pairs)", pairs);
     }
   }
 

@@ -34,6 +34,10 @@ struct PlacementOptions {
   //! Once the pods placed meet the pattern bound, the solver runs only for the lower levels
   //! (stranding, new nodes) of models up to this many pairs.
   int64_t max_exact_columns_when_placed_proved = 5000;
+  //! ... and of at most this many (group, node class) combinations: a solver proves the lower
+  //! levels quickly on symmetric clusters (a few classes of identical nodes) at any size, and
+  //! rarely within its time on heterogeneous ones (a trace's partly filled nodes).
+  int64_t max_group_classes_when_placed_proved = 1000;
 };
 
 struct PlannedPod {

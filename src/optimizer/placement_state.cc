@@ -60,8 +60,8 @@ Rejection PlacementState::Check(int32_t g, int32_t n) const {
       return {Rejection::Kind::kResources, static_cast<int32_t>(d)};
     }
   }
-  for (size_t h = 0; h < m.groups.size(); ++h) {
-    if (m.port_conflict[g][h] && count_[h][n] > 0) return {Rejection::Kind::kPorts, static_cast<int32_t>(h)};
+  for (int32_t h : m.port_conflicts_of[g]) {
+    if (count_[h][n] > 0) return {Rejection::Kind::kPorts, h};
   }
   // The pod's anti-affinity against batch pods already placed.
   for (int32_t t : group.anti_terms) {
