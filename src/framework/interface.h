@@ -222,6 +222,15 @@ class TimedPlugin : public virtual Plugin {
   virtual void Tick(const std::vector<PodInfoPtr>& held) = 0;
 };
 
+//! A plugin that decides about pods outside their own cycles (a batch's plan, a preemption plan)
+//! says what it decided about one, for `simulate --explain`. Not an extension point of upstream's.
+class PodExplainer : public virtual Plugin {
+ public:
+  //! What the plugin decided about the pod and why, in sentences; "" when it decided nothing.
+  //! Called on the scheduling thread; must not change anything.
+  virtual std::string ExplainPod(const api::Pod& pod) const = 0;
+};
+
 //! Informational, after a successful bind.
 class PostBindPlugin : public virtual Plugin {
  public:

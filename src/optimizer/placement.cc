@@ -14,6 +14,7 @@
 #include "optimizer/mip.h"
 #include "optimizer/pattern_bound.h"
 #include "optimizer/placement_state.h"
+#include "util/log.h"
 
 namespace kubesched::optimizer {
 namespace {
@@ -83,11 +84,18 @@ std::vector<int32_t> GroupOrder(const BatchModel& m) {
       for (int32_t h = 0; h < G; ++h) tied[h] |= m.terms[t].matches_group[h];
     }
   }
+  // Pods that need an accelerator go before pods that do not: the others can use any node's cpu,
+  // and taking it first from nodes with accelerators strands them.
+  auto accelerated = [&](int32_t g) {
+    return std::any_of(m.accelerators.begin(), m.accelerators.end(),
+                       [&](const Accelerator& a) { return m.groups[g].demand[a.dim] > 0; });
+  };
   std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
     if (m.groups[a].priority != m.groups[b].priority) return m.groups[a].priority > m.groups[b].priority;
     if (tied[a] != tied[b]) return tied[a] > tied[b];
     if (depth[a] != depth[b]) return depth[a] < depth[b];
     if (constrained(a) != constrained(b)) return constrained(a) > constrained(b);
+    if (accelerated(a) != accelerated(b)) return accelerated(a);
     return size(a) > size(b);
   });
   return order;
@@ -210,6 +218,18 @@ PlacementState ConstructPacked(const BatchModel& m, const std::vector<int32_t>& 
     for (int32_t i = 0; i < m.groups[g].count(); ++i) {
       if (PlaceOne(m, s, g) < 0) break;  // identical pods: the next would not fit either
     }
+  }
+  return s;
+}
+
+// Packing pod by pod in queue order (the order the pods arrived in): each where packing wants it.
+// Largest first is the classic order for bin packing, but on a trace of mixed shapes arrival order
+// sometimes packs better (each candidate is scored; the better one stands).
+PlacementState ConstructPackedInQueueOrder(const BatchModel& m) {
+  PlacementState s(m);
+  std::vector<uint8_t> stuck(m.groups.size(), 0);
+  for (int32_t g : m.pod_group) {
+    if (!stuck[g] && PlaceOne(m, s, g) < 0) stuck[g] = 1;
   }
   return s;
 }
@@ -972,6 +992,13 @@ PlacementResult PlaceBatch(const PlacementInput& input, const PlacementOptions& 
     EmptyNodes(m, packed, order, deadline);
     Candidate c{CountsOf(m, packed), packed.Objective(), TieBreak(m, packed), "packing"};
     if (Better(c, best)) best = std::move(c);
+    PlacementState arrival = ConstructPackedInQueueOrder(m);
+    EmptyNodes(m, arrival, order, deadline);
+    Candidate a{CountsOf(m, arrival), arrival.Objective(), TieBreak(m, arrival), "packing in queue order"};
+    KS_LOG_V(3).InfoS("BatchPlacement candidates", "greedyPlaced", result.greedy_placed, "packedPlaced",
+                      packed.placed_total(), "packedStranded", packed.stranded(), "arrivalPlaced",
+                      arrival.placed_total(), "arrivalStranded", arrival.stranded());
+    if (Better(a, best)) best = std::move(a);
   }
 
   // bound: on the pods placed (the pattern LP), and on the objective (every pod placed, the new
@@ -1011,10 +1038,7 @@ PlacementResult PlaceBatch(const PlacementInput& input, const PlacementOptions& 
       MipOptions mo;
       mo.seed = options.seed;
       // CBC checks its clock between nodes and overruns a little on large models: leave it a margin.
-      double seconds = 0.9 * std::chrono::duration<double>(deadline - Clock::now()).count();
-      // With the pods placed proved, only the lower levels are left: a tenth of the time for them.
-      if (placed_proved) seconds = std::min(seconds, std::max(0.2, 0.1 * options.timeout_seconds));
-      mo.time_limit_seconds = std::max(0.05, seconds);
+      mo.time_limit_seconds = std::max(0.05, 0.9 * std::chrono::duration<double>(deadline - Clock::now()).count());
       std::vector<double> warm = StartOf(m, f, best.counts, options.presolve);
       if (!warm.empty()) mo.start = std::move(warm);
       // A solver that fails hands over to the next with the time left (mip.h).
@@ -1061,14 +1085,18 @@ PlacementResult PlaceBatch(const PlacementInput& input, const PlacementOptions& 
   Ordered ordered = Order(m, best.counts, order);
   const PlacementState& final_state = ordered.state;
   std::vector<size_t> next(m.groups.size(), 0);
+  std::vector<int32_t> fitting(m.groups.size(), 0);
+  for (size_t g = 0; g < m.groups.size(); ++g) {
+    for (size_t n = 0; n < m.nodes.size(); ++n) fitting[g] += m.Fits(static_cast<int32_t>(g), static_cast<int32_t>(n));
+  }
   for (auto [g, n] : ordered.steps) {
-    result.plan.push_back({m.groups[g].pods[next[g]++], m.nodes[n].info->name()});
+    result.plan.push_back({m.groups[g].pods[next[g]++], m.nodes[n].info->name(), fitting[g]});
   }
   for (size_t g = 0; g < m.groups.size(); ++g) {
     if (next[g] < m.groups[g].pods.size()) {
       const std::string why = UnplacedReason(m, final_state, static_cast<int32_t>(g));
       for (; next[g] < m.groups[g].pods.size(); ++next[g]) {
-        result.plan.push_back({m.groups[g].pods[next[g]], ""});
+        result.plan.push_back({m.groups[g].pods[next[g]], "", fitting[g]});
         result.unplaced_reasons.emplace_back(m.groups[g].pods[next[g]]->pod().metadata.uid, why);
       }
     }

@@ -43,6 +43,9 @@ struct PlacementOptions {
 struct PlannedPod {
   framework::PodInfoPtr pod;
   std::string node;  // empty: not placed
+  //! How many nodes the profile's filters accept the pod on as the batch found them (its
+  //! alternatives, before the batch's own pods and constraints between pods count).
+  int32_t fitting_nodes = 0;
 };
 
 struct PlacementResult {

@@ -31,6 +31,11 @@ class PlacementState {
 
   int32_t count(int32_t g, int32_t n) const { return count_[g][n]; }
   int32_t placed(int32_t g) const { return placed_[g]; }
+  int32_t placed_total() const {
+    int32_t t = 0;
+    for (int32_t p : placed_) t += p;
+    return t;
+  }
   int32_t batch_pods_on(int32_t n) const { return on_node_[n]; }
   //! Nodes not in use before the batch that now run a batch pod.
   int32_t new_nodes_used() const { return new_nodes_used_; }

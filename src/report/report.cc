@@ -586,9 +586,12 @@ class Page {
     PodsChart(s);
     if (const auto& o = r.optimizer) {
       out_ += fmt::format(
-          "<p>Batch optimizer: {} batch{}, {} of {} pods placed, {}, {:.2f} s{}.</p>\n", o->batches,
-          o->batches == 1 ? "" : "es", o->placed, o->pods,
-          o->all_optimal ? std::string("proved optimal") : fmt::format("gap {:.2f}%", 100 * o->max_gap), o->seconds,
+          "<p>Batch optimizer: {} batch{} ({} plan{}), {} pods, {} placed ({} by plans), {}, run bound {:.0f}, "
+          "{:.2f} s{}.</p>\n",
+          o->batches, o->batches == 1 ? "" : "es", o->plans, o->plans == 1 ? "" : "s", o->pods, o->placed, o->planned,
+          o->all_optimal ? std::string("proved optimal")
+                         : fmt::format("placed {:.2f}% under the bound at most", 100 * o->max_placed_gap),
+          o->run_bound, o->seconds,
           o->solver.empty() ? std::string() : fmt::format(" ({} {:.2f} s)", EscapeHtml(o->solver), o->solver_seconds));
     }
     if (const auto& x = r.cross_node; x && (x->stats.plans > 0 || x->stats.no_plan > 0)) {

@@ -165,6 +165,7 @@ void Scheduler::Explain(framework::runtime::Framework& fwk, framework::CycleStat
   e.selected_node = selected;
   e.message = message;
   e.pre_filter_message = diagnosis.pre_filter_msg;
+  e.plugin_notes = fwk.ExplainPod(pod.pod());
   std::set<std::string_view> feasible_names;
   for (const NodeInfo* n : feasible) feasible_names.insert(n->name());
   auto all = snapshot_->List();

@@ -102,6 +102,9 @@ struct AttemptExplanation {
   std::vector<NodeDetail> nodes;
   std::string selected_node;
   std::string message;  // FailedScheduling message when no node fit
+  //! What plugins deciding outside the pod's cycle (a batch's plan, a preemption plan) say about
+  //! it (framework::PodExplainer), as (plugin, text).
+  std::vector<std::pair<std::string, std::string>> plugin_notes;
 };
 
 struct SchedulerOptions {

@@ -144,10 +144,15 @@ std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects o
     }
     auto& o = *result.optimizer;
     o.batches += s.batches;
+    o.plans += s.plans;
     o.pods += s.pods;
     o.placed += s.placed;
+    o.planned += s.planned;
+    o.run_bound += s.run_bound;
+    o.stranded += s.stranded;
     o.all_optimal = o.all_optimal && s.all_optimal;
     o.max_gap = std::max(o.max_gap, s.max_gap);
+    o.max_placed_gap = std::max(o.max_placed_gap, s.max_placed_gap);
     o.solver_seconds += s.solver_seconds;
     o.seconds += s.seconds;
     if (o.solver.empty()) o.solver = s.solver;

@@ -878,4 +878,15 @@ Plugin* Framework::GetPlugin(std::string_view name) const {
   return nullptr;
 }
 
+std::vector<std::pair<std::string, std::string>> Framework::ExplainPod(const api::Pod& pod) const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& p : owned_) {
+    const auto* explainer = dynamic_cast<const PodExplainer*>(p.get());
+    if (!explainer) continue;
+    std::string text = explainer->ExplainPod(pod);
+    if (!text.empty()) out.emplace_back(std::string(p->Name()), std::move(text));
+  }
+  return out;
+}
+
 }  // namespace kubesched::framework::runtime

@@ -163,6 +163,9 @@ class Framework final : public Handle {
   std::optional<int32_t> percentage_of_nodes_to_score() const { return percentage_of_nodes_to_score_; }
   //! The profile's instance of a plugin, or nullptr when it is not enabled.
   Plugin* GetPlugin(std::string_view name) const;
+  //! What each plugin that decides about pods outside their cycles says about this one
+  //! (PodExplainer), as (plugin, text), in the profile's order.
+  std::vector<std::pair<std::string, std::string>> ExplainPod(const api::Pod& pod) const;
   //! Every plugin's name per extension point (for logs and tests).
   std::vector<std::string> PluginNames(std::string_view extension_point) const;
   //! The Score plugins in order with their weights (1 when the configuration sets none).

@@ -2,11 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "optimizer/mip.h"
+#include "optimizer/pattern_bound.h"
 #include "plugins/helper/strict_decoder.h"
 #include "plugins/helper/taints.h"
 #include "plugins/helper/validation.h"
@@ -245,7 +249,12 @@ void BatchPlacement::Tick(const std::vector<PodInfoPtr>& all_held) {
   optimizer::PlacementOptions options;
   options.timeout_seconds = args_.solver_timeout_seconds;
   options.solver = args_.solver;
-  optimizer::PlacementResult result = optimizer::PlaceBatch(MakeInput(batch), options);
+  optimizer::PlacementInput input = MakeInput(batch);
+  {
+    std::lock_guard lock(mu_);
+    RememberNodesLocked(input.nodes);
+  }
+  optimizer::PlacementResult result = optimizer::PlaceBatch(input, options);
   KS_LOG_V(2).InfoS("BatchPlacement placed a batch", "pods", batch.size(), "groups", result.groups, "nodeClasses",
                     result.node_classes, "placed", result.placed, "placedBound", result.placed_bound, "newNodes",
                     result.new_nodes_used, "stranded", result.stranded, "from", result.source, "plan",
@@ -272,9 +281,33 @@ void BatchPlacement::Tick(const std::vector<PodInfoPtr>& all_held) {
       }
     }
     stats_.batches += 1;
-    stats_.pods += static_cast<int64_t>(batch.size());
-    stats_.placed += result.placed;
+    stats_.plans += result.apply_plan ? 1 : 0;
+    for (const auto& p : batch) batched_.emplace(Uid(p->pod()), p);
+    // Each pod's last batch decides how it counts.
+    for (const auto& p : result.plan) {
+      if (p.node.empty())
+        placed_by_.erase(Uid(p.pod->pod()));
+      else
+        placed_by_[Uid(p.pod->pod())] = result.apply_plan;
+    }
+    {
+      BatchRecord rec;
+      rec.pods = batch.size();
+      rec.result = result;
+      rec.result.plan.clear();
+      rec.result.unplaced_reasons.clear();
+      batch_records_.push_back(std::move(rec));
+      for (const auto& p : result.plan) {
+        pod_records_[Uid(p.pod->pod())] = PodRecord{batch_records_.size() - 1, p.node, p.fitting_nodes};
+      }
+    }
+    stats_.pods = static_cast<int64_t>(batched_.size());
+    stats_.placed = static_cast<int64_t>(placed_by_.size());
+    stats_.planned = std::count_if(placed_by_.begin(), placed_by_.end(), [](const auto& kv) { return kv.second; });
+    run_bound_.reset();
     stats_.all_optimal = stats_.all_optimal && result.optimal;
+    stats_.max_placed_gap = std::max(stats_.max_placed_gap, result.placed_gap);
+    stats_.stranded = result.stranded;
     stats_.max_gap = std::max(stats_.max_gap, result.gap);
     stats_.solver_seconds += result.solver_seconds;
     stats_.seconds += result.seconds;
@@ -289,9 +322,137 @@ void BatchPlacement::Tick(const std::vector<PodInfoPtr>& all_held) {
   handle_->Activate(order);
 }
 
+std::string BatchPlacement::ExplainPod(const api::Pod& pod) const {
+  std::lock_guard lock(mu_);
+  auto it = pod_records_.find(Uid(pod));
+  if (it == pod_records_.end()) return "";
+  const PodRecord& pr = it->second;
+  const BatchRecord& br = batch_records_[pr.batch];
+  const optimizer::PlacementResult& r = br.result;
+  const std::string batch =
+      fmt::format("batch {} of {} ({} pods, {} groups)", pr.batch + 1, batch_records_.size(), br.pods, r.groups);
+  const std::string compared = fmt::format(
+      "it places {} pods (at most {:.0f} can be: the pattern bound; the profile one by one places {}), strands {:.2f} "
+      "accelerator units (one by one: {:.2f}) and newly uses {} nodes (one by one: {})",
+      r.placed, r.placed_bound, r.greedy_placed, r.stranded, r.greedy_stranded, r.new_nodes_used, r.greedy_new_nodes);
+  if (!r.apply_plan) {
+    return fmt::format("{} made no plan: {}; no better than the profile alone, so the pod took its own cycle.", batch,
+                       compared);
+  }
+  // The objective level on which the plan beat what the profile does one by one.
+  std::string level = "the profile's own scores between otherwise equal placements";
+  if (r.placed > r.greedy_placed) {
+    level = "most pods placed";
+  } else if (r.stranded < r.greedy_stranded - 1e-6) {
+    level = "least stranded accelerator capacity";
+  } else if (r.new_nodes_used < r.greedy_new_nodes) {
+    level = "fewest newly used nodes";
+  }
+  const std::string verdict = r.optimal ? "proved optimal" : "not proved optimal (" + r.stopped_by + ")";
+  if (pr.node.empty()) {
+    return fmt::format("{} left it out of its plan ({}; {}, decided on {}); it is retried when room appears.", batch,
+                       verdict, compared, level);
+  }
+  return fmt::format(
+      "{} planned it on {}, one of the {} nodes its filters accept, with the {} placement; {}; the plan beat the "
+      "profile one by one on {}; {}.",
+      batch, pr.node, pr.fitting_nodes, r.source, compared, level, verdict);
+}
+
 BatchStats BatchPlacement::stats() const {
   std::lock_guard lock(mu_);
-  return stats_;
+  BatchStats out = stats_;
+  if (!run_bound_) run_bound_ = RunBoundLocked();
+  out.run_bound = *run_bound_;
+  return out;
+}
+
+void BatchPlacement::RememberNodesLocked(std::span<const framework::NodeInfo* const> nodes) {
+  for (const framework::NodeInfo* n : nodes) {
+    if (seen_nodes_.contains(n->name())) continue;
+    framework::Resource free = n->allocatable();
+    free.Sub(n->requested());
+    free.allowed_pod_number = n->allocatable().allowed_pod_number - static_cast<int64_t>(n->pods().size());
+    seen_nodes_.emplace(n->name(), SeenNode{n->node_ptr(), std::move(free)});
+  }
+}
+
+double BatchPlacement::RunBoundLocked() const {
+  if (batched_.empty() || seen_nodes_.empty()) return static_cast<double>(batched_.size());
+  // Dimensions: cpu, memory, pods, and every extended resource a batched pod requests.
+  std::vector<std::string> scalars;
+  for (const auto& [uid, pi] : batched_) {
+    for (const auto& [name, q] : pi->requests.scalar) {
+      if (q > 0 && std::find(scalars.begin(), scalars.end(), name) == scalars.end()) scalars.push_back(name);
+    }
+  }
+  std::sort(scalars.begin(), scalars.end());
+  const size_t R = 3 + scalars.size();
+  auto vector_of = [&](const framework::Resource& r, int64_t pods) {
+    std::vector<int64_t> v(R);
+    v[0] = r.milli_cpu;
+    v[1] = r.memory;
+    v[2] = pods;
+    for (size_t i = 0; i < scalars.size(); ++i) v[3 + i] = r.Scalar(scalars[i]);
+    for (auto& x : v) x = std::max<int64_t>(0, x);
+    return v;
+  };
+  // Node classes: free room, labels and taints alike.
+  struct Class {
+    const api::Node* node;
+    std::vector<int64_t> free;
+    int64_t count = 0;
+  };
+  std::vector<Class> classes;
+  std::map<std::string, size_t> class_of;
+  for (const auto& [name, seen] : seen_nodes_) {
+    std::vector<int64_t> free = vector_of(seen.free, seen.free.allowed_pod_number);
+    std::string key = fmt::format("{}|{}", fmt::join(free, ","), seen.node->spec.unschedulable);
+    for (const auto& [k, v] : seen.node->metadata.labels) {
+      if (k != "kubernetes.io/hostname") key += "|" + k + "=" + v;
+    }
+    for (const auto& t : seen.node->spec.taints)
+      key += "|" + t.key + "=" + t.value + ":" + std::string(api::ToString(t.effect));
+    auto [it, inserted] = class_of.emplace(std::move(key), classes.size());
+    if (inserted) classes.push_back({seen.node.get(), std::move(free), 0});
+    classes[it->second].count += 1;
+  }
+  // Shapes: requests and the classes the pod may run on (its node affinity and selector, and the
+  // taints it tolerates): what holds whatever else runs.
+  optimizer::PatternBoundInput in;
+  in.num_resources = R;
+  std::map<std::pair<std::vector<int64_t>, std::vector<uint8_t>>, size_t> shape_of;
+  for (const auto& [uid, pi] : batched_) {
+    const api::Pod& pod = pi->pod();
+    const node_affinity::RequiredNodeAffinity affinity(pod);
+    std::vector<uint8_t> may(classes.size());
+    for (size_t c = 0; c < classes.size(); ++c) {
+      const api::Node& node = *classes[c].node;
+      may[c] =
+          affinity.Match(node) && helper::FindMatchingUntoleratedTaint(node.spec.taints, pod.spec.tolerations,
+                                                                       helper::DoNotScheduleTaintsFilter) == nullptr;
+    }
+    auto [it, inserted] =
+        shape_of.emplace(std::make_pair(vector_of(pi->requests, 1), std::move(may)), in.shapes.size());
+    if (inserted) in.shapes.push_back({it->first.first, 0, 1});
+    in.shapes[it->second].count += 1;
+  }
+  for (const auto& c : classes) {
+    optimizer::PatternBoundInput::NodeClass nc;
+    nc.capacity = c.free;
+    nc.count = c.count;
+    nc.max_per_node.assign(in.shapes.size(), 0);
+    in.classes.push_back(std::move(nc));
+  }
+  for (const auto& [key, s] : shape_of) {
+    for (size_t c = 0; c < classes.size(); ++c) {
+      if (key.second[c]) in.classes[c].max_per_node[s] = std::numeric_limits<int32_t>::max();
+    }
+  }
+  optimizer::PatternBoundOptions options;
+  options.time_limit_seconds = 1;
+  auto r = optimizer::ComputePatternBound(in, options);
+  return r ? r->bound : static_cast<double>(batched_.size());
 }
 
 std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,

@@ -9,10 +9,12 @@
 
 #include <cstdint>
 #include <expected>
+#include <map>
 #include <mutex>
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -38,13 +40,26 @@ std::expected<BatchPlacementArgs, framework::ArgsErrors> DecodeArgs(const nlohma
                                                                     const std::string& path);
 nlohmann::ordered_json EncodeArgs(const BatchPlacementArgs& args);
 
-//! What the last batch's solve reported (simulate's summary).
+//! What the batches decided (simulate's summary). Pods are counted once however many batches
+//! they went through (a pod left out is retried in a later batch).
 struct BatchStats {
   int64_t batches = 0;
-  int64_t pods = 0;
-  int64_t placed = 0;
+  //! Batches whose placement beat what the profile does one by one and became a plan; the others
+  //! went through their own cycles unplanned.
+  int64_t plans = 0;
+  int64_t pods = 0;     //!< distinct pods batched
+  int64_t placed = 0;   //!< of them, placed by the last batch they were in
+  int64_t planned = 0;  //!< of them, placed by a plan
   bool all_optimal = true;
-  double max_gap = 0;
+  double max_gap = 0;  //!< the objective's relative gap, largest over batches
+  //! The pods placed against the pattern LP's bound, largest relative gap over batches.
+  double max_placed_gap = 0;
+  //! An upper bound on how many of the pods batched could run at once on the nodes as the
+  //! batches first saw them (pattern_bound.h, with node affinity, selectors and taints): the
+  //! whole run's bound for a burst (pods deleted meanwhile free room it does not know of).
+  double run_bound = 0;
+  //! Accelerator units the last batch left stranded (model.h: Accelerator).
+  double stranded = 0;
   double solver_seconds = 0;  // sum over batches
   double seconds = 0;         // sum over batches
   std::string solver;
@@ -53,7 +68,8 @@ struct BatchStats {
 class BatchPlacement final : public framework::PreEnqueuePlugin,
                              public framework::PreFilterPlugin,
                              public framework::EnqueueExtensions,
-                             public framework::TimedPlugin {
+                             public framework::TimedPlugin,
+                             public framework::PodExplainer {
  public:
   static constexpr std::string_view kName = "BatchPlacement";
 
@@ -71,6 +87,10 @@ class BatchPlacement final : public framework::PreEnqueuePlugin,
   //! Places the held pods (at most maxBatchSize, queue order) jointly.
   void Tick(const std::vector<framework::PodInfoPtr>& held) override;
 
+  //! The last batch the pod was in: the node it planned, or why none, and how the plan compared
+  //! with what the profile does one by one (the objective level that decided).
+  std::string ExplainPod(const api::Pod& pod) const override;
+
   BatchStats stats() const;
   const BatchPlacementArgs& args() const { return args_; }
 
@@ -78,13 +98,37 @@ class BatchPlacement final : public framework::PreEnqueuePlugin,
   //! The profile's Filter plugins on the pod without the constraints the model decides.
   optimizer::PlacementInput MakeInput(const std::vector<framework::PodInfoPtr>& pods);
 
+  //! The run's bound (BatchStats::run_bound) over the pods batched so far. Called with mu_ held.
+  double RunBoundLocked() const;
+  //! Remembers the nodes not seen before, with their free room as the batch finds it.
+  void RememberNodesLocked(std::span<const framework::NodeInfo* const> nodes);
+
   BatchPlacementArgs args_;
   framework::Handle* handle_;
   mutable std::mutex mu_;
-  std::set<std::string> held_;                             // uids PreEnqueue is holding
-  std::optional<int64_t> window_start_ns_;                 // when the first held pod arrived
-  std::set<std::string> released_;                         // uids decided by a batch, until their cycle
-  std::unordered_map<std::string, std::string> left_out_;  // uid -> reason
+  struct SeenNode {
+    std::shared_ptr<const api::Node> node;
+    framework::Resource free;
+  };
+  std::map<std::string, SeenNode, std::less<>> seen_nodes_;         // by name
+  std::unordered_map<std::string, framework::PodInfoPtr> batched_;  // by uid
+  std::unordered_map<std::string, bool> placed_by_;                 // uid → placed by a plan
+  mutable std::optional<double> run_bound_;                         // cached until a batch changes it
+  struct BatchRecord {
+    size_t pods = 0;
+    optimizer::PlacementResult result;  // without the plan (the per-pod part is below)
+  };
+  std::vector<BatchRecord> batch_records_;
+  struct PodRecord {
+    size_t batch = 0;  // index into batch_records_
+    std::string node;  // "" when left out
+    int32_t fitting_nodes = 0;
+  };
+  std::unordered_map<std::string, PodRecord> pod_records_;  // by uid: the last batch it was in
+  std::set<std::string> held_;                              // uids PreEnqueue is holding
+  std::optional<int64_t> window_start_ns_;                  // when the first held pod arrived
+  std::set<std::string> released_;                          // uids decided by a batch, until their cycle
+  std::unordered_map<std::string, std::string> left_out_;   // uid -> reason
   bool ticking_ = false;
   BatchStats stats_;
 };

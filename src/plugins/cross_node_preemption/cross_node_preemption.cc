@@ -171,6 +171,21 @@ CrossNodePreemption::CrossNodePreemption(CrossNodePreemptionArgs args, framework
       evaluator_(kName, handle),
       solver_(optimizer::MakeFallbackSolver(args_.solver)) {}
 
+std::string CrossNodePreemption::ExplainPod(const api::Pod& pod) const {
+  std::lock_guard lock(mu_);
+  const std::string key = pod.Key();
+  if (auto it = replacement_notes_.find(key); it != replacement_notes_.end()) return "this pod " + it->second + ".";
+  for (auto rec = stats_.plan_records.rbegin(); rec != stats_.plan_records.rend(); ++rec) {
+    if (rec->preemptor != key) continue;
+    return fmt::format(
+        "a plan made room for it on node {}: {} evicted, {} moved ({}); the plan {}. Its objective: the preemptor "
+        "placed, then the most pods running by priority, then the fewest disrupted, then the fewest moves.",
+        rec->node, rec->evictions, rec->moves, rec->optimal ? "proved optimal over its model" : "not proved optimal",
+        rec->outcome == "active" ? "was in progress at this attempt" : rec->outcome);
+  }
+  return "";
+}
+
 CrossNodeStats CrossNodePreemption::stats() const {
   std::lock_guard lock(mu_);
   return stats_;
@@ -1002,7 +1017,7 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
   return {{framework::NominatingMode::kOverride, target->name()}, Status()};
 }
 
-Status CrossNodePreemption::Reserve(CycleState&, const PodInfo& pod, const std::string&) {
+Status CrossNodePreemption::Reserve(CycleState&, const PodInfo& pod, const std::string& node_name) {
   const std::string& uid = pod.pod().metadata.uid;
   std::lock_guard lock(mu_);
   if (plans_.empty()) return Status();
@@ -1011,7 +1026,14 @@ Status CrossNodePreemption::Reserve(CycleState&, const PodInfo& pod, const std::
     if (puid == uid) plan.preemptor_done = true;
     for (auto& m : plan.moves) {
       if (m.done) continue;
-      if (PodInfoPtr r = ReplacementOf(m); r && r->pod().metadata.uid == uid) m.done = true;
+      if (PodInfoPtr r = ReplacementOf(m); r && r->pod().metadata.uid == uid) {
+        m.done = true;
+        if (replacement_notes_.size() < kMaxPlanRecords) {
+          replacement_notes_[pod.pod().Key()] = fmt::format(
+              "replaces {}, which the plan for {} (on node {}) moved to node {} (held for it there); placed on {}",
+              m.victim->Key(), plan.preemptor->Key(), plan.node, m.destination, node_name);
+        }
+      }
     }
     if (plan.preemptor_done && std::all_of(plan.moves.begin(), plan.moves.end(), [](const Move& m) { return m.done; }))
       finished.push_back(puid);

@@ -101,7 +101,8 @@ struct CrossNodeStats {
 class CrossNodePreemption final : public framework::PreFilterPlugin,
                                   public framework::PostFilterPlugin,
                                   public framework::ReservePlugin,
-                                  public framework::TimedPlugin {
+                                  public framework::TimedPlugin,
+                                  public framework::PodExplainer {
  public:
   static constexpr std::string_view kName = "CrossNodePreemption";
 
@@ -126,6 +127,9 @@ class CrossNodePreemption final : public framework::PreFilterPlugin,
   std::optional<int64_t> NextTickNs() const override;
   //! Expires plans past their deadline or whose node is gone, releasing what they hold.
   void Tick(const std::vector<framework::PodInfoPtr>& held) override;
+
+  //! The plan the pod was the preemptor of, or the move whose replacement it was.
+  std::string ExplainPod(const api::Pod& pod) const override;
 
   CrossNodeStats stats() const;
   //! Plans in progress (tests: nothing may stay held once they end).
@@ -192,7 +196,9 @@ class CrossNodePreemption final : public framework::PreFilterPlugin,
   mutable std::mutex mu_;
   std::unordered_map<std::string, Plan> plans_;  // by preemptor uid; guarded by mu_
   std::vector<Disruption> disruptions_;          // guarded by mu_
-  CrossNodeStats stats_;                         // guarded by mu_
+  //! Replacements that took a move's hold: pod key → what they replaced, for whom, where.
+  std::unordered_map<std::string, std::string> replacement_notes_;  // guarded by mu_
+  CrossNodeStats stats_;                                            // guarded by mu_
 };
 
 std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
