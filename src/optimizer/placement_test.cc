@@ -67,6 +67,51 @@ void Append(std::vector<framework::PodInfoPtr>& to, const std::vector<framework:
   to.insert(to.end(), from.begin(), from.end());
 }
 
+// A GPU node (8 cpu, 4 GPUs) first in order, a cpu node (8 cpu) second; a 4-cpu pod without GPU,
+// then a GPU pod (2 cpu, 1 GPU). One by one both go to the GPU node (equal scores, first node),
+// which keeps 2 cpu for 3 GPUs: 2 GPUs can no longer serve a pod like the batch's (2 cpu each).
+// The batch places the same two pods but puts the cpu pod on the cpu node: nothing stranded, at
+// the price of a second node (stranding comes before new nodes).
+TEST(PlaceBatch, KeepsTheCpuThatAcceleratorsNeed) {
+  Cluster c;
+  c.Add(MakeNode()
+            .Name("gpu")
+            .Capacity({{"cpu", "8"}, {"memory", "32Gi"}, {"pods", "110"}, {"example.com/gpu", "4"}})
+            .Obj());
+  c.Add(MakeNode().Name("cpu").Capacity({{"cpu", "8"}, {"memory", "32Gi"}, {"pods", "110"}}).Obj());
+  std::vector<framework::PodInfoPtr> pods = Replicas(1, "batch", "4");
+  pods.push_back(MakePod()
+                     .Name("train-0")
+                     .UID("train-0")
+                     .Label("app", "train")
+                     .Req({{"cpu", "2"}, {"example.com/gpu", "1"}})
+                     .Info());
+  auto r = Place(c, pods);
+  EXPECT_EQ(r.placed, 2);
+  EXPECT_EQ(r.greedy_placed, 2);
+  EXPECT_EQ(r.accelerators, 1);
+  EXPECT_DOUBLE_EQ(r.greedy_stranded, 2);
+  EXPECT_DOUBLE_EQ(r.stranded, 0);
+  EXPECT_EQ(r.new_nodes_used, 2);
+  EXPECT_TRUE(r.apply_plan);
+  std::map<std::string, std::string> node_of;
+  for (const auto& p : r.plan) node_of[p.pod->pod().metadata.name] = p.node;
+  EXPECT_EQ(node_of["batch-0"], "cpu");
+  EXPECT_EQ(node_of["train-0"], "gpu");
+}
+
+// The pattern bound: three pods of 600m on two 1-CPU nodes. Counting cpu says three fit (1.8 of
+// 2 CPUs); patterns say at most one per node. The batch places two and proves it.
+TEST(PlaceBatch, ThePatternBoundProvesWhatCountingResourcesCannot) {
+  auto r = Place(Nodes(2), Replicas(3, "web", "600m"));
+  EXPECT_EQ(r.placed, 2);
+  EXPECT_DOUBLE_EQ(r.placed_bound, 2);
+  EXPECT_DOUBLE_EQ(r.placed_gap, 0);
+  // One by one places two as well: no plan is worth making.
+  EXPECT_EQ(r.greedy_placed, 2);
+  EXPECT_FALSE(r.apply_plan);
+}
+
 TEST(PlaceBatch, PacksOntoTheFewestNodes) {
   // 6 x 300m on 1-CPU nodes: 3 fit a node, so 2 nodes; a spreading greedy would use 4.
   auto r = Place(Nodes(4), Replicas(6, "web", "300m"));
