@@ -41,6 +41,10 @@ struct PreemptionModel {
     //! Priority class: 0 for the least important priority among the candidates, rising.
     int32_t priority_rank = 0;
     bool movable = false;
+    //! On a node offered as a destination only (neither a candidate nor in a candidate's domain):
+    //! it moves on only to nodes with room for it as they are (a chain of two moves), to at most
+    //! a few of them, which keeps the model small.
+    bool on_destination = false;
     std::vector<int> destinations;  //!< node indices (never its own node)
     std::vector<int> pdbs;          //!< indices into pdb_allowed of the budgets that select it
   };

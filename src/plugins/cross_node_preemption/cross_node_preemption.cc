@@ -662,7 +662,7 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
   };
   std::unordered_map<int, int> pod_index;  // candidate → model pod
   std::vector<int>& model_pods = hood.model_pods;
-  auto add_pod = [&](int c) {
+  auto add_pod = [&](int c, bool on_destination = false) {
     auto [it, inserted] = pod_index.emplace(c, static_cast<int>(model_pods.size()));
     if (inserted) {
       model_pods.push_back(c);
@@ -670,6 +670,7 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
       mp.node = add_node(removable[c].node);
       mp.request = request_of(*removable[c].pi);
       mp.movable = removable[c].movable;
+      mp.on_destination = on_destination;
       mp.pdbs = removable[c].pdbs;
       model.pods.push_back(std::move(mp));
     }
@@ -725,7 +726,7 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
     for (size_t i = 0; i < keep; ++i) {
       add_node(roomy[i].second);
       if (auto it = removable_on.find(roomy[i].second); it != removable_on.end()) {
-        for (int c : it->second) add_pod(c);
+        for (int c : it->second) add_pod(c, /*on_destination=*/true);
       }
     }
   }
