@@ -1,11 +1,9 @@
 // End-to-end tests of batch placement: the Boreas tests with examples/optimizer.yaml, at their
 // size and scaled up, every placement checked against every constraint; --compare; bad args.
 
-#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
-#include <sstream>
 #include <string>
 
 #include <iostream>
@@ -19,13 +17,6 @@ namespace kubesched::e2e {
 namespace {
 
 using nlohmann::json;
-
-std::string ReadSource(const std::string& relative) {
-  std::ifstream in(SourcePath(relative));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // A Boreas test at k times its size (as examples/boreas/scale.py writes it).
 std::string Scaled(const std::string& test, int k) {

@@ -3,11 +3,9 @@
 // pod arriving while a plan is applied, and a plan the cluster invalidates. Every run is checked
 // for lost and doubly bound pods, and every evicted pod owned by a controller must come back.
 
-#include <fstream>
 #include <map>
 #include <regex>
 #include <set>
-#include <sstream>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -21,13 +19,6 @@ namespace {
 using nlohmann::json;
 
 const std::string kConfig = "examples/preemption/config.yaml";
-
-std::string ReadSource(const std::string& relative) {
-  std::ifstream in(SourcePath(relative));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 struct SimRun {
   json j;

@@ -42,6 +42,13 @@ std::string Quote(const std::string& s) {
 
 std::string SourcePath(const std::string& relative) { return Env("KUBESCHED_SOURCE_DIR") + "/" + relative; }
 
+std::string ReadSource(const std::string& relative) {
+  std::ifstream in(SourcePath(relative));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
 std::string WriteTempFile(const std::string& name, const std::string& text) {
   auto dir = std::filesystem::temp_directory_path() / ("kubesched-e2e-" + std::to_string(getpid()));
   std::filesystem::create_directories(dir);

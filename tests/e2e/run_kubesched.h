@@ -14,6 +14,8 @@ struct RunResult {
 
 //! Path of a file in the source tree (KUBESCHED_SOURCE_DIR).
 std::string SourcePath(const std::string& relative);
+//! The contents of a file in the source tree; empty when it cannot be read.
+std::string ReadSource(const std::string& relative);
 //! Path of the built kubesched binary (in KUBESCHED_BINARY_DIR).
 std::string KubeschedPath();
 //! Runs `kubesched args...` (the binary in KUBESCHED_BINARY_DIR).

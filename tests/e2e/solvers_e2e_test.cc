@@ -4,7 +4,6 @@
 // stay JSON whatever a solver library prints, and stderr must carry no solver chatter at the
 // default verbosity.
 
-#include <fstream>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -20,13 +19,6 @@ namespace kubesched::e2e {
 namespace {
 
 using nlohmann::json;
-
-std::string ReadSource(const std::string& relative) {
-  std::ifstream in(SourcePath(relative));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 const std::vector<std::string> kManifests = {
     "tests/data/app-mix/cluster.yaml",
