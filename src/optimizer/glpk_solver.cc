@@ -146,7 +146,7 @@ MipResult SolveLoaded(glp_prob* prob, const MipProblem& problem, const MipOption
   parm.mip_gap = 0;
   parm.mir_cuts = GLP_ON;
   // Gomory's mixed-integer cuts stay off: with them GLPK reported a singular basis, or failed its
-  // search (glp_intopt code 5), on most of the Boreas models, and stalled on preemption models.
+  // search (glp_intopt code 5), on most of the Boreas models.
   parm.gmi_cuts = GLP_OFF;
   parm.cov_cuts = GLP_ON;
   parm.fp_heur = GLP_ON;
@@ -260,9 +260,11 @@ MipResult SolveLoaded(glp_prob* prob, const MipProblem& problem, const MipOption
 MipResult GlpkSolver::Solve(const MipProblem& problem, const MipOptions& options) {
   return internal::Solve(problem, options, [&] {
     // In a child process too (isolated_solve.h): GLPK checks its time limit between the nodes of
-    // its search, not inside a node's simplex, and on some preemption models (a few priorities
-    // among 50 pods, weights from 0.001 to 1e5) a node's simplex ran for minutes. Its answer
-    // normally comes well before the deadline, so the kill needs little grace.
+    // its search, not inside a node's simplex, and in process one such simplex ran for over 15
+    // minutes on a model of kubesched_preemption_bench (Gomory cuts off). The price is the fork:
+    // 40-80 ms per decision at 10,000 pods, in page faults the scheduler takes afterwards (README,
+    // cross-node preemption). Its answer normally comes well before the deadline, so the kill
+    // needs little grace.
     MipResult result = SolveIsolated(
         [&] {
           TerminalCapture terminal;
