@@ -102,6 +102,10 @@ constexpr size_t kMaxDestinationsPerPod = 8;
 constexpr size_t kMaxCrowdedDestinationsPerPod = 2;
 // A pod on a destination node (Pod::on_destination) moves on to at most this many nodes.
 constexpr size_t kMaxDestinationsOfDestinationPods = 3;
+// When every pod's every destination makes at most this many move columns, all reach the solver:
+// the model is then exact over the neighbourhood (any chain of moves), and small enough that the
+// weaker relaxation costs milliseconds. Above it the limits above keep large clusters fast.
+constexpr size_t kMaxExhaustiveMoveColumns = 1500;
 
 }  // namespace
 
@@ -305,22 +309,33 @@ PreemptionPlanResult SolvePreemptionModel(const PreemptionModel& m, MipSolver& s
   for (size_t v = 0; v < m.pods.size(); ++v) on_node[m.pods[v].node].push_back(static_cast<int>(v));
   // removals_for[v][i]: the fewest removals at y[v][i]'s destination for v to fit there.
   std::vector<std::vector<int64_t>> removals_for(m.pods.size());
+  std::vector<std::vector<std::pair<int64_t, int>>> ranked_for(m.pods.size());  // (removals there, destination)
+  size_t all_move_columns = 0;
   for (size_t v = 0; v < m.pods.size(); ++v) {
     const auto& p = m.pods[v];
-    e[v] = lp.AddColumn(0, 1, w.lost[p.priority_rank] + w.guide, true);
     if (!p.movable) continue;
-    std::vector<std::pair<int64_t, int>> ranked;
+    auto& ranked = ranked_for[v];
     for (int d : p.destinations) {
       if (d == p.node || Forbidden(m, static_cast<int>(v), d)) continue;
       const int64_t k = RemovalsToFit(m, on_node[d], m.nodes[d].free, p.request);
       if (k >= 0) ranked.emplace_back(k, d);
     }
     std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    // Destinations with room now, then a couple that need evictions there (a pod on a destination
-    // node: a few with room only).
+    all_move_columns += ranked.size();
+  }
+  const bool exhaustive = all_move_columns <= kMaxExhaustiveMoveColumns;
+  for (size_t v = 0; v < m.pods.size(); ++v) {
+    const auto& p = m.pods[v];
+    e[v] = lp.AddColumn(0, 1, w.lost[p.priority_rank] + w.guide, true);
+    if (!p.movable) continue;
+    auto& ranked = ranked_for[v];
+    // Unless the model is small: destinations with room now, then a couple that need evictions
+    // there (a pod on a destination node: a few with room only).
     size_t with_room = 0;
     while (with_room < ranked.size() && ranked[with_room].first == 0) ++with_room;
-    if (p.on_destination) {
+    if (exhaustive) {
+      // every destination
+    } else if (p.on_destination) {
       ranked.resize(std::min(with_room, kMaxDestinationsOfDestinationPods));
     } else {
       ranked.resize(std::min({ranked.size(), kMaxDestinationsPerPod, with_room + kMaxCrowdedDestinationsPerPod}));

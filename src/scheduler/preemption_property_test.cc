@@ -10,11 +10,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -341,8 +344,11 @@ TEST(NoChurn, RandomClustersWithArrivalsDuringPlans) {
 // kube-system may stay, move to any node (a ReplicaSet's pod: its replacement lands there) or be
 // left without a place; the preemptor must run; capacity and the preemptor's zone anti-affinity
 // hold at the end. Returns the running pods per priority (1000, 100, 0), lexicographically
-// greatest, or nullopt when the preemptor cannot run at all.
-std::optional<std::array<int, 3>> BestFinalState(const Instance& in) {
+// greatest, or nullopt when the preemptor cannot run at all. Sets `gave_up` (and the answer means
+// nothing) when the search visits more than `max_steps` partial states.
+std::optional<std::array<int, 3>> BestFinalState(const Instance& in, int64_t max_steps, bool& gave_up) {
+  gave_up = false;
+  int64_t steps = 0;
   const int N = static_cast<int>(in.nodes.size());
   std::vector<int> fixed_cpu(N, 0);
   std::vector<const GenPod*> movable;  // candidates
@@ -376,6 +382,10 @@ std::optional<std::array<int, 3>> BestFinalState(const Instance& in) {
     std::vector<int> left = remaining_at;
     std::vector<int> choice(movable.size(), -2);
     std::function<void(size_t)> dfs = [&](size_t i) {
+      if (gave_up || ++steps > max_steps) {
+        gave_up = true;
+        return;
+      }
       // Optimistic: every remaining pod runs.
       std::array<int, 3> bound = running;
       for (int l = 0; l < 3; ++l) bound[l] += left[l];
@@ -418,14 +428,23 @@ std::optional<std::array<int, 3>> BestFinalState(const Instance& in) {
 }
 
 TEST(OptimalRunningPods, FinalStateMatchesABruteForceOracle) {
-  constexpr int kCases = 200;
-  int planned = 0, no_plan = 0, moved = 0;
-  for (int i = 0; i < kCases; ++i) {
+  // KUBESCHED_ORACLE_FIRST / KUBESCHED_ORACLE_CASES run other seeds (the generator's cases past
+  // these were checked the same way; see the README).
+  int kCases = 1000, first = 0;
+  if (const char* e = std::getenv("KUBESCHED_ORACLE_CASES")) kCases = std::atoi(e);
+  if (const char* e = std::getenv("KUBESCHED_ORACLE_FIRST")) first = std::atoi(e);
+  int planned = 0, no_plan = 0, moved = 0, skipped = 0, failed = 0;
+  for (int i = first; i < first + kCases; ++i) {
     GenOptions o;
     o.max_nodes = 6;
     const Instance in = Generate(5000 + i, o);
-    SCOPED_TRACE(fmt::format("case {}:\n{}", i, in.Describe()));
-    const auto oracle = BestFinalState(in);
+    bool gave_up = false;
+    // The few cases whose search passes two million partial states are skipped, and counted.
+    const auto oracle = BestFinalState(in, 2'000'000, gave_up);
+    if (gave_up) {
+      ++skipped;
+      continue;
+    }
     const SimulationResult r = Simulate(in, i + 1);
     std::array<int, 3> got{0, 0, 0};
     for (const auto& p : r.pods) {
@@ -433,28 +452,35 @@ TEST(OptimalRunningPods, FinalStateMatchesABruteForceOracle) {
       const int prio = p->Priority();
       ++got[prio >= 1000 ? 0 : prio >= 100 ? 1 : 2];
     }
+    std::string wrong;
     if (!oracle) {
       // No final state runs the preemptor: nothing may be disrupted for it.
-      EXPECT_EQ(got[0], 0);
-      EXPECT_TRUE(r.evictions.empty());
+      if (got[0] != 0 || !r.evictions.empty()) {
+        wrong = fmt::format("no state runs the preemptor, but kubesched runs {} and evicted {}", got[0],
+                            r.evictions.size());
+      }
       ++no_plan;
     } else {
-      EXPECT_EQ(got, *oracle) << fmt::format("running by priority (1000, 100, 0): kubesched {}/{}/{}, best {}/{}/{}",
-                                             got[0], got[1], got[2], (*oracle)[0], (*oracle)[1], (*oracle)[2]);
+      if (got != *oracle) {
+        wrong = fmt::format("running by priority (1000, 100, 0): kubesched {}/{}/{}, best {}/{}/{}", got[0], got[1],
+                            got[2], (*oracle)[0], (*oracle)[1], (*oracle)[2]);
+      }
       ++planned;
     }
     moved += r.cross_node && r.cross_node->stats.moves > 0;
-    if (HasFailure()) {
+    if (!wrong.empty()) {
       const auto path = std::filesystem::temp_directory_path() / fmt::format("oracle-case-{}.yaml", i);
       std::ofstream(path) << in.Manifest();
-      ADD_FAILURE() << "the case's manifest: " << path.string();
-      break;
+      ADD_FAILURE() << fmt::format("case {}: {}; the case's manifest: {}\n{}", i, wrong, path.string(), in.Describe());
+      ++failed;
     }
   }
   EXPECT_GE(planned, kCases / 2);
   EXPECT_GE(moved, kCases / 5);
+  EXPECT_LE(skipped, kCases / 10) << "the oracle gave up on too many cases to mean much";
   std::cout << "[ oracle ] " << kCases << " cases: " << planned << " with a best state running the preemptor, "
-            << no_plan << " without, " << moved << " with moves\n";
+            << no_plan << " without, " << moved << " with moves, " << skipped << " skipped (oracle too large), "
+            << failed << " not optimal\n";
 }
 
 }  // namespace

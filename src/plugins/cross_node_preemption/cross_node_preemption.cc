@@ -723,9 +723,12 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
     const size_t keep = std::min(roomy.size(), static_cast<size_t>(args_.max_destination_nodes));
     std::partial_sort(roomy.begin(), roomy.begin() + static_cast<ptrdiff_t>(keep), roomy.end(),
                       [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (size_t i = 0; i < keep; ++i) {
-      add_node(roomy[i].second);
-      if (auto it = removable_on.find(roomy[i].second); it != removable_on.end()) {
+    for (size_t i = 0; i < keep; ++i) add_node(roomy[i].second);
+    // Every pod on a model node that is not a candidate may make room there (the destinations
+    // above, and nodes in a candidate's domain that hold a blocker).
+    for (size_t d = 0; d < model_nodes.size(); ++d) {
+      if (model.nodes[d].preemptor_candidate) continue;
+      if (auto it = removable_on.find(model_nodes[d]); it != removable_on.end()) {
         for (int c : it->second) add_pod(c, /*on_destination=*/true);
       }
     }
