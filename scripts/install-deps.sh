@@ -3,7 +3,8 @@
 # Uses sudo when not root. Safe to run repeatedly.
 #
 #   scripts/install-deps.sh         what `make build/test` and CI need (chromium: the HTML report's
-#                                   end-to-end test opens it headless)
+#                                   end-to-end test opens it headless; python3-kubernetes: the
+#                                   official Python client's end-to-end test)
 #   scripts/install-deps.sh fuzz    that, plus the fuzzing toolchains of `make fuzz`: clang-16 with
 #                                   libFuzzer and the sanitizer runtimes, llvm-symbolizer, AFL++
 set -euo pipefail
@@ -15,6 +16,7 @@ packages=(
   coinor-libcbc-dev libglpk-dev
   libmimalloc-dev
   chromium
+  python3-kubernetes
 )
 for group in "$@"; do
   case "$group" in

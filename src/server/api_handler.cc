@@ -33,7 +33,8 @@ HttpResponse ApiHandler::Handle(const HttpRequest& request) {
   bool handled = false;
   HttpResponse response = HandleNonResource(request, handled);
   if (handled) return response;
-  auto info = ParseRequestInfo(request.method, request.path, request.Query("watch"));
+  auto info = ParseRequestInfo(request.method, request.path,
+                               request.HasQuery("watch") ? std::optional(request.Query("watch")) : std::nullopt);
   if (!info) return ErrorResponse(info.error());
   if (info->kind != PathKind::kResource) return HandleDiscovery(request, *info);
   return HandleResource(request, *info);
@@ -142,6 +143,7 @@ HttpResponse ApiHandler::HandleDiscovery(const HttpRequest& request, const Reque
 }
 
 HttpResponse ApiHandler::HandleResource(const HttpRequest& request, const RequestInfo& info) {
+  if (info.group.empty() && info.version == "v1" && info.resource == "bindings") return Bindings(request, info);
   const store::ResourceType* type = store_.FindResource(info.group, info.resource);
   if (type == nullptr || type->version != info.version) return ErrorResponse(PathNotFound());
   // A cluster-scoped resource has no namespaced path; a namespaced one is reached without a

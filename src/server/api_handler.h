@@ -72,6 +72,8 @@ class ApiHandler final : public Handler {
 
   // subresources.cc
   HttpResponse Binding(const HttpRequest& request, const Target& target);
+  //! POST /api/v1/namespaces/{ns}/bindings: the same Binding, the pod named by its metadata.name.
+  HttpResponse Bindings(const HttpRequest& request, const RequestInfo& info);
   HttpResponse Eviction(const HttpRequest& request, const Target& target);
   HttpResponse Scale(const HttpRequest& request, const Target& target);
 

@@ -150,6 +150,14 @@ TEST_F(ApiHandlerTest, ErrorsAreStatusBodiesWithTheRightCodes) {
   cases.push_back({"not acceptable", Call("GET", "/api/v1/pods", "", "", "application/yaml"), 406, "NotAcceptable"});
   cases.push_back({"binding to nothing", Call("POST", "/api/v1/namespaces/default/pods/p1/binding", R"({"target":{}})"),
                    422, "Invalid"});
+  cases.push_back({"binding without a pod name",
+                   Call("POST", "/api/v1/namespaces/default/bindings", R"({"target":{"name":"n1"}})"), 422, "Invalid"});
+  cases.push_back(
+      {"bindings are create-only", Call("GET", "/api/v1/namespaces/default/bindings"), 405, "MethodNotAllowed"});
+  cases.push_back(
+      {"binding a missing pod",
+       Call("POST", "/api/v1/namespaces/default/bindings", R"({"metadata":{"name":"nope"},"target":{"name":"n1"}})"),
+       404, "NotFound"});
   cases.push_back({"unknown subresource", Call("GET", "/api/v1/namespaces/default/pods/p1/logs"), 404, "NotFound"});
   cases.push_back({"verb a subresource lacks", Call("DELETE", "/api/v1/namespaces/default/pods/p1/status"), 405,
                    "MethodNotAllowed"});
@@ -293,8 +301,14 @@ TEST_F(ApiHandlerTest, SelectorsOnLists) {
            R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":"a1"},"target":{"kind":"Node","name":"n1"}})")
           .status,
       201);
+  // The bindings resource the official Python client posts to: the pod is the Binding's name.
+  ASSERT_EQ(
+      Call("POST", "/api/v1/namespaces/default/bindings",
+           R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":"b1"},"target":{"kind":"Node","name":"n1"}})")
+          .status,
+      201);
   api::json::Document on_n1 = Decode(Call("GET", "/api/v1/pods?fieldSelector=spec.nodeName=n1").body);
-  ASSERT_EQ(on_n1["items"].Size(), 1u);
+  ASSERT_EQ(on_n1["items"].Size(), 2u);
   EXPECT_EQ(api::json::GetString(on_n1["items"][0]["metadata"], "name"), "a1");
   EXPECT_EQ(Call("GET", "/api/v1/pods?fieldSelector=spec.color=red").status, 400);
   // A page, then the rest.
@@ -303,6 +317,11 @@ TEST_F(ApiHandlerTest, SelectorsOnLists) {
   std::string token(api::json::GetString(page["metadata"], "continue"));
   ASSERT_FALSE(token.empty());
   EXPECT_EQ(Decode(Call("GET", "/api/v1/pods?limit=1&continue=" + token).body)["items"].Size(), 1u);
+  // Every Node carries status.nodeInfo's strings and the kubelet port, as upstream writes them.
+  api::json::Document node = Decode(Call("GET", "/api/v1/nodes/n1").body);
+  EXPECT_EQ(api::json::GetString(node["status"]["nodeInfo"], "bootID"), "");
+  EXPECT_EQ(node["status"]["nodeInfo"].MemberCount(), 10u);
+  EXPECT_EQ(node["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"].GetInt(), 0);
 }
 
 TEST_F(ApiHandlerTest, WatchStreamsEventsAndTables) {

@@ -84,6 +84,14 @@ void WriteAggregatedResource(JsonWriter& w, const store::ResourceType& t) {
   w.EndObject();
 }
 
+// The core group's create-only "bindings" (POST /api/v1/namespaces/{ns}/bindings), served
+// beside pods/binding wherever pods are.
+bool ServesBindings(const std::vector<const store::ResourceType*>& types) {
+  return std::ranges::any_of(types, [](const store::ResourceType* t) {
+    return t->group.empty() && t->version == "v1" && t->resource == "pods";
+  });
+}
+
 }  // namespace
 
 SubresourceInfo DescribeSubresource(const store::ResourceType& type, std::string_view subresource) {
@@ -186,6 +194,15 @@ std::optional<std::string> Discovery::ResourceList(std::string_view group, std::
   w.Member("groupVersion", GroupVersionOf(group, version));
   w.Key("resources");
   w.StartArray();
+  if (ServesBindings(types)) {
+    w.StartObject();
+    w.Member("name", "bindings");
+    w.Member("singularName", "binding");
+    w.MemberBool("namespaced", true);
+    w.Member("kind", "Binding");
+    w.MemberStrings("verbs", std::vector<std::string>{"create"});
+    w.EndObject();
+  }
   for (const store::ResourceType* t : types) {
     w.StartObject();
     w.Member("name", t->resource);
@@ -242,7 +259,17 @@ std::string Discovery::Aggregated(bool core, DiscoveryFormat format) const {
       w.Member("version", version);
       w.Key("resources");
       w.StartArray();
-      for (const store::ResourceType* t : ResourcesOf(group, version)) WriteAggregatedResource(w, *t);
+      const std::vector<const store::ResourceType*> types = ResourcesOf(group, version);
+      if (ServesBindings(types)) {
+        w.StartObject();
+        w.Member("resource", "bindings");
+        WriteResponseKind(w, "", "v1", "Binding");
+        w.Member("scope", "Namespaced");
+        w.Member("singularResource", "binding");
+        w.MemberStrings("verbs", std::vector<std::string>{"create"});
+        w.EndObject();
+      }
+      for (const store::ResourceType* t : types) WriteAggregatedResource(w, *t);
       w.EndArray();
       w.Member("freshness", "Current");
       w.EndObject();

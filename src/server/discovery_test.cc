@@ -51,6 +51,12 @@ TEST_F(DiscoveryTest, CoreResourceListHasPodsWithSubresources) {
   ASSERT_NE(binding, nullptr);
   EXPECT_EQ(api::json::GetString(*binding, "kind"), "Binding");
   EXPECT_EQ(Strings((*binding)["verbs"]), std::vector<std::string>{"create"});
+  // The create-only bindings resource beside pods/binding (POST .../namespaces/{ns}/bindings).
+  const api::json::Value* bindings = FindByMember(doc["resources"], "name", "bindings");
+  ASSERT_NE(bindings, nullptr);
+  EXPECT_EQ(api::json::GetString(*bindings, "kind"), "Binding");
+  EXPECT_TRUE((*bindings)["namespaced"].GetBool());
+  EXPECT_EQ(Strings((*bindings)["verbs"]), std::vector<std::string>{"create"});
   const api::json::Value* eviction = FindByMember(doc["resources"], "name", "pods/eviction");
   ASSERT_NE(eviction, nullptr);
   EXPECT_EQ(api::json::GetString(*eviction, "group"), "policy");

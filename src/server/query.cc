@@ -27,11 +27,9 @@ std::expected<void, ApiError> CheckResourceVersionMatch(const std::string& rv, c
   return {};
 }
 
-std::expected<bool, ApiError> ParseBool(const HttpRequest& request, std::string_view key) {
-  std::string_view v = request.Query(key);
-  if (v.empty() || v == "false" || v == "0") return false;
-  if (IsTrue(v)) return true;
-  return std::unexpected(BadRequest(fmt::format("{}: invalid value \"{}\" (expected true or false)", key, v)));
+// A boolean query parameter as upstream decodes it: absent is false, any value but "0"/"false" true.
+bool QueryBool(const HttpRequest& request, std::string_view key) {
+  return request.HasQuery(key) && IsTrue(request.Query(key));
 }
 
 std::expected<PropagationPolicy, ApiError> ParsePropagation(std::string_view v) {
@@ -82,12 +80,10 @@ std::expected<WatchRequest, ApiError> ParseWatchRequest(const HttpRequest& reque
   w.options.selectors.field_selector = request.Query("fieldSelector");
   w.options.resource_version = request.Query("resourceVersion");
   std::string match(request.Query("resourceVersionMatch"));
-  auto bookmarks = ParseBool(request, "allowWatchBookmarks");
-  if (!bookmarks) return std::unexpected(bookmarks.error());
-  w.options.allow_bookmarks = *bookmarks;
-  auto initial = ParseBool(request, "sendInitialEvents");
-  if (!initial) return std::unexpected(initial.error());
-  w.options.send_initial_events = *initial;
+  const bool bookmarks = QueryBool(request, "allowWatchBookmarks");
+  w.options.allow_bookmarks = bookmarks;
+  const bool initial = QueryBool(request, "sendInitialEvents");
+  w.options.send_initial_events = initial;
   if (request.HasQuery("sendInitialEvents")) {
     // Upstream's validation of the streaming list (WatchList): it is asked for with
     // resourceVersionMatch=NotOlderThan and bookmarks, which carry its end marker.
@@ -95,7 +91,7 @@ std::expected<WatchRequest, ApiError> ParseWatchRequest(const HttpRequest& reque
       return std::unexpected(BadRequest(
           "resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"));
     }
-    if (*initial && !*bookmarks) {
+    if (initial && !bookmarks) {
       return std::unexpected(
           BadRequest("allowWatchBookmarks: Forbidden: allowWatchBookmarks must be true when sendInitialEvents is set"));
     }
@@ -149,7 +145,7 @@ std::expected<DeleteRequest, ApiError> ParseDeleteRequest(const HttpRequest& req
   auto policy = ParsePropagation(request.Query("propagationPolicy"));
   if (!policy) return std::unexpected(policy.error());
   d.propagation = *policy;
-  if (request.Query("orphanDependents") == "true") d.propagation = PropagationPolicy::kOrphan;
+  if (QueryBool(request, "orphanDependents")) d.propagation = PropagationPolicy::kOrphan;
 
   std::string_view body = request.body;
   while (!body.empty() && std::isspace(static_cast<unsigned char>(body.front()))) body.remove_prefix(1);

@@ -1,5 +1,7 @@
 #include "server/request_info.h"
 
+#include <algorithm>
+#include <cctype>
 #include <vector>
 
 namespace kubesched::server {
@@ -41,10 +43,16 @@ std::string_view VerbName(Verb verb) {
   return "";
 }
 
-bool IsTrue(std::string_view value) { return value == "true" || value == "1"; }
+bool IsTrue(std::string_view value) {
+  if (value == "0") return false;
+  constexpr std::string_view kFalse = "false";
+  return !std::ranges::equal(value, kFalse, [](char a, char b) {
+    return std::tolower(static_cast<unsigned char>(a)) == static_cast<unsigned char>(b);
+  });
+}
 
 std::expected<RequestInfo, ApiError> ParseRequestInfo(std::string_view method, std::string_view path,
-                                                      std::string_view watch_param) {
+                                                      std::optional<std::string_view> watch_param) {
   std::vector<std::string_view> parts = SplitPath(path);
   RequestInfo info;
   if (parts.empty()) return std::unexpected(PathNotFound());
@@ -101,7 +109,7 @@ std::expected<RequestInfo, ApiError> ParseRequestInfo(std::string_view method, s
 
   const bool has_name = !info.name.empty();
   if (method == "GET" || method == "HEAD") {
-    if (watch_prefix || IsTrue(watch_param)) {
+    if (watch_prefix || (watch_param && IsTrue(*watch_param))) {
       info.verb = Verb::kWatch;
     } else {
       info.verb = has_name ? Verb::kGet : Verb::kList;

@@ -10,6 +10,7 @@
 // deletecollection. Whether the resource exists is decided later, against the store.
 
 #include <expected>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -44,13 +45,14 @@ struct RequestInfo {
   bool namespaced_path = false;
 };
 
-//! Parses `path` (no query) for HTTP `method`; `watch_param` is the ?watch= value ("" when
+//! Parses `path` (no query) for HTTP `method`; `watch_param` is the ?watch= value (nullopt when
 //! absent). Errors: 404 for a path outside the API, 405 for a method the path cannot take.
 std::expected<RequestInfo, ApiError> ParseRequestInfo(std::string_view method, std::string_view path,
-                                                      std::string_view watch_param);
+                                                      std::optional<std::string_view> watch_param);
 
-//! Whether a ?watch= (or other boolean query parameter) value means true: "true" or "1", as
-//! upstream's query decoding reads booleans.
+//! Whether a boolean query parameter's value (present, possibly empty) means true, as upstream's
+//! query decoding reads it (Convert_Slice_string_To_bool): everything but "0" and "false" in any
+//! case, so `True`, `T`, `yes` and an empty value are true. Never an error.
 bool IsTrue(std::string_view value);
 
 }  // namespace kubesched::server

@@ -27,6 +27,14 @@ TEST(RequestInfoTest, RoutesPathsAndMethods) {
        Verb::kWatch, false},
       {"watch=false lists", "GET", "/api/v1/nodes", "false", PathKind::kResource, "", "v1", "", "nodes", "", "",
        Verb::kList, false},
+      // What the official Python client sends (str(True)), and upstream's other spellings.
+      {"watch=True", "GET", "/api/v1/nodes", "True", PathKind::kResource, "", "v1", "", "nodes", "", "", Verb::kWatch,
+       false},
+      {"watch=T", "GET", "/api/v1/nodes", "T", PathKind::kResource, "", "v1", "", "nodes", "", "", Verb::kWatch, false},
+      {"watch=FALSE lists", "GET", "/api/v1/nodes", "FALSE", PathKind::kResource, "", "v1", "", "nodes", "", "",
+       Verb::kList, false},
+      {"watch=0 lists", "GET", "/api/v1/nodes", "0", PathKind::kResource, "", "v1", "", "nodes", "", "", Verb::kList,
+       false},
       {"watch prefix", "GET", "/api/v1/watch/namespaces/ns/pods/p", "", PathKind::kResource, "", "v1", "ns", "pods",
        "p", "", Verb::kWatch, true},
       {"subresource", "POST", "/api/v1/namespaces/ns/pods/p/binding", "", PathKind::kResource, "", "v1", "ns", "pods",
@@ -52,7 +60,8 @@ TEST(RequestInfoTest, RoutesPathsAndMethods) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    auto info = ParseRequestInfo(c.method, c.path, c.watch);
+    auto info =
+        ParseRequestInfo(c.method, c.path, c.watch.empty() ? std::nullopt : std::optional<std::string_view>(c.watch));
     ASSERT_TRUE(info.has_value()) << info.error().message;
     EXPECT_EQ(info->kind, c.kind);
     EXPECT_EQ(info->group, c.group);
@@ -83,7 +92,7 @@ TEST(RequestInfoTest, RejectsWhatIsNotAnApiPath) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    auto info = ParseRequestInfo(c.method, c.path, "");
+    auto info = ParseRequestInfo(c.method, c.path, std::nullopt);
     ASSERT_FALSE(info.has_value());
     EXPECT_EQ(info.error().code, c.code);
   }

@@ -99,6 +99,24 @@ HttpResponse ApiHandler::Binding(const HttpRequest& request, const Target& targe
   return JsonResponse(201, EncodeSuccessStatus({}, 201));
 }
 
+HttpResponse ApiHandler::Bindings(const HttpRequest& request, const RequestInfo& info) {
+  const store::ResourceType* pods = store_.FindResource("", "pods");
+  if (pods == nullptr || !info.namespaced_path || !info.name.empty()) return ErrorResponse(PathNotFound());
+  if (info.verb != Verb::kCreate) return ErrorResponse(MethodNotAllowed(VerbName(info.verb), "", "bindings"));
+  auto body = DecodeJson(request, "Binding");
+  if (!body) return ErrorResponse(body.error());
+  const api::json::Value* meta = api::json::Find(*body, "metadata");
+  const std::string_view name = meta != nullptr ? api::json::GetString(*meta, "name") : std::string_view();
+  if (name.empty()) {
+    return ErrorResponse(Invalid("", "Binding", "", {{"FieldValueRequired", "Required value", "metadata.name"}}));
+  }
+  RequestInfo as_pod = info;
+  as_pod.resource = "pods";
+  as_pod.name = std::string(name);
+  as_pod.subresource = "binding";
+  return Binding(request, Target{as_pod, *pods, info.namespace_});
+}
+
 HttpResponse ApiHandler::Eviction(const HttpRequest& request, const Target& target) {
   auto body = DecodeJson(request, "Eviction");
   if (!body) return ErrorResponse(body.error());

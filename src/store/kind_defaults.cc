@@ -220,6 +220,21 @@ void DefaultNamespace(json::Document& ns) {
   SetIfAbsent(json::Child(ns, "status", a), "phase", Str("Active", a), a);
 }
 
+void DefaultNode(json::Document& node) {
+  auto& a = node.GetAllocator();
+  json::Value& status = json::Child(node, "status", a);
+  // NodeSystemInfo's fields and the kubelet endpoint's port have no omitempty upstream: every
+  // Node it serves carries them, and clients (the official Python one) require them.
+  json::Value& info = json::Child(status, "nodeInfo", a);
+  for (std::string_view key :
+       {"machineID", "systemUUID", "bootID", "kernelVersion", "osImage", "containerRuntimeVersion", "kubeletVersion",
+        "kubeProxyVersion", "operatingSystem", "architecture"}) {
+    SetIfAbsent(info, key, Str("", a), a);
+  }
+  json::Value& endpoint = json::Child(json::Child(status, "daemonEndpoints", a), "kubeletEndpoint", a);
+  SetIfAbsent(endpoint, "Port", json::Value(0), a);
+}
+
 void NodeFields(const json::Value& node, FieldPairs& out) {
   const json::Value* v = Path(node, {"spec", "unschedulable"});
   out.emplace_back("spec.unschedulable", v && v->IsTrue() ? "true" : "false");

@@ -31,6 +31,9 @@ extern const std::vector<std::string> kPodFieldSelectors;
 
 //! The kubernetes.io/metadata.name label, spec.finalizers ["kubernetes"], status.phase Active.
 void DefaultNamespace(api::json::Document& ns);
+//! status.nodeInfo's ten strings and status.daemonEndpoints.kubeletEndpoint.Port, empty / 0
+//! when absent, as upstream writes every Node.
+void DefaultNode(api::json::Document& node);
 void NodeFields(const api::json::Value& node, FieldPairs& out);
 void EventFields(const api::json::Value& event, FieldPairs& out);
 extern const std::vector<std::string> kEventFieldSelectors;

@@ -39,6 +39,7 @@ ResourceType Nodes() {
   t.short_names = {"no"};
   t.subresources = {"status"};
   t.field_selectors = {"spec.unschedulable"};
+  t.default_fields = DefaultNode;
   t.selectable_fields = NodeFields;
   t.decode = DecodeNodeChecked;
   t.complete_view = CompleteNodeView;
