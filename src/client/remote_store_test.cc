@@ -346,11 +346,16 @@ TEST(RemoteStoreSchedulingTest, ABindThatConflictsIsForgottenNotRetried) {
 namespace kubesched::client {
 namespace {
 
-// The watch of a scheduler that falls behind is closed and its version compacted, so it relists
-// (410 Gone) mid-burst: every pod is still bound exactly once, and the scheduler's cache agrees
-// with the server.
+// The watch of a scheduler is closed and its version compacted mid-burst, so it relists (410
+// Gone): every pod is still bound exactly once, and the scheduler's cache agrees with the server.
+// The compaction is injected when the 32nd pod is created (before the watch sees it), so the relist
+// happens however fast or slow the machine is; the small history and queue add more of them.
 TEST(RemoteStoreSchedulingTest, ARelistMidBurstLosesNoPodAndBindsNoneTwice) {
-  ApiTestBed bed({.watch_history = 5, .watcher_capacity = 4});
+  store::StoreOptions options{.watch_history = 5, .watcher_capacity = 4};
+  options.compact_before = [](const store::WatchEvent& change) {
+    return change.type == store::EventType::kAdded && change.object->name == "p-31";
+  };
+  ApiTestBed bed(options);
   for (int i = 0; i < 4; ++i) {
     ASSERT_TRUE(
         bed.store().Create(*bed.store().FindResource("", "nodes"), "",
@@ -398,7 +403,7 @@ TEST(RemoteStoreSchedulingTest, ARelistMidBurstLosesNoPodAndBindsNoneTwice) {
       30s));
   stop.request_stop();
   loop.join();
-  EXPECT_GE(remote.Lists("", "pods"), 2) << "the burst was meant to force a relist";
+  EXPECT_GE(remote.Lists("", "pods"), 2) << "the injected compaction did not make the client relist";
   for (const auto& [node, count] : bound_on_server()) EXPECT_EQ(count, 16) << node;
   EXPECT_TRUE(Eventually([&] { return sched.cache().PodCount() == 64 && sched.cache().AssumedPodCount() == 0; }))
       << "cache: " << sched.cache().PodCount() << " pods, " << sched.cache().AssumedPodCount() << " assumed; mirror "

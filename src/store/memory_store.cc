@@ -132,6 +132,11 @@ uint64_t MemoryStore::ResourceVersion() const {
 void MemoryStore::CommitLocked(WatchEvent event) {
   std::shared_ptr<const json::Document> parsed = std::move(event.parsed);
   event.parsed = nullptr;
+  if (options_.compact_before && options_.compact_before(event)) {
+    for (auto& w : watchers_) w->Close("injected compaction");
+    history_.clear();
+    compacted_rv_ = event.object->resource_version;
+  }
   history_.push_back(event);
   while (history_.size() > options_.watch_history) {
     compacted_rv_ = history_.front().object->resource_version;

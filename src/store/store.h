@@ -417,6 +417,11 @@ struct StoreOptions {
   //! Seeds generated names and uids (the same seed and writes give the same names); nullopt:
   //! from std::random_device.
   std::optional<uint64_t> seed = std::nullopt;
+  //! Fault injection for tests: when it returns true for a change about to be committed, every
+  //! open watcher is closed before it sees the change and the history up to the change is
+  //! compacted (as etcd compaction under a lagging watch), so a client resuming its watch gets
+  //! 410 Gone and relists. Called with the store's lock held: it must not call the store.
+  std::function<bool(const WatchEvent& change)> compact_before;
 };
 
 //! The in-memory store, serving `types` (which must outlive it), timestamps from `clock` (Unix
