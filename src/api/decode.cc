@@ -36,10 +36,19 @@ const KindInfo* CheckKind(const MapView& obj, std::string& kind) {
     }
     Fail(obj.At("kind"), obj.PathOf("kind"), message, kFieldValueNotSupported);
   }
+  const std::string want = info->group.empty() ? "v1" : std::string(info->group) + "/v1";
   if (group != info->group) {
-    const std::string want = info->group.empty() ? "v1" : std::string(info->group) + "/v1";
     Fail(obj.At("apiVersion"), obj.PathOf("apiVersion"),
          "apiVersion " + Quote(api_version) + " does not serve kind " + kind + "; use " + Quote(want),
+         kFieldValueNotSupported);
+  }
+  // Every kind kubesched reads is served at v1 only: the beta versions (batch/v1beta1 CronJob,
+  // apps/v1beta2 StatefulSet, policy/v1beta1 PodDisruptionBudget, ...) were removed upstream, and
+  // kubectl refuses them as "no matches for kind".
+  if (version != "v1") {
+    Fail(obj.At("apiVersion"), obj.PathOf("apiVersion"),
+         "no matches for kind " + Quote(kind) + " in version " + Quote(api_version) +
+             " (Kubernetes no longer serves it); use " + Quote(want),
          kFieldValueNotSupported);
   }
   return info;

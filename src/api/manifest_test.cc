@@ -798,6 +798,12 @@ TEST(ManifestTest, ErrorsNameTheFileDocumentObjectAndField) {
        "test.yaml: document 1 (Pod default/web): apiVersion: apiVersion \"apps/v1\" does not serve kind Pod; use "
        "\"v1\" "
        "(line 1)"},
+      {"a removed beta version", "apiVersion: batch/v1beta1\nkind: CronJob\nmetadata: {name: c}\n",
+       "test.yaml: document 1 (CronJob default/c): apiVersion: no matches for kind \"CronJob\" in version "
+       "\"batch/v1beta1\" (Kubernetes no longer serves it); use \"batch/v1\" (line 1)"},
+      {"apps/v1beta2", "apiVersion: apps/v1beta2\nkind: StatefulSet\nmetadata: {name: s}\n",
+       "test.yaml: document 1 (StatefulSet default/s): apiVersion: no matches for kind \"StatefulSet\" in version "
+       "\"apps/v1beta2\" (Kubernetes no longer serves it); use \"apps/v1\" (line 1)"},
       {"missing apiVersion", "kind: Node\nmetadata: {name: n}\n",
        "test.yaml: document 1 (Node n): apiVersion: required field is missing or empty (line 1)"},
       {"missing name", "apiVersion: v1\nkind: Pod\nmetadata: {namespace: x}\nspec: {containers: [{name: c}]}\n",

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <iostream>
@@ -186,6 +187,20 @@ int RunSimulate(const SimulateArgs& args) {
     return kExitBadInput;
   }
   KeepUntilExit(std::move(result->run_state));
+  if (!args.explain.empty() && !result->explanation) {
+    // A pod the run never had is a mistake in the command line, not a pod left alone.
+    const std::string& wanted = sim.scheduler.explain_pod;
+    const bool known = std::ranges::any_of(result->pods, [&](const auto& p) {
+      return p->metadata.namespace_.size() + 1 + p->metadata.name.size() == wanted.size() &&
+             wanted.starts_with(p->metadata.namespace_) && wanted[p->metadata.namespace_.size()] == '/' &&
+             wanted.ends_with(p->metadata.name);
+    });
+    if (!known) {
+      std::cerr << "error: --explain: pod \"" << wanted
+                << "\" not found: no manifest or workload makes it (give namespace/name for another namespace)\n";
+      return kExitBadInput;
+    }
+  }
   PrintSimulation(*result, *format, std::cout);
   if (!args.explain.empty() && *format == OutputFormat::kJson && !result->explanation) {
     std::cerr << "No scheduling attempt was made for " << sim.scheduler.explain_pod

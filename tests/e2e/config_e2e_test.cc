@@ -116,8 +116,23 @@ extenders:
 TEST(ConfigE2E, ExplainShowsPerPluginVerdictsAndScores) {
   RunResult r = RunKubesched({"simulate", "-f", SourcePath("examples/boreas/cluster.yaml"), "-f",
                               SourcePath("examples/boreas/test-a.yaml"), "--explain", "default/does-not-exist"});
-  EXPECT_EQ(r.exit_code, 0);
-  EXPECT_NE(r.out.find("No scheduling attempt was made for default/does-not-exist"), std::string::npos) << r.out;
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err,
+            "error: --explain: pod \"default/does-not-exist\" not found: no manifest or workload makes it (give "
+            "namespace/name for another namespace)\n");
+  // A pod that exists but that kubesched did not schedule (bound already): said, exit 0.
+  r = RunKubesched({"simulate", "-f", SourcePath("examples/boreas/cluster.yaml"), "-f",
+                    WriteTempFile("bound.yaml", R"(apiVersion: v1
+kind: Pod
+metadata: {name: bound}
+spec:
+  nodeName: worker-1
+  containers: [{name: c, image: nginx}]
+)"),
+                    "--explain", "bound"});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("No scheduling attempt was made for default/bound"), std::string::npos) << r.out;
 
   std::string pod = WriteTempFile("one.yaml", R"(apiVersion: v1
 kind: Pod
