@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "server/media_type.h"
 #include "util/log.h"
 
 namespace kubesched::server {
@@ -22,7 +23,7 @@ HttpResponse Json(std::string body) {
   return r;
 }
 
-HttpResponse BadRequest(std::string_view reason) { return Text(400, fmt::format("bad request: {}", reason)); }
+HttpResponse TextBadRequest(std::string_view reason) { return Text(400, fmt::format("bad request: {}", reason)); }
 
 // The verb a path names: its last segment, so that a urlPrefix with a path
 // (http://host:port/scheduler) reaches the same verbs.
@@ -84,13 +85,19 @@ HttpResponse ExtenderHandler::Refused(int status, std::string_view detail) const
       return Text(405, "Method Not Allowed");
     case 413:
       // Past our limit, or past the HTTP layer's own for a body not sent as JSON (form-encoded
-      // bodies, curl's default, are limited to a few KiB).
-      return BadRequest(
+      // bodies, curl's default, are limited to a few KiB): then the content type is the mistake.
+      if (!detail.empty() && BaseMediaType(detail) != "application/json") {
+        return TextBadRequest(
+            fmt::format("the request body is sent as {}; extender requests are application/json (with curl: -H "
+                        "'Content-Type: application/json')",
+                        detail));
+      }
+      return TextBadRequest(
           fmt::format("the request body is too large (at most {} bytes of application/json)", options_.max_body_bytes));
     case 500:
       return Text(500, fmt::format("Internal Server Error: {}", detail));
     default:
-      return BadRequest(detail.empty() ? std::string_view("malformed HTTP request") : detail);
+      return TextBadRequest(detail.empty() ? std::string_view("malformed HTTP request") : detail);
   }
 }
 
@@ -123,7 +130,7 @@ std::vector<std::string> ExtenderHandler::RequestedNodes(const extender::Extende
 
 HttpResponse ExtenderHandler::Filter(std::string_view body) {
   auto args = DecodeArgs(body, ReuseFrom(scheduler_.cache()));
-  if (!args) return BadRequest(args.error());
+  if (!args) return TextBadRequest(args.error());
   const std::vector<std::string> names = RequestedNodes(*args);
   extender::ExtenderFilterResult result;
   auto verdict = scheduler_.ExtenderFilter(options_.profile, *args->pod, names);
@@ -150,7 +157,7 @@ HttpResponse ExtenderHandler::Filter(std::string_view body) {
 
 HttpResponse ExtenderHandler::Prioritize(std::string_view body) {
   auto args = DecodeArgs(body, ReuseFrom(scheduler_.cache()));
-  if (!args) return BadRequest(args.error());
+  if (!args) return TextBadRequest(args.error());
   const std::vector<std::string> names = RequestedNodes(*args);
   auto priorities = scheduler_.ExtenderPrioritize(options_.profile, *args->pod, names);
   // HostPriorityList has no Error field: upstream's client takes any other status as the error.
@@ -160,8 +167,8 @@ HttpResponse ExtenderHandler::Prioritize(std::string_view body) {
 
 HttpResponse ExtenderHandler::Preempt(std::string_view body) {
   auto args = extender::DecodePreemptionArgs(body);
-  if (!args) return BadRequest(args.error());
-  if (!args->pod) return BadRequest(kPodRequired);
+  if (!args) return TextBadRequest(args.error());
+  if (!args->pod) return TextBadRequest(kPodRequired);
   // The candidates the scheduler found; kubesched chooses its own victims on each of them.
   std::vector<std::string> names;
   if (args->node_name_to_meta_victims) {
@@ -188,9 +195,9 @@ HttpResponse ExtenderHandler::Preempt(std::string_view body) {
 
 HttpResponse ExtenderHandler::Bind(std::string_view body) {
   auto args = extender::DecodeBindingArgs(body);
-  if (!args) return BadRequest(args.error());
-  if (args->pod_name.empty()) return BadRequest("PodName: Required value");
-  if (args->node.empty()) return BadRequest("Node: Required value");
+  if (!args) return TextBadRequest(args.error());
+  if (args->pod_name.empty()) return TextBadRequest("PodName: Required value");
+  if (args->node.empty()) return TextBadRequest("Node: Required value");
   extender::ExtenderBindingResult result;
   if (!options_.bind) {
     result.error = std::string(kNoClusterToBind);

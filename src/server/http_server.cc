@@ -101,9 +101,10 @@ std::expected<std::unique_ptr<HttpServer>, std::string> HttpServer::Bind(Handler
   // body too, and its status: the extender protocol answers an oversized body with 400 where the
   // API answers 413.
   svr.set_error_handler(
-      httplib::Server::HandlerWithResponse([&handler](const httplib::Request&, httplib::Response& res) {
+      httplib::Server::HandlerWithResponse([&handler](const httplib::Request& req, httplib::Response& res) {
         if (!res.body.empty() || res.is_chunked_content_provider_) return httplib::Server::HandlerResponse::Unhandled;
-        HttpResponse refused = handler.Refused(res.status, "");
+        const std::string content_type = res.status == 413 ? req.get_header_value("Content-Type") : std::string();
+        HttpResponse refused = handler.Refused(res.status, content_type);
         res.status = refused.status;
         res.set_content(std::move(refused.body), refused.content_type.c_str());
         return httplib::Server::HandlerResponse::Handled;

@@ -65,8 +65,8 @@ class Handler {
   //! Serves one request. Thread-safe.
   virtual HttpResponse Handle(const HttpRequest& request) = 0;
   //! The body of a response the HTTP layer gives itself with `status` (413 past MaxBodyBytes,
-  //! 404/405 it could not route, 400 for a malformed request, 500 when Handle threw, with
-  //! `detail` saying what).
+  //! with `detail` the request's Content-Type; 404/405 it could not route, 400 for a malformed
+  //! request, 500 when Handle threw, with `detail` saying what).
   virtual HttpResponse Refused(int status, std::string_view detail) const = 0;
   //! Request bodies above this are refused with 413.
   virtual size_t MaxBodyBytes() const = 0;
