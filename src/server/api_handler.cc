@@ -182,6 +182,16 @@ HttpResponse ApiHandler::HandleResource(const HttpRequest& request, const Reques
     }
   }
   const std::string& sub = info.subresource;
+  if (sub == "log" || sub == "exec" || sub == "attach" || sub == "portforward" || sub == "proxy") {
+    // Upstream proxies these to the pod's kubelet; the test bed runs no containers.
+    return ErrorResponse(BadRequest(fmt::format(
+        "pods \"{}\": kubesched's API test bed has no kubelet and runs no containers, so there is nothing to {} "
+        "(logs, exec, attach, port-forward and proxy are not available)",
+        info.name,
+        sub == "log"           ? "read logs from"
+        : sub == "portforward" ? "forward ports to"
+                               : sub)));
+  }
   if (sub == "binding" && info.verb == Verb::kCreate) return Binding(request, target);
   if (sub == "eviction" && info.verb == Verb::kCreate) return Eviction(request, target);
   if (sub == "scale" && (info.verb == Verb::kGet || info.verb == Verb::kUpdate || info.verb == Verb::kPatch)) {

@@ -51,7 +51,8 @@ ResourceType Pods() {
   ResourceType t = Make("", "pods", "Pod", "pod");
   t.short_names = {"po"};
   t.categories = {"all"};
-  t.subresources = {"status", "binding", "eviction"};
+  // log, exec, attach, portforward and proxy are the kubelet's: served only to say there is none.
+  t.subresources = {"status", "binding", "eviction", "log", "exec", "attach", "portforward", "proxy"};
   t.default_fields = DefaultPod;
   t.admit = AdmitPodPriority;
   t.field_selectors = kPodFieldSelectors;

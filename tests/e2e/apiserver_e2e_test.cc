@@ -244,6 +244,19 @@ TEST_F(ApiserverE2E, RefusalsAsKubectlReportsThem) {
   EXPECT_NE(unknown.err.find("Error from server (BadRequest)"), std::string::npos) << unknown.err;
   EXPECT_NE(unknown.err.find("strict decoding error: unknown field \"spec.foo\""), std::string::npos) << unknown.err;
 
+  // What needs a kubelet says there is none.
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, Pod("k")));
+  for (const auto& [args, what] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"logs", "k"}, "read logs from"}, {{"exec", "k", "--", "ls"}, "exec"}}) {
+    RunResult r = server.Kubectl(args);
+    EXPECT_EQ(r.exit_code, 1) << args[0];
+    EXPECT_EQ(r.err,
+              "Error from server (BadRequest): pods \"k\": kubesched's API test bed has no kubelet and runs no "
+              "containers, so there is nothing to " +
+                  what + " (logs, exec, attach, port-forward and proxy are not available)\n")
+        << args[0];
+  }
+
   // An invalid object: 422 with causes, printed as kubectl prints them.
   const std::string bad = R"(apiVersion: apps/v1
 kind: Deployment
