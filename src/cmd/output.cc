@@ -279,6 +279,9 @@ void PrintSimulation(const scheduler::SimulationResult& result, OutputFormat for
       const api::Pod& p = *result.pods[i];
       std::string msg = SchedulingMessage(p);
       if (msg.empty() && p.spec.node_name.empty() && !p.spec.scheduling_gates.empty()) msg = GatedMessage(p);
+      if (msg.empty() && p.spec.node_name.empty() && !scheduler::IsTerminal(p)) {
+        msg = OtherSchedulerMessage(p, result.profiles);
+      }
       pods += "    {\n      \"namespace\": ";
       AppendJsonString(pods, p.metadata.namespace_);
       pods += ",\n      \"name\": ";
@@ -356,11 +359,8 @@ void PrintSimulation(const scheduler::SimulationResult& result, OutputFormat for
       line(fmt::format("{}: not scheduled: the pod is being deleted", p->Key()));
       continue;
     }
-    bool ours =
-        std::find(result.profiles.begin(), result.profiles.end(), p->spec.scheduler_name) != result.profiles.end();
-    if (!ours && wide) {
-      line(fmt::format("{}: not scheduled: schedulerName \"{}\" is not a profile of this scheduler", p->Key(),
-                       p->spec.scheduler_name));
+    if (std::string other = OtherSchedulerMessage(*p, result.profiles); !other.empty()) {
+      line(fmt::format("{}: not scheduled: {}", p->Key(), other));
     }
   }
   for (const auto& e : result.evictions) line(EvictionLine(e));

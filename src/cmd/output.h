@@ -18,6 +18,7 @@ std::optional<OutputFormat> ParseOutputFormat(const std::string& text);
 
 // Shared with the HTML report (scheduler/simulation_summary.h).
 using scheduler::GatedMessage;
+using scheduler::OtherSchedulerMessage;
 using scheduler::PodStatus;
 using scheduler::SchedulingMessage;
 //! The explanation as one JSON object (embedded in `-o json` output).

@@ -1,5 +1,7 @@
 #include "scheduler/simulation_summary.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -19,6 +21,11 @@ std::string SchedulingMessage(const api::Pod& pod) {
 
 std::string GatedMessage(const api::Pod& pod) {
   return fmt::format("waiting for scheduling gates to be removed: [{}]", fmt::join(pod.spec.scheduling_gates, " "));
+}
+
+std::string OtherSchedulerMessage(const api::Pod& pod, const std::vector<std::string>& profiles) {
+  if (std::ranges::find(profiles, pod.spec.scheduler_name) != profiles.end()) return "";
+  return fmt::format("schedulerName \"{}\" is not a profile of this scheduler", pod.spec.scheduler_name);
 }
 
 std::string PodStatus(const api::Pod& pod) {

@@ -18,6 +18,9 @@ bool IsTerminal(const api::Pod& pod);
 std::string SchedulingMessage(const api::Pod& pod);
 //! Why a pod with scheduling gates waits (the gates, in order).
 std::string GatedMessage(const api::Pod& pod);
+//! Why an unbound pod is left alone because it names a scheduler none of `profiles` is:
+//! `schedulerName "x" is not a profile of this scheduler`; "" when a profile has its name.
+std::string OtherSchedulerMessage(const api::Pod& pod, const std::vector<std::string>& profiles);
 //! The pod's STATUS as kubectl shows it: Running, Pending, SchedulingGated, Succeeded, Failed,
 //! Terminating.
 std::string PodStatus(const api::Pod& pod);

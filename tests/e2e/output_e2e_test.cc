@@ -65,6 +65,13 @@ metadata: {name: urgent}
 spec:
   priorityClassName: high
   containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: elsewhere}
+spec:
+  schedulerName: my-scheduler
+  containers: [{name: c, image: busybox}]
 )";
 
 std::map<std::string, json> ByName(const json& list) {
@@ -96,7 +103,13 @@ TEST(OutputE2E, StatusColumnShowsEachPodsRealState) {
                        "[example.com/quota]"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(r.out.find("1 scheduled, 2 pending, 1 already running, 1 finished, 1 nodes used (of 1)"), std::string::npos)
+  // Another scheduler's pod: Pending, and the table says why kubesched left it.
+  EXPECT_TRUE(has_row("elsewhere", "Pending")) << r.out;
+  EXPECT_NE(r.out.find("default/elsewhere: not scheduled: schedulerName \"my-scheduler\" is not a profile of this "
+                       "scheduler\n"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("1 scheduled, 3 pending, 1 already running, 1 finished, 1 nodes used (of 1)"), std::string::npos)
       << r.out;
 }
 
@@ -114,9 +127,10 @@ TEST(OutputE2E, JsonCarriesPhasePriorityNominationAndOrigin) {
   EXPECT_EQ(pods["urgent"]["phase"], "Running");
   EXPECT_TRUE(pods["urgent"]["nominatedNodeName"].is_null());
   EXPECT_EQ(pods["gated"]["status"], "SchedulingGated");
+  EXPECT_EQ(pods["elsewhere"]["message"], "schedulerName \"my-scheduler\" is not a profile of this scheduler");
   EXPECT_EQ(j["summary"]["scheduled"], 1);
   EXPECT_EQ(j["summary"]["alreadyRunning"], 1);
-  EXPECT_EQ(j["summary"]["pending"], 2);
+  EXPECT_EQ(j["summary"]["pending"], 3);
   EXPECT_EQ(j["summary"]["gated"], 1);
   EXPECT_EQ(j["summary"]["finished"], 1);
   EXPECT_EQ(j["summary"]["evicted"], 0);

@@ -225,7 +225,8 @@ spec:
   for (const auto& p : j["pods"]) by_name[p["name"]] = p;
   EXPECT_EQ(by_name["pinned"]["node"], "worker-3");
   EXPECT_TRUE(by_name["foreign"]["node"].is_null());
-  EXPECT_TRUE(by_name["foreign"]["message"].is_null());
+  // Left alone, with the reason (no FailedScheduling: kubesched never tried it).
+  EXPECT_EQ(by_name["foreign"]["message"], "schedulerName \"other-scheduler\" is not a profile of this scheduler");
   // worker-3 has 100m left after the pinned pod: the selector leaves no other node.
   EXPECT_TRUE(by_name["mine"]["node"].is_null());
   std::string msg = by_name["mine"]["message"];
