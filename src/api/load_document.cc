@@ -52,8 +52,14 @@ yaml::SourcePath Concat(const yaml::SourcePath& a, const yaml::SourcePath& b) {
 
 class DocumentLoader {
  public:
-  DocumentLoader(std::shared_ptr<SourceDocument> source, const std::string& file, int index, FieldValidation validation)
-      : source_(std::move(source)), file_(file), index_(index), validation_(validation), ctx_{&source_->texts} {}
+  DocumentLoader(std::shared_ptr<SourceDocument> source, const std::string& file, int index, FieldValidation validation,
+                 const std::string& namespace_)
+      : source_(std::move(source)),
+        file_(file),
+        index_(index),
+        validation_(validation),
+        namespace_(namespace_),
+        ctx_{&source_->texts} {}
 
   ParsedDocument Run() {
     json::Value& root = source_->dom;
@@ -121,6 +127,7 @@ class DocumentLoader {
       out_.skipped_kinds.push_back(std::move(kind));
       return;
     }
+    if (info->namespaced && !namespace_.empty()) ApplyNamespace(node, obj);
     // Unknown fields and duplicate keys, as kubectl's --validate (the API server's field
     // validation) reports them, before the values are read (as the strict decoder does).
     if (validation_ != FieldValidation::kIgnore) {
@@ -148,10 +155,30 @@ class DocumentLoader {
     out_.entries.push_back(std::move(e));
   }
 
+  // kubectl -n: the namespace of an object that names none; naming another is kubectl's error.
+  void ApplyNamespace(json::Value& node, const MapView& obj) {
+    json::Value* meta = json::Find(node, "metadata");
+    if (meta == nullptr || !meta->IsObject()) return;  // decoding reports it
+    const MapView meta_view = obj.Map("metadata");
+    const json::Value* ns = json::Find(*meta, "namespace");
+    if (ns != nullptr && !ns->IsNull()) {
+      const std::string given = decode::ScalarText(*ns, ctx_);
+      if (!given.empty() && given != namespace_) {
+        decode::Fail(meta_view.At("namespace"), meta_view.PathOf("namespace"),
+                     "the namespace from the provided object " + decode::Quote(given) +
+                         " does not match the namespace " + decode::Quote(namespace_) +
+                         ". You must pass '--namespace=" + given + "' to perform this operation.");
+      }
+    }
+    json::Set(*meta, "namespace", json::MakeString(namespace_, source_->dom.GetAllocator()),
+              source_->dom.GetAllocator());
+  }
+
   std::shared_ptr<SourceDocument> source_;
   const std::string& file_;
   int index_;
   FieldValidation validation_;
+  const std::string& namespace_;  // LoadOptions::namespace_
   decode::Context ctx_;
   ParsedDocument out_;
   std::vector<FieldIssue> issues_;
@@ -173,7 +200,7 @@ std::string Identity(std::string_view kind, const ObjectMeta& meta, bool namespa
 }
 
 ParsedDocument LoadDocument(std::shared_ptr<SourceDocument> source, bool is_json, const std::string& file, int index,
-                            FieldValidation validation) {
+                            const LoadOptions& options) {
   if (is_json) {
     // Parsed already: the caller tried JSON first.
   } else if (auto parsed = yaml::Parse(source->text, source->dom, &source->texts); !parsed) {
@@ -183,7 +210,7 @@ ParsedDocument LoadDocument(std::shared_ptr<SourceDocument> source, bool is_json
         file, index, "", "", "YAML syntax error: " + parsed.error().message, line > 0 ? line + source->first_line : 0};
     return out;
   }
-  return DocumentLoader(std::move(source), file, index, validation).Run();
+  return DocumentLoader(std::move(source), file, index, options.field_validation, options.namespace_).Run();
 }
 
 }  // namespace kubesched::api::loader

@@ -76,7 +76,7 @@ struct ParsedDocument {
 //! Reads, checks and decodes one document (load_document.cc). `is_json`: the text is JSON and
 //! source->dom already holds it (parsed by the caller), else the text is YAML.
 ParsedDocument LoadDocument(std::shared_ptr<SourceDocument> source, bool is_json, const std::string& file, int index,
-                            FieldValidation validation);
+                            const LoadOptions& options);
 
 //! "Pod default/web", "Node n1": an object as messages name it.
 std::string Identity(std::string_view kind, const ObjectMeta& meta, bool namespaced);

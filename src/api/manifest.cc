@@ -57,7 +57,7 @@ std::optional<LoadError> AddSource(State& state, std::string_view text, const st
     source->text = std::move(raw.front().text);
     if (json::Parse(source->text, source->dom)) {
       raw.clear();
-      ParsedDocument doc = LoadDocument(std::move(source), true, name, 1, state.options.field_validation);
+      ParsedDocument doc = LoadDocument(std::move(source), true, name, 1, state.options);
       if (doc.error) return std::move(doc.error);
       Absorb(state, doc);
       return std::nullopt;
@@ -80,7 +80,7 @@ std::optional<LoadError> AddSource(State& state, std::string_view text, const st
         auto source = std::make_shared<SourceDocument>(run_pool);
         source->text = std::move(raw[i].text);
         source->first_line = raw[i].first_line;
-        docs[i] = LoadDocument(std::move(source), false, name, static_cast<int>(i) + 1, state.options.field_validation);
+        docs[i] = LoadDocument(std::move(source), false, name, static_cast<int>(i) + 1, state.options);
       } catch (...) {
         failures[i] = std::current_exception();
         return;

@@ -74,6 +74,9 @@ struct LoadOptions {
   FieldValidation field_validation = FieldValidation::kStrict;
   //! LoadManifests: descend into the subdirectories of a directory given as a path (kubectl -R).
   bool recursive = false;
+  //! The namespace of namespaced objects that name none (kubectl's -n/--namespace); an object
+  //! naming another one is an error, as kubectl's. Empty: "default", and any namespace goes.
+  std::string namespace_;
 };
 
 struct LoadError {

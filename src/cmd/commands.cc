@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 
 #include "api/manifest.h"
+#include "api/names.h"
 #include "cmd/apiserver.h"
 #include "cmd/bench.h"
 #include "cmd/cli.h"
@@ -44,6 +45,7 @@ struct SimulateArgs {
   std::string explain;
   std::string creation_order = "controllers";
   bool recursive = false;
+  std::string namespace_;  // -n: for objects that name no namespace
   std::string validate = "strict";
   std::vector<std::string> compare;  // two configurations ("default" or a file)
   std::string report;                // --report: the HTML report's path, or empty
@@ -123,6 +125,7 @@ int RunSimulate(const SimulateArgs& args) {
   api::LoadOptions load_options;
   load_options.seed = args.seed;
   load_options.recursive = args.recursive;
+  load_options.namespace_ = args.namespace_;
   // kubectl's --validate: true and false are the older spellings of strict and ignore.
   if (args.validate == "warn") load_options.field_validation = api::FieldValidation::kWarn;
   if (args.validate == "ignore" || args.validate == "false") {
@@ -247,6 +250,16 @@ int Main(int argc, char** argv) {
                    "and *.json files) or - for standard input")
       ->required();
   simulate->add_flag("-R,--recursive", sim.recursive, "also read the subdirectories of directories given to -f");
+  simulate
+      ->add_option("-n,--namespace", sim.namespace_,
+                   "the namespace of namespaced objects that name none (as kubectl apply -n; an object naming "
+                   "another namespace is an error)")
+      ->check(CLI::Validator(
+          [](const std::string& ns) {
+            const std::vector<std::string> problems = api::IsDNS1123Label(ns);
+            return problems.empty() ? std::string() : "invalid namespace \"" + ns + "\": " + problems.front();
+          },
+          "NAME"));
   simulate
       ->add_option("--validate", sim.validate,
                    "unknown and duplicate fields: strict (an error), warn (a warning each) or ignore; true means "

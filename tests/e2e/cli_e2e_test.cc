@@ -119,7 +119,8 @@ TEST(CliE2E, UsageErrorsAreOneReadableLine) {
       {{"simulate", "-f", cluster, "--creation-order", "random"},
        "error: --creation-order: unsupported value \"random\" (expected controllers or manifest)\n" + simulate_hint},
       {{"simulate", "-f", cluster, "--colour"},
-       "error: --colour: unknown flag (expected -f/--filename, -R/--recursive, --validate, --config, --compare, "
+       "error: --colour: unknown flag (expected -f/--filename, -R/--recursive, -n/--namespace, --validate, --config, "
+       "--compare, "
        "--seed, "
        "-o/--output, --creation-order, "
        "--explain, --report, --plugin, -v/--v or --version)\n" +

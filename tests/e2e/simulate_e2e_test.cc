@@ -473,6 +473,45 @@ TEST(SimulateE2E, ManifestsFromStandardInput) {
   EXPECT_EQ(bad.err, "error: STDIN: document 1 (Pod default/p): spec: required field is missing (line 1)\n");
 }
 
+// -n as kubectl apply -n: namespaced objects that name none go there (a Deployment's pods too);
+// an object naming another namespace is kubectl's error; a bad name is a usage error.
+TEST(SimulateE2E, NamespaceFlagAsKubectlApplys) {
+  const std::string app = WriteTempFile("ns-app.yaml", R"(apiVersion: v1
+kind: Pod
+metadata: {name: a}
+spec:
+  containers: [{name: c, image: x}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: d}}
+  template:
+    metadata: {labels: {app: d}}
+    spec:
+      containers: [{name: c, image: x}]
+)");
+  json j = SimulateJson({"-f", SourcePath(kCluster), "-f", app, "-n", "argocd"});
+  ASSERT_EQ(j["pods"].size(), 3u) << j.dump();
+  for (const auto& p : j["pods"]) EXPECT_EQ(p["namespace"], "argocd") << p.dump();
+
+  const std::string other = WriteTempFile("ns-other.yaml",
+                                          "apiVersion: v1\nkind: Pod\nmetadata: {name: b, namespace: other}\nspec:\n  "
+                                          "containers: [{name: c, image: x}]\n");
+  RunResult r = RunKubesched({"simulate", "-f", other, "--namespace", "argocd"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err,
+            "error: " + other +
+                ": document 1 (Pod other/b): metadata.namespace: the namespace from the provided object \"other\" "
+                "does not match the namespace \"argocd\". You must pass '--namespace=other' to perform this "
+                "operation. (line 3)\n");
+  r = RunKubesched({"simulate", "-f", other, "-n", "Bad_"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_TRUE(r.err.starts_with("error: -n/--namespace: invalid namespace \"Bad_\": ")) << r.err;
+}
+
 TEST(SimulateE2E, DirectoriesWithAndWithoutRecursion) {
   namespace fs = std::filesystem;
   const fs::path dir = fs::temp_directory_path() / ("kubesched-e2e-dir-" + std::to_string(::getpid()));
