@@ -376,6 +376,41 @@ void ReplicaSetCells(const Value& rs, int64_t now_ns, std::vector<Cell>& out) {
   out.emplace_back(FormatLabelSelector(At(rs, {"spec", "selector"})));
 }
 
+// printStatefulSet: READY as ready/desired.
+void StatefulSetCells(const Value& sts, int64_t now_ns, std::vector<Cell>& out) {
+  out.emplace_back(std::string(Str(sts, {"metadata", "name"})));
+  out.emplace_back(fmt::format("{}/{}", Int(sts, {"status", "readyReplicas"}), Int(sts, {"spec", "replicas"}, 1)));
+  out.emplace_back(Age(sts, now_ns));
+  ContainerCells(Array(sts, {"spec", "template", "spec", "containers"}), out);
+}
+
+// labels.FormatLabels: "k=v,k2=v2" sorted by key, "<none>" when empty.
+std::string FormatLabels(const Value* labels) {
+  std::vector<std::string> pairs;
+  if (labels != nullptr && labels->IsObject()) {
+    for (const auto& m : labels->GetObject()) {
+      pairs.push_back(fmt::format("{}={}", api::json::View(m.name), api::json::View(m.value)));
+    }
+  }
+  if (pairs.empty()) return "<none>";
+  std::ranges::sort(pairs);
+  return fmt::format("{}", fmt::join(pairs, ","));
+}
+
+// printDaemonSet.
+void DaemonSetCells(const Value& ds, int64_t now_ns, std::vector<Cell>& out) {
+  out.emplace_back(std::string(Str(ds, {"metadata", "name"})));
+  out.emplace_back(Int(ds, {"status", "desiredNumberScheduled"}));
+  out.emplace_back(Int(ds, {"status", "currentNumberScheduled"}));
+  out.emplace_back(Int(ds, {"status", "numberReady"}));
+  out.emplace_back(Int(ds, {"status", "updatedNumberScheduled"}));
+  out.emplace_back(Int(ds, {"status", "numberAvailable"}));
+  out.emplace_back(FormatLabels(At(ds, {"spec", "template", "spec", "nodeSelector"})));
+  out.emplace_back(Age(ds, now_ns));
+  ContainerCells(Array(ds, {"spec", "template", "spec", "containers"}), out);
+  out.emplace_back(FormatLabelSelector(At(ds, {"spec", "selector"})));
+}
+
 void PriorityClassCells(const Value& pc, int64_t now_ns, std::vector<Cell>& out) {
   out.emplace_back(std::string(Str(pc, {"metadata", "name"})));
   out.emplace_back(Int(pc, {"value"}));
@@ -545,6 +580,42 @@ const Printer kReplicaSetPrinter{
     ReplicaSetCells,
     nullptr};
 
+const Printer kStatefulSetPrinter{{kNameColumn,
+                                   {"Ready", "string", "", "Number of the pod with ready state", 0},
+                                   kAgeColumn,
+                                   kContainersColumn,
+                                   kImagesColumn},
+                                  StatefulSetCells,
+                                  nullptr};
+
+const Printer kDaemonSetPrinter{
+    {kNameColumn,
+     {"Desired", "integer", "",
+      "The total number of nodes that should be running the daemon pod (including nodes correctly running the "
+      "daemon pod).",
+      0},
+     {"Current", "integer", "",
+      "The number of nodes that are running at least 1 daemon pod and are supposed to run the daemon pod.", 0},
+     {"Ready", "integer", "",
+      "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running with "
+      "a Ready Condition.",
+      0},
+     {"Up-to-date", "integer", "", "The total number of nodes that are running updated daemon pod", 0},
+     {"Available", "integer", "",
+      "The number of nodes that should be running the daemon pod and have one or more of the daemon pod running and "
+      "available (ready for at least spec.minReadySeconds)",
+      0},
+     {"Node Selector", "string", "",
+      "NodeSelector is a selector which must be true for the pod to fit on a node. Selector which must match a node's "
+      "labels for the pod to be scheduled on that node.",
+      0},
+     kAgeColumn,
+     kContainersColumn,
+     kImagesColumn,
+     {"Selector", "string", "", "A label query over pods that are managed by the daemon set.", 1}},
+    DaemonSetCells,
+    nullptr};
+
 const Printer kPriorityClassPrinter{
     {kNameColumn,
      {"Value", "integer", "", "value represents the integer value of this priority class.", 0},
@@ -622,6 +693,8 @@ const Printer& PrinterFor(const store::ResourceType& type) {
   if (g.empty() && r == "events") return kEventPrinter;
   if (g == "apps" && r == "deployments") return kDeploymentPrinter;
   if (g == "apps" && r == "replicasets") return kReplicaSetPrinter;
+  if (g == "apps" && r == "statefulsets") return kStatefulSetPrinter;
+  if (g == "apps" && r == "daemonsets") return kDaemonSetPrinter;
   if (g == "scheduling.k8s.io" && r == "priorityclasses") return kPriorityClassPrinter;
   if (g == "policy" && r == "poddisruptionbudgets") return kPdbPrinter;
   if (g == "coordination.k8s.io" && r == "leases") return kLeasePrinter;

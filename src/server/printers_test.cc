@@ -167,6 +167,30 @@ TEST(PrintersTest, WorkloadRows) {
   EXPECT_EQ(S(d[6]), "nginx,redis");
   EXPECT_EQ(S(d[7]), "app=web,tier in (a,b)");
 
+  // printStatefulSet and printDaemonSet.
+  std::vector<Cell> sts = Cells(
+      "apps", "statefulsets",
+      R"({"metadata":{"name":"db"},"spec":{"replicas":3,"template":{"spec":{"containers":[{"name":"pg","image":"postgres"}]}}},
+          "status":{"readyReplicas":1}})",
+      0);
+  EXPECT_EQ(S(sts[1]), "1/3");
+  EXPECT_EQ(S(sts[3]), "pg");
+  EXPECT_EQ(S(sts[4]), "postgres");
+  std::vector<Cell> ds = Cells("apps", "daemonsets",
+                               R"({"metadata":{"name":"agent"},"spec":{"selector":{"matchLabels":{"app":"agent"}},
+          "template":{"spec":{"nodeSelector":{"os":"linux","arch":"amd64"},"containers":[{"name":"a","image":"agent:1"}]}}},
+          "status":{"desiredNumberScheduled":5,"currentNumberScheduled":4,"numberReady":3,"updatedNumberScheduled":4,"numberAvailable":3}})",
+                               0);
+  EXPECT_EQ(std::get<int64_t>(ds[1]), 5);
+  EXPECT_EQ(std::get<int64_t>(ds[2]), 4);
+  EXPECT_EQ(std::get<int64_t>(ds[3]), 3);
+  EXPECT_EQ(std::get<int64_t>(ds[4]), 4);
+  EXPECT_EQ(std::get<int64_t>(ds[5]), 3);
+  EXPECT_EQ(S(ds[6]), "arch=amd64,os=linux");
+  EXPECT_EQ(S(ds[8]), "a");
+  EXPECT_EQ(S(ds[10]), "app=agent");
+  EXPECT_EQ(S(Cells("apps", "daemonsets", R"({"metadata":{"name":"x"}})", 0)[6]), "<none>");
+
   std::vector<Cell> pdb =
       Cells("policy", "poddisruptionbudgets",
             R"({"metadata":{"name":"p"},"spec":{"maxUnavailable":"50%"},"status":{"disruptionsAllowed":1}})", 0);
