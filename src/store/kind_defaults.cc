@@ -19,8 +19,36 @@ void SetIfAbsent(json::Value& object, std::string_view key, json::Value value, j
 
 json::Value Str(std::string_view s, json::Allocator& a) { return json::MakeString(s, a); }
 
+// SetDefaults_HTTPGetAction: path "/", scheme HTTP.
+void DefaultHttpGet(json::Value& handler, json::Allocator& a) {
+  json::Value* get = json::Find(handler, "httpGet");
+  if (get == nullptr || !get->IsObject()) return;
+  SetIfAbsent(*get, "path", Str("/", a), a);
+  SetIfAbsent(*get, "scheme", Str("HTTP", a), a);
+}
+
+// SetDefaults_Probe: timeoutSeconds 1, periodSeconds 10, successThreshold 1, failureThreshold 3.
+void DefaultProbe(json::Value& probe, json::Allocator& a) {
+  if (!probe.IsObject()) return;
+  SetIfAbsent(probe, "timeoutSeconds", json::Value(1), a);
+  SetIfAbsent(probe, "periodSeconds", json::Value(10), a);
+  SetIfAbsent(probe, "successThreshold", json::Value(1), a);
+  SetIfAbsent(probe, "failureThreshold", json::Value(3), a);
+  DefaultHttpGet(probe, a);
+}
+
 void DefaultContainer(json::Value& c, json::Allocator& a) {
   if (!c.IsObject()) return;
+  for (std::string_view key : {"livenessProbe", "readinessProbe", "startupProbe"}) {
+    if (json::Value* probe = json::Find(c, key)) DefaultProbe(*probe, a);
+  }
+  if (json::Value* lifecycle = json::Find(c, "lifecycle"); lifecycle != nullptr && lifecycle->IsObject()) {
+    for (std::string_view key : {"postStart", "preStop"}) {
+      if (json::Value* handler = json::Find(*lifecycle, key); handler != nullptr && handler->IsObject()) {
+        DefaultHttpGet(*handler, a);
+      }
+    }
+  }
   SetIfAbsent(c, "terminationMessagePath", Str("/dev/termination-log", a), a);
   SetIfAbsent(c, "terminationMessagePolicy", Str("File", a), a);
   if (json::Find(c, "imagePullPolicy") == nullptr) {

@@ -66,6 +66,25 @@ TEST_F(StoreTest, CreateSetsServerOwnedMetadata) {
   EXPECT_EQ(view->json.get(), pod->json.shared().get());
 }
 
+// SetDefaults_Probe and SetDefaults_HTTPGetAction, on probes and lifecycle handlers.
+TEST_F(StoreTest, ProbesAndHandlersAreDefaulted) {
+  auto pod =
+      MustCreate(Pods(), "default", R"({"metadata":{"name":"probed"},"spec":{"containers":[{"name":"c","image":"i",
+      "livenessProbe":{"httpGet":{"port":8080}},"readinessProbe":{"tcpSocket":{"port":80},"periodSeconds":5},
+      "lifecycle":{"preStop":{"httpGet":{"port":80,"path":"/stop"}}}}]}})");
+  ASSERT_NE(pod, nullptr);
+  EXPECT_EQ(Field(*pod, "spec.containers.0.livenessProbe.timeoutSeconds"), "1");
+  EXPECT_EQ(Field(*pod, "spec.containers.0.livenessProbe.periodSeconds"), "10");
+  EXPECT_EQ(Field(*pod, "spec.containers.0.livenessProbe.successThreshold"), "1");
+  EXPECT_EQ(Field(*pod, "spec.containers.0.livenessProbe.failureThreshold"), "3");
+  EXPECT_EQ(Field(*pod, "spec.containers.0.livenessProbe.httpGet.path"), "/");
+  EXPECT_EQ(Field(*pod, "spec.containers.0.livenessProbe.httpGet.scheme"), "HTTP");
+  EXPECT_EQ(Field(*pod, "spec.containers.0.readinessProbe.periodSeconds"), "5");
+  EXPECT_EQ(Field(*pod, "spec.containers.0.readinessProbe.failureThreshold"), "3");
+  EXPECT_EQ(Field(*pod, "spec.containers.0.lifecycle.preStop.httpGet.path"), "/stop");
+  EXPECT_EQ(Field(*pod, "spec.containers.0.lifecycle.preStop.httpGet.scheme"), "HTTP");
+}
+
 TEST_F(StoreTest, GenerateNameUsesUpstreamAlphabet) {
   auto pod = MustCreate(Pods(), "default",
                         R"({"metadata":{"generateName":"web-"},"spec":{"containers":[{"name":"c","image":"i"}]}})");
