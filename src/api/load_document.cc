@@ -31,7 +31,8 @@ std::string PeekString(const json::Value& obj, const decode::Context& ctx, std::
   return decode::ScalarText(*v, ctx);
 }
 
-std::string PeekIdentity(const json::Value& obj, const decode::Context& ctx) {
+// `default_namespace`: LoadOptions::namespace_ ("" for "default").
+std::string PeekIdentity(const json::Value& obj, const decode::Context& ctx, const std::string& default_namespace) {
   const std::string kind = PeekString(obj, ctx, "kind");
   if (kind.empty()) return "";
   ObjectMeta meta;
@@ -40,7 +41,9 @@ std::string PeekIdentity(const json::Value& obj, const decode::Context& ctx) {
   meta.namespace_ = PeekString(obj, ctx, "metadata", "namespace");
   const KindInfo* info = LookupKind(kind);
   const bool namespaced = info != nullptr && info->namespaced;
-  if (namespaced && meta.namespace_.empty()) meta.namespace_ = kNamespaceDefault;
+  if (namespaced && meta.namespace_.empty()) {
+    meta.namespace_ = default_namespace.empty() ? std::string(kNamespaceDefault) : default_namespace;
+  }
   return Identity(kind, meta, namespaced);
 }
 
@@ -65,7 +68,7 @@ class DocumentLoader {
     json::Value& root = source_->dom;
     if (root.IsNull()) return std::move(out_);  // an empty document
     const Origin origin{file_, index_, "", source_, {}};
-    const std::string identity = PeekIdentity(root, ctx_);
+    const std::string identity = PeekIdentity(root, ctx_, namespace_);
     Guard(origin, identity, [&] {
       if (!root.IsObject()) {
         decode::Fail(&root, "", "expected an object with apiVersion and kind, got " + decode::Describe(&root, ctx_));
@@ -89,7 +92,7 @@ class DocumentLoader {
                                    source_,
                                    {{yaml::PathStep::Kind::kValue, member}, {yaml::PathStep::Kind::kElement, i}}};
           // Errors inside an item name the item, not the List.
-          const std::string item_identity = PeekIdentity(list[i], ctx_);
+          const std::string item_identity = PeekIdentity(list[i], ctx_, namespace_);
           if (!Guard(item_origin, item_identity, [&] { Read(list[i], item_origin); })) throw Abort{};
         }
         return;
@@ -138,7 +141,7 @@ class DocumentLoader {
         std::vector<yaml::SourcePath> paths;
         for (const FieldIssue& issue : issues_) paths.push_back(Concat(origin.path, issue.at));
         const std::vector<int> lines = yaml::LinesOf(source_->text, paths);
-        const std::string identity = PeekIdentity(node, ctx_);
+        const std::string identity = PeekIdentity(node, ctx_, namespace_);
         for (size_t i = 0; i < issues_.size(); ++i) {
           out_.warnings.push_back(LoadError{origin.file, origin.document, identity, std::move(issues_[i].path),
                                             std::move(issues_[i].message),

@@ -507,6 +507,11 @@ spec:
                 ": document 1 (Pod other/b): metadata.namespace: the namespace from the provided object \"other\" "
                 "does not match the namespace \"argocd\". You must pass '--namespace=other' to perform this "
                 "operation. (line 3)\n");
+  // An error names the object in the namespace it would have had.
+  const std::string bare = WriteTempFile("ns-bare.yaml", "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n");
+  r = RunKubesched({"simulate", "-f", bare, "-n", "argocd"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "error: " + bare + ": document 1 (Pod argocd/p): spec: required field is missing (line 1)\n");
   r = RunKubesched({"simulate", "-f", other, "-n", "Bad_"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_TRUE(r.err.starts_with("error: -n/--namespace: invalid namespace \"Bad_\": ")) << r.err;
