@@ -61,6 +61,7 @@ class ApiHandler final : public Handler {
   HttpResponse HandleResource(const HttpRequest& request, const RequestInfo& info);
 
   // resource_verbs.cc
+  std::expected<void, ApiError> AdmitNamespaceLifecycle(const Target& target) const;
   HttpResponse Get(const HttpRequest& request, const Target& target);
   HttpResponse List(const HttpRequest& request, const Target& target);
   HttpResponse Watch(const HttpRequest& request, const Target& target);

@@ -158,6 +158,8 @@ TEST_F(ApiHandlerTest, ErrorsAreStatusBodiesWithTheRightCodes) {
       {"binding a missing pod",
        Call("POST", "/api/v1/namespaces/default/bindings", R"({"metadata":{"name":"nope"},"target":{"name":"n1"}})"),
        404, "NotFound"});
+  cases.push_back(
+      {"namespace that does not exist", Call("POST", "/api/v1/namespaces/nope/pods", PodJson("x")), 404, "NotFound"});
   cases.push_back({"unknown subresource", Call("GET", "/api/v1/namespaces/default/pods/p1/logs"), 404, "NotFound"});
   cases.push_back({"verb a subresource lacks", Call("DELETE", "/api/v1/namespaces/default/pods/p1/status"), 405,
                    "MethodNotAllowed"});
@@ -171,6 +173,9 @@ TEST_F(ApiHandlerTest, ErrorsAreStatusBodiesWithTheRightCodes) {
     EXPECT_EQ(status["code"].GetInt(), c.code);
     EXPECT_FALSE(api::json::GetString(status, "message").empty());
   }
+  // NamespaceLifecycle's message.
+  EXPECT_EQ(api::json::GetString(Decode(Call("POST", "/api/v1/namespaces/nope/pods", PodJson("x")).body), "message"),
+            "namespaces \"nope\" not found");
   // Nothing half-applied: none of the refused creations exists.
   api::json::Document list = Decode(Call("GET", "/api/v1/pods").body);
   EXPECT_EQ(list["items"].Size(), 1u);

@@ -132,6 +132,19 @@ HttpResponse ApiHandler::Watch(const HttpRequest& request, const Target& target)
   return r;
 }
 
+// The NamespaceLifecycle admission plugin on a create through the API: the namespace must exist
+// (404 `namespaces "x" not found`). The test bed removes a deleted namespace at once, so its other
+// check (no new content in a terminating namespace) has nothing to refuse. Writes the store makes
+// itself (controllers, simulate's manifests) are not API requests and are not checked.
+std::expected<void, ApiError> ApiHandler::AdmitNamespaceLifecycle(const Target& target) const {
+  if (!target.type.namespaced) return {};
+  const store::ResourceType* namespaces = store_.FindResource("", "namespaces");
+  if (namespaces == nullptr) return {};
+  auto ns = store_.Get(*namespaces, "", target.namespace_);
+  if (!ns) return std::unexpected(FromStoreError(ns.error(), Subject(*namespaces, target.namespace_)));
+  return {};
+}
+
 HttpResponse ApiHandler::Create(const HttpRequest& request, const Target& target) {
   auto output = NegotiateOutput(request, false);
   if (!output) return ErrorResponse(output.error());
@@ -142,6 +155,7 @@ HttpResponse ApiHandler::Create(const HttpRequest& request, const Target& target
   auto warnings = ValidateObjectFields(request, target.type, *body);
   if (!warnings) return ErrorResponse(warnings.error());
   if (auto ok = CheckBodyIdentity(*body, target.type, target.namespace_, ""); !ok) return ErrorResponse(ok.error());
+  if (auto ok = AdmitNamespaceLifecycle(target); !ok) return ErrorResponse(ok.error());
   const std::string name(BodyName(*body));
 
   store::Result<store::ObjectPtr> created = *dry_run
