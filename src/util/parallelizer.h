@@ -42,6 +42,10 @@ class LoopBody {
 //! used by one thread at a time.
 class LoopCost {
  public:
+  //! A site not measured yet, or one whose cost per piece is known (tests seed it so that where a
+  //! loop runs does not depend on how fast the machine was).
+  explicit LoopCost(double ns_per_piece = 0) : ns_per_piece_(ns_per_piece) {}
+
   //! Nanoseconds per piece (0 until a loop was measured).
   double ns_per_piece() const { return ns_per_piece_; }
 

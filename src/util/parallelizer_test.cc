@@ -31,13 +31,27 @@ TEST(Parallelizer, RunsEveryPieceExactlyOnce) {
 TEST(Parallelizer, LoopsWorthSharingAreSharedAndShortOnesRunOnTheCaller) {
   Parallelizer p(2);
   const auto caller = std::this_thread::get_id();
-  auto threads_of = [&](int pieces, LoopCost& cost, std::chrono::microseconds piece_time) {
+  // Runs a loop and returns the threads it ran on. With `until_shared`, a piece on the caller
+  // waits until a worker has started one, and a piece on a worker until the caller has: a shared
+  // loop then ends up on two threads however loaded the machine is (neither can run every chunk
+  // while the other is descheduled), and a loop wrongly kept on the caller fails after the bound
+  // instead of racing.
+  auto threads_of = [&](int pieces, LoopCost& cost, std::chrono::microseconds piece_time, bool until_shared) {
     std::mutex mu;
     std::set<std::thread::id> ran_on;
+    std::atomic<bool> worker_ran{false};
+    std::atomic<bool> caller_ran{false};
     std::vector<std::atomic<int>> hits(static_cast<size_t>(pieces));
     p.UntilWorthIt(
         pieces,
         [&](int i) {
+          const bool on_caller = std::this_thread::get_id() == caller;
+          (on_caller ? caller_ran : worker_ran) = true;
+          if (until_shared) {
+            const std::atomic<bool>& other = on_caller ? worker_ran : caller_ran;
+            const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+            while (!other && std::chrono::steady_clock::now() < give_up) std::this_thread::yield();
+          }
           if (piece_time.count() > 0) std::this_thread::sleep_for(piece_time);
           hits[static_cast<size_t>(i)].fetch_add(1);
           std::lock_guard lock(mu);
@@ -48,26 +62,35 @@ TEST(Parallelizer, LoopsWorthSharingAreSharedAndShortOnesRunOnTheCaller) {
     return ran_on;
   };
 
-  // A loop of trivial pieces is measured at a few nanoseconds a piece and stays on the caller.
-  LoopCost cheap;
+  // A site whose pieces cost a few nanoseconds keeps a loop of 100 on the caller. (The estimate
+  // is seeded for each round: how fast a loaded machine ran the last one is not under test.)
   for (int round = 0; round < 3; ++round) {
-    EXPECT_EQ(threads_of(100, cheap, std::chrono::microseconds(0)), std::set<std::thread::id>{caller});
+    LoopCost cheap(10);
+    EXPECT_EQ(threads_of(100, cheap, std::chrono::microseconds(0), false), std::set<std::thread::id>{caller});
   }
-  EXPECT_GT(cheap.ns_per_piece(), 0);
-  EXPECT_LT(cheap.ns_per_piece() * 100, Parallelizer::kMinSharedLoopNs);
 
-  // A site not measured yet runs its first loop alone; once it has seen pieces of 1 ms, a loop
-  // of 64 is shared: the worker takes some of it.
+  // A site not measured yet runs its first loop alone and measures it (a piece sleeps at least
+  // 1 ms, so the estimate is at least that); with that estimate a loop of 64 is shared.
   LoopCost slow;
-  EXPECT_EQ(threads_of(64, slow, std::chrono::milliseconds(1)), std::set<std::thread::id>{caller});
+  EXPECT_EQ(threads_of(64, slow, std::chrono::milliseconds(1), false), std::set<std::thread::id>{caller});
   EXPECT_GE(slow.ns_per_piece(), 1e6);
-  EXPECT_EQ(threads_of(64, slow, std::chrono::milliseconds(1)).size(), 2u);
+  EXPECT_EQ(threads_of(64, slow, std::chrono::microseconds(0), true).size(), 2u);
+
+  // The threshold is pieces times cost per piece.
+  LoopCost just_below(Parallelizer::kMinSharedLoopNs / 64 * 0.99);
+  EXPECT_EQ(threads_of(64, just_below, std::chrono::microseconds(0), false), std::set<std::thread::id>{caller});
+  LoopCost at(Parallelizer::kMinSharedLoopNs / 64);
+  EXPECT_EQ(threads_of(64, at, std::chrono::microseconds(0), true).size(), 2u);
 
   // Fewer pieces than are worth measuring run on the caller and leave the estimate alone.
   LoopCost few;
-  EXPECT_EQ(threads_of(Parallelizer::kMinMeasuredPieces - 1, few, std::chrono::microseconds(0)),
+  EXPECT_EQ(threads_of(Parallelizer::kMinMeasuredPieces - 1, few, std::chrono::microseconds(0), false),
             std::set<std::thread::id>{caller});
   EXPECT_EQ(few.ns_per_piece(), 0);
+  LoopCost known(1e6);
+  EXPECT_EQ(threads_of(Parallelizer::kMinMeasuredPieces - 1, known, std::chrono::microseconds(0), false),
+            std::set<std::thread::id>{caller});
+  EXPECT_EQ(known.ns_per_piece(), 1e6);
 }
 
 TEST(Parallelizer, ManyQuickLoopsInARow) {

@@ -86,7 +86,13 @@ TEST(PythonClientE2E, BoreasStyleSchedulerListsPagesWatchesAndBinds) {
   created = server.Kubectl({"create", "-f", server.WriteFile("later.yaml", later)});
   ASSERT_EQ(created.exit_code, 0) << created.err;
   out += ReadUntil(
-      py.out_fd, [&](const std::string& t) { return (out + t).find("done ") != std::string::npos; },
+      py.out_fd,
+      [&](const std::string& t) {
+        // The whole line: a read can end between "done " and its count.
+        const std::string all = out + t;
+        const size_t done = all.find("done ");
+        return done != std::string::npos && all.find('\n', done) != std::string::npos;
+      },
       std::chrono::seconds(60));
   EXPECT_NE(out.find("bound default/late-1 "), std::string::npos) << out;
   EXPECT_NE(out.find("bound default/late-2 "), std::string::npos) << out;
