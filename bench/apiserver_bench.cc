@@ -30,6 +30,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -67,6 +68,9 @@ struct Sizes {
   int lists = 20;
 };
 Sizes g_sizes;
+// --state=FILE: the server keeps its objects there (every write in the journal, on disk, before
+// it is acknowledged); the file and its journal are removed before the run.
+std::string g_state;
 
 // ---------------------------------------------------------------------------------------------
 // Watchers
@@ -139,7 +143,13 @@ std::vector<std::string> g_notes;
 void BM_ApiServer(benchmark::State& state) {
   const Sizes s = g_sizes;
   for (auto _ : state) {
-    ServerProcess server;
+    std::vector<std::string> args = {"apiserver", "--listen", "127.0.0.1:0"};
+    if (!g_state.empty()) {
+      std::filesystem::remove(g_state);
+      std::filesystem::remove(g_state + ".journal");
+      args.insert(args.end(), {"--state", g_state});
+    }
+    ServerProcess server(args);
     const int port = server.port();
     Recorder rec;
 
@@ -239,7 +249,7 @@ void BM_ApiServer(benchmark::State& state) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // Our own flags first (--nodes=N --pods=N --watchers=N --writers=N), then Google Benchmark's.
+  // Our own flags first (--nodes=N --pods=N --watchers=N --writers=N --state=FILE), then Google Benchmark's.
   std::vector<char*> rest;
   for (int i = 0; i < argc; ++i) {
     std::string_view a(argv[i]);
@@ -252,6 +262,8 @@ int main(int argc, char** argv) {
       g_sizes.watchers = *v;
     } else if (auto v = value("--writers=")) {
       g_sizes.writers = *v;
+    } else if (a.starts_with("--state=")) {
+      g_state = std::string(a.substr(8));
     } else {
       rest.push_back(argv[i]);
     }

@@ -103,6 +103,18 @@ TEST(YamlTest, Errors) {
   EXPECT_THAT(exploded.error().message, HasSubstr("alias bomb"));
   std::string deep(2000, '[');
   EXPECT_FALSE(yaml::Parse(deep, doc).has_value());
+  // Few values, but a 1 MB string aliased 2,000 times is 2 GB of document: refused once the
+  // aliases pass 64 MiB, so parsing it holds about that much at most.
+  std::string wide = "s: &s " + std::string(1 << 20, 'x') + "\nl: [";
+  for (int i = 0; i < 2000; ++i) wide += i ? ", *s" : "*s";
+  wide += "]\n";
+  auto widened = yaml::Parse(wide, doc);
+  ASSERT_FALSE(widened.has_value());
+  EXPECT_THAT(widened.error().message, HasSubstr("aliases expand to more than 64 MiB of text (an alias bomb?)"));
+  // Under the limit it is a document like any other.
+  std::string fine = "s: &s " + std::string(1 << 20, 'x') + "\nl: [*s, *s, *s]\n";
+  ASSERT_TRUE(yaml::Parse(fine, doc).has_value());
+  EXPECT_EQ(doc["l"].Size(), 3u);
 }
 
 // Found by the yaml fuzz target: libfyaml 0.7.12 looped forever on invalid UTF-8 in a directive

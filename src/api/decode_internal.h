@@ -25,6 +25,10 @@
 
 namespace kubesched::api::decode {
 
+//! Upstream's limit on an object's annotations, keys and values together
+//! (apimachinery's TotalAnnotationSizeLimitB).
+inline constexpr size_t kMaxAnnotationBytes = 256 * 1024;
+
 using field_path::Quote;
 
 //! A field error thrown by a decoder; `at` is the value to point at in messages with a line

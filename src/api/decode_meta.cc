@@ -4,6 +4,8 @@
 #include <cctype>
 #include <charconv>
 
+#include <fmt/format.h>
+
 #include "api/decode_internal.h"
 #include "api/names.h"
 #include "api/time_format.h"
@@ -175,7 +177,8 @@ Labels MapView::LabelMap(std::string_view key) const {
   Labels out;
   const MapView m(Get(key), PathOf(key), ctx_);
   if (!Present(m.node_)) return out;
-  out.Reserve(m.node_->MemberCount());
+  std::vector<Labels::Entry> entries;
+  entries.reserve(std::min<size_t>(m.node_->MemberCount(), kMaxReserved));
   for (auto it = m.node_->MemberBegin(); it != m.node_->MemberEnd(); ++it) {
     const std::string_view k = json::View(it->name);
     const json::Value* v = &it->value;
@@ -185,26 +188,35 @@ Labels MapView::LabelMap(std::string_view key) const {
     if (!IsValidLabelValueText(value)) {
       Fail(v, m.path_.Child(k), "invalid label value " + Quote(value) + ": " + Join(IsValidLabelValue(value)));
     }
-    out.Set(std::string(k), std::move(value));
+    entries.emplace_back(std::string(k), std::move(value));
   }
-  return out;
+  return Labels::FromEntries(std::move(entries));
 }
 
 Labels MapView::AnnotationMap(std::string_view key) const {
   Labels out;
   const MapView m(Get(key), PathOf(key), ctx_);
   if (!Present(m.node_)) return out;
-  out.Reserve(m.node_->MemberCount());
+  std::vector<Labels::Entry> entries;
+  entries.reserve(std::min<size_t>(m.node_->MemberCount(), kMaxReserved));
   std::string lower;
+  size_t total = 0;
   for (auto it = m.node_->MemberBegin(); it != m.node_->MemberEnd(); ++it) {
     const std::string_view k = json::View(it->name);
     const json::Value* v = &it->value;
     if (const std::string_view checked = AsciiLower(k, lower); !IsValidQualifiedName(checked)) {
       Fail(v, m.path_.Child(k), "invalid annotation key " + Quote(k) + ": " + Join(IsQualifiedName(checked)));
     }
-    out.Set(std::string(k), ReadString(v, m.path_.Child(k), ctx_));
+    std::string value = ReadString(v, m.path_.Child(k), ctx_);
+    total += k.size() + value.size();
+    entries.emplace_back(std::string(k), std::move(value));
   }
-  return out;
+  // Upstream's ValidateAnnotations: keys and values together at most 256 KiB per object.
+  if (total > kMaxAnnotationBytes) {
+    Fail(m.node_, m.path_, fmt::format("Too long: must have at most {} bytes", kMaxAnnotationBytes),
+         kFieldValueTooLong);
+  }
+  return Labels::FromEntries(std::move(entries));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -65,6 +65,19 @@ Labels::Labels(std::initializer_list<Entry> entries) {
   for (const auto& e : entries) Set(e.first, e.second);
 }
 
+Labels Labels::FromEntries(std::vector<Entry> entries) {
+  // Sorted stably, then of each run of one key the last kept: what Set one by one would leave,
+  // without its O(n) insertion per key out of order.
+  std::stable_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.first < b.first; });
+  Labels out;
+  out.entries_.reserve(entries.size());
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (i + 1 < entries.size() && entries[i + 1].first == entries[i].first) continue;
+    out.entries_.push_back(std::move(entries[i]));
+  }
+  return out;
+}
+
 const std::string* Labels::Find(std::string_view key) const {
   auto it = LowerBound(entries_, key);
   if (it == entries_.end() || it->first != key) return nullptr;

@@ -18,6 +18,8 @@ class Labels {
 
   Labels() = default;
   Labels(std::initializer_list<Entry> entries);
+  //! From entries in any order, in O(n log n); where a key repeats, the last value wins (as Set).
+  static Labels FromEntries(std::vector<Entry> entries);
 
   //! Returns the value for key, or nullptr when absent.
   const std::string* Find(std::string_view key) const;

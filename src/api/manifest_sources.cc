@@ -9,8 +9,16 @@
 #include <iterator>
 #include <sstream>
 
+#include <fmt/format.h>
+
 namespace kubesched::api {
 namespace {
+
+std::string FormatBytes(size_t n) {
+  if (n >= (size_t{1} << 30) && n % (size_t{1} << 30) == 0) return fmt::format("{} GiB", n >> 30);
+  if (n >= (size_t{1} << 20) && n % (size_t{1} << 20) == 0) return fmt::format("{} MiB", n >> 20);
+  return fmt::format("{} bytes", n);
+}
 
 bool IsDocumentMarker(std::string_view line) {
   if (!line.starts_with("---")) return false;
@@ -111,17 +119,35 @@ std::optional<std::string> ExpandPath(const std::string& path, bool recursive, s
   return walk(walk, fs::path(path));
 }
 
-std::optional<std::string> ReadFile(const std::string& path, std::string& out) {
-  if (path == "-") {
-    out.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
-    return std::nullopt;
+std::optional<std::string> ReadFile(const std::string& path, std::string& out, size_t max_bytes) {
+  auto too_large = [&] {
+    return fmt::format("{} is larger than {} (the most kubesched reads from one source)",
+                       path == "-" ? "standard input" : "the file", FormatBytes(max_bytes));
+  };
+  out.clear();
+  std::ifstream file;
+  std::istream* in = &std::cin;
+  if (path != "-") {
+    std::error_code ec;
+    if (const auto size = std::filesystem::file_size(path, ec); !ec && size > max_bytes) return too_large();
+    file.open(path, std::ios::binary);
+    if (!file) return std::string("cannot open file: ") + std::strerror(errno);
+    in = &file;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::string("cannot open file: ") + std::strerror(errno);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return std::string("cannot read file: ") + std::strerror(errno);
-  out = std::move(ss).str();
+  // In pieces, so that an endless or huge input is refused once past the limit, never held whole.
+  constexpr size_t kPiece = 1 << 20;
+  std::string piece(kPiece, '\0');
+  while (*in) {
+    in->read(piece.data(), static_cast<std::streamsize>(piece.size()));
+    const auto got = static_cast<size_t>(in->gcount());
+    if (out.size() + got > max_bytes) {
+      out.clear();
+      out.shrink_to_fit();
+      return too_large();
+    }
+    out.append(piece.data(), got);
+  }
+  if (in->bad()) return std::string("cannot read file: ") + std::strerror(errno);
   return std::nullopt;
 }
 

@@ -33,7 +33,13 @@ std::vector<RawDocument> SplitYamlDocuments(std::string_view text);
 //! recursive. Appends to `out`; an error message when a directory cannot be read.
 std::optional<std::string> ExpandPath(const std::string& path, bool recursive, std::vector<std::string>& out);
 
-//! Reads a file ("-": standard input) into `out`; an error message when it cannot.
-std::optional<std::string> ReadFile(const std::string& path, std::string& out);
+//! The most kubesched reads from one file or from standard input: more than a dump of 100,000
+//! pods takes, and what bounds the memory a runaway input costs (it is read in pieces and
+//! refused as soon as it passes this, not read whole first).
+inline constexpr size_t kMaxSourceBytes = size_t{1} << 30;
+
+//! Reads a file ("-": standard input) into `out`; an error message when it cannot, or when it is
+//! larger than `max_bytes`.
+std::optional<std::string> ReadFile(const std::string& path, std::string& out, size_t max_bytes = kMaxSourceBytes);
 
 }  // namespace kubesched::api

@@ -448,6 +448,7 @@ class Builder {
   struct Anchored {
     json::Value value;
     size_t count;  // values in it, counted against kMaxAliasedValues when aliased
+    size_t bytes;  // text in it (strings and keys), counted against kMaxAliasedBytes
   };
 
   void Finish(bool have_root) {
@@ -474,22 +475,29 @@ class Builder {
     return false;
   }
 
-  static size_t CountValues(const json::Value& v) {
-    size_t n = 1;
-    if (v.IsObject()) {
-      for (const auto& m : v.GetObject()) n += CountValues(m.value);
+  // The values in `v` and the bytes of its strings and keys, added to `count` and `bytes`.
+  static void Measure(const json::Value& v, size_t& count, size_t& bytes) {
+    ++count;
+    if (v.IsString()) {
+      bytes += v.GetStringLength();
+    } else if (v.IsObject()) {
+      for (const auto& m : v.GetObject()) {
+        bytes += m.name.GetStringLength();
+        Measure(m.value, count, bytes);
+      }
     } else if (v.IsArray()) {
-      for (const auto& x : v.GetArray()) n += CountValues(x);
+      for (const auto& x : v.GetArray()) Measure(x, count, bytes);
     }
-    return n;
   }
 
   // A completed value: onto the stack, and into anchors_ when it has an anchor.
   void Push(json::Value v, std::string_view anchor) {
     if (!anchor.empty()) {
       json::Value copy(v, alloc_);
-      const size_t count = CountValues(copy);
-      anchors_.insert_or_assign(std::string(anchor), Anchored{std::move(copy), count});
+      size_t count = 0;
+      size_t bytes = 0;
+      Measure(copy, count, bytes);
+      anchors_.insert_or_assign(std::string(anchor), Anchored{std::move(copy), count, bytes});
     }
     stack_.push_back(std::move(v));
   }
@@ -540,9 +548,16 @@ class Builder {
       return false;
     }
     aliased_ += it->second.count;
+    aliased_bytes_ += it->second.bytes;
     if (aliased_ > kMaxAliasedValues) {
       error_ = ParseError{LineOfEvent(e), 0,
                           fmt::format("aliases expand to more than {} values (an alias bomb?)", kMaxAliasedValues)};
+      return false;
+    }
+    if (aliased_bytes_ > kMaxAliasedBytes) {
+      error_ = ParseError{
+          LineOfEvent(e), 0,
+          fmt::format("aliases expand to more than {} MiB of text (an alias bomb?)", kMaxAliasedBytes >> 20)};
       return false;
     }
     if (InKeyPosition() && !it->second.value.IsString()) {
@@ -593,6 +608,7 @@ class Builder {
   std::vector<Pending> pending_;
   std::unordered_map<std::string, Anchored> anchors_;
   size_t aliased_ = 0;
+  size_t aliased_bytes_ = 0;
   json::Value root_;
 };
 

@@ -52,6 +52,9 @@ class ScalarTexts {
 //! At most this many values may come from aliases, in all, per document (a few levels of nested
 //! aliases multiply: "billion laughs").
 inline constexpr size_t kMaxAliasedValues = 1'000'000;
+//! And at most this many bytes of text (strings and keys): a long string aliased a few thousand
+//! times is few values but gigabytes of document.
+inline constexpr size_t kMaxAliasedBytes = 64u << 20;
 
 //! Parses the first YAML document of `text` into `doc` (an empty document is null). `texts`, when
 //! given, receives the written form of scalars that print differently.

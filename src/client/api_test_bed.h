@@ -18,11 +18,12 @@ namespace kubesched::client {
 
 class ApiTestBed {
  public:
-  explicit ApiTestBed(store::StoreOptions options = {}, std::shared_ptr<const server::TlsIdentity> tls = nullptr)
-      : store_(store::NewBuiltinStore(clock_, options)) {
+  explicit ApiTestBed(store::StoreOptions options = {}, std::shared_ptr<const server::TlsIdentity> tls = nullptr,
+                      server::ApiHandlerOptions handler_options = {})
+      : store_(store::NewBuiltinStore(clock_, options)), handler_(*store_, std::move(handler_options)) {
     server::HttpServerOptions http;
     http.port = 0;
-    http.threads = 32;
+    http.threads = 4;
     http.tls = std::move(tls);
     auto bound = server::HttpServer::Bind(handler_, http);
     EXPECT_TRUE(bound.has_value()) << bound.error();
@@ -46,7 +47,7 @@ class ApiTestBed {
  private:
   util::SystemClock clock_;
   std::unique_ptr<store::Store> store_;
-  server::ApiHandler handler_{*store_, server::ApiHandlerOptions{}};
+  server::ApiHandler handler_;
   std::unique_ptr<server::HttpServer> server_;
   std::thread thread_;
 };

@@ -547,4 +547,12 @@ Result<void> RemoteStore::LoadState(const std::string&) {
   return std::unexpected(MakeError(Error::Reason::kMethodNotAllowed, "the API server keeps the state"));
 }
 
+Result<void> RemoteStore::OpenState(const std::string&) {
+  return std::unexpected(MakeError(Error::Reason::kMethodNotAllowed, "the API server keeps the state"));
+}
+
+Result<void> RemoteStore::CloseState() {
+  return std::unexpected(MakeError(Error::Reason::kMethodNotAllowed, "the API server keeps the state"));
+}
+
 }  // namespace kubesched::client

@@ -100,6 +100,8 @@ class RemoteStore final : public store::Store, private ReflectorSink {
   //! Not offered: the API server keeps the state.
   store::Result<void> SaveState(const std::string& path) const override;
   store::Result<void> LoadState(const std::string& path) override;
+  store::Result<void> OpenState(const std::string& path) override;
+  store::Result<void> CloseState() override;
 
  private:
   using Key = std::pair<std::string, std::string>;  // namespace, name

@@ -104,6 +104,8 @@ class FlakyStore final : public store::Store {
   void RemoveObserver(uint64_t id) override { inner_.RemoveObserver(id); }
   store::Result<void> SaveState(const std::string& path) const override { return inner_.SaveState(path); }
   store::Result<void> LoadState(const std::string& path) override { return inner_.LoadState(path); }
+  store::Result<void> OpenState(const std::string& path) override { return inner_.OpenState(path); }
+  store::Result<void> CloseState() override { return inner_.CloseState(); }
 
  private:
   store::Result<store::ObjectPtr> Unreachable() {

@@ -92,9 +92,15 @@ CLI::App* AddApiserverSubcommand(CLI::App& app, ApiserverArgs& args) {
   cmd->add_flag("--tls", args.tls,
                 "serve HTTPS with a self-signed certificate made at start (its CA in the kubeconfig)");
   cmd->add_option("--state", args.state,
-                  "load the objects from this file at start (when it exists) and save them on shutdown");
-  cmd->add_option("--threads", args.threads, "connection threads; each open watch holds one")
-      ->check(IntegerInRange(8, 10000, "an integer from 8 to 10000"))
+                  "keep the objects in this file: loaded at start (with the journal of writes after it, FILE.journal), "
+                  "every write on disk before it is acknowledged, a snapshot on shutdown");
+  cmd->add_option("--token-auth-file", args.token_auth_file,
+                  "tokens the TokenReview API accepts (kube-apiserver's CSV: token,user,uid,\"group1,group2\"), for "
+                  "components that delegate authentication to the test bed")
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--threads", args.threads,
+                  "threads that serve requests (connections, open watches and slow clients hold none)")
+      ->check(IntegerInRange(1, 1024, "an integer from 1 to 1024"))
       ->capture_default_str();
   return cmd;
 }
@@ -109,10 +115,22 @@ int RunApiserver(const ApiserverArgs& args) {
   // Before any thread starts (see SignalWatcher).
   SignalWatcher signals;
 
+  server::ApiHandlerOptions handler_options;
+  if (!args.token_auth_file.empty()) {
+    auto tokens = server::LoadTokenFile(args.token_auth_file);
+    if (!tokens) {
+      std::cerr << "error: --token-auth-file: " << tokens.error() << "\n";
+      return kExitUsage;
+    }
+    handler_options.tokens = std::move(*tokens);
+  }
+
   static const util::SystemClock clock;
   std::unique_ptr<store::Store> store = store::NewBuiltinStore(clock);
-  if (!args.state.empty() && std::filesystem::exists(args.state)) {
-    if (auto loaded = store->LoadState(args.state); !loaded) {
+  if (!args.state.empty()) {
+    // What a previous run kept (its last snapshot and the journal after it), then every write
+    // on disk before it is acknowledged.
+    if (auto loaded = store->OpenState(args.state); !loaded) {
       std::cerr << "error: --state " << args.state << ": " << loaded.error().message << "\n";
       return kExitFailure;
     }
@@ -123,9 +141,17 @@ int RunApiserver(const ApiserverArgs& args) {
       std::cerr << "error: " << manifests.error() << "\n";
       return kExitUsage;
     }
-    if (auto created = CreateManifestObjects(*store, *manifests); !created) {
-      std::cerr << "error: " << created.error() << "\n";
-      return kExitUsage;
+    {
+      // No client waits on these: one disk sync for all of them, not one each.
+      store::UnsyncedWrites unsynced;
+      if (auto created = CreateManifestObjects(*store, *manifests); !created) {
+        std::cerr << "error: " << created.error() << "\n";
+        return kExitUsage;
+      }
+    }
+    if (auto synced = store->Sync(); !synced) {
+      std::cerr << "error: --state " << args.state << ": " << synced.error().message << "\n";
+      return kExitFailure;
     }
   }
 
@@ -149,7 +175,7 @@ int RunApiserver(const ApiserverArgs& args) {
     }
     http.tls = std::make_shared<const server::TlsIdentity>(std::move(*identity));
   }
-  server::ApiHandler handler(*store, server::ApiHandlerOptions{});
+  server::ApiHandler handler(*store, std::move(handler_options));
   auto bound = server::HttpServer::Bind(handler, http);
   if (!bound) {
     std::cerr << "error: " << bound.error() << "\n";
@@ -177,7 +203,7 @@ int RunApiserver(const ApiserverArgs& args) {
   int code = served ? kExitOk : kExitFailure;
   if (!served) std::cerr << "error: the server stopped unexpectedly\n";
   if (!args.state.empty()) {
-    if (auto saved = store->SaveState(args.state); !saved) {
+    if (auto saved = store->CloseState(); !saved) {
       std::cerr << "error: --state " << args.state << ": " << saved.error().message << "\n";
       code = kExitFailure;
     }

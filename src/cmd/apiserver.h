@@ -1,7 +1,8 @@
 #pragma once
 // `kubesched apiserver`: the simulated cluster's object store served over the Kubernetes REST
-// API on loopback, for kubectl and other clients. A test bed, not a production API server: no
-// authentication or authorization, no admission webhooks, no server-side apply, no etcd.
+// API on loopback, for kubectl and other clients. A test bed, not a production API server: its API
+// is open (it answers TokenReviews and SubjectAccessReviews for components that delegate to it,
+// but checks no request of its own), no admission webhooks, no server-side apply, no etcd.
 
 #include <optional>
 #include <string>
@@ -16,8 +17,9 @@ struct ApiserverArgs {
   std::string kubeconfig;                 //!< --write-kubeconfig: where to write one, or ""
   std::vector<std::string> files;         //!< -f: manifests whose objects exist from the start
   bool tls = false;                       //!< HTTPS with a self-signed certificate
-  std::string state;                      //!< --state: load at start, save at shutdown
-  int threads = 256;                      //!< connection threads (each watch holds one)
+  std::string state;                      //!< --state: kept there (snapshot and journal)
+  std::string token_auth_file;            //!< --token-auth-file: the tokens TokenReview accepts
+  int threads = 8;                        //!< threads that serve requests (watches hold none)
 };
 
 //! Registers the `apiserver` subcommand on `app`, filling `args` when parsed.

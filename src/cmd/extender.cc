@@ -25,9 +25,9 @@ namespace {
 constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
 
-// Connection threads: each concurrent request of the kube-scheduler (one per pod in flight, more
-// with several schedulers) holds one; evaluations themselves are serialized by the scheduler.
-constexpr size_t kServingThreads = 64;
+// Threads that serve requests: evaluations are serialized by the scheduler, so a few suffice;
+// waiting connections (one per pod in flight of each kube-scheduler) hold none.
+constexpr size_t kServingThreads = 4;
 
 // The cluster the extender watches and binds in, when it has one: the API's objects mirrored by
 // informers, the store client `kubesched run` binds with.

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "client/delegated_auth.h"
 #include "client/kubeconfig.h"
 #include "client/leader_elector.h"
 #include "client/remote_store.h"
@@ -92,7 +93,7 @@ class SecureServing {
     server::HttpServerOptions options;
     options.host = args.bind_address;
     options.port = args.secure_port;
-    options.threads = 8;  // probes and scrapes, not watches
+    options.threads = 2;  // probes and scrapes; slow or idle connections hold none
     options.tls = std::move(*identity);
     auto bound = server::HttpServer::Bind(handler, options);
     if (!bound) return std::unexpected(fmt::format("--secure-port: {}", bound.error()));
@@ -111,6 +112,24 @@ class SecureServing {
   std::unique_ptr<server::HttpServer> server_;
   std::thread thread_;
 };
+
+// The client a delegated review is posted with: `path`'s, else in-cluster credentials when
+// running in a cluster, else none (null), as upstream's RemoteKubeConfigFileOptional.
+std::expected<std::unique_ptr<client::RestClient>, std::string> DelegationClient(const std::string& path,
+                                                                                 std::string_view flag,
+                                                                                 const config::Configuration& cfg) {
+  auto rest = client::ResolveRestConfig(path, "");
+  if (!rest) {
+    if (path.empty()) return std::unique_ptr<client::RestClient>();
+    return std::unexpected(fmt::format("{}: {}", flag, rest.error()));
+  }
+  rest->qps = cfg.client_connection.qps;
+  rest->burst = cfg.client_connection.burst;
+  rest->user_agent = fmt::format("kubesched/{}", kVersion);
+  auto created = client::RestClient::Create(*rest);
+  if (!created) return std::unexpected(fmt::format("{}: {}", flag, created.error()));
+  return std::move(*created);
+}
 
 }  // namespace
 
@@ -149,12 +168,18 @@ CLI::App* AddRunSubcommand(CLI::App& app, RunArgs& args) {
   cmd->add_option("--tls-cert-file", args.tls_cert_file,
                   "PEM certificate for the secure port (default: a self-signed one made at start-up)");
   cmd->add_option("--tls-private-key-file", args.tls_private_key_file, "PEM private key of --tls-cert-file");
-  // kube-scheduler's authentication and profiling flags, which kubeadm's static pod passes:
+  cmd->add_option("--authentication-kubeconfig", args.authentication_kubeconfig,
+                  "kubeconfig of the API server that reviews the secure port's bearer tokens (TokenReview); empty: "
+                  "in-cluster credentials, else tokens are not looked up");
+  cmd->add_option("--authorization-kubeconfig", args.authorization_kubeconfig,
+                  "kubeconfig of the API server that authorizes the secure port's requests (SubjectAccessReview); "
+                  "empty: in-cluster credentials, else every path not always allowed is forbidden");
+  cmd->add_option("--authorization-always-allow-paths", args.always_allow_paths,
+                  "paths of the secure port served without authorization (exact, or a prefix ending in *)")
+      ->delimiter(',')
+      ->capture_default_str();
+  // kube-scheduler's client-certificate and profiling flags, which kubeadm's static pod passes:
   // accepted, so that kubesched can replace kube-scheduler's command, and ignored.
-  for (const char* flag : {"--authentication-kubeconfig", "--authorization-kubeconfig"}) {
-    cmd->add_option_function<std::string>(
-        flag, [&args, flag](const std::string&) { args.ignored.emplace_back(flag); }, "ignored (kube-scheduler's)");
-  }
   for (const char* flag : {"--authentication-skip-lookup", "--profiling", "--contention-profiling"}) {
     cmd->add_option_function<std::string>(
            flag, [&args, flag](const std::string&) { args.ignored.emplace_back(flag); }, "ignored (kube-scheduler's)")
@@ -201,6 +226,8 @@ int RunRun(const RunArgs& args) {
   std::atomic<bool> electing{false};
   const bool serving = args.secure_port >= 0;
   std::unique_ptr<metrics::SchedulerMetrics> scheduler_metrics;
+  std::unique_ptr<client::RestClient> authentication_client, authorization_client;
+  std::unique_ptr<client::DelegatedAuth> delegated_auth;
   std::unique_ptr<server::HealthzHandler> healthz;
   SecureServing secure_serving;
   if (serving) {
@@ -217,6 +244,29 @@ int RunRun(const RunArgs& args) {
                            }});
     }
     ho.metrics = [m = scheduler_metrics.get()] { return m->Serialize(); };
+    // Delegated authentication and authorization, as kube-scheduler's secure port has them.
+    auto authentication = DelegationClient(args.authentication_kubeconfig, "--authentication-kubeconfig", cfg);
+    auto authorization = DelegationClient(args.authorization_kubeconfig, "--authorization-kubeconfig", cfg);
+    if (!authentication || !authorization) {
+      std::cerr << "error: " << (!authentication ? authentication.error() : authorization.error()) << "\n";
+      return kExitUsage;
+    }
+    if (*authentication == nullptr) {
+      KS_LOG.Warning("No authentication-kubeconfig provided: token reviews won't work, requests are anonymous");
+    }
+    if (*authorization == nullptr) {
+      KS_LOG.Warning("No authorization-kubeconfig provided, so SubjectAccessReview of authorization tokens won't work");
+    }
+    authentication_client = std::move(*authentication);
+    authorization_client = std::move(*authorization);
+    client::DelegatedAuthOptions ao;
+    ao.always_allow_paths = args.always_allow_paths;
+    delegated_auth =
+        std::make_unique<client::DelegatedAuth>(authentication_client.get(), authorization_client.get(), std::move(ao));
+    ho.authorize = [auth = delegated_auth.get()](const server::HttpRequest& r) -> std::pair<int, std::string> {
+      client::AuthDecision d = auth->Check(r.authorization, r.method, r.path);
+      return {d.status, std::move(d.message)};
+    };
     healthz = std::make_unique<server::HealthzHandler>(std::move(ho));
     if (auto ok = secure_serving.Start(args, *healthz); !ok) {
       std::cerr << "error: " << ok.error() << "\n";

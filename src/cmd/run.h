@@ -27,6 +27,12 @@ struct RunArgs {
   std::string bind_address = "0.0.0.0";  //!< --bind-address
   //! --tls-cert-file and --tls-private-key-file (PEM); neither: a self-signed certificate.
   std::string tls_cert_file, tls_private_key_file;
+  //! Delegated authentication and authorization of the secure port (client/delegated_auth.h):
+  //! the kubeconfigs TokenReviews and SubjectAccessReviews are posted with (empty: in-cluster
+  //! credentials when running in a cluster, else none: tokens are not looked up and every path
+  //! but the always-allowed ones is forbidden, as upstream), and the paths anyone may fetch.
+  std::string authentication_kubeconfig, authorization_kubeconfig;
+  std::vector<std::string> always_allow_paths{"/healthz", "/readyz", "/livez"};
   //! kube-scheduler flags accepted for drop-in use and ignored (a warning each).
   std::vector<std::string> ignored;
 };

@@ -55,8 +55,17 @@ HttpResponse ApiHandler::Refused(int status, std::string_view detail) const {
     case 500:
       e = InternalError(std::string(detail));
       break;
+    case 429:
+      e = ApiError{.code = 429, .reason = "TooManyRequests", .message = std::string(detail), .retry_after_seconds = 1};
+      break;
+    case 503:
+      e = ServiceUnavailable(std::string(detail));
+      break;
+    case 431:
+      e = ApiError{.code = 431, .reason = "RequestHeaderFieldsTooLarge", .message = std::string(detail)};
+      break;
     default:
-      e = BadRequest("malformed HTTP request");
+      e = BadRequest(detail.empty() ? std::string("malformed HTTP request") : std::string(detail));
       break;
   }
   e.code = status;
@@ -144,6 +153,18 @@ HttpResponse ApiHandler::HandleDiscovery(const HttpRequest& request, const Reque
 
 HttpResponse ApiHandler::HandleResource(const HttpRequest& request, const RequestInfo& info) {
   if (info.group.empty() && info.version == "v1" && info.resource == "bindings") return Bindings(request, info);
+  // Reviews for components that delegate authentication and authorization to the test bed
+  // (server/access_review.h): create-only, cluster-scoped, answered and not stored.
+  const bool token_review = info.group == "authentication.k8s.io" && info.resource == "tokenreviews";
+  const bool access_review = info.group == "authorization.k8s.io" && info.resource == "subjectaccessreviews";
+  if ((token_review || access_review) && info.version == "v1") {
+    if (info.namespaced_path || !info.name.empty() || !info.subresource.empty()) return ErrorResponse(PathNotFound());
+    if (info.verb != Verb::kCreate)
+      return ErrorResponse(MethodNotAllowed(VerbName(info.verb), info.group, info.resource));
+    auto answer = token_review ? ReviewToken(options_.tokens, request.body) : ReviewAccess(store_, request.body);
+    if (!answer) return ErrorResponse(BadRequest(answer.error()));
+    return JsonResponse(201, std::move(*answer));
+  }
   const store::ResourceType* type = store_.FindResource(info.group, info.resource);
   if (type == nullptr || type->version != info.version) return ErrorResponse(PathNotFound());
   // A cluster-scoped resource has no namespaced path; a namespaced one is reached without a

@@ -10,7 +10,9 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
+#include "server/access_review.h"
 #include "server/discovery.h"
 #include "server/http_types.h"
 #include "server/openapi.h"
@@ -27,6 +29,8 @@ struct ApiHandlerOptions {
   std::chrono::seconds default_watch_timeout{1800};
   //! Request bodies above this are refused with 413 (upstream's 3 MiB).
   size_t max_body_bytes = 3 * 1024 * 1024;
+  //! The tokens TokenReview accepts (--token-auth-file; server/access_review.h).
+  std::vector<StaticToken> tokens;
 };
 
 class ApiHandler final : public Handler {

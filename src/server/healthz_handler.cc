@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "server/status.h"
+
 namespace kubesched::server {
 namespace {
 
@@ -25,9 +27,24 @@ std::vector<NamedCheck> WithPing(std::vector<NamedCheck> checks) {
 HealthzHandler::HealthzHandler(HealthzOptions options)
     : healthz_(WithPing(std::move(options.healthz))),
       readyz_(WithPing(std::move(options.readyz))),
-      metrics_(std::move(options.metrics)) {}
+      metrics_(std::move(options.metrics)),
+      authorize_(std::move(options.authorize)) {}
 
 HttpResponse HealthzHandler::Handle(const HttpRequest& request) {
+  // Authentication and authorization come first, as upstream's filters wrap every handler.
+  if (authorize_) {
+    auto [status, message] = authorize_(request);
+    if (status != 0) {
+      ApiError e;
+      e.code = status;
+      e.reason = status == 401 ? "Unauthorized" : status == 403 ? "Forbidden" : "InternalError";
+      e.message = std::move(message);
+      HttpResponse r;
+      r.status = status;
+      r.body = EncodeStatus(e);
+      return r;
+    }
+  }
   if (request.method != "GET" && request.method != "HEAD") return Refused(405, "");
   std::string_view path = request.path;
   if (path == "/metrics" && metrics_) {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "server/http_types.h"
@@ -27,6 +28,10 @@ struct HealthzOptions {
   std::vector<NamedCheck> readyz;
   //! The body of /metrics; empty: /metrics is not served (404).
   std::function<std::string()> metrics;
+  //! Whether a request may be served (kubesched run: delegated authentication and authorization,
+  //! client/delegated_auth.h): 0, or the refusal's status (401, 403, 500) and message, answered
+  //! as upstream's filters answer it (a metav1.Status). Unset: every request is served.
+  std::function<std::pair<int, std::string>(const HttpRequest&)> authorize;
 };
 
 //! Upstream's Prometheus text exposition content type.
@@ -53,6 +58,7 @@ class HealthzHandler final : public Handler {
   std::vector<NamedCheck> healthz_;
   std::vector<NamedCheck> readyz_;
   std::function<std::string()> metrics_;
+  std::function<std::pair<int, std::string>(const HttpRequest&)> authorize_;
 };
 
 }  // namespace kubesched::server

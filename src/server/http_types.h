@@ -1,9 +1,10 @@
 #pragma once
 // A request and its response as the API handler sees them, apart from any HTTP library: the
 // handler is a function from one to the other, so routing, encoding and errors are tested
-// without sockets, and server/http_server.cc is the only file that knows cpp-httplib.
+// without sockets, and server/http_server.cc is the only file that knows the HTTP library.
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -20,6 +21,7 @@ struct HttpRequest {
   std::multimap<std::string, std::string> query;  //!< decoded
   std::string accept;
   std::string content_type;
+  std::string authorization;  //!< the Authorization header ("Bearer ...")
   std::string body;
 
   //! The first value of query parameter `key`, or "".
@@ -38,6 +40,10 @@ class ResponseStream {
   //! happened, after which the caller checks its connection and asks again), or nullopt when the
   //! body is complete.
   virtual std::optional<std::string> Next(std::chrono::milliseconds wait) = 0;
+  //! `wake` is called (from any thread, quickly) when Next has something new to return, so the
+  //! HTTP layer asks again at once instead of at its next periodic check. A stream that never
+  //! calls it is polled.
+  virtual void SetWakeup(std::function<void()> wake) { (void)wake; }
 };
 
 struct HttpResponse {
@@ -64,9 +70,10 @@ class Handler {
   virtual ~Handler() = default;
   //! Serves one request. Thread-safe.
   virtual HttpResponse Handle(const HttpRequest& request) = 0;
-  //! The body of a response the HTTP layer gives itself with `status` (413 past MaxBodyBytes,
-  //! with `detail` the request's Content-Type; 404/405 it could not route, 400 for a malformed
-  //! request, 500 when Handle threw, with `detail` saying what).
+  //! The body of a response the HTTP layer gives itself with `status`: 413 past MaxBodyBytes,
+  //! with `detail` the request's Content-Type; 400 for a malformed request, 431 for a header too
+  //! large, 429/503 for a connection past the limits per client/in all, 500 when Handle threw,
+  //! with `detail` saying what.
   virtual HttpResponse Refused(int status, std::string_view detail) const = 0;
   //! Request bodies above this are refused with 413.
   virtual size_t MaxBodyBytes() const = 0;

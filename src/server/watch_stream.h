@@ -34,10 +34,11 @@ class WatchStream final : public ResponseStream {
   ~WatchStream() override;
 
   std::optional<std::string> Next(std::chrono::milliseconds wait) override;
+  void SetWakeup(std::function<void()> wake) override { watcher_->SetWakeup(std::move(wake)); }
 
   //! After this long without an event the stream sends a bare newline, which JSON stream
-  //! decoders skip: a write is the only way to learn that the client has gone, so its thread is
-  //! freed instead of waiting for the next event.
+  //! decoders skip: a write is the only way to learn that the client has gone, so its connection
+  //! is closed instead of waiting for the next event.
   static constexpr std::chrono::seconds kKeepAlive{10};
 
  private:

@@ -137,6 +137,7 @@ void MemoryStore::CommitLocked(WatchEvent event) {
     history_.clear();
     compacted_rv_ = event.object->resource_version;
   }
+  if (journal_) journal_->Append(event);
   history_.push_back(event);
   while (history_.size() > options_.watch_history) {
     compacted_rv_ = history_.front().object->resource_version;
@@ -152,6 +153,38 @@ void MemoryStore::CommitLocked(WatchEvent event) {
     }
   }
   rv_cv_.notify_all();
+}
+
+namespace {
+thread_local int unsynced_writes = 0;
+}  // namespace
+
+UnsyncedWrites::UnsyncedWrites() { ++unsynced_writes; }
+UnsyncedWrites::~UnsyncedWrites() { --unsynced_writes; }
+bool UnsyncedWrites::Active() { return unsynced_writes > 0; }
+
+Result<void> MemoryStore::Sync() {
+  std::shared_ptr<Journal> journal;
+  {
+    std::lock_guard lock(mu_);
+    journal = journal_;
+  }
+  if (journal == nullptr) return {};
+  if (auto synced = journal->Sync(); !synced) return std::unexpected(Internal(synced.error()));
+  return {};
+}
+
+void MemoryStore::AwaitDurable(Result<ObjectPtr>& out) {
+  if (!out || UnsyncedWrites::Active()) return;
+  std::shared_ptr<Journal> journal;
+  {
+    std::lock_guard lock(mu_);
+    journal = journal_;
+  }
+  if (journal == nullptr) return;
+  if (auto synced = journal->Sync(); !synced) {
+    out = std::unexpected(Internal("the change was made but cannot be kept: " + synced.error()));
+  }
 }
 
 void MemoryStore::DeliverToObservers() {
@@ -288,6 +321,7 @@ Result<ObjectPtr> MemoryStore::CreateAndDeliver(const ResourceType& type, std::s
     std::lock_guard lock(mu_);
     out = CreateLocked(type, namespace_, std::move(body), restore);
   }
+  AwaitDurable(out);
   DeliverToObservers();
   if (out) out = Present(type, *out);
   return out;
@@ -521,6 +555,7 @@ Result<ObjectPtr> MemoryStore::Update(const ResourceType& type, std::string_view
     std::lock_guard lock(mu_);
     out = UpdateLocked(type, namespace_, name, std::move(body), request);
   }
+  AwaitDurable(out);
   DeliverToObservers();
   if (out) out = Present(type, *out);
   return out;
@@ -691,6 +726,7 @@ Result<ObjectPtr> MemoryStore::PatchWith(const ResourceType& type, std::string_v
       }
     }
   }
+  AwaitDurable(out);
   DeliverToObservers();
   if (out) out = Present(type, *out);
   return out;
@@ -706,6 +742,7 @@ Result<ObjectPtr> MemoryStore::Delete(const ResourceType& type, std::string_view
     out = DeleteLocked(Storage(type), namespace_, name, options);
     if (!out && out.error().reason == Error::Reason::kNotFound) out = std::unexpected(NotFound(type, name));
   }
+  AwaitDurable(out);
   DeliverToObservers();
   if (out) out = Present(type, *out);
   return out;
@@ -841,6 +878,7 @@ Result<ObjectPtr> MemoryStore::Bind(std::string_view namespace_, std::string_vie
     if (pods->decode_binding) view = pods->decode_binding(doc, *current).view;
     out = ReplaceLocked(current, doc, std::move(view));
   }
+  AwaitDurable(out);
   DeliverToObservers();
   return out;
 }
@@ -909,6 +947,7 @@ Result<ObjectPtr> MemoryStore::Evict(std::string_view namespace_, std::string_vi
       return DeleteLocked(*pods, namespace_, pod_name, options);
     }();
   }
+  AwaitDurable(out);
   DeliverToObservers();
   return out;
 }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "api/workloads.h"
+#include "store/journal.h"
 #include "store/selectors.h"
 #include "store/store.h"
 #include "store/watch.h"
@@ -54,6 +55,9 @@ class MemoryStore final : public Store {
   void RemoveObserver(uint64_t id) override;
   Result<void> SaveState(const std::string& path) const override;
   Result<void> LoadState(const std::string& path) override;
+  Result<void> OpenState(const std::string& path) override;
+  Result<void> CloseState() override;
+  Result<void> Sync() override;
 
  private:
   //! Patch and MergePatch: `apply` changes a copy of the stored version's JSON.
@@ -68,6 +72,8 @@ class MemoryStore final : public Store {
   Objects& ObjectsLocked(const ResourceType& stored) { return objects_[&stored]; }
   ObjectPtr FindLocked(const ResourceType& stored, std::string_view namespace_, std::string_view name) const;
   const ResourceType* FindStoredLocked(std::string_view group, std::string_view resource) const;
+  //! The resource that stores objects of `object`'s apiVersion and kind, or null.
+  const ResourceType* StoredTypeOf(const api::json::Value& object) const;
   //! Records a change: history, watchers, the observers' queue, and waiters on a resourceVersion.
   //! `event.parsed` goes to the observers only.
   void CommitLocked(WatchEvent event);
@@ -98,6 +104,9 @@ class MemoryStore final : public Store {
   //! deletion was waiting only for the finalizers it no longer has.
   //! `view`: as for MakeObject. Consumes `doc` (the observers get it as WatchEvent::parsed).
   ObjectPtr ReplaceLocked(const ObjectPtr& current, api::json::Document& doc, std::shared_ptr<void> view = nullptr);
+  //! With a journal: waits until the changes committed so far are on disk (a write is
+  //! acknowledged only then); `out` becomes an error if they cannot be.
+  void AwaitDurable(Result<ObjectPtr>& out);
   //! Waits (releasing `lock`) until the store reaches `rv`; kTimeout if it does not in time.
   std::optional<Error> WaitForLocked(std::unique_lock<std::mutex>& lock, uint64_t rv) const;
   //! The objects of `stored` in `namespace_` (all when empty) with keys after `start`, as they
@@ -116,6 +125,9 @@ class MemoryStore final : public Store {
   uint64_t compacted_rv_ = 0;       //!< changes up to this one are no longer in history_
   std::vector<std::shared_ptr<WatchState>> watchers_;
   api::Rng rng_;
+  //! Set by OpenState: every commit is appended to it.
+  std::shared_ptr<Journal> journal_;
+  std::string state_path_;
 
   std::mutex observers_mu_;  // guards observers_, pending_, delivering_*, next_observer_id_
   struct Observer {

@@ -1,7 +1,10 @@
 // MemoryStore::SaveState / LoadState: the whole store as one JSON document,
 //   {"kind":"KubeschedStoreState","resourceVersion":"N","objects":[{...},...]}
-// with each object exactly as stored (its apiVersion and kind say which resource it is).
+// with each object exactly as stored (its apiVersion and kind say which resource it is); and
+// OpenState / CloseState: that snapshot kept current by the journal (store/journal.h).
+#include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -17,6 +20,39 @@ namespace json = api::json;
 
 namespace {
 constexpr std::string_view kStateKind = "KubeschedStoreState";
+
+// A resourceVersion from a file: a decimal number below 2^63 (etcd's revisions are int64), so that
+// counting on from it cannot wrap.
+std::optional<uint64_t> ParseStoredVersion(std::string_view text) {
+  auto rv = ParseResourceVersion(text);
+  if (!rv || *rv >= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) - Journal::kMaxUnsynced) {
+    return std::nullopt;
+  }
+  return rv;
+}
+
+// What SaveState leaves behind when it is killed between creating its temporary file and
+// renaming it (util::WriteFileAtomically's ".<name>.tmp-XXXXXX").
+void RemoveTemporaries(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  const std::string prefix = "." + target.filename().string() + ".tmp-";
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->path().filename().string().starts_with(prefix)) fs::remove(it->path(), ec);
+  }
+}
+
+}  // namespace
+
+const ResourceType* MemoryStore::StoredTypeOf(const json::Value& object) const {
+  const std::string_view api_version = json::GetString(object, "apiVersion");
+  const std::string_view kind = json::GetString(object, "kind");
+  for (const ResourceType* t : types_) {
+    if (!t->stored_as && t->GroupVersion() == api_version && t->kind == kind) return t;
+  }
+  return nullptr;
 }
 
 Result<void> MemoryStore::SaveState(const std::string& path) const {
@@ -38,7 +74,8 @@ Result<void> MemoryStore::SaveState(const std::string& path) const {
     out += "]}\n";
   }
   // A reader (or a restart after a crash) sees the old state or the new one, never half of one.
-  if (auto written = util::WriteFileAtomically(path, out, 0644); !written) {
+  // Secrets are among the objects: the owner's alone.
+  if (auto written = util::WriteFileAtomically(path, out, 0600); !written) {
     return std::unexpected(Internal("cannot save the state to " + written.error()));
   }
   return {};
@@ -56,27 +93,30 @@ Result<void> MemoryStore::LoadState(const std::string& path) {
   if (!doc.IsObject() || json::GetString(doc, "kind") != kStateKind) {
     return std::unexpected(BadRequest(fmt::format("{}: not a kubesched store state (kind {})", path, kStateKind)));
   }
-  auto saved_rv = ParseResourceVersion(json::GetString(doc, "resourceVersion"));
+  const std::string_view saved_text = json::GetString(doc, "resourceVersion");
+  auto saved_rv = ParseStoredVersion(saved_text);
+  if (!saved_rv) {
+    return std::unexpected(
+        BadRequest(fmt::format("{}: resourceVersion \"{}\" is not a decimal number below {}", path, saved_text,
+                               static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) - Journal::kMaxUnsynced)));
+  }
   const json::Value* objects = json::Find(doc, "objects");
-  if (!saved_rv || objects == nullptr || !objects->IsArray()) {
-    return std::unexpected(BadRequest(fmt::format("{}: resourceVersion or objects missing", path)));
+  if (objects == nullptr || !objects->IsArray()) {
+    return std::unexpected(BadRequest(fmt::format("{}: objects missing", path)));
   }
   std::unordered_map<const ResourceType*, Objects> loaded;
   uint64_t max_rv = *saved_rv;
   for (auto& v : objects->GetArray()) {
-    const std::string_view api_version = json::GetString(v, "apiVersion");
     const std::string_view kind = json::GetString(v, "kind");
-    const ResourceType* type = nullptr;
-    for (const ResourceType* t : types_) {
-      if (!t->stored_as && t->GroupVersion() == api_version && t->kind == kind) type = t;
-    }
+    const ResourceType* type = StoredTypeOf(v);
     if (type == nullptr) {
-      return std::unexpected(BadRequest(fmt::format("{}: no resource serves {} {}", path, api_version, kind)));
+      return std::unexpected(
+          BadRequest(fmt::format("{}: no resource serves {} {}", path, json::GetString(v, "apiVersion"), kind)));
     }
     json::Document one;
     one.CopyFrom(v, one.GetAllocator());
     const json::Value* meta = json::Find(one, "metadata");
-    auto rv = meta ? ParseResourceVersion(json::GetString(*meta, "resourceVersion")) : std::nullopt;
+    auto rv = meta ? ParseStoredVersion(json::GetString(*meta, "resourceVersion")) : std::nullopt;
     if (!rv) return std::unexpected(BadRequest(fmt::format("{}: {} without a resourceVersion", path, kind)));
     max_rv = std::max(max_rv, *rv);
     ObjectPtr obj = MakeObject(*type, one, *rv);
@@ -90,6 +130,75 @@ Result<void> MemoryStore::LoadState(const std::string& path) {
   for (auto& w : watchers_) w->Close("store state replaced");
   watchers_.clear();
   rv_cv_.notify_all();
+  return {};
+}
+
+Result<void> MemoryStore::OpenState(const std::string& path) {
+  RemoveTemporaries(path);
+  if (std::filesystem::exists(path)) {
+    if (auto loaded = LoadState(path); !loaded) return loaded;
+  }
+  const std::string journal_path = path + ".journal";
+  // The journal is removed by a clean stop: still there, the last run ended in a crash.
+  const bool crashed = std::filesystem::exists(journal_path);
+  uint64_t snapshot_rv = ResourceVersion();
+  uint64_t last_rv = snapshot_rv;
+  auto replayed =
+      Journal::Replay(journal_path, [&](EventType type, json::Document& doc) -> std::expected<void, std::string> {
+        const ResourceType* t = StoredTypeOf(doc);
+        if (t == nullptr) {
+          return std::unexpected(fmt::format("no resource serves {} {}", json::GetString(doc, "apiVersion"),
+                                             json::GetString(doc, "kind")));
+        }
+        const json::Value* meta = json::Find(doc, "metadata");
+        auto rv = meta ? ParseStoredVersion(json::GetString(*meta, "resourceVersion")) : std::nullopt;
+        if (!rv) return std::unexpected(fmt::format("{} without a resourceVersion", t->kind));
+        if (*rv <= snapshot_rv)
+          return {};  // the snapshot has it (a crash after the snapshot, before the journal was emptied)
+        last_rv = std::max(last_rv, *rv);
+        ObjectPtr obj = MakeObject(*t, doc, *rv);
+        std::lock_guard lock(mu_);
+        if (type == EventType::kDeleted) {
+          ObjectsLocked(*t).erase(Key(obj->namespace_, obj->name));
+        } else {
+          ObjectsLocked(*t)[Key(obj->namespace_, obj->name)] = obj;
+        }
+        return {};
+      });
+  if (!replayed) return std::unexpected(BadRequest(replayed.error()));
+  {
+    std::lock_guard lock(mu_);
+    rv_ = last_rv;
+    // Watchers may have seen changes the crash kept from the disk: number past any of them.
+    if (crashed) rv_ += Journal::kMaxUnsynced;
+    history_.clear();
+    compacted_rv_ = rv_;
+  }
+  // The snapshot now holds everything; the journal starts empty.
+  if (auto saved = SaveState(path); !saved) return saved;
+  auto journal = Journal::Open(journal_path);
+  if (!journal) return std::unexpected(Internal(journal.error()));
+  std::shared_ptr<Journal> opened = std::move(*journal);
+  std::lock_guard lock(mu_);
+  if (auto emptied = opened->Truncate(); !emptied) return std::unexpected(Internal(emptied.error()));
+  journal_ = std::move(opened);
+  state_path_ = path;
+  return {};
+}
+
+Result<void> MemoryStore::CloseState() {
+  std::shared_ptr<Journal> journal;
+  {
+    std::lock_guard lock(mu_);
+    journal = std::move(journal_);
+  }
+  if (journal == nullptr) return {};
+  if (auto synced = journal->Sync(); !synced) return std::unexpected(Internal(synced.error()));
+  journal.reset();
+  if (auto saved = SaveState(state_path_); !saved) return saved;
+  std::error_code ec;
+  std::filesystem::remove(state_path_ + ".journal", ec);
+  if (ec) return std::unexpected(Internal(fmt::format("{}.journal: cannot remove: {}", state_path_, ec.message())));
   return {};
 }
 

@@ -287,6 +287,10 @@ class Watcher {
   //! Why it was closed (empty while open, "stopped" after Stop()).
   virtual std::string CloseReason() const = 0;
   virtual void Stop() = 0;
+  //! `wake` is called (from the writer's thread, quickly: it must not block or call back into the
+  //! store) whenever an event is queued or the watcher closes, so that a consumer driven by events
+  //! (the HTTP layer) need not poll. Without it, consumers wait in Next.
+  virtual void SetWakeup(std::function<void()> wake) = 0;
 };
 
 struct DeleteOptions {
@@ -401,6 +405,32 @@ class Store {
   //! attach: observers are not told, open watchers are closed, and watches and exact lists from
   //! before the loaded resourceVersion get kGone.
   virtual Result<void> LoadState(const std::string& path) = 0;
+  //! Keeps the store in `path` from now on (kubesched apiserver --state): loads what is there
+  //! (the snapshot SaveState wrote, then the journal of the writes after it, `path`.journal),
+  //! writes a fresh snapshot, and from then on every write is in the journal, on disk, before it
+  //! returns. After a crash (the journal still there), numbering continues
+  //! Journal::kMaxUnsynced past the last change on disk, so that no version a client may have
+  //! seen before the crash is used again, and watches from before it get kGone. Meant for
+  //! start-up, as LoadState.
+  virtual Result<void> OpenState(const std::string& path) = 0;
+  //! A clean stop after OpenState: a snapshot of everything, and the journal removed.
+  virtual Result<void> CloseState() = 0;
+  //! Waits until every change committed so far is on disk (after OpenState; else returns at once).
+  virtual Result<void> Sync() { return {}; }
+};
+
+//! While one lives on a thread, that thread's writes return without waiting for OpenState's
+//! journal to reach the disk: for writes no client is waiting on (kubesched apiserver's -f objects
+//! at start-up), made durable together by one Store::Sync after them instead of one disk sync
+//! each.
+class UnsyncedWrites {
+ public:
+  UnsyncedWrites();
+  ~UnsyncedWrites();
+  UnsyncedWrites(const UnsyncedWrites&) = delete;
+  UnsyncedWrites& operator=(const UnsyncedWrites&) = delete;
+  //! Whether one lives on this thread.
+  static bool Active();
 };
 
 struct StoreOptions {

@@ -76,7 +76,7 @@ void WatchState::Offer(const WatchEvent& event, bool replay) {
         break;
     }
   }
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   if (closed_) return;
   if (event.object) progress_rv_ = std::max(progress_rv_, event.object->resource_version);
   if (!out) return;
@@ -86,27 +86,45 @@ void WatchState::Offer(const WatchEvent& event, bool replay) {
     close_reason_ = fmt::format("too slow: more than {} events queued", capacity_);
     queue_.clear();
     cv_.notify_all();
+    Wake(lock);
     return;
   }
   queue_.push_back(std::move(*out));
   cv_.notify_one();
+  Wake(lock);
 }
 
 void WatchState::Push(WatchEvent event) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   if (closed_) return;
   if (event.object) progress_rv_ = std::max(progress_rv_, event.object->resource_version);
   queue_.push_back(std::move(event));
   cv_.notify_one();
+  Wake(lock);
 }
 
 void WatchState::Close(std::string reason) {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   if (closed_) return;
   closed_ = true;
   close_reason_ = std::move(reason);
   queue_.clear();
   cv_.notify_all();
+  Wake(lock);
+}
+
+void WatchState::SetWakeup(std::function<void()> wake) {
+  std::unique_lock lock(mu_);
+  wake_ = std::move(wake);
+  // Events queued before the consumer registered (the initial list) are waiting already.
+  if (!queue_.empty() || closed_) Wake(lock);
+}
+
+void WatchState::Wake(std::unique_lock<std::mutex>& lock) {
+  if (!wake_) return;
+  std::function<void()> wake = wake_;
+  lock.unlock();
+  wake();
 }
 
 bool WatchState::Closed() const {

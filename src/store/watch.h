@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -44,8 +45,13 @@ class WatchState {
   bool Closed() const;
   std::string CloseReason() const;
   std::optional<WatchEvent> Next(std::chrono::milliseconds timeout);
+  //! Called after an event is queued and when the state closes (Watcher::SetWakeup).
+  void SetWakeup(std::function<void()> wake);
 
  private:
+  //! Calls the wakeup, if any, with mu_ released.
+  void Wake(std::unique_lock<std::mutex>& lock);
+
   const ResourceType& served_;
   const ResourceType& stored_;
   const std::string namespace_;
@@ -56,6 +62,7 @@ class WatchState {
 
   mutable std::mutex mu_;  // guards the members below
   std::condition_variable cv_;
+  std::function<void()> wake_;
   std::deque<WatchEvent> queue_;
   bool closed_ = false;
   std::string close_reason_;
@@ -75,6 +82,7 @@ class StoreWatcher final : public Watcher {
   bool Closed() const override { return state_->Closed(); }
   std::string CloseReason() const override { return state_->CloseReason(); }
   void Stop() override { state_->Close("stopped"); }
+  void SetWakeup(std::function<void()> wake) override { state_->SetWakeup(std::move(wake)); }
 
  private:
   std::shared_ptr<WatchState> state_;

@@ -159,6 +159,8 @@ class ApiServer {
 
   //! SIGTERM; the exit code.
   int Terminate() { return StopChild(server_, SIGTERM); }
+  //! SIGKILL: a crash.
+  void Kill() { StopChild(server_, SIGKILL); }
 
   //! Binds a pod as a scheduler would (pods/binding).
   RunResult Bind(const std::string& pod, const std::string& node) {

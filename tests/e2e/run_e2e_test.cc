@@ -321,6 +321,42 @@ TEST_F(RunE2E, ApiServerRestartedWithItsStateAndTheWatchCut) {
   EXPECT_EQ(sched.Stop(SIGTERM), 0) << sched.Log();
 }
 
+// The API server killed (-9) in the middle of a burst of binds and restarted from its --state:
+// every acknowledged write survives, resourceVersions jump past anything the scheduler saw (its
+// watches get 410 and relist), and every pod ends bound exactly once: each node ends at exactly
+// its 4 cpus.
+TEST_F(RunE2E, ApiServerKilledMidBurstEveryPodBoundOnce) {
+  const fs::path dir = fs::temp_directory_path() / ("kubesched-run-e2e-crash-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string state = (dir / "state.json").string();
+  auto server = std::make_unique<ApiServer>(std::vector<std::string>{"--state", state}, dir);
+  ASSERT_FALSE(server->Url().empty()) << server->ServerLog();
+  const std::string listen = server->Url().substr(std::string("http://").size());
+  ASSERT_OK(server->Kubectl({"create", "-f", "-"}, Nodes(4)));
+  ASSERT_OK(server->Kubectl({"create", "-f", "-"}, Deployment("burst", 64, "250m")));
+  Scheduler sched(*server, {"--leader-elect=false", "--kube-api-qps", "40", "--kube-api-burst", "1"}, "sched");
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  size_t bound = 0;
+  while (std::chrono::steady_clock::now() < deadline && bound < 16) {
+    bound = Bound(PodNodes(*server));
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_GE(bound, 16u) << sched.Log();
+  server->Kill();  // binds in flight
+  server.reset();
+  server = std::make_unique<ApiServer>(std::vector<std::string>{"--state", state}, dir, listen);
+  ASSERT_FALSE(server->Url().empty()) << server->ServerLog();
+  auto pods = WaitForBound(*server, 64, 90s);
+  ASSERT_EQ(pods.size(), 64u);
+  EXPECT_EQ(Bound(pods), 64u) << sched.Log();
+  for (const auto& [node, milli] : CpuByNode(*server)) EXPECT_EQ(milli, 4000) << node;
+  EXPECT_TRUE(sched.Running());
+  EXPECT_EQ(sched.Stop(SIGTERM), 0) << sched.Log();
+  server.reset();
+  fs::remove_all(dir);
+}
+
 TEST_F(RunE2E, TwoSchedulersElectOneLeaderAndTheOtherTakesOver) {
   ApiServer server;
   ASSERT_FALSE(server.Url().empty()) << server.ServerLog();
@@ -386,7 +422,9 @@ class SecurePort {
     return 0;
   }
 
-  explicit SecurePort(int port) : client_("127.0.0.1", port) {
+  //! With `token`, every request carries it as its bearer token.
+  explicit SecurePort(int port, const std::string& token = "") : client_("127.0.0.1", port) {
+    if (!token.empty()) client_.set_bearer_token_auth(token);
     client_.enable_server_certificate_verification(false);
     client_.set_connection_timeout(5);
     client_.set_read_timeout(10);
@@ -429,16 +467,61 @@ std::optional<double> Series(const std::string& text, const std::string& series)
   return std::nullopt;
 }
 
+// The RBAC a Prometheus scraping the secure port needs, as upstream documents it.
+constexpr const char* kMetricsReader = R"(apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: metrics-reader}
+rules:
+- nonResourceURLs: ["/metrics"]
+  verbs: ["get"]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: prometheus-metrics-reader}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: metrics-reader}
+subjects:
+- {apiGroup: rbac.authorization.k8s.io, kind: User, name: prometheus}
+)";
+
 TEST_F(RunE2E, ServesHealthReadinessAndMetricsOnTheSecurePort) {
-  ApiServer server;
+  // The test bed reviews the secure port's tokens (a static token file) and authorizes its
+  // requests (RBAC), as an API server does for kube-scheduler.
+  const fs::path dir = fs::temp_directory_path() / ("kubesched-run-e2e-auth-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string tokens = (dir / "tokens.csv").string();
+  std::ofstream(tokens) << "scrape-token,prometheus,uid-1\nother-token,somebody,uid-2,\"viewers,team-a\"\n";
+  ApiServer server({"--token-auth-file", tokens}, dir);
   ASSERT_FALSE(server.Url().empty()) << server.ServerLog();
   ASSERT_OK(server.Kubectl({"create", "-f", "-"}, Nodes(2)));
   ASSERT_OK(server.Kubectl({"create", "-f", "-"}, Deployment("web", 5)));
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, kMetricsReader));
 
-  Scheduler sched(server, {"--leader-elect=false", "--secure-port", "0", "--bind-address", "127.0.0.1"}, "sched");
+  Scheduler sched(
+      server,
+      {"--leader-elect=false", "--secure-port", "0", "--bind-address", "127.0.0.1", "--authentication-kubeconfig",
+       server.Kubeconfig(), "--authorization-kubeconfig", server.Kubeconfig()},
+      "sched");
   const int port = SecurePort::FindPort(sched, 30s);
   ASSERT_GT(port, 0) << sched.Log();
-  SecurePort https(port);
+  SecurePort anonymous(port);
+  SecurePort https(port, "scrape-token");
+
+  // /metrics needs a token the API server accepts for a user RBAC allows; the probes need none.
+  SecurePort::Response refused = anonymous.Get("/metrics");
+  EXPECT_EQ(refused.status, 403) << refused.body << sched.Log();
+  EXPECT_NE(refused.body.find(R"("message":"forbidden: User \"system:anonymous\" cannot get path \"/metrics\"")"),
+            std::string::npos)
+      << refused.body;
+  EXPECT_NE(refused.body.find(R"("reason":"Forbidden")"), std::string::npos) << refused.body;
+  SecurePort::Response bad = SecurePort(port, "no-such-token").Get("/metrics");
+  EXPECT_EQ(bad.status, 401) << bad.body;
+  EXPECT_NE(bad.body.find(R"("reason":"Unauthorized")"), std::string::npos) << bad.body;
+  SecurePort::Response other = SecurePort(port, "other-token").Get("/metrics");
+  EXPECT_EQ(other.status, 403) << other.body;
+  EXPECT_NE(other.body.find(R"(User \"somebody\" cannot get path \"/metrics\")"), std::string::npos) << other.body;
+  EXPECT_EQ(anonymous.Get("/healthz").status, 200);
+  EXPECT_EQ(anonymous.Get("/nothing-here").status, 403);
 
   SecurePort::Response healthz = https.Get("/healthz");
   EXPECT_EQ(healthz.status, 200) << sched.Log();
@@ -448,7 +531,7 @@ TEST_F(RunE2E, ServesHealthReadinessAndMetricsOnTheSecurePort) {
   EXPECT_EQ(readyz.status, 200) << readyz.body << sched.Log();
   EXPECT_EQ(readyz.body, "ok");
   EXPECT_EQ(https.Get("/readyz?verbose").body, "[+]ping ok\n[+]sched-handler-sync ok\nreadyz check passed\n");
-  EXPECT_EQ(https.Get("/nothing-here").status, 404);
+  EXPECT_EQ(https.Get("/nothing-here").status, 403);  // prometheus may read /metrics only
 
   ASSERT_EQ(Bound(WaitForBound(server, 5, 60s, "app=web")), 5u) << sched.Log();
   const std::string scheduled = R"(scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"})";
@@ -483,6 +566,7 @@ TEST_F(RunE2E, ServesHealthReadinessAndMetricsOnTheSecurePort) {
       << metrics.body;
 
   EXPECT_EQ(sched.Stop(SIGTERM), 0) << sched.Log();
+  fs::remove_all(dir);
 }
 
 TEST_F(RunE2E, ReadyWithLeaderElectionOnceTheElectorRuns) {
