@@ -1,5 +1,6 @@
 #include "client/reflector.h"
 
+#include <algorithm>
 #include <random>
 
 #include <fmt/format.h>
@@ -32,6 +33,23 @@ std::string QueryEscape(std::string_view s) {
 std::string ResourceVersionOf(const json::Value& object) {
   const json::Value* meta = json::Find(object, "metadata");
   return meta != nullptr ? std::string(json::GetString(*meta, "resourceVersion")) : std::string();
+}
+
+// Whether resourceVersion `a` is older than `b`. Versions are opaque to clients, but every API
+// server (etcd's revision, the test bed's counter) numbers them in decimal: when both are numbers
+// they are compared, and anything else is never called older.
+bool Older(std::string_view a, std::string_view b) {
+  auto number = [](std::string_view s) {
+    s.remove_prefix(std::min(s.find_first_not_of('0'), s.size()));
+    return s;
+  };
+  auto digits = [](std::string_view s) {
+    return !s.empty() && s.size() <= 20 && s.find_first_not_of("0123456789") == std::string_view::npos;
+  };
+  if (!digits(a) || !digits(b)) return false;
+  a = number(a);
+  b = number(b);
+  return a.size() != b.size() ? a.size() < b.size() : a < b;
 }
 
 // A Status body's code and message ("" when the text is not a Status).
@@ -157,8 +175,17 @@ Reflector::WatchEnd Reflector::Watch(std::stop_token stop) {
       end = WatchEnd::kRelist;
       return false;
     }
+    // A version older than one already seen means the server's history went back (restored
+    // from a backup, or a store that lost writes): what was seen since may be gone, so the
+    // mirror is rebuilt from a list rather than trusted.
+    std::string rv = ResourceVersionOf(*object);
+    if (const std::string last = LastResourceVersion(); Older(rv, last)) {
+      failure = fmt::format("watch event {} has resourceVersion {}, older than {} already seen", kind, rv, last);
+      end = WatchEnd::kRelist;
+      return false;
+    }
     if (kind == "BOOKMARK") {
-      SetResourceVersion(ResourceVersionOf(*object));
+      SetResourceVersion(std::move(rv));
       return true;
     }
     if (kind == "ERROR") {
@@ -179,7 +206,6 @@ Reflector::WatchEnd Reflector::Watch(std::stop_token stop) {
       end = WatchEnd::kRelist;
       return false;
     }
-    std::string rv = ResourceVersionOf(*object);
     json::Document doc;
     doc.CopyFrom(*object, doc.GetAllocator());
     sink_.Apply(type_, type, std::move(doc));
@@ -206,8 +232,12 @@ Reflector::WatchEnd Reflector::Watch(std::stop_token stop) {
   }
   if (end == WatchEnd::kRelist) {
     // 410 Gone as an ERROR event is the usual way a watch learns its version was compacted.
-    KS_LOG_V(2).InfoS("Watch ended; relisting", "resource", type_.resource, "reason", failure);
-    if (failure.find("watch error 410") != 0) Backoff(stop);
+    if (failure.find("watch error 410") != 0) {
+      KS_LOG.WarningS("Watch ended; relisting", "resource", type_.resource, "reason", failure);
+      Backoff(stop);
+    } else {
+      KS_LOG_V(2).InfoS("Watch ended; relisting", "resource", type_.resource, "reason", failure);
+    }
     return WatchEnd::kRelist;
   }
   if (std::chrono::steady_clock::now() - started > std::chrono::seconds(60)) backoff_ = options_.initial_backoff;

@@ -4,8 +4,9 @@
 // from the list's resourceVersion with bookmarks, handing each change over as it arrives. A watch
 // that ends is resumed from the last resourceVersion seen; a `410 Gone` (the version was
 // compacted) or an ERROR event means a full relist, whose replacement tells the sink which objects
-// went away meanwhile. Failures back off exponentially (0.8 s doubling to 30 s, as client-go),
-// and the backoff resets once a watch has run cleanly for a while.
+// went away meanwhile; so does an event whose resourceVersion is older than one already seen (the
+// server's history went back: a restore, or a store that lost writes). Failures back off exponentially (0.8 s doubling
+// to 30 s, as client-go), and the backoff resets once a watch has run cleanly for a while.
 
 #include <atomic>
 #include <chrono>

@@ -49,7 +49,28 @@ std::expected<std::unique_ptr<Journal>, std::string> Journal::Open(const std::st
   }
   // Secrets are among the objects: the owner's alone, whatever the umask.
   ::fchmod(fd, 0600);
+  if (auto synced = SyncDirectoryOf(path); !synced) {
+    ::close(fd);
+    return std::unexpected(synced.error());
+  }
   return std::unique_ptr<Journal>(new Journal(fd, path, static_cast<uint64_t>(st.st_size)));
+}
+
+std::expected<void, std::string> Journal::SyncDirectoryOf(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return std::unexpected(Errno("cannot open the directory", dir));
+  const bool ok = ::fsync(fd) == 0;
+  const std::string error = ok ? std::string() : Errno("cannot sync the directory", dir);
+  ::close(fd);
+  if (!ok) return std::unexpected(error);
+  return {};
+}
+
+void Journal::Renamed(std::string path) {
+  std::lock_guard lock(mu_);
+  path_ = std::move(path);
 }
 
 Journal::Journal(int fd, std::string path, uint64_t bytes) : fd_(fd), path_(std::move(path)), bytes_(bytes) {
@@ -95,14 +116,15 @@ void Journal::WriterLoop() {
     std::string batch;
     batch.swap(queued_);
     const uint64_t upto = appended_;
+    const std::string path = path_;
     writing_ = true;
     lock.unlock();
     // One write and one sync for everything committed since the last group.
     std::string error;
     if (!WriteAll(fd_, batch)) {
-      error = Errno("cannot write the journal", path_);
+      error = Errno("cannot write the journal", path);
     } else if (::fdatasync(fd_) != 0) {
-      error = Errno("cannot sync the journal", path_);
+      error = Errno("cannot sync the journal", path);
     }
     lock.lock();
     writing_ = false;

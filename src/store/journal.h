@@ -30,8 +30,11 @@ class Journal {
   //! saw (MemoryStore::OpenState).
   static constexpr uint64_t kMaxUnsynced = 100'000;
 
-  //! Opens `path` for appending (created with mode 0600 when missing); the error names the path.
+  //! Opens `path` for appending (created with mode 0600 when missing, and its directory synced so
+  //! that the file itself survives a crash); the error names the path.
   static std::expected<std::unique_ptr<Journal>, std::string> Open(const std::string& path);
+  //! fsync of the directory holding `path`: a file created, renamed or removed there is on disk.
+  static std::expected<void, std::string> SyncDirectoryOf(const std::string& path);
   //! Syncs what is queued, then stops the writer.
   ~Journal();
   Journal(const Journal&) = delete;
@@ -47,6 +50,8 @@ class Journal {
   std::expected<void, std::string> Truncate();
   //! Bytes in the file (written so far).
   uint64_t Bytes() const;
+  //! The file was renamed to `path` (error messages name it from now on).
+  void Renamed(std::string path);
 
   //! A journal's lines in order: `apply` gets each whole one. A torn last line (a crash in the
   //! middle of a write, which nobody was told succeeded) is cut off the file. The number of lines
@@ -60,9 +65,9 @@ class Journal {
   void WriterLoop();
 
   const int fd_;
-  const std::string path_;
 
-  mutable std::mutex mu_;              // guards the members below
+  mutable std::mutex mu_;  // guards the members below
+  std::string path_;
   std::condition_variable queued_cv_;  // the writer waits for lines (or stopping)
   std::condition_variable synced_cv_;  // Sync and Append wait for the writer
   std::string queued_;                 //!< lines not yet handed to the writer

@@ -184,7 +184,9 @@ void MemoryStore::AwaitDurable(Result<ObjectPtr>& out) {
   if (journal == nullptr) return;
   if (auto synced = journal->Sync(); !synced) {
     out = std::unexpected(Internal("the change was made but cannot be kept: " + synced.error()));
+    return;
   }
+  MaybeCompactJournal(journal);
 }
 
 void MemoryStore::DeliverToObservers() {

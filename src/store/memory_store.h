@@ -107,6 +107,11 @@ class MemoryStore final : public Store {
   //! With a journal: waits until the changes committed so far are on disk (a write is
   //! acknowledged only then); `out` becomes an error if they cannot be.
   void AwaitDurable(Result<ObjectPtr>& out);
+  //! The snapshot SaveState writes.
+  std::string StateTextLocked() const;
+  //! Online compaction of OpenState's journal, when it has grown past its bound: the snapshot is
+  //! rewritten and the journal restarted, while writes go on (see memory_store_state.cc).
+  void MaybeCompactJournal(const std::shared_ptr<Journal>& journal);
   //! Waits (releasing `lock`) until the store reaches `rv`; kTimeout if it does not in time.
   std::optional<Error> WaitForLocked(std::unique_lock<std::mutex>& lock, uint64_t rv) const;
   //! The objects of `stored` in `namespace_` (all when empty) with keys after `start`, as they
@@ -128,6 +133,10 @@ class MemoryStore final : public Store {
   //! Set by OpenState: every commit is appended to it.
   std::shared_ptr<Journal> journal_;
   std::string state_path_;
+  uint64_t snapshot_bytes_ = 0;     //!< the size of the last snapshot written
+  bool compacting_ = false;         //!< a thread is compacting the journal
+  bool compaction_failed_ = false;  //!< one failed (logged): no more until the next OpenState
+  uint64_t compactions_ = 0;        //!< compactions done since OpenState
 
   std::mutex observers_mu_;  // guards observers_, pending_, delivering_*, next_observer_id_
   struct Observer {

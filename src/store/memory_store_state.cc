@@ -2,6 +2,9 @@
 //   {"kind":"KubeschedStoreState","resourceVersion":"N","objects":[{...},...]}
 // with each object exactly as stored (its apiVersion and kind say which resource it is); and
 // OpenState / CloseState: that snapshot kept current by the journal (store/journal.h).
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -13,6 +16,7 @@
 #include "store/memory_store.h"
 #include "store/meta.h"
 #include "util/atomic_file.h"
+#include "util/log.h"
 
 namespace kubesched::store {
 
@@ -55,23 +59,28 @@ const ResourceType* MemoryStore::StoredTypeOf(const json::Value& object) const {
   return nullptr;
 }
 
+std::string MemoryStore::StateTextLocked() const {
+  std::string out = fmt::format("{{\"kind\":\"{}\",\"resourceVersion\":\"{}\",\"objects\":[", kStateKind, rv_);
+  bool first = true;
+  for (const ResourceType* t : types_) {
+    if (t->stored_as) continue;
+    auto it = objects_.find(t);
+    if (it == objects_.end()) continue;
+    for (const auto& [key, obj] : it->second) {
+      if (!first) out += ",\n";
+      first = false;
+      out += obj->json;
+    }
+  }
+  out += "]}\n";
+  return out;
+}
+
 Result<void> MemoryStore::SaveState(const std::string& path) const {
   std::string out;
   {
     std::lock_guard lock(mu_);
-    out = fmt::format("{{\"kind\":\"{}\",\"resourceVersion\":\"{}\",\"objects\":[", kStateKind, rv_);
-    bool first = true;
-    for (const ResourceType* t : types_) {
-      if (t->stored_as) continue;
-      auto it = objects_.find(t);
-      if (it == objects_.end()) continue;
-      for (const auto& [key, obj] : it->second) {
-        if (!first) out += ",\n";
-        first = false;
-        out += obj->json;
-      }
-    }
-    out += "]}\n";
+    out = StateTextLocked();
   }
   // A reader (or a restart after a crash) sees the old state or the new one, never half of one.
   // Secrets are among the objects: the owner's alone.
@@ -139,32 +148,37 @@ Result<void> MemoryStore::OpenState(const std::string& path) {
     if (auto loaded = LoadState(path); !loaded) return loaded;
   }
   const std::string journal_path = path + ".journal";
-  // The journal is removed by a clean stop: still there, the last run ended in a crash.
-  const bool crashed = std::filesystem::exists(journal_path);
+  const std::string next_path = path + ".journal.next";
+  // The journal is removed by a clean stop: still there, the last run ended in a crash. (The
+  // next one is there when the crash came in the middle of a compaction: its lines follow.)
+  const bool crashed = std::filesystem::exists(journal_path) || std::filesystem::exists(next_path);
   uint64_t snapshot_rv = ResourceVersion();
   uint64_t last_rv = snapshot_rv;
-  auto replayed =
-      Journal::Replay(journal_path, [&](EventType type, json::Document& doc) -> std::expected<void, std::string> {
-        const ResourceType* t = StoredTypeOf(doc);
-        if (t == nullptr) {
-          return std::unexpected(fmt::format("no resource serves {} {}", json::GetString(doc, "apiVersion"),
-                                             json::GetString(doc, "kind")));
-        }
-        const json::Value* meta = json::Find(doc, "metadata");
-        auto rv = meta ? ParseStoredVersion(json::GetString(*meta, "resourceVersion")) : std::nullopt;
-        if (!rv) return std::unexpected(fmt::format("{} without a resourceVersion", t->kind));
-        if (*rv <= snapshot_rv)
-          return {};  // the snapshot has it (a crash after the snapshot, before the journal was emptied)
-        last_rv = std::max(last_rv, *rv);
-        ObjectPtr obj = MakeObject(*t, doc, *rv);
-        std::lock_guard lock(mu_);
-        if (type == EventType::kDeleted) {
-          ObjectsLocked(*t).erase(Key(obj->namespace_, obj->name));
-        } else {
-          ObjectsLocked(*t)[Key(obj->namespace_, obj->name)] = obj;
-        }
-        return {};
-      });
+  auto replay = [&](const std::string& file) {
+    return Journal::Replay(file, [&](EventType type, json::Document& doc) -> std::expected<void, std::string> {
+      const ResourceType* t = StoredTypeOf(doc);
+      if (t == nullptr) {
+        return std::unexpected(
+            fmt::format("no resource serves {} {}", json::GetString(doc, "apiVersion"), json::GetString(doc, "kind")));
+      }
+      const json::Value* meta = json::Find(doc, "metadata");
+      auto rv = meta ? ParseStoredVersion(json::GetString(*meta, "resourceVersion")) : std::nullopt;
+      if (!rv) return std::unexpected(fmt::format("{} without a resourceVersion", t->kind));
+      if (*rv <= snapshot_rv)
+        return {};  // the snapshot has it (a crash after the snapshot, before the journal was emptied)
+      last_rv = std::max(last_rv, *rv);
+      ObjectPtr obj = MakeObject(*t, doc, *rv);
+      std::lock_guard lock(mu_);
+      if (type == EventType::kDeleted) {
+        ObjectsLocked(*t).erase(Key(obj->namespace_, obj->name));
+      } else {
+        ObjectsLocked(*t)[Key(obj->namespace_, obj->name)] = obj;
+      }
+      return {};
+    });
+  };
+  auto replayed = replay(journal_path);
+  if (replayed) replayed = replay(next_path);
   if (!replayed) return std::unexpected(BadRequest(replayed.error()));
   {
     std::lock_guard lock(mu_);
@@ -176,6 +190,9 @@ Result<void> MemoryStore::OpenState(const std::string& path) {
   }
   // The snapshot now holds everything; the journal starts empty.
   if (auto saved = SaveState(path); !saved) return saved;
+  std::error_code ec;
+  std::filesystem::remove(next_path, ec);
+  if (ec) return std::unexpected(Internal(fmt::format("{}: cannot remove: {}", next_path, ec.message())));
   auto journal = Journal::Open(journal_path);
   if (!journal) return std::unexpected(Internal(journal.error()));
   std::shared_ptr<Journal> opened = std::move(*journal);
@@ -183,6 +200,8 @@ Result<void> MemoryStore::OpenState(const std::string& path) {
   if (auto emptied = opened->Truncate(); !emptied) return std::unexpected(Internal(emptied.error()));
   journal_ = std::move(opened);
   state_path_ = path;
+  snapshot_bytes_ = std::filesystem::file_size(path, ec);
+  compaction_failed_ = false;
   return {};
 }
 
@@ -197,9 +216,73 @@ Result<void> MemoryStore::CloseState() {
   journal.reset();
   if (auto saved = SaveState(state_path_); !saved) return saved;
   std::error_code ec;
-  std::filesystem::remove(state_path_ + ".journal", ec);
-  if (ec) return std::unexpected(Internal(fmt::format("{}.journal: cannot remove: {}", state_path_, ec.message())));
+  for (const char* suffix : {".journal", ".journal.next"}) {
+    std::filesystem::remove(state_path_ + suffix, ec);
+    if (ec) return std::unexpected(Internal(fmt::format("{}{}: cannot remove: {}", state_path_, suffix, ec.message())));
+  }
   return {};
+}
+
+// Online compaction. The journal's lines after the snapshot are the state's tail; once the
+// journal outgrows its bound, under the lock: the snapshot's text is taken (at version R) and
+// the lines after R go to a new journal, FILE.journal.next. Then, while writes go on: the old
+// journal synced, the snapshot written (atomically) and the directory synced, and the next
+// journal renamed over the old one. A crash at any point leaves a snapshot whose lines follow
+// in the journal, the next one, or both (replay skips what a snapshot already holds), so no
+// acknowledged write is lost, whatever the order the disk kept the renames in.
+void MemoryStore::MaybeCompactJournal(const std::shared_ptr<Journal>& journal) {
+  std::string snapshot;
+  std::shared_ptr<Journal> old;
+  std::shared_ptr<Journal> next;
+  std::string path;
+  {
+    std::lock_guard lock(mu_);
+    if (journal_ != journal || compacting_ || compaction_failed_) return;
+    if (journal->Bytes() < std::max(options_.journal_compact_bytes, snapshot_bytes_)) return;
+    path = state_path_;
+    auto opened = Journal::Open(path + ".journal.next");
+    if (opened) {
+      next = std::move(*opened);
+      if (auto emptied = next->Truncate(); !emptied) opened = std::unexpected(emptied.error());
+    }
+    if (!opened) {
+      compaction_failed_ = true;
+      KS_LOG.ErrorS(opened.error(), "Cannot compact the state's journal; it keeps growing");
+      return;
+    }
+    compacting_ = true;
+    snapshot = StateTextLocked();
+    old = std::move(journal_);
+    journal_ = next;
+  }
+  std::string failure;
+  if (auto synced = old->Sync(); !synced) {
+    failure = synced.error();
+  } else if (auto written = util::WriteFileAtomically(path, snapshot, 0600); !written) {
+    failure = "cannot save the state to " + written.error();
+  } else if (auto dir = Journal::SyncDirectoryOf(path); !dir) {
+    failure = dir.error();
+  } else if (std::rename((path + ".journal.next").c_str(), (path + ".journal").c_str()) != 0) {
+    failure = fmt::format("{}.journal.next: cannot rename: {}", path, std::strerror(errno));
+  } else if (auto renamed = Journal::SyncDirectoryOf(path); !renamed) {
+    failure = renamed.error();
+  } else {
+    next->Renamed(path + ".journal");
+  }
+  old.reset();
+  std::lock_guard lock(mu_);
+  compacting_ = false;
+  if (!failure.empty()) {
+    // Still recoverable (the old journal and the next one are both replayed); not retried, so
+    // the two are never confused with a third.
+    compaction_failed_ = true;
+    KS_LOG.ErrorS(failure, "Cannot compact the state's journal; it keeps growing");
+    return;
+  }
+  snapshot_bytes_ = snapshot.size();
+  ++compactions_;
+  KS_LOG_V(2).InfoS("Compacted the state's journal", "state", path, "snapshotBytes", snapshot_bytes_, "compactions",
+                    compactions_);
 }
 
 }  // namespace kubesched::store

@@ -447,6 +447,9 @@ struct StoreOptions {
   //! Seeds generated names and uids (the same seed and writes give the same names); nullopt:
   //! from std::random_device.
   std::optional<uint64_t> seed = std::nullopt;
+  //! After OpenState, once the journal holds this many bytes (and more than the last snapshot),
+  //! the state is compacted while serving: a fresh snapshot, and a new journal after it.
+  uint64_t journal_compact_bytes = uint64_t{64} << 20;
   //! Fault injection for tests: when it returns true for a change about to be committed, every
   //! open watcher is closed before it sees the change and the history up to the change is
   //! compacted (as etcd compaction under a lagging watch), so a client resuming its watch gets

@@ -4,8 +4,10 @@
 // --validate=strict, server-side printing). Skipped when kubectl is not installed.
 
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -367,6 +369,46 @@ TEST_F(ApiserverE2E, StateSurvivesARestartAndSigtermExitsCleanly) {
   EXPECT_NE(again.out.find("deployment.apps/web unchanged"), std::string::npos) << again.out;
   EXPECT_EQ(restarted.Terminate(), 0) << restarted.ServerLog();
   fs::remove_all(dir);
+}
+
+// SIGTERM with a slow client (half a request header) and an open watch: the server ends the
+// watch, cuts the slow client and exits at once (it waited 79 s for such a client once). The
+// bound below is generous; the time is printed.
+TEST_F(ApiserverE2E, SigtermDoesNotWaitForASlowClientOrAWatch) {
+  ApiServer server;
+  ASSERT_FALSE(server.Url().empty()) << server.ServerLog();
+  const int port = std::stoi(server.Url().substr(server.Url().rfind(':') + 1));
+  auto connect_and_send = [&](const std::string& bytes) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0);
+    EXPECT_EQ(::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL), static_cast<ssize_t>(bytes.size()));
+    return fd;
+  };
+  const int slow = connect_and_send("GET /api/v1/pods HTTP/1.1\r\nHost: x\r\nAcc");
+  const int watch = connect_and_send("GET /api/v1/pods?watch=1 HTTP/1.1\r\nHost: x\r\n\r\n");
+  // The watch is open once its response header has come.
+  std::string got;
+  char buf[4096];
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (got.find("\r\n\r\n") == std::string::npos && std::chrono::steady_clock::now() < give_up) {
+    pollfd p{watch, POLLIN, 0};
+    if (::poll(&p, 1, 100) <= 0) continue;
+    const ssize_t n = ::recv(watch, buf, sizeof(buf), 0);
+    if (n <= 0) break;
+    got.append(buf, static_cast<size_t>(n));
+  }
+  ASSERT_NE(got.find("200 OK"), std::string::npos) << got;
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(server.Terminate(), 0) << server.ServerLog();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::printf("SIGTERM to exit with a slow client and a watch open: %.3f s\n", seconds);
+  EXPECT_LT(seconds, 30.0);
+  ::close(slow);
+  ::close(watch);
 }
 
 // kill -9 in the middle of a burst of writes: every write the server acknowledged is there after
