@@ -486,6 +486,59 @@ void RoleCells(const Value& role, int64_t now_ns, std::vector<Cell>& out) {
   out.emplace_back(std::string(Str(role, {"metadata", "creationTimestamp"})));
 }
 
+// printService: TYPE, CLUSTER-IP, EXTERNAL-IP (ExternalName's name; a load balancer's ingress
+// addresses, <pending> while it has none; spec.externalIPs), PORT(S) as port[:nodePort]/protocol,
+// and with -o wide the selector.
+void ServiceCells(const Value& svc, int64_t now_ns, std::vector<Cell>& out) {
+  out.emplace_back(std::string(Str(svc, {"metadata", "name"})));
+  std::string type(Str(svc, {"spec", "type"}));
+  if (type.empty()) type = "ClusterIP";
+  out.emplace_back(type);
+  std::string cluster_ip(Str(svc, {"spec", "clusterIP"}));
+  out.emplace_back(cluster_ip.empty() ? std::string("<none>") : cluster_ip);
+  std::vector<std::string> external;
+  if (type == "ExternalName") {
+    external.emplace_back(Str(svc, {"spec", "externalName"}));
+  } else {
+    if (type == "LoadBalancer") {
+      if (const Value* ingress = Array(svc, {"status", "loadBalancer", "ingress"})) {
+        for (const Value& i : ingress->GetArray()) {
+          if (!i.IsObject()) continue;
+          std::string_view ip = api::json::GetString(i, "ip");
+          external.emplace_back(ip.empty() ? api::json::GetString(i, "hostname") : ip);
+        }
+      }
+    }
+    if (const Value* ips = Array(svc, {"spec", "externalIPs"})) {
+      for (const Value& ip : ips->GetArray()) {
+        if (ip.IsString()) external.emplace_back(api::json::View(ip));
+      }
+    }
+    if (external.empty() && type == "LoadBalancer") external.emplace_back("<pending>");
+  }
+  out.emplace_back(external.empty() ? std::string("<none>") : fmt::format("{}", fmt::join(external, ",")));
+  std::vector<std::string> ports;
+  if (const Value* list = Array(svc, {"spec", "ports"})) {
+    for (const Value& port : list->GetArray()) {
+      std::string_view protocol = api::json::GetString(port, "protocol");
+      const int64_t node_port = Int(port, {"nodePort"});
+      std::string text = std::to_string(Int(port, {"port"}));
+      if (node_port > 0) text += ":" + std::to_string(node_port);
+      ports.push_back(text + "/" + std::string(protocol.empty() ? "TCP" : protocol));
+    }
+  }
+  out.emplace_back(ports.empty() ? std::string("<none>") : fmt::format("{}", fmt::join(ports, ",")));
+  out.emplace_back(Age(svc, now_ns));
+  std::vector<std::string> selector;
+  if (const Value* labels = At(svc, {"spec", "selector"}); labels != nullptr && labels->IsObject()) {
+    for (auto it = labels->MemberBegin(); it != labels->MemberEnd(); ++it) {
+      if (it->value.IsString())
+        selector.push_back(fmt::format("{}={}", api::json::View(it->name), api::json::View(it->value)));
+    }
+  }
+  out.emplace_back(selector.empty() ? std::string("<none>") : fmt::format("{}", fmt::join(selector, ",")));
+}
+
 void DefaultCells(const Value& obj, int64_t now_ns, std::vector<Cell>& out) {
   out.emplace_back(std::string(Str(obj, {"metadata", "name"})));
   out.emplace_back(Age(obj, now_ns));
@@ -680,6 +733,20 @@ const Printer kBindingPrinter{
 
 const Printer kRolePrinter{{kNameColumn, {"Created At", "date", "", kAgeDoc, 0}}, RoleCells, nullptr};
 
+const Printer kServicePrinter{
+    {kNameColumn,
+     {"Type", "string", "", "type determines how the Service is exposed.", 0},
+     {"Cluster-IP", "string", "", "clusterIP is the IP address of the service and is usually assigned randomly.", 0},
+     {"External-IP", "string", "",
+      "externalIPs is a list of IP addresses for which nodes in the cluster will also accept traffic for this "
+      "service.",
+      0},
+     {"Port(s)", "string", "", "The list of ports that are exposed by this service.", 0},
+     kAgeColumn,
+     {"Selector", "string", "", "Route service traffic to pods with label keys and values matching this selector.", 1}},
+    ServiceCells,
+    nullptr};
+
 const Printer kDefaultPrinter{{kNameColumn, kAgeColumn}, DefaultCells, nullptr};
 
 }  // namespace
@@ -700,6 +767,7 @@ const Printer& PrinterFor(const store::ResourceType& type) {
   if (g == "coordination.k8s.io" && r == "leases") return kLeasePrinter;
   if (g.empty() && r == "configmaps") return kConfigMapPrinter;
   if (g.empty() && r == "serviceaccounts") return kServiceAccountPrinter;
+  if (g.empty() && r == "services") return kServicePrinter;
   if (g == "rbac.authorization.k8s.io" && (r == "rolebindings" || r == "clusterrolebindings")) return kBindingPrinter;
   if (g == "rbac.authorization.k8s.io" && (r == "roles" || r == "clusterroles")) return kRolePrinter;
   return kDefaultPrinter;

@@ -244,6 +244,41 @@ TEST(PrintersTest, DeploymentKindRows) {
             2u);
 }
 
+// printService: TYPE, CLUSTER-IP, EXTERNAL-IP, PORT(S), AGE, and SELECTOR with -o wide.
+TEST(PrintersTest, ServiceRows) {
+  const int64_t now = *api::ParseRFC3339("2024-01-01T00:01:00Z");
+  std::vector<Cell> lb = Cells("", "services", R"({"metadata":{"name":"web","creationTimestamp":"2024-01-01T00:00:00Z"},
+      "spec":{"type":"LoadBalancer","clusterIP":"10.96.0.5","selector":{"app":"web","tier":"fe"},
+              "ports":[{"port":80,"nodePort":30001,"protocol":"TCP"},{"port":53,"protocol":"UDP","nodePort":30002}]}})",
+                               now);
+  EXPECT_EQ(S(lb[1]), "LoadBalancer");
+  EXPECT_EQ(S(lb[2]), "10.96.0.5");
+  EXPECT_EQ(S(lb[3]), "<pending>");
+  EXPECT_EQ(S(lb[4]), "80:30001/TCP,53:30002/UDP");
+  EXPECT_EQ(S(lb[5]), "60s");
+  EXPECT_EQ(S(lb[6]), "app=web,tier=fe");
+  std::vector<Cell> served = Cells("", "services", R"({"metadata":{"name":"web"},"spec":{"type":"LoadBalancer",
+      "clusterIP":"10.96.0.5","ports":[{"port":80}]},"status":{"loadBalancer":{"ingress":[{"ip":"1.2.3.4"},
+      {"hostname":"lb.example.com"}]}}})",
+                                   now);
+  EXPECT_EQ(S(served[3]), "1.2.3.4,lb.example.com");
+  EXPECT_EQ(S(served[6]), "<none>");
+  std::vector<Cell> external =
+      Cells("", "services",
+            R"({"metadata":{"name":"x"},"spec":{"type":"ExternalName","externalName":"db.example.com"}})", now);
+  EXPECT_EQ(S(external[2]), "<none>");
+  EXPECT_EQ(S(external[3]), "db.example.com");
+  EXPECT_EQ(S(external[4]), "<none>");
+  std::vector<Cell> headless = Cells(
+      "", "services",
+      R"({"metadata":{"name":"zk"},"spec":{"clusterIP":"None","externalIPs":["5.6.7.8"],"ports":[{"port":2181}]}})",
+      now);
+  EXPECT_EQ(S(headless[1]), "ClusterIP");
+  EXPECT_EQ(S(headless[2]), "None");
+  EXPECT_EQ(S(headless[3]), "5.6.7.8");
+  EXPECT_EQ(S(headless[4]), "2181/TCP");
+}
+
 TEST(PrintersTest, EventRow) {
   const int64_t now = *api::ParseRFC3339("2024-01-01T00:01:00Z");
   std::vector<Cell> e = Cells(

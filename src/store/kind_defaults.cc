@@ -1,5 +1,8 @@
 #include "store/kind_defaults.h"
 
+#include <optional>
+#include <unordered_set>
+
 #include <fmt/format.h>
 
 #include "api/manifest.h"
@@ -491,6 +494,176 @@ std::vector<Cause> ValidatePriorityClass(const json::Value& pc, const Object* ol
     }
   }
   return causes;
+}
+
+}  // namespace kubesched::store
+
+// --- Services ----------------------------------------------------------------------------------
+
+namespace kubesched::store {
+namespace {
+
+bool AllocatesNodePorts(std::string_view type) { return type == "NodePort" || type == "LoadBalancer"; }
+
+// 10.96.0.0/12, as kube-apiserver's default --service-cluster-ip-range.
+constexpr uint32_t kServiceRangeBase = (10u << 24) | (96u << 16);
+constexpr uint32_t kServiceRangeSize = 1u << 20;
+constexpr int64_t kNodePortMin = 30000;
+constexpr int64_t kNodePortMax = 32767;
+
+std::optional<uint32_t> ParseIPv4(std::string_view text) {
+  uint32_t out = 0;
+  int parts = 0;
+  while (parts < 4) {
+    size_t dot = text.find('.');
+    std::string_view part = text.substr(0, dot);
+    if (part.empty() || part.size() > 3 || part.find_first_not_of("0123456789") != std::string_view::npos) {
+      return std::nullopt;
+    }
+    const int v = std::stoi(std::string(part));
+    if (v > 255 || (part.size() > 1 && part[0] == '0')) return std::nullopt;
+    out = (out << 8) | static_cast<uint32_t>(v);
+    ++parts;
+    if (dot == std::string_view::npos) break;
+    text.remove_prefix(dot + 1);
+  }
+  if (parts != 4 || text.find('.') != std::string_view::npos) return std::nullopt;
+  return out;
+}
+
+std::string FormatIPv4(uint32_t ip) {
+  return fmt::format("{}.{}.{}.{}", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
+}
+
+Error InvalidService(const json::Value& service, std::string field, std::string value, std::string detail) {
+  const std::string name(json::GetString(*json::Find(service, "metadata"), "name"));
+  std::string message = fmt::format("Invalid value: {}: {}", value, detail);
+  Error e{Error::Reason::kInvalid, fmt::format("Service \"{}\" is invalid: {}: {}", name, field, message), {}};
+  e.causes.push_back(Cause{"FieldValueInvalid", std::move(message), std::move(field)});
+  return e;
+}
+
+}  // namespace
+
+void DefaultService(json::Document& service) {
+  auto& a = service.GetAllocator();
+  json::Value& spec = json::Child(service, "spec", a);
+  SetIfAbsent(spec, "type", Str("ClusterIP", a), a);
+  const std::string type(json::GetString(spec, "type"));
+  SetIfAbsent(spec, "sessionAffinity", Str("None", a), a);
+  if (json::GetString(spec, "sessionAffinity") == "ClientIP") {
+    json::Value& client_ip = json::Child(json::Child(spec, "sessionAffinityConfig", a), "clientIP", a);
+    SetIfAbsent(client_ip, "timeoutSeconds", json::Value(10800), a);
+  }
+  if (json::Value* ports = json::Find(spec, "ports"); ports != nullptr && ports->IsArray()) {
+    for (json::Value& port : ports->GetArray()) {
+      if (!port.IsObject()) continue;
+      SetIfAbsent(port, "protocol", Str("TCP", a), a);
+      const json::Value* target = json::Find(port, "targetPort");
+      const bool unset = target == nullptr || (target->IsInt64() && target->GetInt64() == 0) ||
+                         (target->IsString() && target->GetStringLength() == 0);
+      if (unset) {
+        if (const json::Value* number = json::Find(port, "port"); number != nullptr && number->IsInt64()) {
+          json::Set(port, "targetPort", json::Value(number->GetInt64()), a);
+        }
+      }
+    }
+  }
+  if (type != "ExternalName") SetIfAbsent(spec, "internalTrafficPolicy", Str("Cluster", a), a);
+  if (AllocatesNodePorts(type)) SetIfAbsent(spec, "externalTrafficPolicy", Str("Cluster", a), a);
+  if (type == "LoadBalancer") SetIfAbsent(spec, "allocateLoadBalancerNodePorts", json::Value(true), a);
+}
+
+std::optional<Error> AdmitService(json::Document& service, const ObjectReader& reader) {
+  auto& a = service.GetAllocator();
+  json::Value& spec = json::Child(service, "spec", a);
+  const std::string type(json::GetString(spec, "type"));
+  // What the other Services hold.
+  std::unordered_set<uint32_t> taken_ips;
+  std::unordered_set<int64_t> taken_ports;
+  for (const ObjectPtr& other : reader.List("", "services", "")) {
+    json::Document d;
+    if (!json::Parse(other->json, d) || !d.IsObject()) continue;
+    const json::Value* other_spec = json::Find(d, "spec");
+    if (other_spec == nullptr) continue;
+    if (auto ip = ParseIPv4(json::GetString(*other_spec, "clusterIP"))) taken_ips.insert(*ip);
+    if (const json::Value* ports = json::Find(*other_spec, "ports"); ports != nullptr && ports->IsArray()) {
+      for (const json::Value& port : ports->GetArray()) {
+        if (const json::Value* n = json::Find(port, "nodePort"); n != nullptr && n->IsInt64()) {
+          taken_ports.insert(n->GetInt64());
+        }
+      }
+    }
+  }
+  if (type != "ExternalName") {
+    std::string ip(json::GetString(spec, "clusterIP"));
+    if (ip.empty()) {
+      for (uint32_t offset = 2; offset + 1 < kServiceRangeSize; ++offset) {
+        if (!taken_ips.contains(kServiceRangeBase + offset)) {
+          ip = FormatIPv4(kServiceRangeBase + offset);
+          break;
+        }
+      }
+      if (ip.empty()) {
+        return Error{Error::Reason::kInternal, "failed to allocate a serviceIP: range is full", {}};
+      }
+      json::Set(spec, "clusterIP", Str(ip, a), a);
+    } else if (ip != "None") {
+      const auto parsed = ParseIPv4(ip);
+      if (!parsed || *parsed < kServiceRangeBase || *parsed >= kServiceRangeBase + kServiceRangeSize) {
+        return InvalidService(service, "spec.clusterIPs", fmt::format("[]string{{\"{}\"}}", ip),
+                              fmt::format("failed to allocate IP {}: the provided IP ({}) is not in the valid range. "
+                                          "The range of valid IPs is 10.96.0.0/12",
+                                          ip, ip));
+      }
+      if (taken_ips.contains(*parsed)) {
+        return InvalidService(service, "spec.clusterIPs", fmt::format("[]string{{\"{}\"}}", ip),
+                              fmt::format("failed to allocate IP {}: provided IP is already allocated", ip));
+      }
+    }
+    if (json::Find(spec, "clusterIPs") == nullptr) {
+      json::Value ips(rapidjson::kArrayType);
+      ips.PushBack(Str(ip, a), a);
+      json::Set(spec, "clusterIPs", std::move(ips), a);
+    }
+    if (json::Find(spec, "ipFamilies") == nullptr) {
+      json::Value families(rapidjson::kArrayType);
+      families.PushBack(Str("IPv4", a), a);
+      json::Set(spec, "ipFamilies", std::move(families), a);
+    }
+    SetIfAbsent(spec, "ipFamilyPolicy", Str("SingleStack", a), a);
+  }
+  const json::Value* allocate = json::Find(spec, "allocateLoadBalancerNodePorts");
+  const bool node_ports =
+      type == "NodePort" || (type == "LoadBalancer" && (allocate == nullptr || !allocate->IsFalse()));
+  json::Value* ports = json::Find(spec, "ports");
+  if (ports == nullptr || !ports->IsArray()) return std::nullopt;
+  // The node ports given first (as the registry does), then one for each port that names none.
+  for (rapidjson::SizeType i = 0; i < ports->Size(); ++i) {
+    const json::Value* given = (*ports)[i].IsObject() ? json::Find((*ports)[i], "nodePort") : nullptr;
+    if (given == nullptr || !given->IsInt64() || given->GetInt64() == 0) continue;
+    const int64_t n = given->GetInt64();
+    const std::string field = fmt::format("spec.ports[{}].nodePort", i);
+    if (n < kNodePortMin || n > kNodePortMax) {
+      return InvalidService(service, field, std::to_string(n),
+                            "provided port is not in the valid range. The range of valid ports is 30000-32767");
+    }
+    if (!taken_ports.insert(n).second) {
+      return InvalidService(service, field, std::to_string(n), "provided port is already allocated");
+    }
+  }
+  if (!node_ports) return std::nullopt;
+  int64_t next = kNodePortMin;
+  for (json::Value& port : ports->GetArray()) {
+    if (!port.IsObject()) continue;
+    const json::Value* given = json::Find(port, "nodePort");
+    if (given != nullptr && given->IsInt64() && given->GetInt64() != 0) continue;
+    while (next <= kNodePortMax && taken_ports.contains(next)) ++next;
+    if (next > kNodePortMax) return Error{Error::Reason::kInternal, "failed to allocate a nodePort: range is full", {}};
+    json::Set(port, "nodePort", json::Value(next), a);
+    taken_ports.insert(next);
+  }
+  return std::nullopt;
 }
 
 }  // namespace kubesched::store

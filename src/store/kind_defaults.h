@@ -66,6 +66,17 @@ std::vector<Cause> ValidateJob(const api::json::Value& job, const Object* old);
 //! A Deployment's or ReplicaSet's selector: required, non-empty, and matching the template's
 //! labels (apps validation).
 std::vector<Cause> ValidateWorkload(const api::json::Value& workload, const Object* old);
+//! SetDefaults_Service: type ClusterIP, sessionAffinity None (ClientIP: a 10800 s timeout),
+//! ports' protocol TCP and targetPort the port, internalTrafficPolicy Cluster (not for
+//! ExternalName), externalTrafficPolicy Cluster for NodePort and LoadBalancer, and
+//! allocateLoadBalancerNodePorts true for LoadBalancer.
+void DefaultService(api::json::Document& service);
+//! What the Service registry allocates on create: a cluster IP from 10.96.0.0/12 (the lowest free
+//! one from 10.96.0.2 on; .1 is the kubernetes Service's) with clusterIPs, ipFamilies [IPv4] and
+//! ipFamilyPolicy SingleStack, and a node port from 30000-32767 for each port of a NodePort or
+//! LoadBalancer Service that names none. A cluster IP or node port given that is taken, or
+//! outside its range, is a 422 as upstream words it.
+std::optional<Error> AdmitService(api::json::Document& service, const ObjectReader& reader);
 //! A PriorityClass's value is required; names starting "system-" may exceed 1e9.
 std::vector<Cause> ValidatePriorityClass(const api::json::Value& pc, const Object* old);
 

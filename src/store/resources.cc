@@ -189,6 +189,100 @@ ResourceType Jobs() {
   return t;
 }
 
+// The other kinds that real install files create (ingress-nginx's, argo-cd's, a Helm chart's):
+// stored and served as written, with discovery, OpenAPI and tables, so that `kubectl apply -f`
+// of a whole file succeeds; nothing acts on them (no kube-proxy, no webhook is called).
+struct Kind {
+  const char* group;
+  const char* version;
+  const char* resource;
+  const char* kind;
+  const char* singular;
+  bool namespaced;
+  std::vector<std::string> short_names;
+  std::vector<std::string> categories;
+  std::vector<std::string> subresources;
+};
+
+ResourceType Stored(const Kind& k) {
+  ResourceType t = Make(k.group, k.resource, k.kind, k.singular);
+  t.version = k.version;
+  t.namespaced = k.namespaced;
+  t.short_names = k.short_names;
+  t.categories = k.categories;
+  t.subresources = k.subresources;
+  return t;
+}
+
+std::vector<ResourceType> StoredAsWritten() {
+  const std::vector<Kind> kinds = {
+      {"", "v1", "services", "Service", "service", true, {"svc"}, {"all"}, {"status"}},
+      {"", "v1", "endpoints", "Endpoints", "endpoints", true, {"ep"}, {}, {}},
+      {"", "v1", "limitranges", "LimitRange", "limitrange", true, {"limits"}, {}, {}},
+      {"", "v1", "resourcequotas", "ResourceQuota", "resourcequota", true, {"quota"}, {}, {"status"}},
+      {"", "v1", "podtemplates", "PodTemplate", "podtemplate", true, {}, {}, {}},
+      {"discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", "endpointslice", true, {}, {}, {}},
+      {"apps", "v1", "controllerrevisions", "ControllerRevision", "controllerrevision", true, {}, {}, {}},
+      {"batch", "v1", "cronjobs", "CronJob", "cronjob", true, {"cj"}, {"all"}, {"status"}},
+      {"autoscaling",
+       "v2",
+       "horizontalpodautoscalers",
+       "HorizontalPodAutoscaler",
+       "horizontalpodautoscaler",
+       true,
+       {"hpa"},
+       {"all"},
+       {"status"}},
+      {"networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", "networkpolicy", true, {"netpol"}, {}, {}},
+      {"networking.k8s.io", "v1", "ingresses", "Ingress", "ingress", true, {"ing"}, {}, {"status"}},
+      {"networking.k8s.io", "v1", "ingressclasses", "IngressClass", "ingressclass", false, {}, {}, {}},
+      {"storage.k8s.io", "v1", "storageclasses", "StorageClass", "storageclass", false, {"sc"}, {}, {}},
+      {"admissionregistration.k8s.io",
+       "v1",
+       "validatingwebhookconfigurations",
+       "ValidatingWebhookConfiguration",
+       "validatingwebhookconfiguration",
+       false,
+       {},
+       {"api-extensions"},
+       {}},
+      {"admissionregistration.k8s.io",
+       "v1",
+       "mutatingwebhookconfigurations",
+       "MutatingWebhookConfiguration",
+       "mutatingwebhookconfiguration",
+       false,
+       {},
+       {"api-extensions"},
+       {}},
+      {"apiextensions.k8s.io",
+       "v1",
+       "customresourcedefinitions",
+       "CustomResourceDefinition",
+       "customresourcedefinition",
+       false,
+       {"crd", "crds"},
+       {"api-extensions"},
+       {"status"}},
+      {"apiregistration.k8s.io",
+       "v1",
+       "apiservices",
+       "APIService",
+       "apiservice",
+       false,
+       {},
+       {"api-extensions"},
+       {"status"}},
+  };
+  std::vector<ResourceType> out;
+  out.reserve(kinds.size());
+  for (const Kind& k : kinds) out.push_back(Stored(k));
+  // Services get their defaults and what the registry allocates (cluster IP, node ports).
+  out.front().default_fields = DefaultService;
+  out.front().admit = AdmitService;
+  return out;
+}
+
 struct Registry {
   ResourceType namespaces = Namespaces();
   ResourceType nodes = Nodes();
@@ -232,6 +326,10 @@ struct Registry {
                                           &cluster_role_bindings,
                                           &roles,
                                           &role_bindings};
+  std::vector<ResourceType> stored_as_written = StoredAsWritten();
+  Registry() {
+    for (const ResourceType& t : stored_as_written) all.push_back(&t);
+  }
 };
 
 }  // namespace

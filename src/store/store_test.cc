@@ -85,6 +85,68 @@ TEST_F(StoreTest, ProbesAndHandlersAreDefaulted) {
   EXPECT_EQ(Field(*pod, "spec.containers.0.lifecycle.preStop.httpGet.scheme"), "HTTP");
 }
 
+// SetDefaults_Service and what the Service registry allocates: cluster IPs from 10.96.0.0/12,
+// node ports from 30000-32767, each once; taken or out-of-range ones refused as upstream words it.
+TEST_F(StoreTest, ServicesAreDefaultedAndGetClusterIpsAndNodePorts) {
+  const ResourceType& services = R("", "services");
+  auto plain = MustCreate(services, "default", R"({"metadata":{"name":"db"},"spec":{"ports":[{"port":5432}]}})");
+  ASSERT_NE(plain, nullptr);
+  EXPECT_EQ(Field(*plain, "spec.type"), "ClusterIP");
+  EXPECT_EQ(Field(*plain, "spec.clusterIP"), "10.96.0.2");
+  EXPECT_EQ(Field(*plain, "spec.clusterIPs.0"), "10.96.0.2");
+  EXPECT_EQ(Field(*plain, "spec.ipFamilies.0"), "IPv4");
+  EXPECT_EQ(Field(*plain, "spec.ipFamilyPolicy"), "SingleStack");
+  EXPECT_EQ(Field(*plain, "spec.sessionAffinity"), "None");
+  EXPECT_EQ(Field(*plain, "spec.internalTrafficPolicy"), "Cluster");
+  EXPECT_EQ(Field(*plain, "spec.ports.0.protocol"), "TCP");
+  EXPECT_EQ(Field(*plain, "spec.ports.0.targetPort"), "5432");
+  EXPECT_EQ(Field(*plain, "spec.ports.0.nodePort"), "<none>");
+
+  auto lb = MustCreate(services, "default", R"({"metadata":{"name":"web"},"spec":{"type":"LoadBalancer",
+      "ports":[{"port":80,"targetPort":"http"},{"port":443,"nodePort":30000}]}})");
+  ASSERT_NE(lb, nullptr);
+  EXPECT_EQ(Field(*lb, "spec.clusterIP"), "10.96.0.3");
+  EXPECT_EQ(Field(*lb, "spec.ports.0.targetPort"), "http");
+  EXPECT_EQ(Field(*lb, "spec.ports.0.nodePort"), "30001");  // 30000 is the second port's
+  EXPECT_EQ(Field(*lb, "spec.ports.1.nodePort"), "30000");
+  EXPECT_EQ(Field(*lb, "spec.externalTrafficPolicy"), "Cluster");
+  EXPECT_EQ(Field(*lb, "spec.allocateLoadBalancerNodePorts"), "true");
+
+  auto headless = MustCreate(services, "default",
+                             R"({"metadata":{"name":"zk"},"spec":{"clusterIP":"None","ports":[{"port":2181}]}})");
+  ASSERT_NE(headless, nullptr);
+  EXPECT_EQ(Field(*headless, "spec.clusterIP"), "None");
+  auto external = MustCreate(services, "default",
+                             R"({"metadata":{"name":"ext"},"spec":{"type":"ExternalName","externalName":"x.io"}})");
+  ASSERT_NE(external, nullptr);
+  EXPECT_EQ(Field(*external, "spec.clusterIP"), "<none>");
+  EXPECT_EQ(Field(*external, "spec.internalTrafficPolicy"), "<none>");
+
+  auto taken = store->Create(
+      services, "default", Doc(R"({"metadata":{"name":"dup"},"spec":{"clusterIP":"10.96.0.2","ports":[{"port":1}]}})"));
+  ASSERT_FALSE(taken.has_value());
+  EXPECT_EQ(taken.error().message,
+            R"(Service "dup" is invalid: spec.clusterIPs: Invalid value: []string{"10.96.0.2"}: failed to allocate IP )"
+            R"(10.96.0.2: provided IP is already allocated)");
+  auto port_taken = store->Create(
+      services, "default",
+      Doc(R"({"metadata":{"name":"np"},"spec":{"type":"NodePort","ports":[{"port":1,"nodePort":30001}]}})"));
+  ASSERT_FALSE(port_taken.has_value());
+  EXPECT_EQ(
+      port_taken.error().message,
+      R"(Service "np" is invalid: spec.ports[0].nodePort: Invalid value: 30001: provided port is already allocated)");
+  auto outside =
+      store->Create(services, "default",
+                    Doc(R"({"metadata":{"name":"np"},"spec":{"type":"NodePort","ports":[{"port":1,"nodePort":80}]}})"));
+  ASSERT_FALSE(outside.has_value());
+  EXPECT_EQ(outside.error().reason, Error::Reason::kInvalid);
+  // A deleted Service's IP is free again.
+  ASSERT_TRUE(store->Delete(services, "default", "db", {}).has_value());
+  auto reused = MustCreate(services, "default", R"({"metadata":{"name":"db2"},"spec":{"ports":[{"port":1}]}})");
+  ASSERT_NE(reused, nullptr);
+  EXPECT_EQ(Field(*reused, "spec.clusterIP"), "10.96.0.2");
+}
+
 TEST_F(StoreTest, GenerateNameUsesUpstreamAlphabet) {
   auto pod = MustCreate(Pods(), "default",
                         R"({"metadata":{"generateName":"web-"},"spec":{"containers":[{"name":"c","image":"i"}]}})");

@@ -83,7 +83,11 @@ class Scheduler {
 // The pods as the API server has them: name → node ("" while unbound).
 std::map<std::string, std::string> PodNodes(ApiServer& server, const std::string& selector = "") {
   std::vector<std::string> args = {"get", "pods", "-o", "json"};
-  if (!selector.empty()) args.insert(args.end(), {"-l", selector});
+  if (selector == "-A") {
+    args.push_back("-A");  // every namespace (names as namespace/name)
+  } else if (!selector.empty()) {
+    args.insert(args.end(), {"-l", selector});
+  }
   RunResult r = server.Kubectl(args);
   std::map<std::string, std::string> out;
   if (r.exit_code != 0) {
@@ -92,7 +96,9 @@ std::map<std::string, std::string> PodNodes(ApiServer& server, const std::string
   }
   const json list = json::parse(r.out);
   for (const json& p : list["items"]) {
-    out[p["metadata"]["name"].get<std::string>()] = p["spec"].value("nodeName", "");
+    std::string name = p["metadata"]["name"].get<std::string>();
+    if (selector == "-A") name = p["metadata"].value("namespace", "") + "/" + name;
+    out[name] = p["spec"].value("nodeName", "");
   }
   return out;
 }
@@ -213,6 +219,48 @@ TEST_F(RunE2E, BindsEveryPodAndLeavesOtherSchedulersPodsAlone) {
   RunResult table = server.Kubectl({"get", "events"});
   EXPECT_NE(table.out.find("Successfully assigned default/late to node-"), std::string::npos) << table.out;
 
+  EXPECT_EQ(sched.Stop(SIGTERM), 0) << sched.Log();
+}
+
+// Real install files, as their projects publish them (tests/data/third_party/README.md), applied
+// whole with kubectl's default validation: every object is created and get-able, Services get
+// their cluster IPs and node ports, and `kubesched run` binds the pods of their Deployments and
+// Jobs.
+TEST_F(RunE2E, RealInstallFilesApplyWholeAndTheirPodsAreBound) {
+  ApiServer server;
+  ASSERT_FALSE(server.Url().empty()) << server.ServerLog();
+  ASSERT_OK(server.Kubectl({"create", "-f", SourcePath("tests/data/app-mix/cluster.yaml")}));
+  const std::string guestbook = SourcePath("tests/data/third_party/guestbook/guestbook-all-in-one.yaml");
+  const std::string ingress_nginx = SourcePath("tests/data/third_party/ingress-nginx/deploy.yaml");
+  for (const std::string& file : {guestbook, ingress_nginx}) {
+    RunResult applied = server.Kubectl({"apply", "-f", file});
+    ASSERT_OK(applied);
+    EXPECT_EQ(applied.err, "");
+    ASSERT_OK(server.Kubectl({"get", "-f", file}));
+  }
+  RunResult again = server.Kubectl({"apply", "-f", ingress_nginx});
+  ASSERT_OK(again);
+  EXPECT_EQ(again.out.find("configured"), std::string::npos) << again.out;  // all unchanged
+  RunResult services = server.Kubectl({"get", "services", "-A"});
+  ASSERT_OK(services);
+  EXPECT_NE(services.out.find("frontend                             NodePort       10.96."), std::string::npos)
+      << services.out;
+  EXPECT_NE(services.out.find("<pending>     80:30"), std::string::npos) << services.out;
+
+  Scheduler sched(server, {"--leader-elect=false"}, "sched");
+  // guestbook: 1 + 2 + 3 replicas; ingress-nginx: the controller and the two Jobs' pods.
+  std::map<std::string, std::string> pods;
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    pods = PodNodes(server, "-A");
+    if (pods.size() >= 9 && Bound(pods) >= 9) break;
+    std::this_thread::sleep_for(200ms);
+  }
+  EXPECT_EQ(pods.size(), 9u);
+  EXPECT_EQ(Bound(pods), 9u) << sched.Log();
+  size_t in_ingress_nginx = 0;
+  for (const auto& [name, node] : pods) in_ingress_nginx += name.starts_with("ingress-nginx/") ? 1 : 0;
+  EXPECT_EQ(in_ingress_nginx, 3u);
   EXPECT_EQ(sched.Stop(SIGTERM), 0) << sched.Log();
 }
 
