@@ -135,6 +135,7 @@ struct Shared {
   size_t refusing = 0;
   //! False once the io_context is going: wakeups from store threads must not post to it then.
   bool io_alive = true;
+  asio::io_context* ioc = nullptr;  //!< the server's, while io_alive
 
   //! 0 when `c` is admitted; else the status it is refused with (503: too many in all; 429: too
   //! many from its address), or -1 when it is to be closed without an answer.
@@ -411,11 +412,16 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
     header->chunked(true);
     // The stream's events arrive on the store's threads: they post a wakeup to this
     // connection's strand, never run its code (nor release its last reference) there.
-    body_stream_->SetWakeup([shared = shared_, executor = stream_.get_executor(), weak = this->weak_from_this()] {
+    // The callback holds no strand: the store may keep it after the io_context is gone, and a
+    // strand must not outlive its io_context (ASan caught that). It posts to the io_context
+    // (alive while io_alive holds, under the lock), and from there to this connection's strand.
+    body_stream_->SetWakeup([shared = shared_, weak = this->weak_from_this()] {
       std::lock_guard lock(shared->mu);
-      if (!shared->io_alive) return;
-      asio::post(executor, [weak] {
-        if (auto self = weak.lock()) self->timer_.cancel();
+      if (!shared->io_alive || shared->ioc == nullptr) return;
+      asio::post(*shared->ioc, [weak] {
+        if (auto self = weak.lock()) {
+          asio::post(self->stream_.get_executor(), [self] { self->timer_.cancel(); });
+        }
       });
     });
     auto serializer = std::make_shared<http::response_serializer<http::empty_body>>(*header);
@@ -519,7 +525,9 @@ class Session final : public Connection, public std::enable_shared_from_this<Ses
 
 struct HttpServer::Impl {
   Impl(Handler& handler, const HttpServerOptions& options)
-      : shared(std::make_shared<Shared>(handler, options)), acceptor(ioc), retry_accept(ioc), drain_timer(ioc) {}
+      : shared(std::make_shared<Shared>(handler, options)), acceptor(ioc), retry_accept(ioc), drain_timer(ioc) {
+    shared->ioc = &ioc;
+  }
 
   ~Impl() {
     std::lock_guard lock(shared->mu);
