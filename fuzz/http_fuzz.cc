@@ -11,12 +11,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "server/api_handler.h"
@@ -66,7 +68,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(server->server->Port()));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  Check(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    // Out of ephemeral ports (connections in TIME_WAIT after hundreds of thousands of runs): the
+    // fuzzer's machine, not the server, so not a finding.
+    Check(errno == EADDRNOTAVAIL || errno == EAGAIN);
+    ::close(fd);
+    return 0;
+  }
   size_t sent = 0;
   while (sent < size) {
     const ssize_t n = ::send(fd, data + sent, size - sent, MSG_NOSIGNAL);
@@ -85,6 +93,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     received.append(buf, static_cast<size_t>(n));
   }
   ::close(fd);
-  Check(received.empty() || received.starts_with("HTTP/1.1 ") || received.starts_with("HTTP/1.0 "));
+  // Whatever arrived is the start of a status line: the 2 s can run out in the middle of one on a
+  // loaded machine (a fork-mode run beside builds aborted on "HTT" once; the input replays clean).
+  auto starts_right = [&](std::string_view line) {
+    return received.size() < line.size() ? line.starts_with(received) : received.starts_with(line);
+  };
+  Check(starts_right("HTTP/1.1 ") || starts_right("HTTP/1.0 "));
   return 0;
 }

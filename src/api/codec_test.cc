@@ -192,6 +192,15 @@ TEST(YamlTest, SingleQuotedScalars) {
            {"k: 'ba -\r\n  '\n", "ba - "},
            {"k: 'x''\n  ''y'\n", "x' 'y"},
            {"k: '\n  =''''''''''x'\n", " ='''''x"},  // like the yaml fuzz target's leak
+           // NEL breaks a line as LF does; U+2028 and U+2029 break it and stay (go-yaml v2's
+           // read_line). libfyaml leaked formatting these (the kubeconfig fuzz target).
+           {"k: 'a \xc2\x85  b'\n", "a b"},
+           {"k: 'a\xc2\x85\xc2\x85 b'\n", "a\nb"},
+           {"k: 'a \xe2\x80\xa8 b'\n",
+            "a\xe2\x80\xa8"
+            "b"},
+           {"k: 'a\xe2\x80\xa9\n\n b'\n", "a\xe2\x80\xa9\n\nb"},
+           {"k: '''''\xc2\x85 ''''\xc2\x85 x'\n", "'' '' x"},
        }) {
     SCOPED_TRACE(c.yaml);
     EXPECT_EQ(json::GetString(Yaml(c.yaml), "k"), c.value);

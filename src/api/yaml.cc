@@ -188,22 +188,46 @@ std::string_view TokenText(fy_token* t) {
   return s != nullptr ? std::string_view(s, len) : std::string_view();
 }
 
-// A single-quoted scalar's value from its content between the quotes (YAML 1.1/1.2 flow
-// folding): '' is one quote; white space around a line break goes; a break followed by empty
-// lines becomes one newline per empty line, one not followed by any becomes a space. nullopt for
-// content with a NEL, U+2028 or U+2029, which YAML 1.1 also breaks lines at (libfyaml's then).
+// A single-quoted scalar's value from its content between the quotes, folded as go-yaml v2 folds
+// flow scalars: '' is one quote; white space around a line break goes; a line break is CR LF,
+// CR, LF or NEL (each read as LF) or U+2028 / U+2029 (kept as they are). A first break that
+// reads as LF becomes a space when no empty line follows it, else the empty lines' breaks; a
+// first break U+2028 / U+2029 stays, followed by the empty lines' breaks. (Read from the source
+// because libfyaml 0.7.12 leaks formatting such scalars: see ScalarText.) nullopt never; kept
+// optional for the callers' fallback.
 std::optional<std::string_view> SingleQuotedValue(std::string_view inner, std::string& out) {
-  if (inner.find("\xc2\x85") != std::string_view::npos || inner.find("\xe2\x80\xa8") != std::string_view::npos ||
-      inner.find("\xe2\x80\xa9") != std::string_view::npos) {
-    return std::nullopt;
-  }
+  // The line break at `at`, if any: its length and what it reads as.
+  auto break_at = [&](size_t at, std::string_view& reads_as) -> size_t {
+    const char c = inner[at];
+    if (c == '\r') {
+      reads_as = "\n";
+      return at + 1 < inner.size() && inner[at + 1] == '\n' ? 2 : 1;
+    }
+    if (c == '\n') {
+      reads_as = "\n";
+      return 1;
+    }
+    const std::string_view rest = inner.substr(at);
+    if (rest.starts_with("\xc2\x85")) {
+      reads_as = "\n";
+      return 2;
+    }
+    if (rest.starts_with("\xe2\x80\xa8") || rest.starts_with("\xe2\x80\xa9")) {
+      reads_as = rest.substr(0, 3);
+      return 3;
+    }
+    return 0;
+  };
   auto unquote = [&](std::string_view line) {
     for (size_t i = 0; i < line.size(); ++i) {
       out.push_back(line[i]);
       if (line[i] == '\'') ++i;  // '' is one quote
     }
   };
-  if (inner.find_first_of("\r\n") == std::string_view::npos) {
+  const bool has_breaks =
+      inner.find_first_of("\r\n") != std::string_view::npos || inner.find("\xc2\x85") != std::string_view::npos ||
+      inner.find("\xe2\x80\xa8") != std::string_view::npos || inner.find("\xe2\x80\xa9") != std::string_view::npos;
+  if (!has_breaks) {
     if (inner.find('\'') == std::string_view::npos) return inner;
     out.clear();
     unquote(inner);
@@ -211,37 +235,71 @@ std::optional<std::string_view> SingleQuotedValue(std::string_view inner, std::s
   }
   out.clear();
   constexpr std::string_view kBlank = " \t";
-  size_t pos = 0;
-  size_t empty_lines = 0;
-  bool first = true;
-  while (true) {
-    const size_t brk = inner.find_first_of("\r\n", pos);
-    const bool last = brk == std::string_view::npos;
-    std::string_view line = inner.substr(pos, last ? std::string_view::npos : brk - pos);
-    if (!first) {
-      const size_t lead = line.find_first_not_of(kBlank);
-      line = lead == std::string_view::npos ? std::string_view() : line.substr(lead);
-    }
-    if (!last) {
-      const size_t trail = line.find_last_not_of(kBlank);
-      line = trail == std::string_view::npos ? std::string_view() : line.substr(0, trail + 1);
-    }
-    if (first) {
-      unquote(line);
-      first = false;
-    } else if (line.empty() && !last) {
-      ++empty_lines;
-    } else {
-      if (empty_lines == 0) {
+  std::string line;        // the current line's text, blanks after a break dropped
+  size_t line_blanks = 0;  // trailing blanks of `line` (dropped if a break follows)
+  bool at_line_start = false;
+  std::string_view leading_break;  // the first break of the current run of breaks
+  std::string trailing_breaks;     // the breaks after it (the empty lines')
+  bool in_breaks = false;
+  auto flush_breaks = [&] {
+    if (!in_breaks) return;
+    if (leading_break == "\n") {
+      if (trailing_breaks.empty()) {
         out.push_back(' ');
       } else {
-        out.append(empty_lines, '\n');
+        out += trailing_breaks;
       }
-      empty_lines = 0;
-      unquote(line);
+    } else {
+      out += leading_break;
+      out += trailing_breaks;
     }
-    if (last) break;
-    pos = brk + (inner[brk] == '\r' && brk + 1 < inner.size() && inner[brk + 1] == '\n' ? 2 : 1);
+    in_breaks = false;
+    trailing_breaks.clear();
+  };
+  size_t i = 0;
+  while (i < inner.size()) {
+    std::string_view reads_as;
+    if (const size_t n = break_at(i, reads_as); n > 0) {
+      // The text before the break, without its trailing blanks.
+      line.resize(line.size() - line_blanks);
+      line_blanks = 0;
+      if (!line.empty()) {
+        flush_breaks();
+        unquote(line);
+        line.clear();
+      }
+      if (!in_breaks) {
+        in_breaks = true;
+        leading_break = reads_as;
+      } else {
+        trailing_breaks += reads_as;
+      }
+      at_line_start = true;
+      i += n;
+      continue;
+    }
+    const char c = inner[i];
+    if (kBlank.find(c) != std::string_view::npos) {
+      if (!at_line_start) {
+        line.push_back(c);
+        ++line_blanks;
+      }
+    } else {
+      at_line_start = false;
+      line_blanks = 0;
+      line.push_back(c);
+      if (c == '\'' && i + 1 < inner.size() && inner[i + 1] == '\'') {
+        line.push_back('\'');  // keep the pair whole for unquote
+        ++i;
+      }
+    }
+    ++i;
+  }
+  if (!line.empty()) {
+    flush_breaks();
+    unquote(line);
+  } else {
+    flush_breaks();  // the scalar ends in breaks: they fold as before any text
   }
   return std::string_view(out);
 }
