@@ -318,6 +318,17 @@ void Scheduler::OnPodUpdate(std::shared_ptr<const api::Pod> old_pod, std::shared
     }
     return;
   }
+  if (Assigned(*old_pod)) {
+    // Unbound. An API server never clears nodeName, but a view can go back: a relist after the
+    // test bed crashed shows a bind it had sent on a watch and never made durable. client-go's
+    // filtering handlers deliver this as upstream's scheduler sees it: the assigned pod deleted
+    // (out of the cache, its room freed for waiting pods) and an unscheduled pod added.
+    KS_LOG_V(2).InfoS("Pod is no longer bound; scheduling it again", "pod", log::KObj(*new_pod), "node",
+                      old_pod->spec.node_name);
+    OnPodDelete(old_pod);
+    OnPodAdd(new_pod);
+    return;
+  }
   if (!Responsible(*new_pod)) return;
   {
     std::lock_guard lock(pods_mu_);

@@ -13,11 +13,14 @@
 #include <nlohmann/json.hpp>
 
 #include "cluster/simulated_cluster.h"
+#include "cluster/store_client.h"
 #include "config/load.h"
 #include "plugins/registry.h"
 #include "scheduler/run_loop.h"
 #include "scheduler/simulation.h"
+#include "store/resources.h"
 #include "testing/builders.h"
+#include "testing/scheduler_fixtures.h"
 
 namespace kubesched::scheduler {
 namespace {
@@ -325,6 +328,39 @@ TEST(SchedulerRealTime, StoppingRejectsPodsWaitingAtPermit) {
   EXPECT_LT(std::chrono::steady_clock::now() - stopped, std::chrono::seconds(9)) << "not the Permit timeout";
   EXPECT_EQ((*sched)->cache().AssumedPodCount(), 0u);
   EXPECT_TRUE(cluster.Pods()[0]->spec.node_name.empty());
+}
+
+// A bind the view showed and then took back (a relist after the test bed crashed with the bind on a
+// watch but not on disk): the pod leaves the cache, its room is free, and it is pending again, as
+// client-go's filtering handlers deliver it to upstream's scheduler (a delete of the assigned pod,
+// an add of the unscheduled one). Before, the cache kept it on the node and the queue could not
+// place it: a pod lost for good.
+TEST(SchedulerEventHandlers, APodSeenBoundAndThenUnboundIsPendingAgainAndItsRoomFree) {
+  util::VirtualClock clock(testing::kSchedulerTestStart);
+  auto store = store::NewBuiltinStore(clock);
+  cluster::StoreClient client(*store, clock);
+  SchedulerOptions options;
+  options.config = config::DefaultConfiguration(testing::InTreeRegistry());
+  auto created = Scheduler::Create(options, client, clock, testing::InTreeRegistry());
+  ASSERT_TRUE(created.has_value()) << created.error();
+  Scheduler& sched = **created;
+  sched.OnNodeAdd(MakeNode().Name("n1").Capacity({{"cpu", "4"}, {"memory", "8Gi"}}).Obj());
+  std::shared_ptr<const api::Pod> pending = MakePod().Name("p").UID("p").Req({{"cpu", "4"}}).Obj();
+  std::shared_ptr<const api::Pod> bound = MakePod().Name("p").UID("p").Node("n1").Req({{"cpu", "4"}}).Obj();
+  sched.OnPodAdd(pending);
+  ASSERT_TRUE(sched.queue().Get("p").has_value());
+  sched.OnPodUpdate(pending, bound);
+  EXPECT_FALSE(sched.queue().Get("p").has_value());
+  EXPECT_EQ(sched.cache().PodCount(), 1u);
+
+  sched.OnPodUpdate(bound, pending);
+  EXPECT_EQ(sched.cache().PodCount(), 0u) << "the node still counts the pod's 4 cpus";
+  ASSERT_TRUE(sched.queue().Get("p").has_value()) << "the pod is in no queue: nothing would place it";
+  // And it fits again: a node of 4 cpus with nothing on it.
+  const std::vector<std::string> names{"n1"};
+  auto fits = sched.ExtenderFilter("default-scheduler", *pending, names);
+  ASSERT_TRUE(fits.has_value()) << fits.error();
+  EXPECT_EQ(fits->passed, names);
 }
 
 }  // namespace

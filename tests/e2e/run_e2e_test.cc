@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <optional>
 #include <regex>
@@ -57,7 +58,11 @@ std::string BarePod(const std::string& name, const std::string& cpu, const std::
 class Scheduler {
  public:
   Scheduler(ApiServer& server, std::vector<std::string> extra, const std::string& name) : server_(server) {
-    std::vector<std::string> argv = {KubeschedPath(), "run", "--kubeconfig", server.Kubeconfig(), "--v", "2"};
+    // KUBESCHED_E2E_V raises the schedulers' verbosity when a failure needs the binding cycle's
+    // log (bind errors are logged at 4).
+    const char* v = std::getenv("KUBESCHED_E2E_V");
+    std::vector<std::string> argv = {KubeschedPath(),     "run", "--kubeconfig",
+                                     server.Kubeconfig(), "--v", v != nullptr ? v : "2"};
     // The secure port on loopback and a free port (kube-scheduler's 0.0.0.0:10259 would collide
     // between schedulers and tests), unless the test chooses.
     if (std::ranges::find(extra, "--secure-port") == extra.end()) {
