@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <random>
 #include <stdexcept>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -227,8 +229,18 @@ void SimulatedCluster::Load(api::ClusterObjects& objects, uint64_t seed, Creatio
   // The workloads, and for a Deployment whose pods the loader made the ReplicaSet that owns them
   // (its controller adopts that one rather than making its own).
   std::unordered_map<std::string, bool> workload_names;  // "kind/ns/name"
+  // Deployments whose ReplicaSets the input has (a cluster dump), by uid and by namespace/name: the
+  // loader made none of their pods, and their controller adopts the ReplicaSet whose template is
+  // theirs (upstream's FindNewReplicaSet) instead of a new one replacing the running pods.
+  std::unordered_set<std::string> deployments_with_replica_sets;
   for (const auto& w : objects.workloads) {
     workload_names[fmt::format("{}/{}/{}", w->kind, w->metadata.namespace_, w->metadata.name)] = true;
+    if (w->kind != "ReplicaSet") continue;
+    for (const api::OwnerReference& ref : w->metadata.owner_references) {
+      if (!ref.controller || ref.kind != "Deployment") continue;
+      if (!ref.uid.empty()) deployments_with_replica_sets.insert("uid:" + ref.uid);
+      deployments_with_replica_sets.insert(fmt::format("ref:{}/{}", w->metadata.namespace_, ref.name));
+    }
   }
   for (const auto& w : objects.workloads) {
     const store::ResourceType* type = nullptr;
@@ -243,6 +255,10 @@ void SimulatedCluster::Load(api::ClusterObjects& objects, uint64_t seed, Creatio
     meta.uid = WorkloadUid(*w);
     restore(*type, meta.namespace_, meta.name, RestoreDocument(*w->json, meta));
     if (w->kind != "Deployment") continue;
+    if (deployments_with_replica_sets.contains("uid:" + meta.uid) ||
+        deployments_with_replica_sets.contains(fmt::format("ref:{}/{}", meta.namespace_, meta.name))) {
+      continue;
+    }
     const std::string hash = api::ComputePodTemplateHash(w->template_);
     const std::string rs_name = w->metadata.name + "-" + hash;
     if (workload_names.contains(fmt::format("ReplicaSet/{}/{}", meta.namespace_, rs_name))) continue;

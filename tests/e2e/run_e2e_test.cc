@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <regex>
@@ -267,6 +268,53 @@ TEST_F(RunE2E, RealInstallFilesApplyWholeAndTheirPodsAreBound) {
   for (const auto& [name, node] : pods) in_ingress_nginx += name.starts_with("ingress-nginx/") ? 1 : 0;
   EXPECT_EQ(in_ingress_nginx, 3u);
   EXPECT_EQ(sched.Stop(SIGTERM), 0) << sched.Log();
+}
+
+// The README's recipe for a cluster dump: apply real Deployments (guestbook, four of
+// kube-prometheus), let `kubesched run` bind their 11 pods, dump the cluster with kubectl and
+// simulate the dump. Nothing changes: every pod is already running where it was, none is renamed
+// or replaced (the simulated Deployment controller adopts the dump's ReplicaSets, as upstream's
+// FindNewReplicaSet does, instead of making its own and scaling theirs away).
+TEST_F(RunE2E, ClusterDumpSimulatesUnchanged) {
+  ApiServer server;
+  ASSERT_FALSE(server.Url().empty()) << server.ServerLog();
+  ASSERT_OK(server.Kubectl({"create", "-f", SourcePath("tests/data/app-mix/cluster.yaml")}));
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, "apiVersion: v1\nkind: Namespace\nmetadata: {name: monitoring}\n"));
+  std::vector<std::string> apply = {"apply", "-f",
+                                    SourcePath("tests/data/third_party/guestbook/guestbook-all-in-one.yaml")};
+  for (const char* d : {"prometheusOperator", "kubeStateMetrics", "blackboxExporter", "prometheusAdapter"}) {
+    apply.insert(apply.end(),
+                 {"-f", SourcePath("tests/data/third_party/kube-prometheus/" + std::string(d) + "-deployment.yaml")});
+  }
+  ASSERT_OK(server.Kubectl(apply));
+  Scheduler sched(server, {"--leader-elect=false"}, "sched");
+  std::map<std::string, std::string> pods;
+  const auto deadline = std::chrono::steady_clock::now() + 60s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    pods = PodNodes(server, "-A");
+    if (pods.size() >= 11 && Bound(pods) >= 11) break;
+    std::this_thread::sleep_for(200ms);
+  }
+  ASSERT_EQ(pods.size(), 11u);
+  ASSERT_EQ(Bound(pods), 11u) << sched.Log();
+  EXPECT_EQ(sched.Stop(SIGTERM), 0) << sched.Log();
+
+  RunResult dump = server.Kubectl({"get", "nodes,deploy,rs,sts,ds,jobs,pods", "-A", "-o", "yaml"});
+  ASSERT_OK(dump);
+  const fs::path file = server.Dir() / "dump.yaml";
+  std::ofstream(file) << dump.out;
+  RunResult simulated = RunKubesched({"simulate", "-f", file.string(), "-o", "json"});
+  ASSERT_OK(simulated);
+  const json out = json::parse(simulated.out);
+  EXPECT_EQ(out["summary"]["scheduled"], 0) << simulated.out;
+  EXPECT_EQ(out["summary"]["alreadyRunning"], 11);
+  EXPECT_EQ(out["summary"]["pending"], 0);
+  EXPECT_EQ(out["evicted"].size(), 0u);
+  std::map<std::string, std::string> after;
+  for (const json& p : out["pods"]) {
+    after[p["namespace"].get<std::string>() + "/" + p["name"].get<std::string>()] = p["node"].get<std::string>();
+  }
+  EXPECT_EQ(after, pods);
 }
 
 TEST_F(RunE2E, PreemptsALowerPriorityPodThroughTheApi) {
