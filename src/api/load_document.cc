@@ -132,11 +132,15 @@ class DocumentLoader {
     }
     if (info->namespaced && !namespace_.empty()) ApplyNamespace(node, obj);
     // Unknown fields and duplicate keys, as kubectl's --validate (the API server's field
-    // validation) reports them, before the values are read (as the strict decoder does).
+    // validation) reports them, before the values are read (as the strict decoder does). A value
+    // of the wrong type is an error whatever the mode: the API server cannot decode it.
+    issues_.clear();
+    CheckFields(node, kind, origin.prefix, issues_, &source_->texts);
+    if (validation_ == FieldValidation::kStrict && !issues_.empty()) throw SchemaFailure{std::move(issues_.front())};
+    for (FieldIssue& issue : issues_) {
+      if (issue.kind == FieldIssue::Kind::kType) throw SchemaFailure{std::move(issue)};
+    }
     if (validation_ != FieldValidation::kIgnore) {
-      issues_.clear();
-      CheckFields(node, kind, origin.prefix, issues_, &source_->texts);
-      if (validation_ == FieldValidation::kStrict && !issues_.empty()) throw SchemaFailure{std::move(issues_.front())};
       if (!issues_.empty()) {
         std::vector<yaml::SourcePath> paths;
         for (const FieldIssue& issue : issues_) paths.push_back(Concat(origin.path, issue.at));

@@ -127,7 +127,7 @@ kind: Pod
 metadata:
   name: web
   namespace: shop
-  uid: 1234
+  uid: "1234"
   labels: {app: web, tier: frontend}
   annotations: {a: b}
   ownerReferences:
@@ -828,17 +828,18 @@ TEST(ManifestTest, ErrorsNameTheFileDocumentObjectAndField) {
       {"duplicate container name", PodWith("spec:\n  initContainers: [{name: c}]\n  containers: [{name: c}]\n"),
        "test.yaml: document 1 (Pod default/web): spec.containers[0].name: duplicate container name \"c\" (line 6)"},
       {"int field not an int", PodWith("spec:\n  priority: high\n  containers: [{name: c}]\n"),
-       "test.yaml: document 1 (Pod default/web): spec.priority: expected an integer, got \"high\" (line 5)"},
+       "test.yaml: document 1 (Pod default/web): spec.priority: expected an integer, got the string \"high\" (line 5)"},
       {"int field is a float", PodWith("spec:\n  containers: [{name: c, ports: [{containerPort: 80.5}]}]\n"),
        "test.yaml: document 1 (Pod default/web): spec.containers[0].ports[0].containerPort: expected an integer, got "
-       "\"80.5\" (line 5)"},
+       "the number 80.5 (line 5)"},
       {"int field out of range", PodWith("spec:\n  containers: [{name: c, ports: [{containerPort: 70000}]}]\n"),
        "test.yaml: document 1 (Pod default/web): spec.containers[0].ports[0].containerPort: must be between 1 and "
        "65535, got 70000 (line 5)"},
       {"int field is a list", PodWith("spec:\n  priority: [1]\n  containers: [{name: c}]\n"),
        "test.yaml: document 1 (Pod default/web): spec.priority: expected an integer, got a list (line 5)"},
       {"bool field", PodWith("spec:\n  hostNetwork: maybe\n  containers: [{name: c}]\n"),
-       "test.yaml: document 1 (Pod default/web): spec.hostNetwork: expected true or false, got \"maybe\" (line 5)"},
+       "test.yaml: document 1 (Pod default/web): spec.hostNetwork: expected true or false, got the string \"maybe\" "
+       "(line 5)"},
       {"bad protocol", PodWith("spec:\n  containers: [{name: c, ports: [{containerPort: 80, protocol: HTTP}]}]\n"),
        "test.yaml: document 1 (Pod default/web): spec.containers[0].ports[0].protocol: unsupported value \"HTTP\"; "
        "supported values: \"TCP\", \"UDP\", \"SCTP\" (line 5)"},
@@ -896,7 +897,7 @@ TEST(ManifestTest, ErrorsNameTheFileDocumentObjectAndField) {
       {"Gt only in node selectors",
        PodWith("spec:\n  topologySpreadConstraints:\n  - maxSkew: 1\n    topologyKey: zone\n"
                "    whenUnsatisfiable: DoNotSchedule\n    labelSelector:\n"
-               "      matchExpressions: [{key: n, operator: Gt, values: [\"1\"]}]\n  containers: [{name: c}]\n"),
+               "      matchExpressions: [{key: \"n\", operator: Gt, values: [\"1\"]}]\n  containers: [{name: c}]\n"),
        "test.yaml: document 1 (Pod default/web): spec.topologySpreadConstraints[0].labelSelector.matchExpressions[0]."
        "operator: unsupported value \"Gt\"; supported values: \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\" (line "
        "10)"},
@@ -1018,7 +1019,7 @@ TEST(ManifestTest, ErrorsNameTheFileDocumentObjectAndField) {
        "test.yaml: document 1 (Pod default/p): spec.terminationGracePeriodSeconds: must be greater than or equal to 0, "
        "got -5 (line 5)"},
       {"timeline annotation that is not a duration",
-       "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  annotations: {simulate.kubesched.io/delete-after: "
+       "apiVersion: v1\nkind: Node\nmetadata:\n  name: \"n\"\n  annotations: {simulate.kubesched.io/delete-after: "
        "soon}\n",
        "test.yaml: document 1 (Node n): metadata.annotations[simulate.kubesched.io/delete-after]: invalid duration "
        "\"soon\": expected a number, such as 30s, 1m30s or 500ms (line 5)"},
@@ -1461,17 +1462,11 @@ TEST(ManifestTest, FieldValidationErrors) {
        "(line 6)"},
       {"duplicate key", "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  name: n2\n",
        "test.yaml: document 1 (Node n1): metadata.name: duplicate field (line 5)"},
-      {"duplicate label", "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {a: x, b: y, a: z}\n",
+      {"duplicate label", "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {a: x, b: w, a: z}\n",
        "test.yaml: document 1 (Node n1): metadata.labels.a: duplicate field (line 5)"},
       {"duplicate key in JSON",
        R"({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "a"}, "kind": "Node"})",
        "test.yaml: document 1 (Namespace a): kind: duplicate field (line 1)"},
-      {"a list where the schema has a mapping",
-       PodWith("spec:\n  containers:\n  - name: c\n    env: {LOG_LEVEL: debug}\n"),
-       "test.yaml: document 1 (Pod default/web): spec.containers[0].env: expected a list, got a mapping (line 7)"},
-      {"a mapping where the schema has a string", PodWith("spec:\n  containers: [{name: c, workingDir: {a: b}}]\n"),
-       "test.yaml: document 1 (Pod default/web): spec.containers[0].workingDir: expected a string, got a mapping "
-       "(line 5)"},
       {"unknown field in a CronJob's job template",
        "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: c}\nspec:\n  schedule: \"@daily\"\n  jobTemplate:\n"
        "    spec:\n      backofLimit: 3\n      template: {spec: {restartPolicy: Never, containers: [{name: c}]}}\n",
@@ -1490,6 +1485,57 @@ TEST(ManifestTest, FieldValidationErrors) {
         LoadManifestsFromString(c.yaml, "test.yaml", LoadOptions{.field_validation = FieldValidation::kIgnore});
     ASSERT_TRUE(ignored.has_value()) << ignored.error().ToString();
     EXPECT_THAT(ignored->warnings, Not(Contains(c.want)));
+  }
+}
+
+// A value of the wrong type is an error whatever --validate says, as the API server's decoder
+// refuses it (`json: cannot unmarshal string into Go struct field ...`): the file, document,
+// field path and line, and for YAML the value as written (a plain scalar YAML 1.1 reads as a
+// boolean or number is pointed out).
+TEST(ManifestTest, WrongTypesAreErrorsInEveryMode) {
+  const std::string node = "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n---\n";
+  const std::vector<ErrorCase> cases = {
+      {"a list where the schema has a mapping",
+       PodWith("spec:\n  containers:\n  - name: c\n    env: {LOG_LEVEL: debug}\n"),
+       "test.yaml: document 1 (Pod default/web): spec.containers[0].env: expected a list, got a mapping (line 7)"},
+      {"a mapping where the schema has a string", PodWith("spec:\n  containers: [{name: c, workingDir: {a: b}}]\n"),
+       "test.yaml: document 1 (Pod default/web): spec.containers[0].workingDir: expected a string, got a mapping "
+       "(line 5)"},
+      {"a quoted integer", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  replicas: \"6\"\n",
+       "test.yaml: document 1 (Deployment default/d): spec.replicas: expected an integer, got the string \"6\" (line "
+       "5)"},
+      {"a quoted grace period",
+       PodWith("spec:\n  terminationGracePeriodSeconds: \"1800\"\n  containers: [{name: c}]\n"),
+       "test.yaml: document 1 (Pod default/web): spec.terminationGracePeriodSeconds: expected an integer, got the "
+       "string \"1800\" (line 5)"},
+      {"a quoted container port", PodWith("spec:\n  containers: [{name: c, ports: [{containerPort: \"80\"}]}]\n"),
+       "test.yaml: document 1 (Pod default/web): spec.containers[0].ports[0].containerPort: expected an integer, got "
+       "the string \"80\" (line 5)"},
+      {"a number in a command", PodWith("spec:\n  containers: [{name: c, command: [sleep, 10]}]\n"),
+       "test.yaml: document 1 (Pod default/web): spec.containers[0].command[1]: expected a string, got the number 10 "
+       "(line 5)"},
+      {"a quoted maxSkew",
+       PodWith("spec:\n  containers: [{name: c}]\n  topologySpreadConstraints:\n  - {maxSkew: \"1\", topologyKey: "
+               "zone, whenUnsatisfiable: DoNotSchedule}\n"),
+       "test.yaml: document 1 (Pod default/web): spec.topologySpreadConstraints[0].maxSkew: expected an integer, got "
+       "the string \"1\" (line 7)"},
+      {"YAML 1.1's boolean n as a node name", node + PodWith("spec:\n  nodeName: n\n  containers: [{name: c}]\n"),
+       "test.yaml: document 2 (Pod default/web): spec.nodeName: expected a string, got \"n\", which YAML reads as the "
+       "boolean false (quote it for a string) (line 9)"},
+      {"a float replica count", "apiVersion: apps/v1\nkind: ReplicaSet\nmetadata: {name: r}\nspec:\n  replicas: 1.5\n",
+       "test.yaml: document 1 (ReplicaSet default/r): spec.replicas: expected an integer, got the number 1.5 (line 5)"},
+      {"an unquoted version label", "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n  labels: {version: 1.10}\n",
+       "test.yaml: document 1 (Node n1): metadata.labels.version: expected a string, got \"1.10\", which YAML reads as "
+       "the number 1.1 (quote it for a string) (line 5)"},
+  };
+  for (const ErrorCase& c : cases) {
+    SCOPED_TRACE(c.name + "\n" + c.yaml);
+    EXPECT_EQ(LoadErrorOf(c.yaml), c.want);
+    for (FieldValidation mode : {FieldValidation::kWarn, FieldValidation::kIgnore}) {
+      auto loaded = LoadManifestsFromString(c.yaml, "test.yaml", LoadOptions{.field_validation = mode});
+      ASSERT_FALSE(loaded.has_value());
+      EXPECT_EQ(loaded.error().ToString(), c.want);
+    }
   }
 }
 
@@ -1604,7 +1650,7 @@ spec:
     livenessProbe: {grpc: {port: 9090, service: health}, initialDelaySeconds: 3, timeoutSeconds: 1, successThreshold: 1,
                     terminationGracePeriodSeconds: 10}
     readinessProbe: {httpGet: {path: /, port: http, host: localhost, scheme: HTTPS, httpHeaders: [{name: a, value: b}]}}
-    startupProbe: {exec: {command: [true]}}
+    startupProbe: {exec: {command: ["true"]}}
     lifecycle:
       postStart: {httpGet: {path: /started, port: 80}}
       preStop: {sleep: {seconds: 5}}

@@ -39,14 +39,43 @@ std::string Describe(const json::Value& v, const yaml::ScalarTexts* texts) {
   return Quote(s);
 }
 
+// Whether a scalar value has the JSON type the schema's scalar type decodes from, as Go's
+// encoding/json decodes into the API's fields: a string field takes only a string, an int field
+// only an integral number, a bool only true or false; a quantity a string or a number, an intstr
+// an integer or a string.
+bool ScalarFits(const json::Value& v, std::string_view type) {
+  if (type == "string" || type == "time") return v.IsString();
+  if (type == "int") return v.IsInt64() || v.IsUint64();
+  if (type == "bool") return v.IsBool();
+  if (type == "number") return v.IsNumber();
+  if (type == "quantity") return v.IsString() || v.IsNumber();
+  if (type == "intstr") return v.IsString() || v.IsInt64() || v.IsUint64();
+  return true;
+}
+
+// A scalar of the wrong type, named by its type and (for YAML) as written: a plain scalar that
+// YAML 1.1 reads as a boolean or a number is pointed out, since quoting it is the usual fix.
+std::string DescribeTyped(const json::Value& v, const yaml::ScalarTexts* texts) {
+  if (v.IsObject() || v.IsArray()) return Describe(v, texts);
+  const std::optional<std::string_view> written = texts != nullptr ? texts->Find(&v) : std::nullopt;
+  if (v.IsString()) return "the string " + Describe(v, texts);
+  std::string value = v.IsBool() ? (v.GetBool() ? "true" : "false") : json::Encode(v);
+  const std::string what = v.IsBool() ? "the boolean " : "the number ";
+  if (written && *written != value) {
+    return Quote(std::string(*written)) + ", which YAML reads as " + what + value + " (quote it for a string)";
+  }
+  return what + value;
+}
+
 // The schema, one type after another: a line `TypeName` (or `TypeName : Base` to start from the
 // base's fields), then one indented line per field: `name type`. Types are
 //   string, int, bool, number, quantity, intstr (int or string), time    scalars
 //   any                                                                     anything, not looked into
 //   []T      a list of T          map[T]   a map from strings to T        Name   an object type
 // Field names and types follow the Kubernetes API (core/v1, apps/v1, batch/v1, policy/v1,
-// scheduling.k8s.io/v1, rbac.authorization.k8s.io/v1, meta/v1). Scalar types are documentation only: the check tells
-// mappings, lists and scalars apart, and the loader checks the values of the fields it reads.
+// scheduling.k8s.io/v1, rbac.authorization.k8s.io/v1, meta/v1). A value must have its field's
+// type as the API server's decoder requires it (ScalarFits); the loader checks the values of the
+// fields it reads beyond that (ranges, formats).
 constexpr std::string_view kSchema = R"(
 ObjectMeta
   name string
@@ -1225,6 +1254,7 @@ constexpr std::string_view kCheckedKinds[] = {
 struct Type {
   enum class Shape : uint8_t { kScalar, kAny, kObject, kList, kMap };
   Shape shape = Shape::kAny;
+  std::string_view scalar;                                  // kScalar: the schema's name (string, int, ...)
   std::string_view expected;                                // kScalar: "a string", "an integer", ...
   const Type* elem = nullptr;                               // kList, kMap
   std::vector<std::pair<std::string, const Type*>> fields;  // kObject
@@ -1255,6 +1285,7 @@ class Schema {
   Schema() {
     for (auto& [name, type] : scalars_) {
       type.shape = Type::Shape::kScalar;
+      type.scalar = name;
       type.expected = ScalarExpectation(name);
     }
     any_.shape = Type::Shape::kAny;
@@ -1420,13 +1451,14 @@ class Checker {
       case Type::Shape::kAny:
         return;
       case Type::Shape::kScalar:
-        if (Present(n) && (n.IsObject() || n.IsArray()))
-          Report(path, false, "expected " + std::string(type.expected) + ", got " + Describe(n, texts_));
+        if (Present(n) && (n.IsObject() || n.IsArray() || !ScalarFits(n, type.scalar)))
+          Report(path, false, "expected " + std::string(type.expected) + ", got " + DescribeTyped(n, texts_),
+                 FieldIssue::Kind::kType);
         return;
       case Type::Shape::kList:
         if (!Present(n)) return;
         if (!n.IsArray()) {
-          Report(path, false, "expected a list, got " + Describe(n, texts_));
+          Report(path, false, "expected a list, got " + Describe(n, texts_), FieldIssue::Kind::kType);
           return;
         }
         for (rapidjson::SizeType i = 0; i < n.Size(); ++i) {
@@ -1438,7 +1470,7 @@ class Checker {
       case Type::Shape::kObject:
         if (!Present(n)) return;
         if (!n.IsObject()) {
-          Report(path, false, "expected a mapping of fields, got " + Describe(n, texts_));
+          Report(path, false, "expected a mapping of fields, got " + Describe(n, texts_), FieldIssue::Kind::kType);
           return;
         }
         CheckMapping(n, type, path);
@@ -1463,7 +1495,7 @@ class Checker {
           hashed ? !many.insert(name).second
                  : std::find(keys_.begin() + static_cast<std::ptrdiff_t>(start), keys_.end(), name) != keys_.end();
       if (seen) {
-        Report(&child, true, "duplicate field");
+        Report(&child, true, "duplicate field", FieldIssue::Kind::kDuplicateField);
         continue;
       }
       if (!hashed) keys_.push_back(name);
@@ -1473,7 +1505,7 @@ class Checker {
       }
       const Type* field = type.Field(name);
       if (field == nullptr) {
-        Report(&child, true, UnknownFieldMessage(type, name));
+        Report(&child, true, UnknownFieldMessage(type, name), FieldIssue::Kind::kUnknownField);
         continue;
       }
       Check(it->value, *field, &child);
@@ -1481,8 +1513,8 @@ class Checker {
     keys_.resize(start);
   }
 
-  void Report(const PathLink* path, bool at_key, std::string message) {
-    issues_.push_back(FieldIssue{Render(prefix_, path), std::move(message), 0, Steps(path, at_key)});
+  void Report(const PathLink* path, bool at_key, std::string message, FieldIssue::Kind kind) {
+    issues_.push_back(FieldIssue{Render(prefix_, path), std::move(message), 0, Steps(path, at_key), kind});
   }
 
   std::string_view prefix_;

@@ -5,6 +5,7 @@
 // can be checked as kubectl's --validate=strict checks them (unknown fields, duplicate keys).
 // The schema is data (schema.cc): each type a list of fields and their types.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,13 +21,18 @@ struct FieldIssue {
   std::string message;  //!< "unknown field (did you mean \"nodeSelector\"?)", "duplicate field", ...
   int line = 0;         //!< 1-based line in the source, 0 when unknown (the loader finds it from `at`)
   yaml::SourcePath at;  //!< where the issue is, from the checked object (its key for unknown and duplicate fields)
+  //! Unknown and duplicate fields follow the field validation mode (strict, warn, ignore); a value
+  //! of the wrong type is an error whatever the mode, as the API server cannot decode it.
+  enum class Kind : uint8_t { kUnknownField, kDuplicateField, kType };
+  Kind kind = Kind::kType;
 };
 
 //! Whether the schema describes this kind.
 bool HasFieldSchema(std::string_view kind);
 
 //! Checks an object of `kind` against the schema and appends, in document order, one issue per
-//! unknown field, duplicate key, and mapping, list or scalar where the schema has another shape.
+//! unknown field, duplicate key, and value of another type than its field's (a mapping, list or
+//! scalar where the schema has another shape; a string where an integer belongs, ...).
 //! Fields typed `any` (free-form, as x-kubernetes-preserve-unknown-fields) are not looked into.
 //! `prefix` is the object's own path ("items[2]" inside a List, else ""). Kinds without a schema
 //! are not checked. Never throws; recursion is bounded by json::kMaxDepth.

@@ -463,6 +463,12 @@ Result<ObjectPtr> RemoteStore::Patch(const store::ResourceType& type, std::strin
                        namespace_, name);
 }
 
+Result<ObjectPtr> RemoteStore::PatchDecoded(const store::ResourceType& type, std::string_view namespace_,
+                                            std::string_view name, store::PatchType patch_type, std::string_view patch,
+                                            std::string_view subresource, const PatchDecoder& /*decode*/) {
+  return Patch(type, namespace_, name, patch_type, patch, subresource);
+}
+
 Result<ObjectPtr> RemoteStore::Delete(const store::ResourceType& type, std::string_view namespace_,
                                       std::string_view name, const store::DeleteOptions& options) {
   return ObjectRequest(type, "DELETE", ObjectPath(type, namespace_, name), DeleteOptionsJson(options),

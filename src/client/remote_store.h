@@ -81,6 +81,11 @@ class RemoteStore final : public store::Store, private ReflectorSink {
   store::Result<store::ObjectPtr> Patch(const store::ResourceType& type, std::string_view namespace_,
                                         std::string_view name, store::PatchType patch_type, std::string_view patch,
                                         std::string_view subresource) override;
+  //! The API server decodes the patched object itself: `decode` is its business, not the client's.
+  store::Result<store::ObjectPtr> PatchDecoded(const store::ResourceType& type, std::string_view namespace_,
+                                               std::string_view name, store::PatchType patch_type,
+                                               std::string_view patch, std::string_view subresource,
+                                               const PatchDecoder& decode) override;
   store::Result<store::ObjectPtr> Delete(const store::ResourceType& type, std::string_view namespace_,
                                          std::string_view name, const store::DeleteOptions& options) override;
   //! Not offered: in-process observers (AddObserver) are how the mirror is watched.

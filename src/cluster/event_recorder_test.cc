@@ -78,6 +78,13 @@ class FlakyStore final : public store::Store {
     if (failures > 0) return Unreachable();
     return inner_.Patch(t, ns, name, pt, patch, sub);
   }
+  store::Result<store::ObjectPtr> PatchDecoded(const store::ResourceType& t, std::string_view ns, std::string_view name,
+                                               store::PatchType pt, std::string_view patch, std::string_view sub,
+                                               const PatchDecoder& decode) override {
+    ++writes;
+    if (failures > 0) return Unreachable();
+    return inner_.PatchDecoded(t, ns, name, pt, patch, sub, decode);
+  }
   store::Result<store::ObjectPtr> Delete(const store::ResourceType& t, std::string_view ns, std::string_view name,
                                          const store::DeleteOptions& o) override {
     return inner_.Delete(t, ns, name, o);

@@ -247,6 +247,55 @@ TEST_F(ApiHandlerTest, FieldValidationModes) {
   EXPECT_NE(patch.body.find("spec.bar"), std::string::npos);
 }
 
+// Every write path drops unknown fields as upstream's decoder does (the warning is sent), the
+// three patch types included; a value of the wrong type is refused in every mode, on the patched
+// object too, and leaves the stored object as it was.
+TEST_F(ApiHandlerTest, PatchesDropUnknownFieldsAndEveryWriteRefusesWrongTypes) {
+  ASSERT_EQ(CreatePod("p1").status, 201);
+  struct Case {
+    std::string name, content_type, body;
+  };
+  const std::vector<Case> patches = {
+      {"strategic", "application/strategic-merge-patch+json", R"({"spec":{"nodeSelectr":{"disk":"ssd"}}})"},
+      {"merge", "application/merge-patch+json", R"({"spec":{"nodeSelectr":{"disk":"ssd"}}})"},
+      {"json", "application/json-patch+json", R"([{"op":"add","path":"/spec/nodeSelectr","value":{"disk":"ssd"}}])"},
+  };
+  for (const Case& c : patches) {
+    SCOPED_TRACE(c.name);
+    HttpResponse patched = Call("PATCH", "/api/v1/namespaces/default/pods/p1", c.body, c.content_type);
+    ASSERT_EQ(patched.status, 200) << patched.body;
+    if (c.name != "json") {
+      ASSERT_EQ(patched.headers.size(), 1u);
+      EXPECT_EQ(patched.headers[0].second, "299 - \"unknown field \\\"spec.nodeSelectr\\\"\"");
+    }
+    api::json::Document stored = Decode(Call("GET", "/api/v1/namespaces/default/pods/p1").body);
+    EXPECT_FALSE(stored["spec"].HasMember("nodeSelectr"));
+    EXPECT_TRUE(stored["spec"].HasMember("containers"));
+  }
+
+  // Wrong types: refused with upstream's prefix whatever fieldValidation says.
+  for (const char* mode : {"Strict", "Warn", "Ignore"}) {
+    SCOPED_TRACE(mode);
+    HttpResponse created = Call("POST", std::string("/api/v1/namespaces/default/pods?fieldValidation=") + mode,
+                                PodJson("p2", "\"terminationGracePeriodSeconds\":\"1800\","));
+    EXPECT_EQ(created.status, 400);
+    EXPECT_NE(created.body.find("Pod in version \\\"v1\\\" cannot be handled as a Pod: "
+                                "spec.terminationGracePeriodSeconds: expected an integer, got the string \\\"1800\\\""),
+              std::string::npos)
+        << created.body;
+    HttpResponse patched = Call("PATCH", std::string("/api/v1/namespaces/default/pods/p1?fieldValidation=") + mode,
+                                R"({"spec":{"containers":[{"name":"c","command":["sleep",10]}]}})",
+                                "application/strategic-merge-patch+json");
+    EXPECT_EQ(patched.status, 400) << patched.body;
+    EXPECT_NE(patched.body.find("spec.containers[0].command[1]: expected a string, got the number 10"),
+              std::string::npos)
+        << patched.body;
+  }
+  api::json::Document stored = Decode(Call("GET", "/api/v1/namespaces/default/pods/p1").body);
+  EXPECT_FALSE(stored["spec"]["containers"][0].HasMember("command"));
+  EXPECT_EQ(Call("GET", "/api/v1/namespaces/default/pods/p2").status, 404);
+}
+
 TEST_F(ApiHandlerTest, DryRunPersistsNothing) {
   HttpResponse created = Call("POST", "/api/v1/namespaces/default/pods?dryRun=All", PodJson("p1"));
   ASSERT_EQ(created.status, 201) << created.body;

@@ -125,12 +125,13 @@ store::Result<store::ObjectPtr> DryRunUpdate(const store::Store& store, const st
 store::Result<store::ObjectPtr> DryRunPatch(const store::Store& store, const store::ResourceType& type,
                                             std::string_view namespace_, std::string_view name,
                                             store::PatchType patch_type, std::string_view patch,
-                                            std::string_view subresource) {
+                                            std::string_view subresource, const store::Store::PatchDecoder& decode) {
   auto old = store.Get(type, namespace_, name);
   if (!old) return std::unexpected(old.error());
   api::json::Document doc;
   if (!api::json::Parse((*old)->json, doc)) return std::unexpected(store::Internal("the stored object is not JSON"));
   if (auto applied = store::ApplyPatch(patch_type, doc, patch); !applied) return std::unexpected(applied.error());
+  if (auto decoded = decode(doc); !decoded) return std::unexpected(decoded.error());
   store::UpdateRequest request;
   request.subresource = std::string(subresource);
   return DryRunUpdate(store, type, namespace_, name, std::move(doc), request);

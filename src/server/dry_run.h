@@ -20,7 +20,7 @@ store::Result<store::ObjectPtr> DryRunUpdate(const store::Store& store, const st
 store::Result<store::ObjectPtr> DryRunPatch(const store::Store& store, const store::ResourceType& type,
                                             std::string_view namespace_, std::string_view name,
                                             store::PatchType patch_type, std::string_view patch,
-                                            std::string_view subresource);
+                                            std::string_view subresource, const store::Store::PatchDecoder& decode);
 //! The object as it stands (NotFound when absent; preconditions checked).
 store::Result<store::ObjectPtr> DryRunDelete(const store::Store& store, const store::ResourceType& type,
                                              std::string_view namespace_, std::string_view name,

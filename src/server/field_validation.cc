@@ -70,7 +70,7 @@ void DropUnknownAndDuplicateFields(api::json::Value& body, api::json::Allocator&
                                    const std::vector<FieldProblem>& problems) {
   bool marked = false;
   for (const FieldProblem& p : problems) {
-    if (p.kind == FieldProblem::Kind::kShape) continue;
+    if (p.kind == FieldProblem::Kind::kType) continue;
     uint32_t index = 0;
     api::json::Value* parent = ParentOf(body, p.at, index);
     if (parent == nullptr) continue;
@@ -113,17 +113,23 @@ std::vector<FieldProblem> CheckObjectFields(std::string_view kind, const api::js
     api::CheckFields(body, kind, "", issues);
   }
   for (api::FieldIssue& issue : issues) {
-    if (issue.message.starts_with("unknown field")) {
-      out.push_back({FieldProblem::Kind::kUnknown, issue.path, fmt::format("unknown field \"{}\"", issue.path),
-                     std::move(issue.at)});
-    } else if (issue.message.starts_with("duplicate field")) {
-      out.push_back({FieldProblem::Kind::kDuplicate, issue.path, fmt::format("duplicate field \"{}\"", issue.path),
-                     std::move(issue.at)});
-    } else if (!patch) {
-      // A field of the wrong shape: reported with the others (the store's validation refuses
-      // what it cannot read).
-      out.push_back({FieldProblem::Kind::kShape, issue.path, fmt::format("{}: {}", issue.path, issue.message),
-                     std::move(issue.at)});
+    switch (issue.kind) {
+      case api::FieldIssue::Kind::kUnknownField:
+        out.push_back({FieldProblem::Kind::kUnknown, issue.path, fmt::format("unknown field \"{}\"", issue.path),
+                       std::move(issue.at)});
+        break;
+      case api::FieldIssue::Kind::kDuplicateField:
+        out.push_back({FieldProblem::Kind::kDuplicate, issue.path, fmt::format("duplicate field \"{}\"", issue.path),
+                       std::move(issue.at)});
+        break;
+      case api::FieldIssue::Kind::kType:
+        // In a patch, types are checked on the patched object (PatchDecoded), where a null that
+        // deletes a field and a directive's list are gone.
+        if (!patch) {
+          out.push_back({FieldProblem::Kind::kType, issue.path, fmt::format("{}: {}", issue.path, issue.message),
+                         std::move(issue.at)});
+        }
+        break;
     }
   }
   return out;
@@ -133,6 +139,14 @@ std::expected<std::vector<std::string>, ApiError> ApplyFieldValidation(FieldVali
                                                                        std::string_view version,
                                                                        const std::vector<FieldProblem>& problems) {
   std::vector<std::string> warnings;
+  std::vector<std::string_view> wrong_types;
+  for (const FieldProblem& p : problems) {
+    if (p.kind == FieldProblem::Kind::kType) wrong_types.push_back(p.text);
+  }
+  if (!wrong_types.empty()) {
+    return std::unexpected(BadRequest(fmt::format("{} in version \"{}\" cannot be handled as a {}: {}", kind, version,
+                                                  kind, fmt::join(wrong_types, ", "))));
+  }
   if (problems.empty() || mode == FieldValidation::kIgnore) return warnings;
   if (mode == FieldValidation::kStrict) {
     std::vector<std::string_view> texts;

@@ -21,7 +21,8 @@ std::expected<FieldValidation, ApiError> ParseFieldValidation(std::string_view v
 
 //! One problem: "unknown field \"spec.foo\"", "duplicate field \"spec.replicas\"".
 struct FieldProblem {
-  enum class Kind { kUnknown, kDuplicate, kShape };
+  //! kType: a value of another type than its field's, refused whatever the mode.
+  enum class Kind { kUnknown, kDuplicate, kType };
   Kind kind = Kind::kUnknown;
   std::string path;
   std::string text;
@@ -33,9 +34,11 @@ struct FieldProblem {
 //! unknown and duplicate fields count. Kinds without a schema yield nothing.
 std::vector<FieldProblem> CheckObjectFields(std::string_view kind, const api::json::Value& body, bool patch);
 
-//! Applies `mode` to the problems: Strict fails with upstream's 400 (`<Kind> in version "<v>"
-//! cannot be handled as a <Kind>: strict decoding error: unknown field "spec.foo", ...`); Warn
-//! returns them as Warning header texts; Ignore returns nothing.
+//! Applies `mode` to the problems: a value of the wrong type fails in every mode with upstream's
+//! 400 (`<Kind> in version "<v>" cannot be handled as a <Kind>: spec.replicas: expected an
+//! integer, got the string "6"`); for the rest Strict fails with upstream's 400 (`... strict
+//! decoding error: unknown field "spec.foo", ...`), Warn returns them as Warning header texts and
+//! Ignore returns nothing.
 std::expected<std::vector<std::string>, ApiError> ApplyFieldValidation(FieldValidation mode, std::string_view kind,
                                                                        std::string_view version,
                                                                        const std::vector<FieldProblem>& problems);

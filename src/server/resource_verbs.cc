@@ -10,6 +10,7 @@
 #include "server/printers.h"
 #include "server/query.h"
 #include "server/watch_stream.h"
+#include "store/errors.h"
 
 namespace kubesched::server {
 namespace {
@@ -228,11 +229,21 @@ HttpResponse ApiHandler::Patch(const HttpRequest& request, const Target& target)
     if (!checked) return ErrorResponse(checked.error());
     warnings = std::move(*checked);
   }
-  store::Result<store::ObjectPtr> patched = *dry_run
-                                                ? DryRunPatch(store_, target.type, target.namespace_, target.info.name,
-                                                              patch_type, request.body, target.info.subresource)
-                                                : store_.Patch(target.type, target.namespace_, target.info.name,
-                                                               patch_type, request.body, target.info.subresource);
+  // The patched object as upstream's decoder takes it: a field of the wrong type refused (in
+  // every mode), unknown fields and duplicate keys dropped (the patch's own were reported above).
+  const store::Store::PatchDecoder decode = [&target](api::json::Document& doc) -> store::Result<void> {
+    std::vector<FieldProblem> problems = CheckObjectFields(target.type.kind, doc, false);
+    if (problems.empty()) return {};
+    auto checked = ApplyFieldValidation(FieldValidation::kIgnore, target.type.kind, target.type.version, problems);
+    if (!checked) return std::unexpected(store::BadRequest(checked.error().message));
+    DropUnknownAndDuplicateFields(doc, doc.GetAllocator(), problems);
+    return {};
+  };
+  store::Result<store::ObjectPtr> patched =
+      *dry_run ? DryRunPatch(store_, target.type, target.namespace_, target.info.name, patch_type, request.body,
+                             target.info.subresource, decode)
+               : store_.PatchDecoded(target.type, target.namespace_, target.info.name, patch_type, request.body,
+                                     target.info.subresource, decode);
   if (!patched) return ErrorResponse(FromStoreError(patched.error(), Subject(target.type, target.info.name)));
   return WithWarnings(JsonResponse(200, EncodeObject(**patched, target.type, output->object, output->table),
                                    output->object.content_type),

@@ -690,6 +690,18 @@ Result<ObjectPtr> MemoryStore::Patch(const ResourceType& type, std::string_view 
       type, namespace_, name, [&](json::Document& doc) { return ApplyPatch(patch_type, doc, patch); }, subresource);
 }
 
+Result<ObjectPtr> MemoryStore::PatchDecoded(const ResourceType& type, std::string_view namespace_,
+                                            std::string_view name, PatchType patch_type, std::string_view patch,
+                                            std::string_view subresource, const PatchDecoder& decode) {
+  return PatchWith(
+      type, namespace_, name,
+      [&](json::Document& doc) -> Result<void> {
+        if (auto applied = ApplyPatch(patch_type, doc, patch); !applied) return applied;
+        return decode(doc);
+      },
+      subresource);
+}
+
 Result<ObjectPtr> MemoryStore::MergePatch(const ResourceType& type, std::string_view namespace_, std::string_view name,
                                           const json::Value& patch, std::string_view subresource) {
   return PatchWith(

@@ -39,6 +39,9 @@ class MemoryStore final : public Store {
                            api::json::Document body, const UpdateRequest& request) override;
   Result<ObjectPtr> Patch(const ResourceType& type, std::string_view namespace_, std::string_view name,
                           PatchType patch_type, std::string_view patch, std::string_view subresource) override;
+  Result<ObjectPtr> PatchDecoded(const ResourceType& type, std::string_view namespace_, std::string_view name,
+                                 PatchType patch_type, std::string_view patch, std::string_view subresource,
+                                 const PatchDecoder& decode) override;
   Result<ObjectPtr> MergePatch(const ResourceType& type, std::string_view namespace_, std::string_view name,
                                const api::json::Value& patch, std::string_view subresource) override;
   Result<ObjectPtr> Delete(const ResourceType& type, std::string_view namespace_, std::string_view name,

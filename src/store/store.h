@@ -347,6 +347,13 @@ class Store {
                                    api::json::Document body, const UpdateRequest& request) = 0;
   virtual Result<ObjectPtr> Patch(const ResourceType& type, std::string_view namespace_, std::string_view name,
                                   PatchType patch_type, std::string_view patch, std::string_view subresource) = 0;
+  //! What the API server's decoder does to a patched object before it is validated and stored
+  //! (a field of the wrong type refused, unknown fields dropped); an error leaves the object as it was.
+  using PatchDecoder = std::function<Result<void>(api::json::Document& patched)>;
+  //! Patch, with `decode` run on the patched object.
+  virtual Result<ObjectPtr> PatchDecoded(const ResourceType& type, std::string_view namespace_, std::string_view name,
+                                         PatchType patch_type, std::string_view patch, std::string_view subresource,
+                                         const PatchDecoder& decode) = 0;
   //! A JSON merge patch its caller built as a value: what Patch with kMergePatch does with the
   //! patch's text, without encoding and parsing it again (the node lifecycle's status writes).
   virtual Result<ObjectPtr> MergePatch(const ResourceType& type, std::string_view namespace_, std::string_view name,
