@@ -310,6 +310,76 @@ spec:
   EXPECT_NE(ssa.err.find("server-side apply is not supported"), std::string::npos) << ssa.err;
 }
 
+// Values of the wrong type are refused as upstream's decoder refuses them, whatever kubectl's
+// --validate says; a patch's unknown field is reported and dropped, not stored (the next dump
+// of the cluster would not load).
+TEST_F(ApiserverE2E, WrongTypesRefusedAndUnknownFieldsDroppedOnPatches) {
+  ApiServer server;
+  const std::string deployment = R"(apiVersion: apps/v1
+kind: Deployment
+metadata: {name: d}
+spec:
+  replicas: "6"
+  selector: {matchLabels: {a: b}}
+  template:
+    metadata: {labels: {a: b}}
+    spec:
+      containers: [{name: c, image: x}]
+)";
+  for (const char* validate : {"--validate=strict", "--validate=false"}) {
+    RunResult r = server.Kubectl({"apply", validate, "-f", "-"}, deployment);
+    EXPECT_EQ(r.exit_code, 1) << validate;
+    EXPECT_NE(r.err.find("Deployment in version \"v1\" cannot be handled as a Deployment: spec.replicas: expected an "
+                         "integer, got the string \"6\""),
+              std::string::npos)
+        << r.err;
+  }
+  const std::string pod = Replace(Pod("t"), "spec:\n", "spec:\n  terminationGracePeriodSeconds: \"1800\"\n");
+  RunResult typed = server.Kubectl({"create", "-f", "-"}, pod);
+  EXPECT_NE(typed.err.find("spec.terminationGracePeriodSeconds: expected an integer, got the string \"1800\""),
+            std::string::npos)
+      << typed.err;
+  EXPECT_EQ(server.Kubectl({"get", "pod", "t"}).exit_code, 1) << "nothing stored";
+
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, Pod("p")));
+  RunResult patched =
+      server.Kubectl({"patch", "pod", "p", "--type=merge", "-p", R"({"spec":{"nodeSelectr":{"a":"b"}}})"});
+  ASSERT_OK(patched);
+  EXPECT_NE(patched.err.find("unknown field \"spec.nodeSelectr\""), std::string::npos) << patched.err;
+  RunResult got = server.Kubectl({"get", "pod", "p", "-o", "json"});
+  ASSERT_OK(got);
+  EXPECT_EQ(got.out.find("nodeSelectr"), std::string::npos) << got.out;
+  RunResult command =
+      server.Kubectl({"patch", "pod", "p", "-p", R"({"spec":{"containers":[{"name":"c","command":["sleep",10]}]}})"});
+  EXPECT_EQ(command.exit_code, 1);
+  EXPECT_NE(command.err.find("spec.containers[0].command[1]: expected a string, got the number 10"), std::string::npos)
+      << command.err;
+}
+
+// `kubectl rollout history` and `rollout undo` read the ReplicaSets' revisions: an undo goes back
+// to the previous template, whose ReplicaSet becomes current again with the next revision.
+TEST_F(ApiserverE2E, RolloutUndoGoesBackToThePreviousReplicaSet) {
+  ApiServer server;
+  ASSERT_OK(server.Kubectl({"apply", "-f", SourcePath("tests/data/third_party/guestbook/guestbook-all-in-one.yaml")}));
+  ASSERT_OK(server.Kubectl({"set", "image", "deployment/frontend", "php-redis=example/gb-frontend:v6"}));
+  RunResult undo = server.Kubectl({"rollout", "undo", "deployment/frontend"});
+  ASSERT_OK(undo);
+  EXPECT_EQ(undo.out, "deployment.apps/frontend rolled back\n");
+  RunResult history = server.Kubectl({"rollout", "history", "deployment/frontend"});
+  ASSERT_OK(history);
+  EXPECT_NE(history.out.find("REVISION  CHANGE-CAUSE\n2         <none>\n3         <none>\n"), std::string::npos)
+      << history.out;
+  RunResult sets = server.Kubectl({"get", "rs", "-l", "tier=frontend", "-o",
+                                   "custom-columns=REV:.metadata.annotations.deployment\\.kubernetes\\.io/"
+                                   "revision,REPLICAS:.spec.replicas,IMAGE:.spec.template.spec.containers[0].image",
+                                   "--sort-by=.metadata.annotations.deployment\\.kubernetes\\.io/revision"});
+  ASSERT_OK(sets);
+  EXPECT_EQ(sets.out,
+            "REV   REPLICAS   IMAGE\n"
+            "2     0          example/gb-frontend:v6\n"
+            "3     3          gcr.io/google-samples/gb-frontend:v4\n");
+}
+
 TEST_F(ApiserverE2E, WatchSeesAnotherClientsPodAndGracefulDelete) {
   ApiServer server;
   ASSERT_OK(server.Kubectl({"create", "-f", server.WriteFile("nodes.yaml", kNodes)}));

@@ -174,6 +174,49 @@ TEST_F(ControllersTest, DeploymentOwnsOneReplicaSetPerTemplate) {
   EXPECT_EQ(Field(*MustGet(deployments, "default", "api"), "status.observedGeneration"), "2");
 }
 
+// deployment.kubernetes.io/revision, as upstream numbers a rollout's ReplicaSets: each new
+// template's ReplicaSet one past the highest, the Deployment carrying its current one's; going
+// back to an old template (what `kubectl rollout undo` patches in) makes that ReplicaSet current
+// again with the next revision, and no new ReplicaSet.
+TEST_F(ControllersTest, DeploymentRevisionsNumberTheRolloutAndARollbackReusesItsReplicaSet) {
+  const auto& deployments = R("apps", "deployments");
+  const auto& rs_type = R("apps", "replicasets");
+  MustCreate(Nodes(), "", NodeJson("n1"));
+  MustCreate(deployments, "default", kDeployment);
+  // The annotation's key has dots, which Field reads as steps.
+  auto revision_of = [](const Object& o) {
+    api::json::Document doc;
+    if (!api::json::Parse(o.json, doc)) return std::string("<unparsable>");
+    const api::json::Value* a = api::json::Find(doc["metadata"], "annotations");
+    return a ? std::string(api::json::GetString(*a, "deployment.kubernetes.io/revision")) : std::string("<none>");
+  };
+  auto revisions = [&] {
+    std::map<std::string, std::string> out;
+    auto sets = store->List(rs_type, "default", {});
+    for (const auto& s : sets->items) {
+      out[Field(*s, "spec.template.spec.containers.0.image")] = revision_of(*s) + "/" + Field(*s, "spec.replicas");
+    }
+    return out;
+  };
+  auto set_image = [&](const std::string& image) {
+    ASSERT_TRUE(
+        store->Patch(deployments, "default", "api", PatchType::kStrategicMergePatch,
+                     R"({"spec":{"template":{"spec":{"containers":[{"name":"c","image":")" + image + R"("}]}}}})", ""));
+  };
+  const std::string first =
+      Field(*store->List(rs_type, "default", {})->items[0], "spec.template.spec.containers.0.image");
+  EXPECT_EQ(revisions(), (std::map<std::string, std::string>{{first, "1/2"}}));
+  EXPECT_EQ(revision_of(*MustGet(deployments, "default", "api")), "1");
+
+  set_image("api:2");
+  EXPECT_EQ(revisions(), (std::map<std::string, std::string>{{first, "1/0"}, {"api:2", "2/2"}}));
+  EXPECT_EQ(revision_of(*MustGet(deployments, "default", "api")), "2");
+
+  set_image(first);  // the rollback
+  EXPECT_EQ(revisions(), (std::map<std::string, std::string>{{first, "3/2"}, {"api:2", "2/0"}}));
+  EXPECT_EQ(revision_of(*MustGet(deployments, "default", "api")), "3");
+}
+
 TEST_F(ControllersTest, DisruptionBudgetGuardsEvictions) {
   MustCreate(Nodes(), "", NodeJson("n1"));
   for (const char* n : {"a", "b"}) MustCreate(Pods(), "default", PodJson(n, R"(,"nodeName":"n1")", R"({"app":"db"})"));

@@ -92,6 +92,7 @@ void DeploymentController::OnReplicaSet(const WatchEvent& event) {
   std::string previous_owner;
   if (auto it = owner_of_.find(uid); it != owner_of_.end()) previous_owner = it->second;
   std::string owner;
+  bool revision_changed = false;
   if (event.type == EventType::kDeleted) {
     if (!previous_owner.empty()) {
       owned_[previous_owner].erase(uid);
@@ -115,15 +116,19 @@ void DeploymentController::OnReplicaSet(const WatchEvent& event) {
       owner_of_.erase(uid);
     }
     if (!owner.empty()) {
-      owned_[owner].insert_or_assign(uid, std::move(rs));
+      auto& sets = owned_[owner];
+      auto known = sets.find(uid);
+      revision_changed = known != sets.end() && known->second.revision != rs.revision;
+      sets.insert_or_assign(uid, std::move(rs));
       owner_of_[uid] = owner;
     }
   }
   for (const std::string& o : {previous_owner, owner}) {
     if (o.empty()) continue;
     if (auto d = by_uid_.find(o); d != by_uid_.end()) {
-      // A new or deleted ReplicaSet may change which one is current; a status change only the sums.
-      if (event.type != EventType::kModified) Manage(d->second);
+      // A new or deleted ReplicaSet may change which one is current, a new revision the
+      // Deployment's; a status change only the sums.
+      if (event.type != EventType::kModified || revision_changed) Manage(d->second);
       dirty_.push_back(o);
     }
   }
@@ -152,6 +157,15 @@ void DeploymentController::Manage(const Deployment& d) {
   if (w.deleting || w.template_json.empty()) return;
   const int64_t replicas = w.replicas.value_or(1);
   const WorkloadInfo* current = FindNewReplicaSet(d);
+  // Revisions, as upstream's getNewReplicaSet numbers them: the current ReplicaSet is one past
+  // the highest of the others (a rollback makes an old one current again, and the next revision).
+  int64_t max_old_revision = 0;
+  if (auto owned = owned_.find(w.uid()); owned != owned_.end()) {
+    for (const auto& [uid, rs] : owned->second) {
+      if (&rs != current) max_old_revision = std::max(max_old_revision, rs.revision);
+    }
+  }
+  const std::string next_revision = std::to_string(max_old_revision + 1);
   if (current == nullptr) {
     json::Document doc = Parse(*w.object);
     const json::Value* spec = json::Find(doc, "spec");
@@ -171,6 +185,8 @@ void DeploymentController::Manage(const Deployment& d) {
     json::Value& labels = json::Child(json::Child(tmpl_copy, "metadata", a), "labels", a);
     json::Set(labels, api::kLabelPodTemplateHash, json::MakeString(hash, a), a);
     json::Set(meta, "labels", json::Value(labels, a), a);
+    json::Set(json::Child(meta, "annotations", a), kAnnotationDeploymentRevision, json::MakeString(next_revision, a),
+              a);
     json::Value refs(rapidjson::kArrayType);
     refs.PushBack(OwnerReference(w.name(), w.uid(), a), a);
     json::Set(meta, "ownerReferences", std::move(refs), a);
@@ -194,6 +210,19 @@ void DeploymentController::Manage(const Deployment& d) {
     }
     // Its creation comes back as an event, which manages the rest.
     return;
+  }
+  if (current->revision <= max_old_revision) {
+    (void)ctx_.store.Patch(
+        replica_sets_, current->namespace_(), current->name(), PatchType::kMergePatch,
+        fmt::format(R"({{"metadata":{{"annotations":{{"{}":"{}"}}}}}})", kAnnotationDeploymentRevision, next_revision),
+        "");
+    return;  // its event comes back and manages the rest
+  }
+  if (w.revision != current->revision) {
+    (void)ctx_.store.Patch(deployments_, w.namespace_(), w.name(), PatchType::kMergePatch,
+                           fmt::format(R"({{"metadata":{{"annotations":{{"{}":"{}"}}}}}})",
+                                       kAnnotationDeploymentRevision, current->revision),
+                           "");
   }
   if (current->replicas.value_or(1) != replicas) {
     (void)ctx_.store.Patch(replica_sets_, current->namespace_(), current->name(), PatchType::kMergePatch,

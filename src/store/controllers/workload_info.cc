@@ -1,7 +1,9 @@
 #include "store/controllers/workload_info.h"
-#include "api/time_format.h"
 
 #include <algorithm>
+#include <charconv>
+
+#include "api/time_format.h"
 
 #include "api/workloads.h"
 #include "store/meta.h"
@@ -18,6 +20,12 @@ WorkloadInfo ParseWorkload(const ObjectPtr& object, const json::Value& doc, Sele
     w.generation = GetInt(*meta, "generation", 1);
     w.deleting = json::Find(*meta, "deletionTimestamp") != nullptr;
     w.created_ns = api::ParseRFC3339(json::GetString(*meta, "creationTimestamp")).value_or(0);
+    if (const json::Value* annotations = json::Find(*meta, "annotations"); annotations && annotations->IsObject()) {
+      const std::string_view revision = json::GetString(*annotations, kAnnotationDeploymentRevision);
+      int64_t n = 0;
+      const auto [end, ec] = std::from_chars(revision.data(), revision.data() + revision.size(), n);
+      if (ec == std::errc() && end == revision.data() + revision.size() && n > 0) w.revision = n;
+    }
   }
   if (const json::Value* spec = json::Find(doc, "spec")) {
     if (const json::Value* r = json::Find(*spec, "replicas"); r && r->IsInt64()) w.replicas = r->GetInt64();
@@ -77,10 +85,33 @@ void PatchStatusIfChanged(Store& store, const ResourceType& type, const Object& 
   (void)store.Patch(type, object.namespace_, object.name, PatchType::kMergePatch, json::Encode(patch), "status");
 }
 
+namespace {
+
+// Members whose value is null, removed at every depth: a decoded API object has no null field
+// (kubectl sends a template's zero creationTimestamp as null; upstream's struct has it as unset).
+void RemoveNullMembers(json::Value& v) {
+  if (v.IsArray()) {
+    for (auto& e : v.GetArray()) RemoveNullMembers(e);
+    return;
+  }
+  if (!v.IsObject()) return;
+  for (auto it = v.MemberBegin(); it != v.MemberEnd();) {
+    if (it->value.IsNull()) {
+      it = v.EraseMember(it);
+    } else {
+      RemoveNullMembers(it->value);
+      ++it;
+    }
+  }
+}
+
+}  // namespace
+
 bool TemplatesEqualIgnoringHash(std::string_view a_json, std::string_view b_json) {
   json::Document a, b;
   if (!json::Parse(a_json, a) || !json::Parse(b_json, b)) return false;
   for (json::Document* d : {&a, &b}) {
+    RemoveNullMembers(*d);
     json::Value* labels = At(*d, {"metadata", "labels"}) ? json::Find(*json::Find(*d, "metadata"), "labels") : nullptr;
     if (labels == nullptr || !labels->IsObject()) continue;
     json::Remove(*labels, api::kLabelPodTemplateHash);

@@ -16,6 +16,10 @@
 
 namespace kubesched::store::controllers {
 
+//! The annotation numbering a Deployment's ReplicaSets in rollout order (and the Deployment's own:
+//! its current one's).
+inline constexpr std::string_view kAnnotationDeploymentRevision = "deployment.kubernetes.io/revision";
+
 struct WorkloadInfo {
   ObjectPtr object;
   int64_t generation = 1;
@@ -29,6 +33,9 @@ struct WorkloadInfo {
   //! missing or malformed one selects nothing.
   LabelSelectorExpr selector;
   std::string status_json;  //!< status, encoded ("{}" when absent)
+  //! metadata.annotations["deployment.kubernetes.io/revision"] (0 when absent or not a number):
+  //! a Deployment's rollout history, read by `kubectl rollout history|undo`.
+  int64_t revision = 0;
 
   const std::string& uid() const { return object->uid; }
   const std::string& name() const { return object->name; }
@@ -54,7 +61,7 @@ inline void PatchStatusIfChanged(Store& store, const ResourceType& type, const W
 }
 
 //! Whether two pod templates are equal once the pod-template-hash label is ignored
-//! (upstream's EqualIgnoreHash).
+//! (upstream's EqualIgnoreHash), a null field being no field (as decoded into the API's types).
 bool TemplatesEqualIgnoringHash(std::string_view a_json, std::string_view b_json);
 
 }  // namespace kubesched::store::controllers
