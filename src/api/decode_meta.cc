@@ -364,7 +364,7 @@ std::optional<int64_t> ReadTime(const MapView& m, std::string_view key) {
 }
 
 void CheckTimelineAnnotations(const MapView& annotations) {
-  for (std::string_view key : {kAnnotationCreateAfter, kAnnotationDeleteAfter}) {
+  for (std::string_view key : {kAnnotationCreateAfter, kAnnotationDeleteAfter, kAnnotationRunFor}) {
     const json::Value* v = annotations.Get(key);
     if (!Present(v)) continue;
     const std::string text = ReadString(v, annotations.PathOf(key), annotations.ctx());

@@ -33,6 +33,10 @@ inline constexpr std::string_view kNamespaceDefault = "default";
 //! the simulation at which the object is created (it does not exist before) or deleted.
 inline constexpr std::string_view kAnnotationCreateAfter = "simulate.kubesched.io/create-after";
 inline constexpr std::string_view kAnnotationDeleteAfter = "simulate.kubesched.io/delete-after";
+//! On a Pod (or a Job's pod template) whose restartPolicy is Never or OnFailure: a Go duration
+//! after it starts at which its containers exit 0 and it Succeeds (there is no kubelet to run
+//! them), so Jobs complete in `simulate` and in the API test bed.
+inline constexpr std::string_view kAnnotationRunFor = "simulate.kubesched.io/run-for";
 //! spec.terminationGracePeriodSeconds when the manifest leaves it out (the API server's default).
 inline constexpr int64_t kDefaultTerminationGracePeriodSeconds = 30;
 inline constexpr std::string_view kNamespaceSystem = "kube-system";

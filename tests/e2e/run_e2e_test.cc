@@ -317,6 +317,34 @@ TEST_F(RunE2E, ClusterDumpSimulatesUnchanged) {
   EXPECT_EQ(after, pods);
 }
 
+// A Job whose pods are annotated simulate.kubesched.io/run-for completes in the test bed once
+// `kubesched run` has bound them: `kubectl wait --for=condition=complete` returns.
+TEST_F(RunE2E, AJobWhosePodsRunForASecondCompletes) {
+  ApiServer server;
+  ASSERT_FALSE(server.Url().empty()) << server.ServerLog();
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, Nodes(1)));
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, R"(apiVersion: batch/v1
+kind: Job
+metadata: {name: once}
+spec:
+  completions: 2
+  template:
+    metadata:
+      annotations: {simulate.kubesched.io/run-for: 1s}
+    spec:
+      restartPolicy: Never
+      containers: [{name: c, image: busybox, resources: {requests: {cpu: 100m}}}]
+)"));
+  Scheduler sched(server, {"--leader-elect=false"}, "sched");
+  RunResult waited = server.Kubectl({"wait", "--for=condition=complete", "job/once", "--timeout=60s"});
+  ASSERT_OK(waited);
+  EXPECT_EQ(waited.out, "job.batch/once condition met\n");
+  RunResult pods = server.Kubectl({"get", "pods", "-l", "job-name=once", "-o", "jsonpath={.items[*].status.phase}"});
+  ASSERT_OK(pods);
+  EXPECT_EQ(pods.out, "Succeeded Succeeded");
+  EXPECT_EQ(sched.Stop(SIGTERM), 0) << sched.Log();
+}
+
 TEST_F(RunE2E, PreemptsALowerPriorityPodThroughTheApi) {
   ApiServer server;
   ASSERT_FALSE(server.Url().empty()) << server.ServerLog();

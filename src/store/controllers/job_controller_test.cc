@@ -147,5 +147,40 @@ TEST(FormatIndexesTest, CompressesRuns) {
   EXPECT_EQ(FormatIndexes({1, 3, 4, 5, 7}), "1,3-5,7");
 }
 
+// Without a kubelet, a pod annotated simulate.kubesched.io/run-for succeeds that long after it
+// started: its containers exit 0 (Completed), Ready goes False (PodCompleted), and the Job counts
+// it, so it completes. A pod restarted Always ignores the annotation.
+TEST_F(JobControllerTest, PodsAnnotatedRunForSucceedAndTheJobCompletes) {
+  MustCreate(Nodes(), "", NodeJson("n1"));
+  MustCreate(Jobs(), "default",
+             R"({"apiVersion":"batch/v1","kind":"Job","metadata":{"name":"once"},"spec":{"completions":2,
+             "template":{"metadata":{"annotations":{"simulate.kubesched.io/run-for":"30s"}},
+             "spec":{"restartPolicy":"Never","containers":[{"name":"c","image":"busybox:1"}]}}}})");
+  MustCreate(Pods(), "default",
+             R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"server","annotations":{
+             "simulate.kubesched.io/run-for":"1s"}},"spec":{"containers":[{"name":"c","image":"x"}]}})");
+  BindAll("n1");
+  Advance(29);
+  auto pods = ListPods("job-name=once");
+  ASSERT_EQ(pods.size(), 1u);
+  EXPECT_EQ(Field(*pods[0], "status.phase"), "Running");
+  Advance(1);
+  pods = ListPods("job-name=once");
+  ASSERT_EQ(pods.size(), 2u);  // the first succeeded, the second is created
+  const auto first = Field(*pods[0], "status.phase") == "Succeeded" ? pods[0] : pods[1];
+  EXPECT_EQ(Field(*first, "status.phase"), "Succeeded");
+  EXPECT_EQ(Field(*first, "status.containerStatuses.0.state.terminated.reason"), "Completed");
+  EXPECT_EQ(Field(*first, "status.containerStatuses.0.state.terminated.exitCode"), "0");
+  EXPECT_EQ(Field(*first, "status.conditions.1.type"), "Ready");
+  EXPECT_EQ(Field(*first, "status.conditions.1.status"), "False");
+  EXPECT_EQ(Field(*first, "status.conditions.1.reason"), "PodCompleted");
+  BindAll("n1");
+  Advance(30);
+  auto job = MustGet(Jobs(), "default", "once");
+  EXPECT_EQ(Field(*job, "status.succeeded"), "2");
+  EXPECT_EQ(Field(*job, "status.conditions.0.type"), "Complete") << job->json;
+  EXPECT_EQ(Field(*MustGet(Pods(), "default", "server"), "status.phase"), "Running");
+}
+
 }  // namespace
 }  // namespace kubesched::store::controllers

@@ -1,13 +1,14 @@
 #include "store/controllers/node_lifecycle.h"
-#include "api/time_format.h"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
+#include "api/time_format.h"
 #include "api/types.h"
 #include "store/controllers/object_util.h"
 #include "store/meta.h"
+#include "util/duration.h"
 
 namespace kubesched::store::controllers {
 
@@ -67,16 +68,8 @@ void NodeLifecycle::OnEvent(const WatchEvent& event) {
   if (type == &pods_) {
     if (event.type == EventType::kDeleted) {
       std::lock_guard lock(mu_);
-      if (auto it = removal_at_.find(event.object->uid); it != removal_at_.end()) {
-        auto [b, e] = removals_.equal_range(it->second);
-        for (auto r = b; r != e; ++r) {
-          if (r->second.uid == event.object->uid) {
-            removals_.erase(r);
-            break;
-          }
-        }
-        removal_at_.erase(it);
-      }
+      Forget(removals_, removal_at_, event.object->uid);
+      Forget(completions_, completion_at_, event.object->uid);
       return;
     }
     if (const PodInfoPtr& pod = ctx_.pods.Current()) OnPod(*pod);
@@ -87,6 +80,20 @@ void NodeLifecycle::OnEvent(const WatchEvent& event) {
       StartPodsOn(event.object->name);
     }
   }
+}
+
+void NodeLifecycle::Forget(std::multimap<int64_t, Removal>& timers, std::unordered_map<std::string, int64_t>& at,
+                           const std::string& uid) {
+  auto it = at.find(uid);
+  if (it == at.end()) return;
+  auto [b, e] = timers.equal_range(it->second);
+  for (auto r = b; r != e; ++r) {
+    if (r->second.uid == uid) {
+      timers.erase(r);
+      break;
+    }
+  }
+  at.erase(it);
 }
 
 void NodeLifecycle::Resync() {
@@ -126,10 +133,84 @@ void NodeLifecycle::OnPod(const PodInfo& pod) {
     removal_at_[pod.uid()] = at;
     return;
   }
+  if (pod.phase == "Running") {
+    ScheduleCompletion(pod);
+    return;
+  }
   if (pod.node_name.empty() || (!pod.phase.empty() && pod.phase != "Pending")) return;
   NodeInfoPtr node = ctx_.nodes.Get(pod.node_name);
   if (!node) return;  // it starts when its node appears
   StartPod(pod, *node);
+}
+
+void NodeLifecycle::ScheduleCompletion(const PodInfo& pod) {
+  {
+    std::lock_guard lock(mu_);
+    if (completion_at_.contains(pod.uid())) return;
+  }
+  auto view = pod.object->View<api::Pod>();
+  if (!view) return;
+  const std::string* run_for = view->metadata.annotations.Find(api::kAnnotationRunFor);
+  if (run_for == nullptr) return;
+  auto duration = util::ParseDuration(*run_for);
+  if (!duration || *duration < 0) return;  // not a duration: the pod runs on (the loader refuses it)
+  // A container restarted Always never leaves the pod finished.
+  const json::Document doc = ParseObject(*pod.object);
+  const std::string_view restart = json::GetString(doc["spec"], "restartPolicy");
+  if (restart != "Never" && restart != "OnFailure") return;
+  const int64_t at = view->status.start_time_ns.value_or(ctx_.clock.NowNs()) + *duration;
+  std::lock_guard lock(mu_);
+  completions_.emplace(at, Removal{pod.namespace_(), pod.name(), pod.uid()});
+  completion_at_[pod.uid()] = at;
+}
+
+void NodeLifecycle::CompletePod(const PodInfo& pod) {
+  const std::string now = api::FormatRFC3339(ctx_.clock.NowNs());
+  const StartFacts facts = FactsOf(*pod.object);
+  auto view = pod.object->View<api::Pod>();
+  const std::string started =
+      view && view->status.start_time_ns ? api::FormatRFC3339(*view->status.start_time_ns) : now;
+  json::Document patch;
+  patch.SetObject();
+  auto& a = patch.GetAllocator();
+  json::Value& status = json::Child(patch, "status", a);
+  json::Set(status, "phase", json::MakeString("Succeeded", a), a);
+  json::Value conditions(rapidjson::kArrayType);
+  for (const std::string& c : facts.other_conditions) {
+    json::Document d;
+    if (json::Parse(c, d)) conditions.PushBack(json::Value(d, a), a);
+  }
+  for (std::string_view t : kKubeletConditions) {
+    const bool ready = t == "Ready" || t == "ContainersReady";
+    json::Value c(rapidjson::kObjectType);
+    json::Set(c, "type", json::MakeString(t, a), a);
+    json::Set(c, "status", json::MakeString(ready ? "False" : "True", a), a);
+    json::Set(c, "lastProbeTime", json::Value(), a);
+    json::Set(c, "lastTransitionTime", json::MakeString(ready ? now : started, a), a);
+    if (ready) json::Set(c, "reason", json::MakeString("PodCompleted", a), a);
+    conditions.PushBack(c, a);
+  }
+  json::Set(status, "conditions", std::move(conditions), a);
+  json::Value statuses(rapidjson::kArrayType);
+  for (const auto& [name, image] : facts.containers) {
+    json::Value s(rapidjson::kObjectType);
+    json::Set(s, "name", json::MakeString(name, a), a);
+    json::Set(s, "image", json::MakeString(image, a), a);
+    json::Set(s, "imageID", json::MakeString("", a), a);
+    json::Set(s, "ready", json::Value(false), a);
+    json::Set(s, "started", json::Value(false), a);
+    json::Set(s, "restartCount", json::Value(0), a);
+    json::Value& terminated = json::Child(json::Child(s, "state", a), "terminated", a);
+    json::Set(terminated, "exitCode", json::Value(0), a);
+    json::Set(terminated, "reason", json::MakeString("Completed", a), a);
+    json::Set(terminated, "startedAt", json::MakeString(started, a), a);
+    json::Set(terminated, "finishedAt", json::MakeString(now, a), a);
+    statuses.PushBack(s, a);
+  }
+  json::Set(status, "containerStatuses", std::move(statuses), a);
+  json::Set(json::Child(patch, "metadata", a), "resourceVersion",
+            json::MakeString(std::to_string(pod.object->resource_version), a), a);
+  (void)ctx_.store.MergePatch(pods_, pod.namespace_(), pod.name(), patch, "status");
 }
 
 void NodeLifecycle::StartPodsOn(const std::string& node_name) {
@@ -227,19 +308,31 @@ void NodeLifecycle::RemovePodsOf(const std::string& node_name) {
 
 std::optional<int64_t> NodeLifecycle::NextEventNs() const {
   std::lock_guard lock(mu_);
-  if (removals_.empty()) return std::nullopt;
-  return removals_.begin()->first;
+  std::optional<int64_t> next;
+  if (!removals_.empty()) next = removals_.begin()->first;
+  if (!completions_.empty() && (!next || completions_.begin()->first < *next)) next = completions_.begin()->first;
+  return next;
 }
 
 void NodeLifecycle::FireEvents(int64_t now_ns) {
-  std::vector<Removal> due;
+  std::vector<Removal> due, done;
   {
     std::lock_guard lock(mu_);
+    while (!completions_.empty() && completions_.begin()->first <= now_ns) {
+      done.push_back(std::move(completions_.begin()->second));
+      completion_at_.erase(done.back().uid);
+      completions_.erase(completions_.begin());
+    }
     while (!removals_.empty() && removals_.begin()->first <= now_ns) {
       due.push_back(std::move(removals_.begin()->second));
       removal_at_.erase(due.back().uid);
       removals_.erase(removals_.begin());
     }
+  }
+  for (const Removal& r : done) {
+    // Still running, and still that pod (a terminating pod goes as it was deleted).
+    PodInfoPtr pod = ctx_.pods.Get(r.uid);
+    if (pod && pod->phase == "Running" && !pod->Terminating()) CompletePod(*pod);
   }
   for (const Removal& r : due) {
     DeleteOptions d;

@@ -3,7 +3,9 @@
 // starts at once (phase Running; Initialized, Ready, ContainersReady and PodScheduled True;
 // startTime; hostIP from the node's InternalIP; a podIP from the node's range; running container
 // statuses), a terminating pod is removed when its deletionTimestamp comes (the kubelet's final
-// delete with grace 0), and the pods of a deleted node are removed (the pod garbage collector).
+// delete with grace 0), and the pods of a deleted node are removed (the pod garbage collector). A
+// pod annotated simulate.kubesched.io/run-for succeeds that long after it started (its containers
+// exit 0), which is how a Job completes without a kubelet.
 // This is what SimulatedCluster did for simulate, now through the store. It reads pods and nodes
 // from the shared informers: a node's pods through their node index, in creation order.
 
@@ -34,6 +36,12 @@ class NodeLifecycle final : public Controller {
     std::string uid;
   };
   void OnPod(const PodInfo& pod);
+  //! A running pod with kAnnotationRunFor (and restartPolicy Never or OnFailure): when it succeeds.
+  void ScheduleCompletion(const PodInfo& pod);
+  //! Its containers exit 0: phase Succeeded, Ready and ContainersReady False (PodCompleted).
+  void CompletePod(const PodInfo& pod);
+  void Forget(std::multimap<int64_t, Removal>& timers, std::unordered_map<std::string, int64_t>& at,
+              const std::string& uid);
   void StartPod(const PodInfo& pod, const NodeInfo& node);
   void RemovePodsOf(const std::string& node_name);
   void StartPodsOn(const std::string& node_name);
@@ -47,7 +55,10 @@ class NodeLifecycle final : public Controller {
   mutable std::mutex mu_;  // guards the members below
   //! Terminating pods by the time they go; the kubelet deletes each then.
   std::multimap<int64_t, Removal> removals_;
-  std::unordered_map<std::string, int64_t> removal_at_;     //!< by pod uid: its entry in removals_
+  std::unordered_map<std::string, int64_t> removal_at_;  //!< by pod uid: its entry in removals_
+  //! Running pods by the time they succeed (kAnnotationRunFor).
+  std::multimap<int64_t, Removal> completions_;
+  std::unordered_map<std::string, int64_t> completion_at_;  //!< by pod uid: its entry in completions_
   std::unordered_map<std::string, uint32_t> node_ordinal_;  //!< the /24 each node's pod IPs come from
   std::unordered_map<std::string, uint32_t> next_host_;     //!< the next host number per node
   //! Pods left terminating (NodeLifecycleOptions::leave_overdue_terminating_pods), by uid.
