@@ -574,6 +574,45 @@ void DefaultService(json::Document& service) {
   if (type == "LoadBalancer") SetIfAbsent(spec, "allocateLoadBalancerNodePorts", json::Value(true), a);
 }
 
+void KeepAllocatedServiceValues(json::Document& service, const json::Value& old) {
+  auto& a = service.GetAllocator();
+  const json::Value* old_spec = json::Find(old, "spec");
+  json::Value* spec = json::Find(service, "spec");
+  if (old_spec == nullptr || spec == nullptr || !spec->IsObject()) return;
+  const std::string_view type = json::GetString(*spec, "type");
+  const std::string_view old_type = json::GetString(*old_spec, "type");
+  if (type != "ExternalName" && old_type != "ExternalName" && json::GetString(*spec, "clusterIP").empty()) {
+    for (const char* field : {"clusterIP", "clusterIPs"}) {
+      if (const json::Value* v = json::Find(*old_spec, field)) json::Set(*spec, field, json::Value(*v, a), a);
+    }
+  }
+  // Node ports: a port that names none keeps the one the same port and protocol had.
+  const bool wants_node_ports = type == "NodePort" || type == "LoadBalancer";
+  json::Value* ports = json::Find(*spec, "ports");
+  const json::Value* old_ports = json::Find(*old_spec, "ports");
+  if (!wants_node_ports || ports == nullptr || !ports->IsArray() || old_ports == nullptr || !old_ports->IsArray()) {
+    return;
+  }
+  for (json::Value& port : ports->GetArray()) {
+    if (!port.IsObject() || json::Find(port, "nodePort") != nullptr) continue;
+    const json::Value* number = json::Find(port, "port");
+    if (number == nullptr || !number->IsInt64()) continue;
+    std::string_view protocol = json::GetString(port, "protocol");
+    if (protocol.empty()) protocol = "TCP";
+    for (const json::Value& was : old_ports->GetArray()) {
+      const json::Value* was_number = json::Find(was, "port");
+      std::string_view was_protocol = json::GetString(was, "protocol");
+      if (was_protocol.empty()) was_protocol = "TCP";
+      const json::Value* node_port = json::Find(was, "nodePort");
+      if (was_number != nullptr && was_number->IsInt64() && was_number->GetInt64() == number->GetInt64() &&
+          was_protocol == protocol && node_port != nullptr) {
+        json::Set(port, "nodePort", json::Value(*node_port, a), a);
+        break;
+      }
+    }
+  }
+}
+
 std::optional<Error> AdmitService(json::Document& service, const ObjectReader& reader) {
   auto& a = service.GetAllocator();
   json::Value& spec = json::Child(service, "spec", a);

@@ -77,6 +77,10 @@ void DefaultService(api::json::Document& service);
 //! LoadBalancer Service that names none. A cluster IP or node port given that is taken, or
 //! outside its range, is a 422 as upstream words it.
 std::optional<Error> AdmitService(api::json::Document& service, const ObjectReader& reader);
+//! Upstream's patchAllocatedValues: an update (a `kubectl replace` of the Service as written)
+//! that leaves out spec.clusterIP keeps the allocated one (and clusterIPs), and a port without a
+//! nodePort keeps the one its port number and protocol had, when both versions need them.
+void KeepAllocatedServiceValues(api::json::Document& service, const api::json::Value& old);
 //! A PriorityClass's value is required; names starting "system-" may exceed 1e9.
 std::vector<Cause> ValidatePriorityClass(const api::json::Value& pc, const Object* old);
 

@@ -276,6 +276,7 @@ std::optional<Error> MemoryStore::PrepareLocked(const ResourceType& stored, json
                                                 const json::Value* old_doc, std::string_view name,
                                                 std::shared_ptr<void>& view, bool admit) {
   if (stored.default_fields) stored.default_fields(doc);
+  if (old_doc != nullptr && stored.prepare_update) stored.prepare_update(doc, *old_doc);
   if (admit && old == nullptr && stored.admit) {
     // Reads without locking: mu_ is held by this thread for the whole write.
     class Reader final : public ObjectReader {

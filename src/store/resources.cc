@@ -280,6 +280,7 @@ std::vector<ResourceType> StoredAsWritten() {
   // Services get their defaults and what the registry allocates (cluster IP, node ports).
   out.front().default_fields = DefaultService;
   out.front().admit = AdmitService;
+  out.front().prepare_update = KeepAllocatedServiceValues;
   return out;
 }
 

@@ -139,6 +139,10 @@ struct ResourceType {
   //! Fills in what the API server defaults (spec.schedulerName, ...), in place, before
   //! validation. May be empty.
   std::function<void(api::json::Document& object)> default_fields;
+  //! On update, before validation: what the registry carries over from the stored version `old`
+  //! that the new body left out (Services: the allocated cluster IPs and node ports, as upstream's
+  //! patchAllocatedValues). May be empty.
+  std::function<void(api::json::Document& object, const api::json::Value& old)> prepare_update;
   //! Checks a defaulted object; causes for a 422. `old` is the stored version on update, null on
   //! create. May be empty.
   std::function<std::vector<Cause>(const api::json::Value& object, const Object* old)> validate;

@@ -147,6 +147,30 @@ TEST_F(StoreTest, ServicesAreDefaultedAndGetClusterIpsAndNodePorts) {
   EXPECT_EQ(Field(*reused, "spec.clusterIP"), "10.96.0.2");
 }
 
+// A Service replaced as written (kubectl replace -f svc.yaml: no clusterIP, no nodePort) keeps
+// what was allocated, as upstream's patchAllocatedValues carries it over.
+TEST_F(StoreTest, AServiceUpdateThatLeavesOutItsAllocationsKeepsThem) {
+  const ResourceType& services = R("", "services");
+  const char* body = R"({"metadata":{"name":"web"},"spec":{"type":"NodePort","ports":[{"port":80},{"port":53,
+      "protocol":"UDP"}]}})";
+  auto created = MustCreate(services, "default", body);
+  ASSERT_NE(created, nullptr);
+  const std::string ip = Field(*created, "spec.clusterIP");
+  const std::string tcp = Field(*created, "spec.ports.0.nodePort"), udp = Field(*created, "spec.ports.1.nodePort");
+  ASSERT_NE(ip, "<none>");
+  ASSERT_NE(tcp, "<none>");
+  // The ports in another order: each keeps its own node port.
+  auto updated = store->Update(services, "default", "web",
+                               Doc(R"({"metadata":{"name":"web"},"spec":{"type":"NodePort","ports":[{"port":53,
+                                   "protocol":"UDP"},{"port":80}]}})"),
+                               {});
+  ASSERT_TRUE(updated.has_value()) << updated.error().message;
+  EXPECT_EQ(Field(**updated, "spec.clusterIP"), ip);
+  EXPECT_EQ(Field(**updated, "spec.clusterIPs.0"), ip);
+  EXPECT_EQ(Field(**updated, "spec.ports.0.nodePort"), udp);
+  EXPECT_EQ(Field(**updated, "spec.ports.1.nodePort"), tcp);
+}
+
 TEST_F(StoreTest, GenerateNameUsesUpstreamAlphabet) {
   auto pod = MustCreate(Pods(), "default",
                         R"({"metadata":{"generateName":"web-"},"spec":{"containers":[{"name":"c","image":"i"}]}})");
