@@ -25,8 +25,9 @@ constexpr int kExitFailure = 1;
 
 // The resource serving objects of `api_version` and `kind`, or null.
 const store::ResourceType* ResourceOf(const store::Store& store, std::string_view api_version, std::string_view kind) {
-  for (const store::ResourceType* t : store.Resources()) {
-    if (t->GroupVersion() == api_version && t->kind == kind && t->stored_as == nullptr) return t;
+  // Served resources: custom resources too, once the manifests' CRDs before them are created.
+  for (const store::ResourceType* t : store.ServedResources()) {
+    if (t->GroupVersion() == api_version && t->kind == kind) return t;
   }
   return nullptr;
 }

@@ -23,8 +23,16 @@ HttpResponse JsonResponse(int status, std::string body, std::string content_type
   return r;
 }
 
-ApiHandler::ApiHandler(store::Store& store, ApiHandlerOptions options)
-    : store_(store), options_(std::move(options)), discovery_(store.Resources()), openapi_(discovery_) {}
+ApiHandler::ApiHandler(store::Store& store, ApiHandlerOptions options) : store_(store), options_(std::move(options)) {}
+
+std::shared_ptr<const ApiHandler::ApiDocuments> ApiHandler::Documents() const {
+  const uint64_t generation = store_.ServedResourcesGeneration();
+  std::lock_guard lock(documents_mu_);
+  if (!documents_ || documents_->generation != generation) {
+    documents_ = std::make_shared<const ApiDocuments>(generation, store_.ServedResources());
+  }
+  return documents_;
+}
 
 HttpResponse ApiHandler::Handle(const HttpRequest& request) {
   if (stopping_.load()) return ErrorResponse(ServiceUnavailable("the server is shutting down"));
@@ -90,12 +98,12 @@ HttpResponse ApiHandler::HandleNonResource(const HttpRequest& request, bool& han
   }
   if (path == "/openapi/v3" || path == "/openapi/v3/") {
     if (!read) return ErrorResponse(MethodNotAllowed(request.method, "", ""));
-    return JsonResponse(200, openapi_.Index());
+    return JsonResponse(200, Documents()->openapi.Index());
   }
   if (path.starts_with("/openapi/v3/")) {
     if (!read) return ErrorResponse(MethodNotAllowed(request.method, "", ""));
     std::optional<std::string> doc =
-        openapi_.Document(std::string_view(path).substr(std::string_view("/openapi/v3/").size()));
+        Documents()->openapi.Document(std::string_view(path).substr(std::string_view("/openapi/v3/").size()));
     if (!doc) return ErrorResponse(PathNotFound());
     return JsonResponse(200, std::move(*doc));
   }
@@ -105,7 +113,7 @@ HttpResponse ApiHandler::HandleNonResource(const HttpRequest& request, bool& han
     w.Key("paths");
     w.StartArray();
     std::vector<std::string> paths = {"/api", "/api/v1", "/apis"};
-    for (const std::string& gv : discovery_.GroupVersions()) {
+    for (const std::string& gv : Documents()->discovery.GroupVersions()) {
       if (gv.find('/') == std::string::npos) continue;
       paths.push_back("/apis/" + gv.substr(0, gv.find('/')));
       paths.push_back("/apis/" + gv);
@@ -125,23 +133,25 @@ HttpResponse ApiHandler::HandleDiscovery(const HttpRequest& request, const Reque
   if (request.method != "GET" && request.method != "HEAD") {
     return ErrorResponse(MethodNotAllowed(request.method, info.group, ""));
   }
+  const std::shared_ptr<const ApiDocuments> documents = Documents();
+  const Discovery& discovery = documents->discovery;
   switch (info.kind) {
     case PathKind::kLegacyRoot:
     case PathKind::kGroupsRoot: {
       const bool core = info.kind == PathKind::kLegacyRoot;
       DiscoveryOutput out = NegotiateDiscovery(request.accept);
       if (out.format != DiscoveryFormat::kLegacy) {
-        return JsonResponse(200, discovery_.Aggregated(core, out.format), out.content_type);
+        return JsonResponse(200, discovery.Aggregated(core, out.format), out.content_type);
       }
-      return JsonResponse(200, core ? discovery_.LegacyRoot(options_.server_address) : discovery_.GroupList());
+      return JsonResponse(200, core ? discovery.LegacyRoot(options_.server_address) : discovery.GroupList());
     }
     case PathKind::kGroup: {
-      std::optional<std::string> doc = discovery_.Group(info.group);
+      std::optional<std::string> doc = discovery.Group(info.group);
       if (!doc) return ErrorResponse(PathNotFound());
       return JsonResponse(200, std::move(*doc));
     }
     case PathKind::kGroupVersion: {
-      std::optional<std::string> doc = discovery_.ResourceList(info.group, info.version);
+      std::optional<std::string> doc = discovery.ResourceList(info.group, info.version);
       if (!doc) return ErrorResponse(PathNotFound());
       return JsonResponse(200, std::move(*doc));
     }
@@ -165,8 +175,8 @@ HttpResponse ApiHandler::HandleResource(const HttpRequest& request, const Reques
     if (!answer) return ErrorResponse(BadRequest(answer.error()));
     return JsonResponse(201, std::move(*answer));
   }
-  const store::ResourceType* type = store_.FindResource(info.group, info.resource);
-  if (type == nullptr || type->version != info.version) return ErrorResponse(PathNotFound());
+  const store::ResourceType* type = store_.FindServedResource(info.group, info.version, info.resource);
+  if (type == nullptr) return ErrorResponse(PathNotFound());
   // A cluster-scoped resource has no namespaced path; a namespaced one is reached without a
   // namespace only to list or watch across every namespace.
   if (info.namespaced_path && !type->namespaced) return ErrorResponse(PathNotFound());

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -82,10 +83,21 @@ class ApiHandler final : public Handler {
   HttpResponse Eviction(const HttpRequest& request, const Target& target);
   HttpResponse Scale(const HttpRequest& request, const Target& target);
 
+  // Discovery and OpenAPI for the resources served now: rebuilt when the store's served
+  // resources change (a CustomResourceDefinition was created, changed or deleted).
+  struct ApiDocuments {
+    ApiDocuments(uint64_t generation, std::vector<const store::ResourceType*> types)
+        : generation(generation), discovery(std::move(types)), openapi(discovery) {}
+    uint64_t generation;
+    Discovery discovery;
+    OpenApi openapi;
+  };
+  std::shared_ptr<const ApiDocuments> Documents() const;
+
   store::Store& store_;
   ApiHandlerOptions options_;
-  Discovery discovery_;
-  OpenApi openapi_;
+  mutable std::mutex documents_mu_;
+  mutable std::shared_ptr<const ApiDocuments> documents_;  // guarded by documents_mu_
   std::atomic<bool> stopping_{false};
 };
 

@@ -70,7 +70,7 @@ void DropUnknownAndDuplicateFields(api::json::Value& body, api::json::Allocator&
                                    const std::vector<FieldProblem>& problems) {
   bool marked = false;
   for (const FieldProblem& p : problems) {
-    if (p.kind == FieldProblem::Kind::kType) continue;
+    if (p.kind == FieldProblem::Kind::kType || p.at.empty()) continue;
     uint32_t index = 0;
     api::json::Value* parent = ParentOf(body, p.at, index);
     if (parent == nullptr) continue;
@@ -100,8 +100,18 @@ std::expected<FieldValidation, ApiError> ParseFieldValidation(std::string_view v
       BadRequest(fmt::format("fieldValidation must be one of Ignore, Warn or Strict, got \"{}\"", value)));
 }
 
-std::vector<FieldProblem> CheckObjectFields(std::string_view kind, const api::json::Value& body, bool patch) {
+std::vector<FieldProblem> CheckObjectFields(const store::ResourceType& type, const api::json::Value& body, bool patch) {
   std::vector<FieldProblem> out;
+  if (type.unknown_fields) {
+    // A custom resource: what pruning to its CRD's schema would remove (the store prunes it). A
+    // patch is checked as the patched object, which the store prunes.
+    if (patch) return out;
+    for (std::string& path : type.unknown_fields(body)) {
+      out.push_back({FieldProblem::Kind::kUnknown, path, fmt::format("unknown field \"{}\"", path), {}});
+    }
+    return out;
+  }
+  const std::string_view kind = type.kind;
   if (!api::HasFieldSchema(kind)) return out;
   std::vector<api::FieldIssue> issues;
   if (patch) {

@@ -11,6 +11,7 @@
 #include "api/json.h"
 #include "api/yaml.h"
 #include "server/status.h"
+#include "store/store.h"
 
 namespace kubesched::server {
 
@@ -29,10 +30,11 @@ struct FieldProblem {
   api::yaml::SourcePath at;  //!< the member's key in the checked body
 };
 
-//! The schema check over a decoded body of `kind`. `patch`: the body is a merge or strategic
-//! merge patch (keys starting with '$' are patch directives, null deletes a field), so only
-//! unknown and duplicate fields count. Kinds without a schema yield nothing.
-std::vector<FieldProblem> CheckObjectFields(std::string_view kind, const api::json::Value& body, bool patch);
+//! The schema check over a decoded body of `type`'s kind. `patch`: the body is a merge or
+//! strategic merge patch (keys starting with '$' are patch directives, null deletes a field), so
+//! only unknown and duplicate fields count. Kinds without a schema yield nothing; custom
+//! resources yield the fields their CRD's schema does not declare (whole objects only; `at` empty).
+std::vector<FieldProblem> CheckObjectFields(const store::ResourceType& type, const api::json::Value& body, bool patch);
 
 //! Applies `mode` to the problems: a value of the wrong type fails in every mode with upstream's
 //! 400 (`<Kind> in version "<v>" cannot be handled as a <Kind>: spec.replicas: expected an

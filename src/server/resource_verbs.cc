@@ -49,7 +49,7 @@ std::expected<std::vector<std::string>, ApiError> ValidatePatchFields(const Http
   auto mode = ParseFieldValidation(request.Query("fieldValidation"));
   if (!mode) return std::unexpected(mode.error());
   if (*mode == FieldValidation::kIgnore) return std::vector<std::string>{};
-  return ApplyFieldValidation(*mode, type.kind, type.version, CheckObjectFields(type.kind, patch, true));
+  return ApplyFieldValidation(*mode, type.kind, type.version, CheckObjectFields(type, patch, true));
 }
 
 // The same for a whole object, which under Warn and Ignore then loses its unknown fields (and
@@ -59,7 +59,7 @@ std::expected<std::vector<std::string>, ApiError> ValidateObjectFields(const Htt
                                                                        api::json::Document& body) {
   auto mode = ParseFieldValidation(request.Query("fieldValidation"));
   if (!mode) return std::unexpected(mode.error());
-  std::vector<FieldProblem> problems = CheckObjectFields(type.kind, body, false);
+  std::vector<FieldProblem> problems = CheckObjectFields(type, body, false);
   auto warnings = ApplyFieldValidation(*mode, type.kind, type.version, problems);
   if (warnings) DropUnknownAndDuplicateFields(body, body.GetAllocator(), problems);
   return warnings;
@@ -231,11 +231,18 @@ HttpResponse ApiHandler::Patch(const HttpRequest& request, const Target& target)
   }
   // The patched object as upstream's decoder takes it: a field of the wrong type refused (in
   // every mode), unknown fields and duplicate keys dropped (the patch's own were reported above).
-  const store::Store::PatchDecoder decode = [&target](api::json::Document& doc) -> store::Result<void> {
-    std::vector<FieldProblem> problems = CheckObjectFields(target.type.kind, doc, false);
+  // A custom resource's patch is checked as the patched object (pruning finds its unknown fields,
+  // as upstream's), under the request's fieldValidation.
+  auto mode = ParseFieldValidation(request.Query("fieldValidation"));
+  if (!mode) return ErrorResponse(mode.error());
+  const FieldValidation patched_mode = target.type.unknown_fields ? *mode : FieldValidation::kIgnore;
+  const store::Store::PatchDecoder decode = [&target, &warnings,
+                                             patched_mode](api::json::Document& doc) -> store::Result<void> {
+    std::vector<FieldProblem> problems = CheckObjectFields(target.type, doc, false);
     if (problems.empty()) return {};
-    auto checked = ApplyFieldValidation(FieldValidation::kIgnore, target.type.kind, target.type.version, problems);
+    auto checked = ApplyFieldValidation(patched_mode, target.type.kind, target.type.version, problems);
     if (!checked) return std::unexpected(store::BadRequest(checked.error().message));
+    warnings.insert(warnings.end(), checked->begin(), checked->end());
     DropUnknownAndDuplicateFields(doc, doc.GetAllocator(), problems);
     return {};
   };

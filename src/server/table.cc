@@ -32,6 +32,90 @@ void WriteCell(JsonWriter& w, const Cell& cell) {
   }
 }
 
+// The first value a JSONPath of the simple form CRD printer columns use selects (".a.b",
+// ".a[0].b", ".a[*].b", ".a[?(@.type==\"Ready\")].status", optionally in braces), or null.
+const api::json::Value* FirstJsonPathValue(const api::json::Value& root, std::string_view path) {
+  if (path.starts_with("{") && path.ends_with("}")) path = path.substr(1, path.size() - 2);
+  const api::json::Value* at = &root;
+  size_t i = 0;
+  while (i < path.size() && at != nullptr) {
+    if (path[i] == '.') {
+      ++i;
+      size_t end = i;
+      while (end < path.size() && path[end] != '.' && path[end] != '[') ++end;
+      if (end == i) return nullptr;
+      at = api::json::Find(*at, path.substr(i, end - i));
+      i = end;
+    } else if (path[i] == '[') {
+      const size_t close = path.find(']', i);
+      if (close == std::string_view::npos || !at->IsArray()) return nullptr;
+      std::string_view inside = path.substr(i + 1, close - i - 1);
+      i = close + 1;
+      if (inside == "*") {
+        at = at->Empty() ? nullptr : &(*at)[0];
+      } else if (inside.starts_with("?(@.") && inside.ends_with(")")) {
+        // [?(@.key=="value")]: the first element whose key has that value.
+        std::string_view cond = inside.substr(4, inside.size() - 5);
+        const size_t eq = cond.find("==");
+        if (eq == std::string_view::npos) return nullptr;
+        std::string_view key = cond.substr(0, eq);
+        std::string_view want = cond.substr(eq + 2);
+        if (want.size() >= 2 && (want.front() == '"' || want.front() == '\'') && want.back() == want.front()) {
+          want = want.substr(1, want.size() - 2);
+        }
+        const api::json::Value* found = nullptr;
+        for (const auto& e : at->GetArray()) {
+          if (api::json::GetString(e, key) == want) {
+            found = &e;
+            break;
+          }
+        }
+        at = found;
+      } else {
+        size_t index = 0;
+        for (char c : inside) {
+          if (c < '0' || c > '9') return nullptr;
+          index = index * 10 + static_cast<size_t>(c - '0');
+        }
+        at = index < at->Size() ? &(*at)[static_cast<rapidjson::SizeType>(index)] : nullptr;
+      }
+    } else {
+      return nullptr;
+    }
+  }
+  return at;
+}
+
+// A custom resource's cell (apiextensions' tableconvertor): strings as printed, integers and
+// booleans typed, dates as ages; a value that is absent or of another type is null.
+void WriteCustomCell(JsonWriter& w, const store::ColumnDefinition& column, const api::json::Value* v, int64_t now_ns) {
+  if (v == nullptr || v->IsNull()) {
+    w.Null();
+  } else if (column.type == "date") {
+    if (v->IsString()) {
+      w.String(TranslateTimestampSince(api::json::View(*v), now_ns));
+    } else {
+      w.Null();
+    }
+  } else if (column.type == "integer") {
+    if (v->IsInt64()) {
+      w.Int(v->GetInt64());
+    } else {
+      w.Null();
+    }
+  } else if (column.type == "boolean") {
+    if (v->IsBool()) {
+      w.Bool(v->GetBool());
+    } else {
+      w.Null();
+    }
+  } else if (v->IsString()) {
+    w.String(api::json::View(*v));
+  } else {
+    w.String(api::json::Encode(*v));
+  }
+}
+
 }  // namespace
 
 void WriteListMeta(JsonWriter& w, const ListMeta& meta) {
@@ -43,8 +127,80 @@ void WriteListMeta(JsonWriter& w, const ListMeta& meta) {
   w.EndObject();
 }
 
+namespace {
+
+void WriteRowObject(JsonWriter& w, const api::json::Document& doc, const store::Object& object,
+                    const TableOptions& options) {
+  switch (options.include) {
+    case IncludeObject::kNone:
+      break;
+    case IncludeObject::kMetadata:
+      w.Key("object");
+      WritePartial(w, doc, options.meta_version);
+      break;
+    case IncludeObject::kObject:
+      w.MemberRaw("object", object.json);
+      break;
+  }
+}
+
+// A custom resource's Table: NAME, then its CRD's columns.
+std::string EncodeCustomTable(const store::ResourceType& type, const std::vector<store::ObjectPtr>& objects,
+                              const ListMeta& meta, const TableOptions& options) {
+  JsonWriter w;
+  w.StartObject();
+  w.Member("kind", "Table");
+  w.Member("apiVersion", "meta.k8s.io/" + options.meta_version);
+  WriteListMeta(w, meta);
+  w.Key("columnDefinitions");
+  w.StartArray();
+  if (!options.no_headers) {
+    auto column = [&](std::string_view name, std::string_view t, std::string_view format, std::string_view description,
+                      int priority) {
+      w.StartObject();
+      w.Member("name", name);
+      w.Member("type", t);
+      w.Member("format", format);
+      w.Member("description", description);
+      w.MemberInt("priority", priority);
+      w.EndObject();
+    };
+    column("Name", "string", "name",
+           "Name must be unique within a namespace. It is required when creating resources, although some resources "
+           "may allow a client to request the generation of an appropriate name automatically. Name is primarily "
+           "intended for creation idempotence and configuration definition. Cannot be updated. More info: "
+           "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+           0);
+    for (const store::ColumnDefinition& c : type.columns) column(c.name, c.type, c.format, c.description, c.priority);
+  }
+  w.EndArray();
+  w.Key("rows");
+  w.StartArray();
+  for (const store::ObjectPtr& object : objects) {
+    api::json::Document doc;
+    if (!api::json::Parse(object->json, doc)) continue;
+    w.StartObject();
+    w.Key("cells");
+    w.StartArray();
+    const api::json::Value* m = api::json::Find(doc, "metadata");
+    w.String(m ? api::json::GetString(*m, "name") : std::string_view());
+    for (const store::ColumnDefinition& c : type.columns) {
+      WriteCustomCell(w, c, FirstJsonPathValue(doc, c.json_path), options.now_ns);
+    }
+    w.EndArray();
+    WriteRowObject(w, doc, *object, options);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return w.Take();
+}
+
+}  // namespace
+
 std::string EncodeTable(const store::ResourceType& type, const std::vector<store::ObjectPtr>& objects,
                         const ListMeta& meta, const TableOptions& options) {
+  if (!type.columns.empty()) return EncodeCustomTable(type, objects, meta, options);
   const Printer& printer = PrinterFor(type);
   JsonWriter w;
   w.StartObject();
@@ -91,17 +247,7 @@ std::string EncodeTable(const store::ResourceType& type, const std::vector<store
         w.EndArray();
       }
     }
-    switch (options.include) {
-      case IncludeObject::kNone:
-        break;
-      case IncludeObject::kMetadata:
-        w.Key("object");
-        WritePartial(w, doc, options.meta_version);
-        break;
-      case IncludeObject::kObject:
-        w.MemberRaw("object", object->json);
-        break;
-    }
+    WriteRowObject(w, doc, *object, options);
     w.EndObject();
   }
   w.EndArray();

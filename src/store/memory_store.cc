@@ -106,7 +106,41 @@ const ResourceType* MemoryStore::FindResource(std::string_view group, std::strin
   for (const ResourceType* t : types_) {
     if (t->group == group && t->resource == resource) return t;
   }
-  return nullptr;
+  return custom_.Find(group, resource);
+}
+
+std::vector<const ResourceType*> MemoryStore::ServedResources() const {
+  std::vector<const ResourceType*> out = types_;
+  std::vector<const ResourceType*> custom = custom_.Served();
+  out.insert(out.end(), custom.begin(), custom.end());
+  return out;
+}
+
+const ResourceType* MemoryStore::FindServedResource(std::string_view group, std::string_view version,
+                                                    std::string_view resource) const {
+  for (const ResourceType* t : types_) {
+    if (t->group == group && t->resource == resource) return t->version == version ? t : nullptr;
+  }
+  return custom_.Find(group, version, resource);
+}
+
+std::vector<const ResourceType*> MemoryStore::StorageTypes() const {
+  std::vector<const ResourceType*> out;
+  for (const ResourceType* t : types_) {
+    if (!t->stored_as) out.push_back(t);
+  }
+  std::vector<const ResourceType*> custom = custom_.StorageTypes();
+  out.insert(out.end(), custom.begin(), custom.end());
+  return out;
+}
+
+void MemoryStore::DefinitionChanged(const json::Value& object, bool deleted) {
+  if (deleted) {
+    const json::Value* meta = json::Find(object, "metadata");
+    custom_.Undefine(meta ? json::GetString(*meta, "name") : std::string_view());
+  } else {
+    custom_.Define(object);
+  }
 }
 
 const ResourceType* MemoryStore::FindStoredLocked(std::string_view group, std::string_view resource) const {
@@ -132,6 +166,13 @@ uint64_t MemoryStore::ResourceVersion() const {
 void MemoryStore::CommitLocked(WatchEvent event) {
   std::shared_ptr<const json::Document> parsed = std::move(event.parsed);
   event.parsed = nullptr;
+  if (event.object->type->defines_custom_resources) {
+    if (parsed) {
+      DefinitionChanged(*parsed, event.type == EventType::kDeleted);
+    } else {
+      DefinitionChanged(ParseObject(*event.object), event.type == EventType::kDeleted);
+    }
+  }
   if (options_.compact_before && options_.compact_before(event)) {
     for (auto& w : watchers_) w->Close("injected compaction");
     history_.clear();
@@ -786,8 +827,8 @@ Result<ObjectPtr> MemoryStore::DeleteLocked(const ResourceType& stored, std::str
     if (IsProtectedNamespace(name))
       return std::unexpected(Forbidden(stored, name, "this namespace may not be deleted"));
     // The namespace controller's work, done at once: everything in it goes, then the namespace.
-    for (const ResourceType* t : types_) {
-      if (!t->namespaced || t->stored_as) continue;
+    for (const ResourceType* t : StorageTypes()) {
+      if (!t->namespaced) continue;
       std::vector<ObjectPtr> inside;
       for (const auto& [key, obj] : ObjectsLocked(*t)) {
         if (key.first == name) inside.push_back(obj);
@@ -819,7 +860,17 @@ Result<ObjectPtr> MemoryStore::DeleteLocked(const ResourceType& stored, std::str
     const int64_t current_grace = GetInt(meta, "deletionGracePeriodSeconds").value_or(0);
     if (grace >= current_grace && !(grace == 0 && current_grace == 0 && !finalizers)) return current;
   }
-  if (grace == 0 && !finalizers) return RemoveLocked(current);
+  if (grace == 0 && !finalizers) {
+    if (stored.defines_custom_resources) {
+      // Upstream's customresourcecleanup finalizer: the custom resources go first, then the CRD.
+      if (const ResourceType* custom = custom_.StorageOf(name)) {
+        std::vector<ObjectPtr> instances;
+        for (const auto& [key, obj] : ObjectsLocked(*custom)) instances.push_back(obj);
+        for (const auto& obj : instances) RemoveLocked(obj);
+      }
+    }
+    return RemoveLocked(current);
+  }
   json::Set(meta, "deletionTimestamp", json::MakeString(api::FormatRFC3339(now + grace * util::kNanosPerSecond), a), a);
   json::Set(meta, "deletionGracePeriodSeconds", json::Value(grace), a);
   json::Remove(meta, "resourceVersion");

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "api/workloads.h"
+#include "store/custom_resources.h"
 #include "store/journal.h"
 #include "store/selectors.h"
 #include "store/store.h"
@@ -30,6 +31,10 @@ class MemoryStore final : public Store {
 
   const std::vector<const ResourceType*>& Resources() const override { return types_; }
   const ResourceType* FindResource(std::string_view group, std::string_view resource) const override;
+  std::vector<const ResourceType*> ServedResources() const override;
+  uint64_t ServedResourcesGeneration() const override { return custom_.Generation(); }
+  const ResourceType* FindServedResource(std::string_view group, std::string_view version,
+                                         std::string_view resource) const override;
   Result<ObjectPtr> Create(const ResourceType& type, std::string_view namespace_, api::json::Document body) override;
   Result<ObjectPtr> Restore(const ResourceType& type, std::string_view namespace_, api::json::Document body) override;
   Result<ObjectPtr> Get(const ResourceType& type, std::string_view namespace_, std::string_view name) const override;
@@ -77,6 +82,11 @@ class MemoryStore final : public Store {
   const ResourceType* FindStoredLocked(std::string_view group, std::string_view resource) const;
   //! The resource that stores objects of `object`'s apiVersion and kind, or null.
   const ResourceType* StoredTypeOf(const api::json::Value& object) const;
+  //! Every storage resource: the built-in ones, then each custom resource's.
+  std::vector<const ResourceType*> StorageTypes() const;
+  //! After a change of a CustomResourceDefinition (`event`, or a replayed or loaded version of
+  //! one: `object` its JSON, `deleted` whether it is gone): serve what it defines now.
+  void DefinitionChanged(const api::json::Value& object, bool deleted);
   //! Records a change: history, watchers, the observers' queue, and waiters on a resourceVersion.
   //! `event.parsed` goes to the observers only.
   void CommitLocked(WatchEvent event);
@@ -124,6 +134,8 @@ class MemoryStore final : public Store {
   const util::Clock& clock_;
   const StoreOptions options_;
   std::vector<const ResourceType*> types_;
+  //! The custom resources the stored CRDs define (its own lock, taken after mu_).
+  CustomResources custom_{types_};
 
   mutable std::mutex mu_;                  // guards the members below up to observers_mu_
   mutable std::condition_variable rv_cv_;  // signalled on every commit (waits for a resourceVersion)

@@ -2,6 +2,7 @@
 //   {"kind":"KubeschedStoreState","resourceVersion":"N","objects":[{...},...]}
 // with each object exactly as stored (its apiVersion and kind say which resource it is); and
 // OpenState / CloseState: that snapshot kept current by the journal (store/journal.h).
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -56,14 +57,16 @@ const ResourceType* MemoryStore::StoredTypeOf(const json::Value& object) const {
   for (const ResourceType* t : types_) {
     if (!t->stored_as && t->GroupVersion() == api_version && t->kind == kind) return t;
   }
-  return nullptr;
+  const size_t slash = api_version.rfind('/');
+  if (slash == std::string_view::npos) return nullptr;
+  return custom_.StorageForKind(api_version.substr(0, slash), kind);
 }
 
 std::string MemoryStore::StateTextLocked() const {
   std::string out = fmt::format("{{\"kind\":\"{}\",\"resourceVersion\":\"{}\",\"objects\":[", kStateKind, rv_);
   bool first = true;
-  for (const ResourceType* t : types_) {
-    if (t->stored_as) continue;
+  // CRDs come before their custom resources, so a load defines each before its objects.
+  for (const ResourceType* t : StorageTypes()) {
     auto it = objects_.find(t);
     if (it == objects_.end()) continue;
     for (const auto& [key, obj] : it->second) {
@@ -114,6 +117,7 @@ Result<void> MemoryStore::LoadState(const std::string& path) {
     return std::unexpected(BadRequest(fmt::format("{}: objects missing", path)));
   }
   std::unordered_map<const ResourceType*, Objects> loaded;
+  std::vector<std::string> loaded_definitions;
   uint64_t max_rv = *saved_rv;
   for (auto& v : objects->GetArray()) {
     const std::string_view kind = json::GetString(v, "kind");
@@ -128,8 +132,16 @@ Result<void> MemoryStore::LoadState(const std::string& path) {
     auto rv = meta ? ParseStoredVersion(json::GetString(*meta, "resourceVersion")) : std::nullopt;
     if (!rv) return std::unexpected(BadRequest(fmt::format("{}: {} without a resourceVersion", path, kind)));
     max_rv = std::max(max_rv, *rv);
+    if (type->defines_custom_resources) {
+      DefinitionChanged(one, /*deleted=*/false);
+      loaded_definitions.emplace_back(json::GetString(*json::Find(one, "metadata"), "name"));
+    }
     ObjectPtr obj = MakeObject(*type, one, *rv);
     loaded[type][Key(obj->namespace_, obj->name)] = obj;
+  }
+  // CRDs the store had and the state has not serve nothing now.
+  for (const std::string& name : custom_.DefinedNames()) {
+    if (std::ranges::find(loaded_definitions, name) == loaded_definitions.end()) custom_.Undefine(name);
   }
   std::lock_guard lock(mu_);
   objects_ = std::move(loaded);
@@ -167,6 +179,7 @@ Result<void> MemoryStore::OpenState(const std::string& path) {
       if (*rv <= snapshot_rv)
         return {};  // the snapshot has it (a crash after the snapshot, before the journal was emptied)
       last_rv = std::max(last_rv, *rv);
+      if (t->defines_custom_resources) DefinitionChanged(doc, type == EventType::kDeleted);
       ObjectPtr obj = MakeObject(*t, doc, *rv);
       std::lock_guard lock(mu_);
       if (type == EventType::kDeleted) {

@@ -1,6 +1,7 @@
 #include "store/resources.h"
 
 #include "api/names.h"
+#include "store/custom_resources.h"
 #include "store/event_conversion.h"
 #include "store/kind_defaults.h"
 #include "store/kind_hooks.h"
@@ -255,15 +256,6 @@ std::vector<ResourceType> StoredAsWritten() {
        {},
        {"api-extensions"},
        {}},
-      {"apiextensions.k8s.io",
-       "v1",
-       "customresourcedefinitions",
-       "CustomResourceDefinition",
-       "customresourcedefinition",
-       false,
-       {"crd", "crds"},
-       {"api-extensions"},
-       {"status"}},
       {"apiregistration.k8s.io",
        "v1",
        "apiservices",
@@ -328,8 +320,10 @@ struct Registry {
                                           &roles,
                                           &role_bindings};
   std::vector<ResourceType> stored_as_written = StoredAsWritten();
+  ResourceType custom_resource_definitions = CustomResourceDefinitions();
   Registry() {
     for (const ResourceType& t : stored_as_written) all.push_back(&t);
+    all.push_back(&custom_resource_definitions);
   }
 };
 

@@ -120,6 +120,17 @@ class ObjectReader {
                                       std::string_view namespace_) const = 0;
 };
 
+//! A column `kubectl get` shows for a custom resource (a CRD version's additionalPrinterColumns
+//! entry): each object's cell is the value at json_path.
+struct ColumnDefinition {
+  std::string name;
+  std::string type;  //!< "string", "integer", "number", "boolean", "date"
+  std::string format;
+  std::string description;
+  std::string json_path;  //!< ".spec.replicas", ".status.conditions[?(@.type==\"Ready\")].status"
+  int priority = 0;
+};
+
 //! One resource the store serves (pods, nodes, apps/v1 deployments, ...), with what discovery
 //! publishes about it and the hooks that give the kind its behaviour.
 struct ResourceType {
@@ -183,6 +194,16 @@ struct ResourceType {
   //! stored objects (pods: spec.priority from their PriorityClass). Runs under the store's lock:
   //! `reader` is the only way it may read the store. An error rejects the write. May be empty.
   std::function<std::optional<Error>(api::json::Document& object, const ObjectReader& reader)> admit;
+
+  //! Custom resources: the paths of the fields of `object` its schema does not declare (what the
+  //! store's pruning removes), for the API's field validation. Empty for other kinds.
+  std::function<std::vector<std::string>(const api::json::Value& object)> unknown_fields;
+  //! Custom resources: the Table columns after NAME (the CRD's additionalPrinterColumns, else AGE).
+  //! Empty for other kinds, whose columns are the API server's printers'.
+  std::vector<ColumnDefinition> columns;
+  //! CustomResourceDefinitions: a stored object of this kind defines custom resources, which the
+  //! store serves while it exists (store/custom_resources.h).
+  bool defines_custom_resources = false;
 
   //! Objects that exist from the start (JSON texts): the built-in namespaces and PriorityClasses.
   std::vector<std::string> initial_objects;
@@ -324,8 +345,20 @@ class Store {
 
   //! The resources served, in discovery order.
   virtual const std::vector<const ResourceType*>& Resources() const = 0;
-  //! The resource with this group and plural name (version-agnostic), or null.
+  //! The resource with this group and plural name (version-agnostic), or null. Custom resources
+  //! included (their storage version's served type).
   virtual const ResourceType* FindResource(std::string_view group, std::string_view resource) const = 0;
+  //! Every resource served now: Resources() and, after them, each served version of the custom
+  //! resources the stored CustomResourceDefinitions define.
+  virtual std::vector<const ResourceType*> ServedResources() const { return Resources(); }
+  //! Changes whenever ServedResources() does (discovery is rebuilt then).
+  virtual uint64_t ServedResourcesGeneration() const { return 0; }
+  //! The served resource of this group, version and plural name, or null.
+  virtual const ResourceType* FindServedResource(std::string_view group, std::string_view version,
+                                                 std::string_view resource) const {
+    const ResourceType* t = FindResource(group, resource);
+    return t && t->version == version ? t : nullptr;
+  }
 
   //! Creates the object (namespace from the body or `namespace_`; generateName honoured; uid,
   //! creationTimestamp, resourceVersion, generation set; defaulted; validated).

@@ -562,5 +562,70 @@ TEST_F(ApiserverE2E, ManifestsAtStart) {
   fs::remove_all(dir);
 }
 
+// CustomResourceDefinitions as a project ships them (scheduler-plugins' PodGroup and
+// ElasticQuota, tests/data/third_party/README.md): applied with kubectl's default validation, they
+// are established and their custom resources are created, listed with the CRD's printer columns,
+// reached by short name, watched, validated against the CRD's schema (unknown fields refused under
+// kubectl's Strict, wrong types a 422) and deleted with the CRD.
+TEST_F(ApiserverE2E, CustomResourcesOfRealCrds) {
+  ApiServer server;
+  ASSERT_FALSE(server.Url().empty()) << server.ServerLog();
+  const std::string dir = SourcePath("tests/data/third_party/scheduler-plugins/");
+  for (const char* file : {"scheduling.x-k8s.io_podgroups.yaml", "scheduling.x-k8s.io_elasticquotas.yaml"}) {
+    RunResult applied = server.Kubectl({"apply", "-f", dir + file});
+    ASSERT_OK(applied);
+    EXPECT_EQ(applied.err, "");
+  }
+  ASSERT_OK(server.Kubectl({"wait", "--for", "condition=established", "--timeout=10s",
+                            "crd/podgroups.scheduling.x-k8s.io", "crd/elasticquotas.scheduling.x-k8s.io"}));
+  ASSERT_OK(server.Kubectl({"apply", "-f", "-"}, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: test\n"));
+  ASSERT_OK(server.Kubectl({"apply", "-f", dir + "elasticquota-example.yaml"}));
+  RunResult quotas = server.Kubectl({"get", "eq", "-n", "test"});
+  ASSERT_OK(quotas);
+  EXPECT_NE(quotas.out.find("NAME   USED   MAX"), std::string::npos) << quotas.out;
+  EXPECT_NE(quotas.out.find("test"), std::string::npos) << quotas.out;
+  RunResult max = server.Kubectl({"get", "elasticquota", "test", "-n", "test", "-o", "jsonpath={.spec.max.cpu}"});
+  ASSERT_OK(max);
+  EXPECT_EQ(max.out, "20");
+
+  const size_t watch = server.StartKubectl({"get", "podgroups", "-w", "--output-watch-events"});
+  const std::string group = R"(apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata:
+  name: gang
+spec:
+  minMember: MIN
+  scheduleTimeoutSeconds: 10
+)";
+  RunResult created = server.Kubectl({"apply", "-f", "-"}, Replace(group, "MIN", "3"));
+  ASSERT_OK(created);
+  EXPECT_NE(server.WatchOutputUntil(watch, "gang", std::chrono::seconds(10)).find("ADDED"), std::string::npos);
+  RunResult table = server.Kubectl({"get", "pg"});
+  ASSERT_OK(table);
+  EXPECT_NE(table.out.find("NAME   PHASE   MINMEMBER   RUNNING   SUCCEEDED   FAILED   AGE"), std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("\ngang           3                                          "), std::string::npos)
+      << table.out;
+
+  RunResult unknown = server.Kubectl({"apply", "-f", "-"}, Replace(group, "MIN", "3\n  minMembers: 4"));
+  EXPECT_NE(unknown.exit_code, 0);
+  EXPECT_NE(unknown.err.find("unknown field \"spec.minMembers\""), std::string::npos) << unknown.err;
+  RunResult wrong_type = server.Kubectl({"apply", "-f", "-"}, Replace(group, "MIN", "\"three\""));
+  EXPECT_NE(wrong_type.exit_code, 0);
+  EXPECT_NE(wrong_type.err.find("spec.minMember: Invalid value: \"string\": spec.minMember in body must be of type "
+                                "integer: \"string\""),
+            std::string::npos)
+      << wrong_type.err;
+
+  ASSERT_OK(server.Kubectl({"delete", "crd", "podgroups.scheduling.x-k8s.io"}));
+  EXPECT_NE(server.WatchOutputUntil(watch, "DELETED", std::chrono::seconds(10)).find("DELETED"), std::string::npos);
+  RunResult gone = server.Kubectl({"get", "podgroups"});
+  EXPECT_NE(gone.exit_code, 0);
+  EXPECT_NE(gone.err.find("NotFound"), std::string::npos) << gone.err;
+  RunResult crds = server.Kubectl({"get", "crds", "-o", "name"});
+  ASSERT_OK(crds);
+  EXPECT_EQ(crds.out, "customresourcedefinition.apiextensions.k8s.io/elasticquotas.scheduling.x-k8s.io\n");
+}
+
 }  // namespace
 }  // namespace kubesched::e2e

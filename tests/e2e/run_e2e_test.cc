@@ -230,7 +230,8 @@ TEST_F(RunE2E, BindsEveryPodAndLeavesOtherSchedulersPodsAlone) {
 
 // Real install files, as their projects publish them (tests/data/third_party/README.md), applied
 // whole with kubectl's default validation: every object is created and get-able, Services get
-// their cluster IPs and node ports, and `kubesched run` binds the pods of their Deployments and
+// their cluster IPs and node ports, argo-cd's AppProject CRD serves its custom resources (argo-cd's
+// own example project), and `kubesched run` binds the pods of their Deployments, StatefulSet and
 // Jobs.
 TEST_F(RunE2E, RealInstallFilesApplyWholeAndTheirPodsAreBound) {
   ApiServer server;
@@ -252,21 +253,46 @@ TEST_F(RunE2E, RealInstallFilesApplyWholeAndTheirPodsAreBound) {
   EXPECT_NE(services.out.find("frontend                             NodePort       10.96."), std::string::npos)
       << services.out;
   EXPECT_NE(services.out.find("<pending>     80:30"), std::string::npos) << services.out;
+  // argo-cd as its docs install it: `kubectl apply -n argocd -f install.yaml` (here its AppProject
+  // CRD and every document after the CRDs), then a project.
+  ASSERT_OK(server.Kubectl({"apply", "-f", "-"}, "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: argocd\n"));
+  const std::string argo_crd = SourcePath("tests/data/third_party/argo-cd/appproject-crd.yaml");
+  const std::string argo_install = SourcePath("tests/data/third_party/argo-cd/install-without-crds.yaml");
+  const std::string argo_project = SourcePath("tests/data/third_party/argo-cd/project.yaml");
+  for (const std::string& file : {argo_crd, argo_install, argo_project}) {
+    RunResult applied = server.Kubectl({"apply", "-n", "argocd", "-f", file});
+    ASSERT_OK(applied);
+    EXPECT_EQ(applied.err, "");
+    ASSERT_OK(server.Kubectl({"get", "-n", "argocd", "-f", file}));
+  }
+  RunResult projects = server.Kubectl({"get", "appprojects", "-n", "argocd"});
+  ASSERT_OK(projects);
+  EXPECT_NE(projects.out.find("my-project"), std::string::npos) << projects.out;
+  RunResult by_short_name =
+      server.Kubectl({"get", "appproj", "my-project", "-n", "argocd", "-o", "jsonpath={.spec.description}"});
+  ASSERT_OK(by_short_name);
+  EXPECT_EQ(by_short_name.out, "Example Project");
 
   Scheduler sched(server, {"--leader-elect=false"}, "sched");
-  // guestbook: 1 + 2 + 3 replicas; ingress-nginx: the controller and the two Jobs' pods.
+  // guestbook: 1 + 2 + 3 replicas; ingress-nginx: the controller and the two Jobs' pods; argo-cd:
+  // six Deployments and the application controller's StatefulSet, one replica each.
   std::map<std::string, std::string> pods;
   const auto deadline = std::chrono::steady_clock::now() + 60s;
   while (std::chrono::steady_clock::now() < deadline) {
     pods = PodNodes(server, "-A");
-    if (pods.size() >= 9 && Bound(pods) >= 9) break;
+    if (pods.size() >= 16 && Bound(pods) >= 16) break;
     std::this_thread::sleep_for(200ms);
   }
-  EXPECT_EQ(pods.size(), 9u);
-  EXPECT_EQ(Bound(pods), 9u) << sched.Log();
+  EXPECT_EQ(pods.size(), 16u);
+  EXPECT_EQ(Bound(pods), 16u) << sched.Log();
   size_t in_ingress_nginx = 0;
-  for (const auto& [name, node] : pods) in_ingress_nginx += name.starts_with("ingress-nginx/") ? 1 : 0;
+  size_t in_argocd = 0;
+  for (const auto& [name, node] : pods) {
+    in_ingress_nginx += name.starts_with("ingress-nginx/") ? 1 : 0;
+    in_argocd += name.starts_with("argocd/") ? 1 : 0;
+  }
   EXPECT_EQ(in_ingress_nginx, 3u);
+  EXPECT_EQ(in_argocd, 7u);
   EXPECT_EQ(sched.Stop(SIGTERM), 0) << sched.Log();
 }
 
