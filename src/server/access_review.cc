@@ -249,11 +249,14 @@ std::expected<std::string, std::string> ReviewToken(const std::vector<StaticToke
   return w.Take();
 }
 
-std::expected<std::string, std::string> ReviewAccess(const store::Store& store, std::string_view body) {
+namespace {
+
+std::expected<std::string, std::string> Review(const store::Store& store, std::string_view kind,
+                                               const std::string* namespace_, std::string_view body) {
   json::Document doc;
   if (!json::Parse(body, doc).has_value() || !doc.IsObject()) return std::unexpected("the body is not a JSON object");
   const json::Value* spec = json::Find(doc, "spec");
-  if (spec == nullptr || !spec->IsObject()) return std::unexpected("a SubjectAccessReview needs a spec");
+  if (spec == nullptr || !spec->IsObject()) return std::unexpected(fmt::format("a {} needs a spec", kind));
   AccessSubject who{std::string(json::GetString(*spec, "user")), Strings(json::Find(*spec, "groups"))};
   AccessRequest what;
   const json::Value* resource = json::Find(*spec, "resourceAttributes");
@@ -265,21 +268,28 @@ std::expected<std::string, std::string> ReviewAccess(const store::Store& store, 
     what.resource = json::GetString(*resource, "resource");
     what.subresource = json::GetString(*resource, "subresource");
     what.name = json::GetString(*resource, "name");
+    if (namespace_ != nullptr && what.namespace_ != *namespace_) {
+      return std::unexpected(
+          fmt::format("spec.resourceAttributes.namespace: Invalid value: \"{}\": must match "
+                      "metadata.namespace",
+                      what.namespace_));
+    }
   } else if (non_resource != nullptr && non_resource->IsObject()) {
     what.verb = json::GetString(*non_resource, "verb");
     what.path = json::GetString(*non_resource, "path");
   } else {
-    return std::unexpected("a SubjectAccessReview needs spec.resourceAttributes or spec.nonResourceAttributes");
+    return std::unexpected(fmt::format("a {} needs spec.resourceAttributes or spec.nonResourceAttributes", kind));
   }
   if (who.user.empty() && who.groups.empty())
-    return std::unexpected("a SubjectAccessReview needs spec.user or spec.groups");
+    return std::unexpected(fmt::format("a {} needs spec.user or spec.groups", kind));
   const std::optional<std::string> reason = RbacAllows(store, who, what);
   JsonWriter w;
   w.StartObject();
-  w.Member("kind", "SubjectAccessReview");
+  w.Member("kind", kind);
   w.Member("apiVersion", "authorization.k8s.io/v1");
   w.Key("metadata");
   w.StartObject();
+  if (namespace_ != nullptr) w.Member("namespace", *namespace_);
   w.EndObject();
   w.MemberRaw("spec", json::Encode(*spec));
   w.Key("status");
@@ -287,6 +297,83 @@ std::expected<std::string, std::string> ReviewAccess(const store::Store& store, 
   w.MemberBool("allowed", reason.has_value());
   if (reason) w.Member("reason", *reason);
   w.EndObject();
+  w.EndObject();
+  return w.Take();
+}
+
+}  // namespace
+
+std::expected<std::string, std::string> ReviewAccess(const store::Store& store, std::string_view body) {
+  return Review(store, "SubjectAccessReview", nullptr, body);
+}
+
+std::expected<std::string, std::string> ReviewLocalAccess(const store::Store& store, std::string_view namespace_,
+                                                          std::string_view body) {
+  const std::string ns(namespace_);
+  return Review(store, "LocalSubjectAccessReview", &ns, body);
+}
+
+std::expected<std::string, std::string> ReviewSelf(std::string_view resource, const AccessSubject& who,
+                                                   std::string_view body) {
+  json::Document doc;
+  if (!json::Parse(body, doc).has_value() || !doc.IsObject()) return std::unexpected("the body is not a JSON object");
+  const json::Value* spec = json::Find(doc, "spec");
+  JsonWriter w;
+  w.StartObject();
+  auto strings = [&](std::string_view key, std::initializer_list<std::string_view> values) {
+    w.Key(key);
+    w.StartArray();
+    for (std::string_view v : values) w.String(v);
+    w.EndArray();
+  };
+  if (resource == "selfsubjectreviews") {
+    w.Member("kind", "SelfSubjectReview");
+    w.Member("apiVersion", "authentication.k8s.io/v1");
+    w.Key("metadata");
+    w.StartObject();
+    w.EndObject();
+    w.Key("status");
+    w.StartObject();
+    w.Key("userInfo");
+    w.StartObject();
+    w.Member("username", who.user);
+    w.MemberStrings("groups", who.groups);
+    w.EndObject();
+    w.EndObject();
+  } else {
+    if (spec == nullptr || !spec->IsObject()) return std::unexpected("the review needs a spec");
+    const bool rules = resource == "selfsubjectrulesreviews";
+    w.Member("kind", rules ? "SelfSubjectRulesReview" : "SelfSubjectAccessReview");
+    w.Member("apiVersion", "authorization.k8s.io/v1");
+    w.Key("metadata");
+    w.StartObject();
+    w.EndObject();
+    w.MemberRaw("spec", json::Encode(*spec));
+    w.Key("status");
+    w.StartObject();
+    if (rules) {
+      w.Key("resourceRules");
+      w.StartArray();
+      w.StartObject();
+      strings("verbs", {"*"});
+      strings("apiGroups", {"*"});
+      strings("resources", {"*"});
+      w.EndObject();
+      w.EndArray();
+      w.Key("nonResourceRules");
+      w.StartArray();
+      w.StartObject();
+      strings("verbs", {"*"});
+      strings("nonResourceURLs", {"*"});
+      w.EndObject();
+      w.EndArray();
+      w.MemberBool("incomplete", false);
+    } else {
+      w.MemberBool("allowed", true);
+      w.Member("reason", "the kubesched API test bed authorizes every request");
+    }
+    w.EndObject();
+  }
   w.EndObject();
   return w.Take();
 }

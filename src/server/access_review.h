@@ -57,5 +57,17 @@ std::optional<std::string> RbacAllows(const store::Store& store, const AccessSub
 //! an error message for a body that is not such a review (a 400).
 std::expected<std::string, std::string> ReviewToken(const std::vector<StaticToken>& tokens, std::string_view body);
 std::expected<std::string, std::string> ReviewAccess(const store::Store& store, std::string_view body);
+//! POST .../namespaces/{ns}/localsubjectaccessreviews: a SubjectAccessReview confined to `namespace_`
+//! (upstream refuses a spec.resourceAttributes.namespace that differs: a 400 here).
+std::expected<std::string, std::string> ReviewLocalAccess(const store::Store& store, std::string_view namespace_,
+                                                          std::string_view body);
+
+//! The requester's own reviews. The test bed's API authorizes every request (as upstream's
+//! AlwaysAllow authorizer) and does not authenticate its clients: the requester is `who` (the
+//! user of a bearer token from --token-auth-file, else system:anonymous). SelfSubjectAccessReview:
+//! allowed; SelfSubjectRulesReview: every verb on every resource and path; SelfSubjectReview
+//! (`kubectl auth whoami`): `who`. An error message for a body that is not such a review.
+std::expected<std::string, std::string> ReviewSelf(std::string_view resource, const AccessSubject& who,
+                                                   std::string_view body);
 
 }  // namespace kubesched::server

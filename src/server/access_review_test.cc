@@ -140,6 +140,69 @@ TEST_F(RbacTest, ReviewsOverTheApi) {
   get.path = "/apis/authentication.k8s.io/v1/tokenreviews";
   get.accept = "application/json";
   EXPECT_EQ(handler.Handle(get).status, 405);
+
+  // A LocalSubjectAccessReview is confined to its path's namespace.
+  HttpResponse local = post("/apis/authorization.k8s.io/v1/namespaces/team/localsubjectaccessreviews",
+                            R"({"spec":{"user":"carol","groups":["devs"],
+    "resourceAttributes":{"namespace":"team","verb":"get","resource":"pods"}}})");
+  EXPECT_EQ(local.status, 201) << local.body;
+  EXPECT_TRUE(Doc(local.body)["status"]["allowed"].GetBool()) << local.body;
+  EXPECT_EQ(api::json::View(Doc(local.body)["kind"]), "LocalSubjectAccessReview");
+  EXPECT_EQ(
+      post("/apis/authorization.k8s.io/v1/namespaces/team/localsubjectaccessreviews",
+           R"({"spec":{"user":"carol","resourceAttributes":{"namespace":"other","verb":"get","resource":"pods"}}})")
+          .status,
+      400);
+  EXPECT_EQ(post("/apis/authorization.k8s.io/v1/localsubjectaccessreviews", R"({"spec":{}})").status, 404);
+}
+
+// The requester's own reviews (`kubectl auth can-i`, `auth can-i --list`, `auth whoami`): the
+// test bed serves every request, so every access is allowed; the user is a known token's.
+TEST_F(RbacTest, SelfReviewsAllowEverythingAndNameTheRequester) {
+  ApiHandlerOptions options;
+  options.tokens = {{"t1", "carol", "u1", {"devs"}}};
+  ApiHandler handler(*store_, options);
+  auto post = [&](std::string path, std::string body, std::string token = "") {
+    HttpRequest r;
+    r.method = "POST";
+    r.path = std::move(path);
+    r.content_type = "application/json";
+    r.accept = "application/json";
+    r.body = std::move(body);
+    if (!token.empty()) r.authorization = "Bearer " + token;
+    return handler.Handle(r);
+  };
+  HttpResponse can = post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+                          R"({"spec":{"resourceAttributes":{"namespace":"team","verb":"delete","resource":"nodes"}}})");
+  EXPECT_EQ(can.status, 201) << can.body;
+  EXPECT_TRUE(Doc(can.body)["status"]["allowed"].GetBool()) << can.body;
+  HttpResponse rules =
+      post("/apis/authorization.k8s.io/v1/selfsubjectrulesreviews", R"({"spec":{"namespace":"default"}})");
+  EXPECT_EQ(rules.status, 201) << rules.body;
+  EXPECT_EQ(api::json::View(Doc(rules.body)["status"]["resourceRules"][0]["verbs"][0]), "*") << rules.body;
+  HttpResponse anonymous = post("/apis/authentication.k8s.io/v1/selfsubjectreviews", "{}");
+  EXPECT_EQ(anonymous.status, 201) << anonymous.body;
+  EXPECT_EQ(api::json::View(Doc(anonymous.body)["status"]["userInfo"]["username"]), "system:anonymous");
+  HttpResponse carol = post("/apis/authentication.k8s.io/v1/selfsubjectreviews", "{}", "t1");
+  EXPECT_EQ(api::json::View(Doc(carol.body)["status"]["userInfo"]["username"]), "carol");
+  EXPECT_EQ(Doc(carol.body)["status"]["userInfo"]["groups"].Size(), 2u);  // devs, system:authenticated
+
+  // Discovery lists every review, create only.
+  HttpRequest get;
+  get.method = "GET";
+  get.path = "/apis/authorization.k8s.io/v1";
+  get.accept = "application/json";
+  HttpResponse list = handler.Handle(get);
+  ASSERT_EQ(list.status, 200) << list.body;
+  auto resources = Doc(list.body);
+  std::vector<std::string> names;
+  for (const auto& r : resources["resources"].GetArray()) {
+    names.emplace_back(api::json::View(r["name"]));
+    ASSERT_EQ(r["verbs"].Size(), 1u);
+    EXPECT_EQ(api::json::View(r["verbs"][0]), "create");
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"localsubjectaccessreviews", "selfsubjectaccessreviews",
+                                             "selfsubjectrulesreviews", "subjectaccessreviews"}));
 }
 
 }  // namespace

@@ -161,17 +161,41 @@ HttpResponse ApiHandler::HandleDiscovery(const HttpRequest& request, const Reque
   return ErrorResponse(PathNotFound());
 }
 
+AccessSubject ApiHandler::Requester(const HttpRequest& request) const {
+  constexpr std::string_view kBearer = "Bearer ";
+  if (std::string_view auth = request.authorization; auth.starts_with(kBearer)) {
+    auth.remove_prefix(kBearer.size());
+    for (const StaticToken& t : options_.tokens) {
+      if (t.token != auth) continue;
+      AccessSubject who{t.user, t.groups};
+      who.groups.emplace_back("system:authenticated");
+      return who;
+    }
+  }
+  return AccessSubject{"system:anonymous", {"system:unauthenticated"}};
+}
+
 HttpResponse ApiHandler::HandleResource(const HttpRequest& request, const RequestInfo& info) {
   if (info.group.empty() && info.version == "v1" && info.resource == "bindings") return Bindings(request, info);
   // Reviews for components that delegate authentication and authorization to the test bed
   // (server/access_review.h): create-only, cluster-scoped, answered and not stored.
-  const bool token_review = info.group == "authentication.k8s.io" && info.resource == "tokenreviews";
-  const bool access_review = info.group == "authorization.k8s.io" && info.resource == "subjectaccessreviews";
-  if ((token_review || access_review) && info.version == "v1") {
-    if (info.namespaced_path || !info.name.empty() || !info.subresource.empty()) return ErrorResponse(PathNotFound());
+  for (const store::ResourceType* review : ReviewResources()) {
+    if (review->group != info.group || review->resource != info.resource || review->version != info.version) continue;
+    if (info.namespaced_path != review->namespaced || !info.name.empty() || !info.subresource.empty()) {
+      return ErrorResponse(PathNotFound());
+    }
     if (info.verb != Verb::kCreate)
       return ErrorResponse(MethodNotAllowed(VerbName(info.verb), info.group, info.resource));
-    auto answer = token_review ? ReviewToken(options_.tokens, request.body) : ReviewAccess(store_, request.body);
+    std::expected<std::string, std::string> answer;
+    if (info.resource == "tokenreviews") {
+      answer = ReviewToken(options_.tokens, request.body);
+    } else if (info.resource == "subjectaccessreviews") {
+      answer = ReviewAccess(store_, request.body);
+    } else if (info.resource == "localsubjectaccessreviews") {
+      answer = ReviewLocalAccess(store_, info.namespace_, request.body);
+    } else {
+      answer = ReviewSelf(info.resource, Requester(request), request.body);
+    }
     if (!answer) return ErrorResponse(BadRequest(answer.error()));
     return JsonResponse(201, std::move(*answer));
   }

@@ -64,6 +64,9 @@ class ApiHandler final : public Handler {
   HttpResponse HandleNonResource(const HttpRequest& request, bool& handled);
   HttpResponse HandleDiscovery(const HttpRequest& request, const RequestInfo& info);
   HttpResponse HandleResource(const HttpRequest& request, const RequestInfo& info);
+  //! Who a request comes from, for the self reviews: a --token-auth-file token's user, else
+  //! system:anonymous (the test bed serves every request whoever sends it).
+  AccessSubject Requester(const HttpRequest& request) const;
 
   // resource_verbs.cc
   std::expected<void, ApiError> AdmitNamespaceLifecycle(const Target& target) const;

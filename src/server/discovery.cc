@@ -65,7 +65,7 @@ void WriteAggregatedResource(JsonWriter& w, const store::ResourceType& t) {
   WriteResponseKind(w, t.group, t.version, t.kind);
   w.Member("scope", t.namespaced ? "Namespaced" : "Cluster");
   w.Member("singularResource", t.singular);
-  w.MemberStrings("verbs", ResourceVerbs());
+  w.MemberStrings("verbs", VerbsOf(t));
   if (!t.short_names.empty()) w.MemberStrings("shortNames", t.short_names);
   if (!t.categories.empty()) w.MemberStrings("categories", t.categories);
   if (!t.subresources.empty()) {
@@ -115,7 +115,50 @@ const std::vector<std::string>& ResourceVerbs() {
   return verbs;
 }
 
+const std::vector<const store::ResourceType*>& ReviewResources() {
+  static const std::vector<const store::ResourceType*>* reviews = [] {
+    auto* out = new std::vector<const store::ResourceType*>();  // never destroyed, as the built-in types
+    auto review = [&](const char* group, const char* resource, const char* kind, const char* singular,
+                      bool namespaced) {
+      auto* t = new store::ResourceType();
+      t->group = group;
+      t->version = "v1";
+      t->resource = resource;
+      t->kind = kind;
+      t->singular = singular;
+      t->namespaced = namespaced;
+      out->push_back(t);
+    };
+    review("authentication.k8s.io", "selfsubjectreviews", "SelfSubjectReview", "selfsubjectreview", false);
+    review("authentication.k8s.io", "tokenreviews", "TokenReview", "tokenreview", false);
+    review("authorization.k8s.io", "localsubjectaccessreviews", "LocalSubjectAccessReview", "localsubjectaccessreview",
+           true);
+    review("authorization.k8s.io", "selfsubjectaccessreviews", "SelfSubjectAccessReview", "selfsubjectaccessreview",
+           false);
+    review("authorization.k8s.io", "selfsubjectrulesreviews", "SelfSubjectRulesReview", "selfsubjectrulesreview",
+           false);
+    review("authorization.k8s.io", "subjectaccessreviews", "SubjectAccessReview", "subjectaccessreview", false);
+    return out;
+  }();
+  return *reviews;
+}
+
+bool IsReview(const store::ResourceType& type) {
+  return std::ranges::find(ReviewResources(), &type) != ReviewResources().end();
+}
+
+const std::vector<std::string>& VerbsOf(const store::ResourceType& type) {
+  static const std::vector<std::string> create_only = {"create"};
+  return IsReview(type) ? create_only : ResourceVerbs();
+}
+
 Discovery::Discovery(std::vector<const store::ResourceType*> types) : types_(std::move(types)) {
+  for (const store::ResourceType* t : ReviewResources()) {
+    if (std::ranges::none_of(
+            types_, [&](const store::ResourceType* u) { return u->group == t->group && u->resource == t->resource; })) {
+      types_.push_back(t);
+    }
+  }
   for (const std::string& group : GroupsOf(types_)) {
     for (const std::string& version : VersionsOf(types_, group)) {
       group_versions_.push_back(GroupVersionOf(group, version));
@@ -217,7 +260,7 @@ std::optional<std::string> Discovery::ResourceList(std::string_view group, std::
     w.Member("singularName", t->singular);
     w.MemberBool("namespaced", t->namespaced);
     w.Member("kind", t->kind);
-    w.MemberStrings("verbs", ResourceVerbs());
+    w.MemberStrings("verbs", VerbsOf(*t));
     if (!t->short_names.empty()) w.MemberStrings("shortNames", t->short_names);
     if (!t->categories.empty()) w.MemberStrings("categories", t->categories);
     w.EndObject();

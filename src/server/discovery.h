@@ -32,11 +32,21 @@ struct SubresourceInfo {
 };
 SubresourceInfo DescribeSubresource(const store::ResourceType& type, std::string_view subresource);
 
-//! The verbs every resource takes.
+//! The verbs every stored resource takes.
 const std::vector<std::string>& ResourceVerbs();
+
+//! The review resources, answered and not stored (server/access_review.h): authentication.k8s.io/v1
+//! tokenreviews and selfsubjectreviews, authorization.k8s.io/v1 subjectaccessreviews,
+//! selfsubjectaccessreviews, selfsubjectrulesreviews and localsubjectaccessreviews. Create only.
+const std::vector<const store::ResourceType*>& ReviewResources();
+//! Whether `type` is one of ReviewResources().
+bool IsReview(const store::ResourceType& type);
+//! The verbs discovery lists for `type`: {"create"} for a review, else ResourceVerbs().
+const std::vector<std::string>& VerbsOf(const store::ResourceType& type);
 
 class Discovery {
  public:
+  //! Publishes `types` and, after them, ReviewResources().
   explicit Discovery(std::vector<const store::ResourceType*> types);
 
   //! /version.

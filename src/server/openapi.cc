@@ -146,6 +146,18 @@ void ResourcePaths(JsonWriter& w, const store::ResourceType& t) {
   const std::string ns = t.namespaced ? "Namespaced" : "";
   const std::string og = OperationGroup(t);
 
+  if (IsReview(t)) {
+    // Create only.
+    w.Key(fmt::format("{}{}/{}", prefix, scope, t.resource));
+    w.StartObject();
+    Operation(w, t, "post", "post", fmt::format("create{}{}{}", og, ns, t.kind), t.kind, schema, true, false);
+    w.Key("parameters");
+    w.StartArray();
+    if (t.namespaced) PathParameter(w, "namespace", "object name and auth scope, such as for teams and projects");
+    w.EndArray();
+    w.EndObject();
+    return;
+  }
   // The collection: list, create, deletecollection.
   w.Key(fmt::format("{}{}/{}", prefix, scope, t.resource));
   w.StartObject();
