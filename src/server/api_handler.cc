@@ -1,4 +1,5 @@
 #include "server/api_handler.h"
+#include "server/object_io.h"
 
 #include <algorithm>
 
@@ -186,6 +187,8 @@ HttpResponse ApiHandler::HandleResource(const HttpRequest& request, const Reques
     }
     if (info.verb != Verb::kCreate)
       return ErrorResponse(MethodNotAllowed(VerbName(info.verb), info.group, info.resource));
+    // A body of another media type (kubectl auth can-i's protobuf) or kind is refused as for any object.
+    if (auto body = DecodeObjectBody(request, *review); !body) return ErrorResponse(body.error());
     std::expected<std::string, std::string> answer;
     if (info.resource == "tokenreviews") {
       answer = ReviewToken(options_.tokens, request.body);
