@@ -165,29 +165,38 @@ void NodeLifecycle::ScheduleCompletion(const PodInfo& pod) {
 }
 
 void NodeLifecycle::CompletePod(const PodInfo& pod) {
-  const std::string now = api::FormatRFC3339(ctx_.clock.NowNs());
-  const StartFacts facts = FactsOf(*pod.object);
   auto view = pod.object->View<api::Pod>();
-  const std::string started =
-      view && view->status.start_time_ns ? api::FormatRFC3339(*view->status.start_time_ns) : now;
+  const int64_t now = ctx_.clock.NowNs();
+  WriteKubeletStatus(pod, view && view->status.start_time_ns ? *view->status.start_time_ns : now, now, nullptr);
+}
+
+void NodeLifecycle::WriteKubeletStatus(const PodInfo& pod, int64_t started_ns, std::optional<int64_t> finished_ns,
+                                       const std::function<void(json::Value&, json::Allocator&)>& running_status) {
+  const bool completed = finished_ns.has_value();
+  const std::string started = api::FormatRFC3339(started_ns);
+  const std::string finished = completed ? api::FormatRFC3339(*finished_ns) : std::string();
+  const StartFacts facts = FactsOf(*pod.object);
   json::Document patch;
   patch.SetObject();
   auto& a = patch.GetAllocator();
   json::Value& status = json::Child(patch, "status", a);
-  json::Set(status, "phase", json::MakeString("Succeeded", a), a);
+  json::Set(status, "phase", json::MakeString(completed ? "Succeeded" : "Running", a), a);
+  if (running_status) running_status(status, a);
+  // The conditions the kubelet reports; others (DisruptionTarget, ...) stay. A completed pod is
+  // no longer Ready (reason PodCompleted, since it finished).
   json::Value conditions(rapidjson::kArrayType);
   for (const std::string& c : facts.other_conditions) {
     json::Document d;
     if (json::Parse(c, d)) conditions.PushBack(json::Value(d, a), a);
   }
   for (std::string_view t : kKubeletConditions) {
-    const bool ready = t == "Ready" || t == "ContainersReady";
+    const bool not_ready = completed && (t == "Ready" || t == "ContainersReady");
     json::Value c(rapidjson::kObjectType);
     json::Set(c, "type", json::MakeString(t, a), a);
-    json::Set(c, "status", json::MakeString(ready ? "False" : "True", a), a);
+    json::Set(c, "status", json::MakeString(not_ready ? "False" : "True", a), a);
     json::Set(c, "lastProbeTime", json::Value(), a);
-    json::Set(c, "lastTransitionTime", json::MakeString(ready ? now : started, a), a);
-    if (ready) json::Set(c, "reason", json::MakeString("PodCompleted", a), a);
+    json::Set(c, "lastTransitionTime", json::MakeString(not_ready ? finished : started, a), a);
+    if (not_ready) json::Set(c, "reason", json::MakeString("PodCompleted", a), a);
     conditions.PushBack(c, a);
   }
   json::Set(status, "conditions", std::move(conditions), a);
@@ -197,17 +206,20 @@ void NodeLifecycle::CompletePod(const PodInfo& pod) {
     json::Set(s, "name", json::MakeString(name, a), a);
     json::Set(s, "image", json::MakeString(image, a), a);
     json::Set(s, "imageID", json::MakeString("", a), a);
-    json::Set(s, "ready", json::Value(false), a);
-    json::Set(s, "started", json::Value(false), a);
+    json::Set(s, "ready", json::Value(!completed), a);
+    json::Set(s, "started", json::Value(!completed), a);
     json::Set(s, "restartCount", json::Value(0), a);
-    json::Value& terminated = json::Child(json::Child(s, "state", a), "terminated", a);
-    json::Set(terminated, "exitCode", json::Value(0), a);
-    json::Set(terminated, "reason", json::MakeString("Completed", a), a);
-    json::Set(terminated, "startedAt", json::MakeString(started, a), a);
-    json::Set(terminated, "finishedAt", json::MakeString(now, a), a);
+    json::Value& state = json::Child(json::Child(s, "state", a), completed ? "terminated" : "running", a);
+    if (completed) {
+      json::Set(state, "exitCode", json::Value(0), a);
+      json::Set(state, "reason", json::MakeString("Completed", a), a);
+    }
+    json::Set(state, "startedAt", json::MakeString(started, a), a);
+    if (completed) json::Set(state, "finishedAt", json::MakeString(finished, a), a);
     statuses.PushBack(s, a);
   }
   json::Set(status, "containerStatuses", std::move(statuses), a);
+  // Only while the pod is still this version: a pod deleted or changed meanwhile is seen again.
   json::Set(json::Child(patch, "metadata", a), "resourceVersion",
             json::MakeString(std::to_string(pod.object->resource_version), a), a);
   (void)ctx_.store.MergePatch(pods_, pod.namespace_(), pod.name(), patch, "status");
@@ -232,65 +244,24 @@ std::string NodeLifecycle::NextPodIP(const std::string& node_name) {
 void NodeLifecycle::StartPod(const PodInfo& pod, const NodeInfo& node) {
   const std::string& host_ip = node.internal_ip;
   const std::string pod_ip = pod.host_network && !host_ip.empty() ? host_ip : NextPodIP(node.name());
-  const std::string now = api::FormatRFC3339(ctx_.clock.NowNs());
-  const StartFacts facts = FactsOf(*pod.object);
-
-  json::Document patch;
-  patch.SetObject();
-  auto& a = patch.GetAllocator();
-  json::Value& status = json::Child(patch, "status", a);
-  json::Set(status, "phase", json::MakeString("Running", a), a);
-  json::Set(status, "startTime", json::MakeString(now, a), a);
-  if (!host_ip.empty()) {
-    json::Set(status, "hostIP", json::MakeString(host_ip, a), a);
+  const int64_t now_ns = ctx_.clock.NowNs();
+  const std::string now = api::FormatRFC3339(now_ns);
+  auto ip_list = [](std::string_view ip, json::Allocator& a) {
     json::Value ips(rapidjson::kArrayType);
-    json::Value ip(rapidjson::kObjectType);
-    json::Set(ip, "ip", json::MakeString(host_ip, a), a);
-    ips.PushBack(ip, a);
-    json::Set(status, "hostIPs", std::move(ips), a);
-  }
-  json::Set(status, "podIP", json::MakeString(pod_ip, a), a);
-  {
-    json::Value ips(rapidjson::kArrayType);
-    json::Value ip(rapidjson::kObjectType);
-    json::Set(ip, "ip", json::MakeString(pod_ip, a), a);
-    ips.PushBack(ip, a);
-    json::Set(status, "podIPs", std::move(ips), a);
-  }
-  // The conditions the kubelet reports for a started pod; others (DisruptionTarget, ...) stay.
-  json::Value conditions(rapidjson::kArrayType);
-  for (const std::string& c : facts.other_conditions) {
-    json::Document d;
-    if (json::Parse(c, d)) conditions.PushBack(json::Value(d, a), a);
-  }
-  static constexpr std::string_view kStarted[] = {"Initialized", "Ready", "ContainersReady", "PodScheduled"};
-  for (std::string_view t : kStarted) {
-    json::Value c(rapidjson::kObjectType);
-    json::Set(c, "type", json::MakeString(t, a), a);
-    json::Set(c, "status", json::MakeString("True", a), a);
-    json::Set(c, "lastProbeTime", json::Value(), a);
-    json::Set(c, "lastTransitionTime", json::MakeString(now, a), a);
-    conditions.PushBack(c, a);
-  }
-  json::Set(status, "conditions", std::move(conditions), a);
-  json::Value statuses(rapidjson::kArrayType);
-  for (const auto& [name, image] : facts.containers) {
-    json::Value s(rapidjson::kObjectType);
-    json::Set(s, "name", json::MakeString(name, a), a);
-    json::Set(s, "image", json::MakeString(image, a), a);
-    json::Set(s, "imageID", json::MakeString("", a), a);
-    json::Set(s, "ready", json::Value(true), a);
-    json::Set(s, "started", json::Value(true), a);
-    json::Set(s, "restartCount", json::Value(0), a);
-    json::Value& running = json::Child(json::Child(s, "state", a), "running", a);
-    json::Set(running, "startedAt", json::MakeString(now, a), a);
-    statuses.PushBack(s, a);
-  }
-  json::Set(status, "containerStatuses", std::move(statuses), a);
-  // Only while the pod is still this version: a pod deleted or changed meanwhile is seen again.
-  json::Set(json::Child(patch, "metadata", a), "resourceVersion",
-            json::MakeString(std::to_string(pod.object->resource_version), a), a);
-  (void)ctx_.store.MergePatch(pods_, pod.namespace_(), pod.name(), patch, "status");
+    json::Value entry(rapidjson::kObjectType);
+    json::Set(entry, "ip", json::MakeString(ip, a), a);
+    ips.PushBack(entry, a);
+    return ips;
+  };
+  WriteKubeletStatus(pod, now_ns, std::nullopt, [&](json::Value& status, json::Allocator& a) {
+    json::Set(status, "startTime", json::MakeString(now, a), a);
+    if (!host_ip.empty()) {
+      json::Set(status, "hostIP", json::MakeString(host_ip, a), a);
+      json::Set(status, "hostIPs", ip_list(host_ip, a), a);
+    }
+    json::Set(status, "podIP", json::MakeString(pod_ip, a), a);
+    json::Set(status, "podIPs", ip_list(pod_ip, a), a);
+  });
 }
 
 void NodeLifecycle::RemovePodsOf(const std::string& node_name) {

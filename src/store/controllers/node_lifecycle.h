@@ -10,8 +10,10 @@
 // from the shared informers: a node's pods through their node index, in creation order.
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -43,6 +45,12 @@ class NodeLifecycle final : public Controller {
   void Forget(std::multimap<int64_t, Removal>& timers, std::unordered_map<std::string, int64_t>& at,
               const std::string& uid);
   void StartPod(const PodInfo& pod, const NodeInfo& node);
+  //! The status the kubelet writes for a pod that started at `started_ns` and runs (phase
+  //! Running, its conditions True, containers running; `running_status` adds the start time and
+  //! IPs) or, with `finished_ns`, that ran to completion (Succeeded, not Ready for PodCompleted,
+  //! containers terminated with exit code 0). Written only while the pod is still this version.
+  void WriteKubeletStatus(const PodInfo& pod, int64_t started_ns, std::optional<int64_t> finished_ns,
+                          const std::function<void(api::json::Value&, api::json::Allocator&)>& running_status);
   void RemovePodsOf(const std::string& node_name);
   void StartPodsOn(const std::string& node_name);
   std::string NextPodIP(const std::string& node_name);
