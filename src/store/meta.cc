@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cctype>
 #include <charconv>
 #include <chrono>
 
@@ -228,6 +229,25 @@ std::vector<Cause> ValidateMetadata(const ResourceType& type, const json::Value&
       for (const auto& e : api::IsValidLabelValue(json::View(m.value))) {
         causes.push_back(InvalidCause(fmt::format("metadata.labels[{}]", k), json::View(m.value), e));
       }
+    }
+  }
+  // Upstream's ValidateAnnotations, for every kind: qualified-name keys (checked in lower case),
+  // keys and values together at most 256 KiB (TotalAnnotationSizeLimitB). It is what keeps
+  // client-side `kubectl apply` of a very large object (its last-applied-configuration) out.
+  if (const json::Value* annotations = json::Find(meta, "annotations"); annotations && annotations->IsObject()) {
+    constexpr size_t kTotalAnnotationSizeLimit = 256 * 1024;
+    size_t total = 0;
+    for (const auto& m : annotations->GetObject()) {
+      const std::string_view k = json::View(m.name);
+      std::string lower(k);
+      for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      for (const auto& e : api::IsQualifiedName(lower)) causes.push_back(InvalidCause("metadata.annotations", k, e));
+      total += k.size() + (m.value.IsString() ? m.value.GetStringLength() : 0);
+    }
+    if (total > kTotalAnnotationSizeLimit) {
+      causes.push_back(Cause{"FieldValueTooLong",
+                             fmt::format("Too long: must have at most {} bytes", kTotalAnnotationSizeLimit),
+                             "metadata.annotations"});
     }
   }
   return causes;

@@ -67,6 +67,30 @@ TEST_F(StoreTest, CreateSetsServerOwnedMetadata) {
 }
 
 // SetDefaults_Probe and SetDefaults_HTTPGetAction, on probes and lifecycle handlers.
+// Upstream's ValidateAnnotations holds for every kind, stored as written or not: a bad key, and
+// keys and values above 256 KiB together (what refuses a client-side apply of a huge CRD).
+TEST_F(StoreTest, AnnotationsAreValidatedForEveryKind) {
+  const ResourceType& config_maps = R("", "configmaps");
+  auto config_map = [](std::string_view annotations) {
+    return Doc(R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"c","annotations":)" +
+               std::string(annotations) + "}}");
+  };
+  auto bad_key = store->Create(config_maps, "default", config_map(R"({"a b":"x"})"));
+  ASSERT_FALSE(bad_key.has_value());
+  EXPECT_EQ(bad_key.error().reason, Error::Reason::kInvalid);
+  EXPECT_NE(bad_key.error().message.find("metadata.annotations: Invalid value: \"a b\""), std::string::npos)
+      << bad_key.error().message;
+  const std::string big(256 * 1024, 'x');
+  auto too_long = store->Create(config_maps, "default", config_map(R"({"k":")" + big + "\"}"));
+  ASSERT_FALSE(too_long.has_value());
+  EXPECT_EQ(too_long.error().message,
+            "ConfigMap \"c\" is invalid: metadata.annotations: Too long: must have at most 262144 bytes");
+  // At the limit exactly (key and value together): accepted; mixed-case keys are fine.
+  auto at_limit =
+      store->Create(config_maps, "default", config_map(R"({"Kk":")" + big.substr(0, 256 * 1024 - 2) + "\"}"));
+  EXPECT_TRUE(at_limit.has_value()) << at_limit.error().message;
+}
+
 TEST_F(StoreTest, ProbesAndHandlersAreDefaulted) {
   auto pod =
       MustCreate(Pods(), "default", R"({"metadata":{"name":"probed"},"spec":{"containers":[{"name":"c","image":"i",
