@@ -151,7 +151,7 @@ std::optional<LoadError> ExpandAndCollect(State& state, ClusterObjects& out) {
     }
   }
 
-  if (!state.skipped.empty()) {
+  if (!state.skipped.empty() && state.options.warn_skipped_kinds) {
     std::string kinds;
     for (const auto& [kind, count] : state.skipped)
       kinds += (kinds.empty() ? "" : ", ") + std::to_string(count) + " " + kind;

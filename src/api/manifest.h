@@ -66,6 +66,9 @@ struct LoadOptions {
   uint64_t seed = 1;
   //! Expand workloads into pods (ClusterObjects.workloads is filled either way).
   bool expand_workloads = true;
+  //! Warn of the kinds skipped as not simulated (`simulate`'s view; the API test bed stores every
+  //! kind it serves and warns of the others itself).
+  bool warn_skipped_kinds = true;
   //! Creation timestamp given to every loaded object (the scheduler's clock at load time).
   int64_t creation_timestamp_ns = 0;
   //! Upper bound on pods (explicit plus generated), so a stray `replicas: 100000000` fails with a

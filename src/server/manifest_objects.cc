@@ -36,6 +36,7 @@ std::expected<ManifestObjects, std::string> ManifestObjectsJson(const std::vecto
   }
   api::LoadOptions load;
   load.expand_workloads = false;
+  load.warn_skipped_kinds = false;
   auto loaded = api::LoadManifestSources(sources, load);
   if (!loaded) return std::unexpected(loaded.error().ToString());
 

@@ -562,6 +562,24 @@ TEST_F(ApiserverE2E, ManifestsAtStart) {
   fs::remove_all(dir);
 }
 
+// `apiserver -f` creates every kind it serves, a CRD's custom resources after the CRD included,
+// and says nothing of kinds "not simulated" (that is simulate's warning).
+TEST_F(ApiserverE2E, ManifestsAtStartCreateCustomResources) {
+  const fs::path dir = fs::temp_directory_path() / ("kubesched-apiserver-e2e-crd-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "m.yaml")
+      << Slurp(SourcePath("tests/data/third_party/scheduler-plugins/scheduling.x-k8s.io_elasticquotas.yaml"))
+      << "---\napiVersion: scheduling.x-k8s.io/v1alpha1\nkind: ElasticQuota\nmetadata: {name: q1}\nspec:\n  max: "
+         "{cpu: 4}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: web}\nspec:\n  ports: [{port: 80}]\n";
+  ApiServer server({"-f", (dir / "m.yaml").string()});
+  ASSERT_FALSE(server.Url().empty()) << server.ServerLog();
+  RunResult quotas = server.Kubectl({"get", "eq,svc", "-o", "name"});
+  ASSERT_OK(quotas);
+  EXPECT_EQ(quotas.out, "elasticquota.scheduling.x-k8s.io/q1\nservice/web\n");
+  EXPECT_EQ(server.ServerLog().find("does not simulate"), std::string::npos) << server.ServerLog();
+  fs::remove_all(dir);
+}
+
 // The review resources are in discovery, create only, as upstream lists them. (`kubectl auth
 // can-i` and `auth whoami` post them as protobuf, which the test bed does not decode yet: the
 // self reviews are tested over JSON in access_review_test.cc.)
