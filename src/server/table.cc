@@ -1,5 +1,7 @@
 #include "server/table.h"
 
+#include <functional>
+
 #include "api/json.h"
 #include "server/json_writer.h"
 #include "server/printers.h"
@@ -144,9 +146,22 @@ void WriteRowObject(JsonWriter& w, const api::json::Document& doc, const store::
   }
 }
 
-// A custom resource's Table: NAME, then its CRD's columns.
-std::string EncodeCustomTable(const store::ResourceType& type, const std::vector<store::ObjectPtr>& objects,
-                              const ListMeta& meta, const TableOptions& options) {
+void WriteColumn(JsonWriter& w, std::string_view name, std::string_view type, std::string_view format,
+                 std::string_view description, int priority) {
+  w.StartObject();
+  w.Member("name", name);
+  w.Member("type", type);
+  w.Member("format", format);
+  w.Member("description", description);
+  w.MemberInt("priority", priority);
+  w.EndObject();
+}
+
+// The Table every kind shares (metav1.Table): `columns` writes the column definitions, `row` an
+// object's "cells" (and "conditions"); each row carries the object as options.include asks.
+std::string WriteTable(const std::vector<store::ObjectPtr>& objects, const ListMeta& meta, const TableOptions& options,
+                       const std::function<void(JsonWriter&)>& columns,
+                       const std::function<void(JsonWriter&, const api::json::Document&)>& row) {
   JsonWriter w;
   w.StartObject();
   w.Member("kind", "Table");
@@ -154,25 +169,7 @@ std::string EncodeCustomTable(const store::ResourceType& type, const std::vector
   WriteListMeta(w, meta);
   w.Key("columnDefinitions");
   w.StartArray();
-  if (!options.no_headers) {
-    auto column = [&](std::string_view name, std::string_view t, std::string_view format, std::string_view description,
-                      int priority) {
-      w.StartObject();
-      w.Member("name", name);
-      w.Member("type", t);
-      w.Member("format", format);
-      w.Member("description", description);
-      w.MemberInt("priority", priority);
-      w.EndObject();
-    };
-    column("Name", "string", "name",
-           "Name must be unique within a namespace. It is required when creating resources, although some resources "
-           "may allow a client to request the generation of an appropriate name automatically. Name is primarily "
-           "intended for creation idempotence and configuration definition. Cannot be updated. More info: "
-           "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
-           0);
-    for (const store::ColumnDefinition& c : type.columns) column(c.name, c.type, c.format, c.description, c.priority);
-  }
+  if (!options.no_headers) columns(w);
   w.EndArray();
   w.Key("rows");
   w.StartArray();
@@ -180,14 +177,7 @@ std::string EncodeCustomTable(const store::ResourceType& type, const std::vector
     api::json::Document doc;
     if (!api::json::Parse(object->json, doc)) continue;
     w.StartObject();
-    w.Key("cells");
-    w.StartArray();
-    const api::json::Value* m = api::json::Find(doc, "metadata");
-    w.String(m ? api::json::GetString(*m, "name") : std::string_view());
-    for (const store::ColumnDefinition& c : type.columns) {
-      WriteCustomCell(w, c, FirstJsonPathValue(doc, c.json_path), options.now_ns);
-    }
-    w.EndArray();
+    row(w, doc);
     WriteRowObject(w, doc, *object, options);
     w.EndObject();
   }
@@ -196,63 +186,64 @@ std::string EncodeCustomTable(const store::ResourceType& type, const std::vector
   return w.Take();
 }
 
+// A custom resource's Table (apiextensions' tableconvertor): NAME, then its CRD's columns.
+std::string EncodeCustomTable(const store::ResourceType& type, const std::vector<store::ObjectPtr>& objects,
+                              const ListMeta& meta, const TableOptions& options) {
+  auto columns = [&](JsonWriter& w) {
+    WriteColumn(w, "Name", "string", "name",
+                "Name must be unique within a namespace. It is required when creating resources, although some "
+                "resources may allow a client to request the generation of an appropriate name automatically. Name "
+                "is primarily intended for creation idempotence and configuration definition. Cannot be updated. "
+                "More info: https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names",
+                0);
+    for (const store::ColumnDefinition& c : type.columns) {
+      WriteColumn(w, c.name, c.type, c.format, c.description, c.priority);
+    }
+  };
+  auto row = [&](JsonWriter& w, const api::json::Document& doc) {
+    w.Key("cells");
+    w.StartArray();
+    const api::json::Value* m = api::json::Find(doc, "metadata");
+    w.String(m ? api::json::GetString(*m, "name") : std::string_view());
+    for (const store::ColumnDefinition& c : type.columns) {
+      WriteCustomCell(w, c, FirstJsonPathValue(doc, c.json_path), options.now_ns);
+    }
+    w.EndArray();
+  };
+  return WriteTable(objects, meta, options, columns, row);
+}
+
 }  // namespace
 
 std::string EncodeTable(const store::ResourceType& type, const std::vector<store::ObjectPtr>& objects,
                         const ListMeta& meta, const TableOptions& options) {
   if (!type.columns.empty()) return EncodeCustomTable(type, objects, meta, options);
   const Printer& printer = PrinterFor(type);
-  JsonWriter w;
-  w.StartObject();
-  w.Member("kind", "Table");
-  w.Member("apiVersion", "meta.k8s.io/" + options.meta_version);
-  WriteListMeta(w, meta);
-  w.Key("columnDefinitions");
-  w.StartArray();
-  if (!options.no_headers) {
-    for (const Column& c : printer.columns) {
-      w.StartObject();
-      w.Member("name", c.name);
-      w.Member("type", c.type);
-      w.Member("format", c.format);
-      w.Member("description", c.description);
-      w.MemberInt("priority", c.priority);
-      w.EndObject();
-    }
-  }
-  w.EndArray();
-  w.Key("rows");
-  w.StartArray();
+  auto columns = [&](JsonWriter& w) {
+    for (const Column& c : printer.columns) WriteColumn(w, c.name, c.type, c.format, c.description, c.priority);
+  };
   std::vector<Cell> cells;
-  for (const store::ObjectPtr& object : objects) {
-    api::json::Document doc;
-    if (!api::json::Parse(object->json, doc)) continue;
+  auto row = [&](JsonWriter& w, const api::json::Document& doc) {
     cells.clear();
     printer.cells(doc, options.now_ns, cells);
-    w.StartObject();
     w.Key("cells");
     w.StartArray();
     for (const Cell& cell : cells) WriteCell(w, cell);
     w.EndArray();
-    if (printer.condition != nullptr) {
-      if (std::optional<RowCondition> c = printer.condition(doc)) {
-        w.Key("conditions");
-        w.StartArray();
-        w.StartObject();
-        w.Member("type", c->type);
-        w.Member("status", c->status);
-        w.Member("reason", c->reason);
-        w.Member("message", c->message);
-        w.EndObject();
-        w.EndArray();
-      }
+    if (printer.condition == nullptr) return;
+    if (std::optional<RowCondition> c = printer.condition(doc)) {
+      w.Key("conditions");
+      w.StartArray();
+      w.StartObject();
+      w.Member("type", c->type);
+      w.Member("status", c->status);
+      w.Member("reason", c->reason);
+      w.Member("message", c->message);
+      w.EndObject();
+      w.EndArray();
     }
-    WriteRowObject(w, doc, *object, options);
-    w.EndObject();
-  }
-  w.EndArray();
-  w.EndObject();
-  return w.Take();
+  };
+  return WriteTable(objects, meta, options, columns, row);
 }
 
 std::string EncodePartialObjectMetadata(const store::Object& object, std::string_view meta_version) {
