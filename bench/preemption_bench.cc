@@ -32,6 +32,7 @@
 // plan where DefaultPreemption found none). Deterministic for a given seed (kSeed).
 
 #include <algorithm>
+#include <any>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -586,9 +587,9 @@ void BM_Preemption(benchmark::State& state, int num_nodes, int scenario, std::st
       r.plan = status.IsSuccess() && !result.nominated_node_name.empty();
       r.evictions = client.evictions();
       r.moves = client.moves();
-      if (auto* xnode =
-              dynamic_cast<plugins::cross_node_preemption::CrossNodePreemption*>((*fwk)->GetPlugin(kCrossNode))) {
-        const auto stats = xnode->stats();
+      const std::any statistics = (*fwk)->PluginStatistics(kCrossNode);
+      if (const auto* report = std::any_cast<plugins::cross_node_preemption::CrossNodeReport>(&statistics)) {
+        const auto& stats = report->stats;
         r.optimal = stats.optimal > 0;
         r.gap = stats.max_gap;
         r.solver_seconds = stats.solver_seconds;

@@ -5,13 +5,13 @@
 
 #include <unordered_map>
 
-#include "api/field_path.h"
 #include "api/loader_internal.h"
+#include "util/go_quote.h"
 
 namespace kubesched::api::loader {
 namespace {
 
-using field_path::Quote;
+using util::GoQuote;
 
 constexpr int32_t kNoPriority = 0;
 
@@ -41,11 +41,11 @@ std::optional<LoadError> ResolvePriority(const State& state, const Priorities& c
       std::string known;
       for (const Entry& e : state.entries) {
         if (auto* pc = std::get_if<std::shared_ptr<PriorityClass>>(&e.object))
-          known += ", " + Quote((*pc)->metadata.name);
+          known += ", " + GoQuote((*pc)->metadata.name);
       }
       return state.ErrorAt(entry, spec_path + ".priorityClassName",
-                           "no PriorityClass named " + Quote(name) + "; defined: " + Quote(kSystemClusterCritical) +
-                               ", " + Quote(kSystemNodeCritical) + known);
+                           "no PriorityClass named " + GoQuote(name) + "; defined: " + GoQuote(kSystemClusterCritical) +
+                               ", " + GoQuote(kSystemNodeCritical) + known);
     }
   } else if (!spec.priority) {
     resolved = classes.global_default != nullptr
@@ -57,7 +57,7 @@ std::optional<LoadError> ResolvePriority(const State& state, const Priorities& c
     if (spec.priority && *spec.priority != resolved->value) {
       return state.ErrorAt(entry, spec_path + ".priority",
                            "priority " + std::to_string(*spec.priority) + " contradicts priorityClassName " +
-                               Quote(spec.priority_class_name) + " (value " + std::to_string(resolved->value) +
+                               GoQuote(spec.priority_class_name) + " (value " + std::to_string(resolved->value) +
                                "); drop spec.priority");
     }
     spec.priority = resolved->value;

@@ -2,13 +2,13 @@
 // from generateName, a uid, the creation timestamp, duplicate names refused; nodes get their
 // hostname label, namespaces their name label, Jobs the labels and selector of the Job strategy.
 
-#include "api/field_path.h"
 #include "api/loader_internal.h"
+#include "util/go_quote.h"
 
 namespace kubesched::api::loader {
 namespace {
 
-using field_path::Quote;
+using util::GoQuote;
 
 void FinishJob(Workload& w) {
   // What the Job API strategy does on create: label the template with the job's name and uid and,
@@ -41,7 +41,7 @@ std::optional<LoadError> AssignNames(State& state) {
     auto [it, inserted] = state.keys.emplace(prefix + meta.name, i);
     if (!inserted) {
       return state.ErrorAt(i, "metadata.name",
-                           "duplicate " + std::string(e.kind->kind) + " " + Quote(meta.name) + " (first defined in " +
+                           "duplicate " + std::string(e.kind->kind) + " " + GoQuote(meta.name) + " (first defined in " +
                                state.Where(it->second) + ")");
     }
     if (meta.uid.empty()) meta.uid = GenerateUID(e.kind->kind, meta.namespace_, meta.name);

@@ -21,7 +21,7 @@ const KindInfo* CheckKind(const MapView& obj, std::string& kind) {
       slash == std::string::npos ? std::string_view(api_version) : std::string_view(api_version).substr(slash + 1);
   if (version.empty() || group.empty() != (slash == std::string::npos)) {
     Fail(obj.At("apiVersion"), obj.PathOf("apiVersion"),
-         "invalid apiVersion " + Quote(api_version) +
+         "invalid apiVersion " + GoQuote(api_version) +
              "; expected \"version\" or \"group/version\", such as \"apps/v1\"");
   }
   const BuiltinGroup* builtin = LookupBuiltinGroup(group);
@@ -30,16 +30,16 @@ const KindInfo* CheckKind(const MapView& obj, std::string& kind) {
   if (info == nullptr) {
     const std::vector<std::string_view> served = Words(builtin->kinds);
     if (std::find(served.begin(), served.end(), kind) != served.end()) return nullptr;
-    std::string message = "no kind " + Quote(kind) + " is served by apiVersion " + Quote(api_version);
+    std::string message = "no kind " + GoQuote(kind) + " is served by apiVersion " + GoQuote(api_version);
     if (std::string_view close = field_path::Closest(kind, served); !close.empty()) {
-      message += " (did you mean " + Quote(close) + "?)";
+      message += " (did you mean " + GoQuote(close) + "?)";
     }
     Fail(obj.At("kind"), obj.PathOf("kind"), message, kFieldValueNotSupported);
   }
   const std::string want = info->group.empty() ? "v1" : std::string(info->group) + "/v1";
   if (group != info->group) {
     Fail(obj.At("apiVersion"), obj.PathOf("apiVersion"),
-         "apiVersion " + Quote(api_version) + " does not serve kind " + kind + "; use " + Quote(want),
+         "apiVersion " + GoQuote(api_version) + " does not serve kind " + kind + "; use " + GoQuote(want),
          kFieldValueNotSupported);
   }
   // Every kind kubesched reads is served at v1 only: the beta versions (batch/v1beta1 CronJob,
@@ -47,8 +47,8 @@ const KindInfo* CheckKind(const MapView& obj, std::string& kind) {
   // kubectl refuses them as "no matches for kind".
   if (version != "v1") {
     Fail(obj.At("apiVersion"), obj.PathOf("apiVersion"),
-         "no matches for kind " + Quote(kind) + " in version " + Quote(api_version) +
-             " (Kubernetes no longer serves it); use " + Quote(want),
+         "no matches for kind " + GoQuote(kind) + " in version " + GoQuote(api_version) +
+             " (Kubernetes no longer serves it); use " + GoQuote(want),
          kFieldValueNotSupported);
   }
   return info;
@@ -143,7 +143,7 @@ std::expected<Object, FieldErrors> DecodeAny(const json::Value& object, const st
     if (info == nullptr) {
       return std::unexpected(
           FieldErrors{FieldError{decode::ChildPath(prefix, "kind"), std::string(kFieldValueNotSupported),
-                                 "kind " + decode::Quote(kind) + " is not one kubesched reads"}});
+                                 "kind " + util::GoQuote(kind) + " is not one kubesched reads"}});
     }
     Object out = decode::DecodeChecked(obj, *info, nullptr);
     SetJson(out, KeepJson(object, options));
@@ -160,7 +160,7 @@ Decoded<T> DecodeAs(const json::Value& object, const DecodeOptions& options, std
   if (auto* p = std::get_if<std::shared_ptr<T>>(&*any)) return std::move(*p);
   return std::unexpected(FieldErrors{
       FieldError{"kind", std::string(kFieldValueInvalid),
-                 "expected " + std::string(what) + ", got " + decode::Quote(json::GetString(object, "kind"))}});
+                 "expected " + std::string(what) + ", got " + util::GoQuote(json::GetString(object, "kind"))}});
 }
 
 }  // namespace

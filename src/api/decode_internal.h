@@ -22,6 +22,7 @@
 #include "api/json.h"
 #include "api/types.h"
 #include "api/yaml.h"
+#include "util/go_quote.h"
 
 namespace kubesched::api::decode {
 
@@ -29,7 +30,7 @@ namespace kubesched::api::decode {
 //! (apimachinery's TotalAnnotationSizeLimitB).
 inline constexpr size_t kMaxAnnotationBytes = 256 * 1024;
 
-using field_path::Quote;
+using util::GoQuote;
 
 //! A field error thrown by a decoder; `at` is the value to point at in messages with a line
 //! (the field itself, or the nearest enclosing value when the field is absent), `at_key` when
@@ -122,9 +123,9 @@ Enum ReadEnum(const json::Value* v, const Path& path, const std::pair<std::strin
   std::string supported;
   for (const auto& [text, value] : table) {
     if (!supported.empty()) supported += ", ";
-    supported += Quote(text);
+    supported += GoQuote(text);
   }
-  Fail(v, path, "unsupported value " + Quote(s) + "; supported values: " + supported, kFieldValueNotSupported);
+  Fail(v, path, "unsupported value " + GoQuote(s) + "; supported values: " + supported, kFieldValueNotSupported);
 }
 
 //! A mapping value with its field path. Lookups never insert and never throw on absent keys.

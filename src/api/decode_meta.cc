@@ -33,7 +33,7 @@ std::string Describe(const json::Value* v, const Context& ctx) {
   if (v->IsArray()) return "a list";
   std::string s = ScalarText(*v, ctx);
   if (s.size() > 40) s = s.substr(0, 40) + "...";
-  return Quote(s);
+  return GoQuote(s);
 }
 
 void Fail(const json::Value* at, std::string path, std::string message, std::string_view reason, bool at_key) {
@@ -183,10 +183,10 @@ Labels MapView::LabelMap(std::string_view key) const {
     const std::string_view k = json::View(it->name);
     const json::Value* v = &it->value;
     if (!IsValidQualifiedName(k))
-      Fail(v, m.path_.Child(k), "invalid label key " + Quote(k) + ": " + Join(IsQualifiedName(k)));
+      Fail(v, m.path_.Child(k), "invalid label key " + GoQuote(k) + ": " + Join(IsQualifiedName(k)));
     std::string value = ReadString(v, m.path_.Child(k), ctx_);
     if (!IsValidLabelValueText(value)) {
-      Fail(v, m.path_.Child(k), "invalid label value " + Quote(value) + ": " + Join(IsValidLabelValue(value)));
+      Fail(v, m.path_.Child(k), "invalid label value " + GoQuote(value) + ": " + Join(IsValidLabelValue(value)));
     }
     entries.emplace_back(std::string(k), std::move(value));
   }
@@ -205,7 +205,7 @@ Labels MapView::AnnotationMap(std::string_view key) const {
     const std::string_view k = json::View(it->name);
     const json::Value* v = &it->value;
     if (const std::string_view checked = AsciiLower(k, lower); !IsValidQualifiedName(checked)) {
-      Fail(v, m.path_.Child(k), "invalid annotation key " + Quote(k) + ": " + Join(IsQualifiedName(checked)));
+      Fail(v, m.path_.Child(k), "invalid annotation key " + GoQuote(k) + ": " + Join(IsQualifiedName(checked)));
     }
     std::string value = ReadString(v, m.path_.Child(k), ctx_);
     total += k.size() + value.size();
@@ -235,7 +235,7 @@ ResourceList ReadResourceList(const MapView& parent, std::string_view key) {
     const std::string_view text = v->IsString() ? json::View(*v) : std::string_view(scalar = ScalarText(*v, ctx));
     auto q = Quantity::Parse(text);
     if (!q) Fail(v, path, q.error());
-    if (q->IsNegative()) Fail(v, path, "must be greater than or equal to 0, got " + Quote(text));
+    if (q->IsNegative()) Fail(v, path, "must be greater than or equal to 0, got " + GoQuote(text));
     out.insert_or_assign(out.end(), std::string(name), std::move(*q));  // names mostly come sorted
   });
   return out;
@@ -266,7 +266,7 @@ SelectorRequirement ReadRequirement(const MapView& m, RequirementKind kind) {
   r.key = m.RequiredString("key");
   if (kind == RequirementKind::kField && r.key != kFieldNodeName) {
     Fail(m.At("key"), m.PathOf("key"),
-         "unsupported field " + Quote(r.key) + "; matchFields only supports \"metadata.name\"",
+         "unsupported field " + GoQuote(r.key) + "; matchFields only supports \"metadata.name\"",
          kFieldValueNotSupported);
   }
   const Path op_path = m.PathOf("operator");
@@ -358,7 +358,7 @@ std::optional<int64_t> ReadTime(const MapView& m, std::string_view key) {
   const std::string_view text = ReadStringView(v, m.PathOf(key), m.ctx(), buffer);
   auto t = ParseRFC3339(text);
   if (!t) {
-    Fail(v, m.PathOf(key), "invalid time " + Quote(text) + "; use RFC 3339, such as \"2024-05-01T12:00:00Z\"");
+    Fail(v, m.PathOf(key), "invalid time " + GoQuote(text) + "; use RFC 3339, such as \"2024-05-01T12:00:00Z\"");
   }
   return t;
 }
@@ -370,7 +370,7 @@ void CheckTimelineAnnotations(const MapView& annotations) {
     const std::string text = ReadString(v, annotations.PathOf(key), annotations.ctx());
     auto d = util::ParseDuration(text);
     if (!d) Fail(v, annotations.PathOf(key), d.error());
-    if (*d < 0) Fail(v, annotations.PathOf(key), "must not be negative, got " + Quote(text));
+    if (*d < 0) Fail(v, annotations.PathOf(key), "must not be negative, got " + GoQuote(text));
   }
 }
 

@@ -20,7 +20,7 @@ void ReadNode(const MapView& obj, Node& node) {
     taint.effect = t.Enum_("effect", kTaintEffects);
     if (!seen.emplace(taint.key, taint.effect).second) {
       Fail(t.node(), t.path(),
-           "duplicate taint " + Quote(taint.key) + " with effect " + std::string(ToString(taint.effect)) +
+           "duplicate taint " + GoQuote(taint.key) + " with effect " + std::string(ToString(taint.effect)) +
                "; taints must be unique by key and effect",
            kFieldValueDuplicate);
     }

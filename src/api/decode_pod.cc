@@ -75,8 +75,8 @@ Container ReadContainer(const MapView& m, bool init, bool host_network) {
     if (limit != c.resources.limits.end() && Exceeds(request, limit->second)) {
       const MapView requests = resources.Map("requests");
       Fail(requests.At(name), requests.PathOf(name),
-           "request " + Quote(request.text()) + " must be less than or equal to the limit " +
-               Quote(limit->second.text()));
+           "request " + GoQuote(request.text()) + " must be less than or equal to the limit " +
+               GoQuote(limit->second.text()));
     }
   }
   m.ForEachMapInto("ports", c.ports, [&](const MapView& p, size_t) {
@@ -100,7 +100,7 @@ Container ReadContainer(const MapView& m, bool init, bool host_network) {
     const std::string policy = m.String("restartPolicy");
     if (policy != "Always") {
       Fail(m.At("restartPolicy"), m.PathOf("restartPolicy"),
-           "unsupported value " + Quote(policy) + "; init containers only support \"Always\" (a sidecar)");
+           "unsupported value " + GoQuote(policy) + "; init containers only support \"Always\" (a sidecar)");
     }
     c.restart_policy = policy;
   }
@@ -145,9 +145,9 @@ void CheckLabelKeys(const MapView& m, const std::optional<LabelSelector>& select
       const Path path = list_path.Index(i);
       if (key.empty()) Fail(m.At(field), path, "label keys must not be empty");
       if (in_selector(key))
-        Fail(m.At(field), path, Quote(key) + " exists in both " + std::string(field) + " and labelSelector");
+        Fail(m.At(field), path, GoQuote(key) + " exists in both " + std::string(field) + " and labelSelector");
       if (keys == &match_keys && std::find(mismatch_keys.begin(), mismatch_keys.end(), key) != mismatch_keys.end()) {
-        Fail(m.At(field), path, Quote(key) + " exists in both matchLabelKeys and mismatchLabelKeys");
+        Fail(m.At(field), path, GoQuote(key) + " exists in both matchLabelKeys and mismatchLabelKeys");
       }
     }
   }
@@ -257,7 +257,7 @@ void ReadPodSpec(const MapView& m, PodSpec& s) {
   m.ForEachMap("schedulingGates", [&](const MapView& g, size_t) {
     std::string name = g.RequiredString("name");
     if (std::find(s.scheduling_gates.begin(), s.scheduling_gates.end(), name) != s.scheduling_gates.end()) {
-      Fail(g.At("name"), g.PathOf("name"), "duplicate scheduling gate " + Quote(name));
+      Fail(g.At("name"), g.PathOf("name"), "duplicate scheduling gate " + GoQuote(name));
     }
     s.scheduling_gates.push_back(std::move(name));
   });
@@ -270,7 +270,7 @@ void ReadPodSpec(const MapView& m, PodSpec& s) {
     m.ForEachMapInto(key, out, [&](const MapView& cm, size_t) {
       Container c = ReadContainer(cm, init, s.host_network);
       if (!container_names.Insert(c.name)) {
-        Fail(cm.At("name"), cm.PathOf("name"), "duplicate container name " + Quote(c.name));
+        Fail(cm.At("name"), cm.PathOf("name"), "duplicate container name " + GoQuote(c.name));
       }
       out.push_back(std::move(c));
     });
@@ -288,7 +288,7 @@ void ReadPodSpec(const MapView& m, PodSpec& s) {
     for (const auto& [name, q] : pod_level.requests) {
       if (name != kResourceCPU && name != kResourceMemory && !name.starts_with(kHugePagesPrefix)) {
         Fail(r->At("requests"), r->PathOf("requests").Render() + "[" + name + "]",
-             "unsupported pod-level resource " + Quote(name) + " (supported: cpu, memory, hugepages-<size>)");
+             "unsupported pod-level resource " + GoQuote(name) + " (supported: cpu, memory, hugepages-<size>)");
       }
       auto limit = pod_level.limits.find(name);
       if (limit != pod_level.limits.end() && Exceeds(q, limit->second)) {
@@ -304,7 +304,7 @@ void ReadPodSpec(const MapView& m, PodSpec& s) {
     TopologySpreadConstraint c = ReadSpreadConstraint(cm);
     if (!spread_keys.emplace(c.topology_key, c.when_unsatisfiable).second) {
       Fail(cm.node(), cm.path(),
-           "duplicate constraint for topologyKey " + Quote(c.topology_key) + " and whenUnsatisfiable");
+           "duplicate constraint for topologyKey " + GoQuote(c.topology_key) + " and whenUnsatisfiable");
     }
     s.topology_spread_constraints.push_back(std::move(c));
   });

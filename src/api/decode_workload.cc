@@ -56,7 +56,7 @@ void ReadWorkloadSpec(const MapView& spec, Workload& w) {
     const std::string restart = pod_spec.Has("restartPolicy") ? pod_spec.String("restartPolicy") : "Always";
     if (restart != "OnFailure" && restart != "Never") {
       Fail(pod_spec.At("restartPolicy"), pod_spec.PathOf("restartPolicy"),
-           "unsupported value " + Quote(restart) + "; supported values: \"OnFailure\", \"Never\"",
+           "unsupported value " + GoQuote(restart) + "; supported values: \"OnFailure\", \"Never\"",
            kFieldValueNotSupported);
     }
     // The Job controller labels its pods and, unless told otherwise, selects them by uid; the

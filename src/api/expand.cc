@@ -8,13 +8,13 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "api/field_path.h"
 #include "api/loader_internal.h"
+#include "util/go_quote.h"
 
 namespace kubesched::api::loader {
 namespace {
 
-using field_path::Quote;
+using util::GoQuote;
 
 // The key a controller reference is filed under: the owner's uid, or (a reference without one, as
 // hand-written manifests may have) its kind, namespace and name.
@@ -137,7 +137,7 @@ std::optional<LoadError> ExpandAndCollect(State& state, ClusterObjects& out) {
       while (state.keys.contains(key)) {
         if (w.kind == "StatefulSet") {
           return state.ErrorAt(i, "metadata.name",
-                               "StatefulSet pod " + Quote(pod->metadata.name) +
+                               "StatefulSet pod " + GoQuote(pod->metadata.name) +
                                    " clashes with a pod of the same name (first defined in " +
                                    state.Where(state.keys.at(key)) + ")");
         }

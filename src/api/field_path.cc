@@ -33,22 +33,19 @@ size_t EditDistance(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-std::string Quote(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[(c >> 4) & 0xf];
-      out += kHex[c & 0xf];
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
+std::string Child(std::string_view path, std::string_view name) {
+  std::string out;
+  out.reserve(path.size() + 1 + name.size());
+  out += path;
+  if (!path.empty()) out += '.';
+  out += name;
+  return out;
+}
+
+std::string Index(std::string_view path, size_t index) {
+  std::string out(path);
+  AppendIndex(out, index);
+  return out;
 }
 
 void AppendField(std::string& path, std::string_view key) {

@@ -9,11 +9,14 @@
 
 namespace kubesched::api::field_path {
 
-//! A string in double quotes, with quotes, backslashes and control characters escaped.
-std::string Quote(std::string_view s);
+//! Go's field.Path.Child over strings, as upstream renders the paths of Go structs (the scheduler's
+//! configuration, plugin args, the extender's wire types): "path.name", or "name" at the root "".
+std::string Child(std::string_view path, std::string_view name);
+//! field.Path.Index: "path[index]".
+std::string Index(std::string_view path, size_t index);
 
-//! Appends a field to a path: "a.b", or "a[nvidia.com/gpu]" for keys that are not plain words
-//! (letters, digits, '_' and '-').
+//! Appends a field to a path as the API server's messages render an object's fields: "a.b", or "a[nvidia.com/gpu]" for
+//! keys that are not plain words (letters, digits, '_' and '-').
 void AppendField(std::string& path, std::string_view key);
 //! Appends a list index: "a[3]".
 void AppendIndex(std::string& path, size_t index);

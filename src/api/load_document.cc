@@ -172,8 +172,8 @@ class DocumentLoader {
       const std::string given = decode::ScalarText(*ns, ctx_);
       if (!given.empty() && given != namespace_) {
         decode::Fail(meta_view.At("namespace"), meta_view.PathOf("namespace"),
-                     "the namespace from the provided object " + decode::Quote(given) +
-                         " does not match the namespace " + decode::Quote(namespace_) +
+                     "the namespace from the provided object " + util::GoQuote(given) +
+                         " does not match the namespace " + util::GoQuote(namespace_) +
                          ". You must pass '--namespace=" + given + "' to perform this operation.");
       }
     }

@@ -1,4 +1,5 @@
 #include "api/quantity.h"
+#include "util/go_quote.h"
 
 #include <algorithm>
 #include <charconv>
@@ -81,24 +82,8 @@ std::optional<Suffix> LookupSuffix(std::string_view s) {
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
-std::string Quote(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      static constexpr char kHex[] = "0123456789abcdef";
-      out += "\\x";
-      out += kHex[(c >> 4) & 0xf];
-      out += kHex[c & 0xf];
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
-
 std::string Fail(std::string_view text, std::string_view why) {
-  return "invalid quantity " + Quote(text) + ": " + std::string(why);
+  return "invalid quantity " + util::GoQuote(text) + ": " + std::string(why);
 }
 
 __int128 Pow10(int k) {

@@ -13,11 +13,12 @@
 #include <utility>
 
 #include "api/field_path.h"
+#include "util/go_quote.h"
 
 namespace kubesched::api {
 namespace {
 
-using field_path::Quote;
+using util::GoQuote;
 
 bool Present(const json::Value& v) { return !v.IsNull(); }
 
@@ -36,7 +37,7 @@ std::string Describe(const json::Value& v, const yaml::ScalarTexts* texts) {
     s = json::Encode(v);
   }
   if (s.size() > 40) s = s.substr(0, 40) + "...";
-  return Quote(s);
+  return GoQuote(s);
 }
 
 // Whether a scalar value has the JSON type the schema's scalar type decodes from, as Go's
@@ -62,7 +63,7 @@ std::string DescribeTyped(const json::Value& v, const yaml::ScalarTexts* texts) 
   std::string value = v.IsBool() ? (v.GetBool() ? "true" : "false") : json::Encode(v);
   const std::string what = v.IsBool() ? "the boolean " : "the number ";
   if (written && *written != value) {
-    return Quote(std::string(*written)) + ", which YAML reads as " + what + value + " (quote it for a string)";
+    return GoQuote(std::string(*written)) + ", which YAML reads as " + what + value + " (quote it for a string)";
   }
   return what + value;
 }
@@ -1438,7 +1439,7 @@ std::string UnknownFieldMessage(const Type& type, std::string_view name) {
   for (const auto& [field, unused] : type.fields) names.push_back(field);
   const std::string_view best = field_path::Closest(name, names);
   if (best.empty()) return "unknown field";
-  return "unknown field (did you mean " + Quote(best) + "?)";
+  return "unknown field (did you mean " + GoQuote(best) + "?)";
 }
 
 class Checker {

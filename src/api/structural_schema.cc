@@ -17,6 +17,7 @@
 
 #include "api/field_error.h"
 #include "api/field_path.h"
+#include "util/go_quote.h"
 #include "util/log.h"
 
 namespace kubesched::api {
@@ -151,12 +152,6 @@ int64_t TruncateToInt64(double f) {
 // Go's renderings, so messages read as the API server's: %q, %v and %#v of the unstructured value
 // (string, int64, float64, bool, nil, map[string]interface{}, []interface{}), and json.Marshal.
 
-std::string Quote(std::string_view s) {
-  fmt::memory_buffer out;
-  log::detail::AppendQuoted(out, s);
-  return fmt::to_string(out);
-}
-
 // The shortest digits that round-trip |f| (finite, not zero): |f| = 0.digits × 10^point.
 struct Digits {
   std::string digits;
@@ -241,7 +236,7 @@ void AppendGoSyntax(const Value& v, std::string& out, int depth) {
       out += v.GetBool() ? "true" : "false";
       return;
     case rapidjson::kStringType:
-      out += Quote(json::View(v));
+      out += util::GoQuote(json::View(v));
       return;
     case rapidjson::kNumberType:
       out += GoNumber(v);
@@ -263,7 +258,7 @@ void AppendGoSyntax(const Value& v, std::string& out, int depth) {
       for (const Value::Member* m : SortedMembers(v)) {
         if (!first) out += ", ";
         first = false;
-        out += Quote(json::View(m->name)) + ":";
+        out += util::GoQuote(json::View(m->name)) + ":";
         AppendGoSyntax(m->value, out, depth + 1);
       }
       out += '}';
@@ -276,7 +271,7 @@ void AppendGoSyntax(const Value& v, std::string& out, int depth) {
 // "null" (quoted, a string by then), maps and slices %#v.
 std::string BadValue(const Value& v) {
   if (v.IsNull()) return "\"null\"";
-  if (v.IsString()) return Quote(json::View(v));
+  if (v.IsString()) return util::GoQuote(json::View(v));
   if (v.IsBool()) return v.GetBool() ? "true" : "false";
   if (v.IsNumber()) return GoNumber(v);
   std::string out;
@@ -693,7 +688,8 @@ class Validator {
     if (allows(actual) || (x.IsNull() && Flag(schema, "nullable"))) return;
     if (actual == "number" && allows("integer") && IsFloat64AJSONInteger(x.GetDouble())) return;
     if (actual == "integer" && allows("number")) return;
-    Add(Invalid(path, Quote(actual), fmt::format("{} in body must be of type {}: {}", path, types, Quote(actual)),
+    Add(Invalid(path, util::GoQuote(actual),
+                fmt::format("{} in body must be of type {}: {}", path, types, util::GoQuote(actual)),
                 kFieldValueTypeInvalid));
   }
 
@@ -727,7 +723,7 @@ class Validator {
       if (found.empty()) return;
       if (!best || found.size() < best->size()) best = std::move(found);
     }
-    Add(Composite(fmt::format("{} must validate at least one schema (anyOf)", Quote(path))));
+    Add(Composite(fmt::format("{} must validate at least one schema (anyOf)", util::GoQuote(path))));
     Append(*best);
   }
 
@@ -744,7 +740,7 @@ class Validator {
     }
     if (held == 1) return;
     const std::string how = held == 0 ? "Found none valid" : fmt::format("Found {} valid alternatives", held);
-    Add(Composite(fmt::format("{} must validate one and only one schema (oneOf). {}", Quote(path), how)));
+    Add(Composite(fmt::format("{} must validate one and only one schema (oneOf). {}", util::GoQuote(path), how)));
     if (held == 0) Append(*best);
   }
 
@@ -756,13 +752,13 @@ class Validator {
       Append(found);
     }
     if (held == clauses.Size()) return;
-    Add(Composite(
-        fmt::format("{} must validate all the schemas (allOf){}", Quote(path), held == 0 ? ". None validated" : "")));
+    Add(Composite(fmt::format("{} must validate all the schemas (allOf){}", util::GoQuote(path),
+                              held == 0 ? ". None validated" : "")));
   }
 
   [[gnu::noinline]] void CheckNot(const Value& x, const Value& clause, std::string& path, int depth) {
     if (!Clause(x, clause, path, depth).empty()) return;
-    Add(Composite(fmt::format("{} must not validate the schema (not)", Quote(path))));
+    Add(Composite(fmt::format("{} must not validate the schema (not)", util::GoQuote(path))));
   }
 
   // maxLength, minLength, pattern: the first that fails only, as kube-openapi's stringValidator.
@@ -775,7 +771,7 @@ class Validator {
       return;
     }
     if (const auto min = CountKeyword(schema, "minLength"); min && length < *min) {
-      Add(Invalid(path, Quote(s), fmt::format("{} in body should be at least {} chars long", path, *min)));
+      Add(Invalid(path, util::GoQuote(s), fmt::format("{} in body should be at least {} chars long", path, *min)));
       return;
     }
     const std::string_view pattern = StringKeyword(schema, "pattern");
@@ -788,7 +784,7 @@ class Validator {
     } catch (const std::regex_error&) {
       // Out of the engine's limits: left unchecked rather than refused.
     }
-    if (!matched) Add(Invalid(path, Quote(s), fmt::format("{} in body should match '{}'", path, pattern)));
+    if (!matched) Add(Invalid(path, util::GoQuote(s), fmt::format("{} in body should match '{}'", path, pattern)));
   }
 
   // multipleOf, minimum, maximum, as kube-openapi's numberValidator: an int64 value is compared
@@ -910,7 +906,7 @@ class Validator {
           }
           if (!first) shown += ", ";
           first = false;
-          shown += Quote(k) + ":";
+          shown += util::GoQuote(k) + ":";
           AppendGoSyntax(*v, shown, 0);
         }
         if (keys.size() != 1) id += '}';
@@ -937,11 +933,11 @@ class Validator {
     for (const Value& v : values->GetArray()) {
       if (!supported.empty()) supported += ", ";
       if (v.IsString()) {
-        supported += Quote(json::View(v));
+        supported += util::GoQuote(json::View(v));
       } else {
         std::string text;
         AppendGoJson(v, text, 0);
-        supported += Quote(text);
+        supported += util::GoQuote(text);
       }
     }
     Add({std::string(kFieldValueNotSupported), path,
@@ -985,7 +981,7 @@ class Validator {
   }
 
   [[gnu::noinline]] void Forbidden(const std::string& path, std::string_view key) {
-    Add(Invalid(path, Quote(key), fmt::format("{}.{} in body is a forbidden property", path, key)));
+    Add(Invalid(path, util::GoQuote(key), fmt::format("{}.{} in body is a forbidden property", path, key)));
   }
 
   [[gnu::noinline]] void CheckRequired(const Value& x, const Value& schema, const std::string& path) {
@@ -1065,7 +1061,7 @@ class SchemaLinter {
   //! `nested`: inside allOf/anyOf/oneOf/not, where only value validations may appear.
   void Lint(const Value& s, const std::string& path, Level level, bool nested, int depth) {
     if (!s.IsObject()) {
-      Problem(path, fmt::format("Invalid value: {}: must be a schema (a JSON object)", Quote(TypeName(s))));
+      Problem(path, fmt::format("Invalid value: {}: must be a schema (a JSON object)", util::GoQuote(TypeName(s))));
       return;
     }
     if (depth > json::kMaxDepth) {
@@ -1136,7 +1132,7 @@ class SchemaLinter {
     if (!t.empty() && std::find(std::begin(kTypes), std::end(kTypes), t) == std::end(kTypes)) {
       Problem(path + ".type", fmt::format("Unsupported value: {}: supported values: \"array\", \"boolean\", "
                                           "\"integer\", \"number\", \"object\", \"string\"",
-                                          Quote(t)));
+                                          util::GoQuote(t)));
     }
     if (t == "null") Problem(path + ".type", "Forbidden: type cannot be set to null, use nullable as an alternative");
   }
@@ -1197,7 +1193,7 @@ class SchemaLinter {
                                                          "x-kubernetes-embedded-resource is true")
                                            : fmt::format("Invalid value: {}: must be object if "
                                                          "x-kubernetes-embedded-resource is true",
-                                                         Quote(type)));
+                                                         util::GoQuote(type)));
     } else if (type.empty() && !int_or_string && !preserve) {
       static constexpr std::string_view kWhere[] = {"at the root", "for specified array items",
                                                     "for specified object fields"};
@@ -1206,7 +1202,7 @@ class SchemaLinter {
     if (level == Level::kRoot && Flag(s, "nullable"))
       Problem(path + ".nullable", "Forbidden: nullable cannot be true at the root");
     if (level == Level::kRoot && !type.empty() && type != "object") {
-      Problem(path + ".type", fmt::format("Invalid value: {}: must be object at the root", Quote(type)));
+      Problem(path + ".type", fmt::format("Invalid value: {}: must be object at the root", util::GoQuote(type)));
     }
     if (int_or_string && preserve) {
       Problem(path + ".x-kubernetes-preserve-unknown-fields",
@@ -1233,13 +1229,14 @@ class SchemaLinter {
       const Value* p = json::FindMember(properties, key);
       if (!p || !p->IsObject()) continue;
       if (const std::string_view t = StringKeyword(*p, "type"); t != "string") {
-        Problem(fmt::format("{}[{}].type", base, key), fmt::format("Invalid value: {}: must be string", Quote(t)));
+        Problem(fmt::format("{}[{}].type", base, key),
+                fmt::format("Invalid value: {}: must be string", util::GoQuote(t)));
       }
     }
     const Value* metadata = json::FindMember(properties, "metadata");
     if (!metadata || !metadata->IsObject()) return;
     if (const std::string_view t = StringKeyword(*metadata, "type"); t != "object") {
-      Problem(base + "[metadata].type", fmt::format("Invalid value: {}: must be object", Quote(t)));
+      Problem(base + "[metadata].type", fmt::format("Invalid value: {}: must be object", util::GoQuote(t)));
     }
     if (level != Level::kRoot) return;
     bool other = false;
@@ -1295,20 +1292,20 @@ class SchemaLinter {
     const std::string_view t = list_type ? json::View(*list_type) : std::string_view();
     if (keys && !keys->Empty() && t != "map") {
       Problem(path + ".x-kubernetes-list-type",
-              list_type
-                  ? fmt::format("Invalid value: {}: must be map if x-kubernetes-list-map-keys is non-empty", Quote(t))
-                  : std::string("Required value: must be map if x-kubernetes-list-map-keys is non-empty"));
+              list_type ? fmt::format("Invalid value: {}: must be map if x-kubernetes-list-map-keys is non-empty",
+                                      util::GoQuote(t))
+                        : std::string("Required value: must be map if x-kubernetes-list-map-keys is non-empty"));
     }
     if (!list_type || !list_type->IsString()) return;
     if (const std::string_view type = StringKeyword(s, "type"); type != "array") {
       Problem(path + ".type",
               type.empty() ? std::string("Required value: must be array if x-kubernetes-list-type is specified")
                            : fmt::format("Invalid value: {}: must be array if x-kubernetes-list-type is specified",
-                                         Quote(type)));
+                                         util::GoQuote(type)));
     }
     if (t != "atomic" && t != "set" && t != "map") {
       Problem(path + ".x-kubernetes-list-type",
-              fmt::format("Unsupported value: {}: supported values: \"atomic\", \"set\", \"map\"", Quote(t)));
+              fmt::format("Unsupported value: {}: supported values: \"atomic\", \"set\", \"map\"", util::GoQuote(t)));
     }
     if (t != "map") return;
     if (!keys || keys->Empty()) {
@@ -1320,7 +1317,7 @@ class SchemaLinter {
     if (StringKeyword(*items, "type") != "object") {
       Problem(path + ".items.type", fmt::format("Invalid value: {}: must be object if parent array's "
                                                 "x-kubernetes-list-type is map",
-                                                Quote(StringKeyword(*items, "type"))));
+                                                util::GoQuote(StringKeyword(*items, "type"))));
       return;
     }
     if (!keys) return;
@@ -1333,7 +1330,7 @@ class SchemaLinter {
       } else if (const std::string_view pt = StringKeyword(*p, "type"); pt == "array" || pt == "object") {
         Problem(fmt::format("{}.items.properties[{}].type", path, json::View(k)),
                 fmt::format("Invalid value: {}: must be a scalar type if parent array's x-kubernetes-list-type is map",
-                            Quote(pt)));
+                            util::GoQuote(pt)));
       }
     }
   }

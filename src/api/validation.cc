@@ -3,6 +3,7 @@
 
 #include "api/decode_internal.h"
 #include "api/names.h"
+#include "util/go_quote.h"
 
 namespace kubesched::api::decode {
 
@@ -25,7 +26,7 @@ void ValidateMetadata(const MapView& meta_view, const KindInfo& info, const Obje
     const std::vector<std::string> errs = label ? IsDNS1123Label(checked) : IsDNS1123Subdomain(checked);
     if (!errs.empty()) {
       Fail(meta_view.At(field), meta_view.PathOf(field),
-           "invalid " + std::string(field) + " " + Quote(value) + ": " + Join(errs));
+           "invalid " + std::string(field) + " " + GoQuote(value) + ": " + Join(errs));
     }
   };
   const bool label = info.kind == "Namespace";

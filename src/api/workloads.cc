@@ -439,18 +439,6 @@ std::string ReplicaSetNameForDeployment(const Workload& deployment) {
   return deployment.metadata.name + "-" + ComputePodTemplateHash(deployment.template_);
 }
 
-bool ToleratesTaint(const Toleration& toleration, const Taint& taint) {
-  if (toleration.effect && *toleration.effect != taint.effect) return false;
-  if (!toleration.key.empty() && toleration.key != taint.key) return false;
-  switch (toleration.op) {
-    case TolerationOperator::kEqual:
-      return toleration.value == taint.value;
-    case TolerationOperator::kExists:
-      return true;
-  }
-  return false;
-}
-
 std::vector<Toleration> DaemonSetTolerations(bool host_network) {
   auto exists = [](std::string_view key, TaintEffect effect) {
     return Toleration{.key = std::string(key),

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/taints.h"
 #include "api/types.h"
 
 namespace kubesched::api {
@@ -38,15 +39,6 @@ inline constexpr std::string_view kLabelJobCompletionIndex = "batch.kubernetes.i
 //! The only field a node selector's matchFields may name.
 inline constexpr std::string_view kFieldNodeName = "metadata.name";
 
-// Taints the node lifecycle controller sets and DaemonSet pods tolerate.
-inline constexpr std::string_view kTaintNodeNotReady = "node.kubernetes.io/not-ready";
-inline constexpr std::string_view kTaintNodeUnreachable = "node.kubernetes.io/unreachable";
-inline constexpr std::string_view kTaintNodeDiskPressure = "node.kubernetes.io/disk-pressure";
-inline constexpr std::string_view kTaintNodeMemoryPressure = "node.kubernetes.io/memory-pressure";
-inline constexpr std::string_view kTaintNodePIDPressure = "node.kubernetes.io/pid-pressure";
-inline constexpr std::string_view kTaintNodeUnschedulable = "node.kubernetes.io/unschedulable";
-inline constexpr std::string_view kTaintNodeNetworkUnavailable = "node.kubernetes.io/network-unavailable";
-
 //! n characters drawn from kNameSuffixAlphabet.
 std::string RandomString(Rng& rng, size_t n);
 
@@ -64,9 +56,6 @@ std::string ComputePodTemplateHash(const PodTemplateSpec& pod_template);
 
 //! `<deployment>-<pod-template-hash>`: the ReplicaSet a Deployment's pods belong to.
 std::string ReplicaSetNameForDeployment(const Workload& deployment);
-
-//! Whether a toleration tolerates a taint (v1.Toleration.ToleratesTaint).
-bool ToleratesTaint(const Toleration& toleration, const Taint& taint);
 
 //! The tolerations the DaemonSet controller adds to every daemon pod (not-ready and unreachable
 //! NoExecute; disk-, memory-, pid-pressure and unschedulable NoSchedule; network-unavailable

@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include "api/json.h"
-#include "client/api_test_bed.h"
+#include "testing/api_test_bed.h"
 
 namespace kubesched::client {
+
+using kubesched::testing::ApiTestBed;
 namespace {
 
 api::json::Document Doc(std::string_view text) {

@@ -1,7 +1,5 @@
 #include "client/kubeconfig.h"
 
-#include <openssl/evp.h>
-
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +13,7 @@
 
 #include "api/json.h"
 #include "api/yaml.h"
+#include "util/base64.h"
 
 namespace kubesched::client {
 namespace {
@@ -29,27 +28,6 @@ std::expected<std::string, std::string> ReadFile(const std::string& path) {
   out << in.rdbuf();
   if (in.bad()) return std::unexpected(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
   return std::move(out).str();
-}
-
-// Standard base64 as Go's encoding/json decodes a []byte field (line breaks allowed).
-// EVP_DecodeBlock takes no whitespace and writes the padding's bytes as zeros, so both are dealt
-// with here.
-std::expected<std::string, std::string> DecodeBase64(std::string_view text) {
-  std::string clean;
-  clean.reserve(text.size());
-  for (char c : text) {
-    if (c != '\n' && c != '\r' && c != ' ' && c != '\t') clean.push_back(c);
-  }
-  if (clean.size() % 4 != 0) return std::unexpected("invalid base64: length is not a multiple of 4");
-  std::string out(clean.size() / 4 * 3, '\0');
-  const int n = EVP_DecodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(clean.data()), static_cast<int>(clean.size()));
-  if (n < 0) return std::unexpected("invalid base64");
-  size_t padding = 0;
-  if (!clean.empty() && clean.back() == '=') ++padding;
-  if (clean.size() >= 2 && clean[clean.size() - 2] == '=') ++padding;
-  out.resize(static_cast<size_t>(n) - padding);
-  return out;
 }
 
 std::string TrimSpace(std::string s) {
@@ -129,9 +107,9 @@ class KubeconfigReader {
     auto data = String(object, data_key, path);
     if (!data) return std::unexpected(data.error());
     if (!data->empty()) {
-      auto decoded = DecodeBase64(*data);
-      if (!decoded) return std::unexpected(fmt::format("{}.{}: {}", path, data_key, decoded.error()));
-      return decoded;
+      std::optional<std::string> decoded = util::Base64Decode(*data);
+      if (!decoded) return std::unexpected(fmt::format("{}.{}: invalid base64", path, data_key));
+      return std::move(*decoded);
     }
     auto file = String(object, key, path);
     if (!file) return std::unexpected(file.error());

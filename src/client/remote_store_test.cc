@@ -11,7 +11,6 @@
 #include <fmt/format.h>
 
 #include "api/json.h"
-#include "client/api_test_bed.h"
 #include "cluster/store_client.h"
 #include "cluster/store_informer.h"
 #include "config/load.h"
@@ -21,9 +20,12 @@
 #include "server/api_handler.h"
 #include "server/http_server.h"
 #include "store/resources.h"
+#include "testing/api_test_bed.h"
 #include "util/clock.h"
 
 namespace kubesched::client {
+
+using kubesched::testing::ApiTestBed;
 namespace {
 
 using namespace std::chrono_literals;

@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "client/rate_limiter.h"
+#include "util/base64.h"
 #include "util/clock.h"
 
 namespace kubesched::client {
@@ -181,14 +182,6 @@ std::expected<std::string, std::string> NumericAddress(const std::string& host) 
   return std::string(buf);
 }
 
-std::string Base64Encode(std::string_view data) {
-  std::string out(4 * ((data.size() + 2) / 3) + 1, '\0');
-  const int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                                reinterpret_cast<const unsigned char*>(data.data()), static_cast<int>(data.size()));
-  out.resize(static_cast<size_t>(n));
-  return out;
-}
-
 }  // namespace
 
 struct RestClient::Impl {
@@ -288,7 +281,7 @@ struct RestClient::Impl {
     if (std::string token = BearerToken(); !token.empty()) {
       h.emplace("Authorization", "Bearer " + token);
     } else if (!config.username.empty()) {
-      h.emplace("Authorization", "Basic " + Base64Encode(config.username + ":" + config.password));
+      h.emplace("Authorization", "Basic " + util::Base64Encode(config.username + ":" + config.password));
     }
     return h;
   }

@@ -23,14 +23,16 @@
 #include <fmt/format.h>
 
 #include "api/json.h"
-#include "client/api_test_bed.h"
 #include "server/api_handler.h"
 #include "server/http_server.h"
 #include "server/tls.h"
 #include "store/resources.h"
+#include "testing/api_test_bed.h"
 #include "util/clock.h"
 
 namespace kubesched::client {
+
+using kubesched::testing::ApiTestBed;
 namespace {
 
 using ::testing::HasSubstr;

@@ -79,7 +79,7 @@ std::expected<void, std::string> CreateManifestObjects(store::Store& store, serv
 
 }  // namespace
 
-CLI::App* AddApiserverSubcommand(CLI::App& app, ApiserverArgs& args) {
+CLI::App* AddApiserverSubcommand(CLI::App& app, ApiserverFlags& args) {
   CLI::App* cmd = app.add_subcommand(
       "apiserver",
       "serve the simulated cluster over the Kubernetes REST API for kubectl (a test bed on loopback, not a "
@@ -106,7 +106,7 @@ CLI::App* AddApiserverSubcommand(CLI::App& app, ApiserverArgs& args) {
   return cmd;
 }
 
-int RunApiserver(const ApiserverArgs& args) {
+int ApiserverCommand(const ApiserverFlags& args) {
   auto listen = SplitListen(args.listen);
   if (!listen) {
     std::cerr << "error: " << listen.error() << "\n";

@@ -12,7 +12,7 @@
 
 namespace kubesched::cmd {
 
-struct ApiserverArgs {
+struct ApiserverFlags {
   std::string listen = "127.0.0.1:8080";  //!< host:port; port 0 picks a free one
   std::string kubeconfig;                 //!< --write-kubeconfig: where to write one, or ""
   std::vector<std::string> files;         //!< -f: manifests whose objects exist from the start
@@ -23,10 +23,10 @@ struct ApiserverArgs {
 };
 
 //! Registers the `apiserver` subcommand on `app`, filling `args` when parsed.
-CLI::App* AddApiserverSubcommand(CLI::App& app, ApiserverArgs& args);
+CLI::App* AddApiserverSubcommand(CLI::App& app, ApiserverFlags& args);
 
 //! Serves until SIGTERM or SIGINT; returns the process exit code (0 after a clean shutdown,
 //! 1 when the server cannot start or the state cannot be saved, 2 for bad input).
-int RunApiserver(const ApiserverArgs& args);
+int ApiserverCommand(const ApiserverFlags& args);
 
 }  // namespace kubesched::cmd

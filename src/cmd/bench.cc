@@ -602,7 +602,7 @@ nlohmann::json ToJson(const Result& r) {
 
 }  // namespace
 
-CLI::App* AddBenchSubcommand(CLI::App& app, BenchArgs& args) {
+CLI::App* AddBenchSubcommand(CLI::App& app, BenchFlags& args) {
   CLI::App* bench =
       app.add_subcommand("bench",
                          "run upstream scheduler_perf workloads in memory and report throughput (pods/s), per-attempt "
@@ -622,7 +622,7 @@ CLI::App* AddBenchSubcommand(CLI::App& app, BenchArgs& args) {
   return bench;
 }
 
-int RunBench(const BenchArgs& args) {
+int BenchCommand(const BenchFlags& args) {
   if (args.output != "table" && args.output != "json") {
     std::cerr << "error: -o/--output: unsupported value \"" << args.output << "\" (expected table or json)\n";
     return 2;

@@ -13,7 +13,7 @@
 
 namespace kubesched::cmd {
 
-struct BenchArgs {
+struct BenchFlags {
   //! Workload names ("SchedulingBasic" selects every variant, "SchedulingBasic/500Nodes" one).
   //! Empty: the default set (see `kubesched bench --list`).
   std::vector<std::string> workloads;
@@ -25,10 +25,10 @@ struct BenchArgs {
 };
 
 //! Registers the `bench` subcommand on `app`, filling `args` when parsed.
-CLI::App* AddBenchSubcommand(CLI::App& app, BenchArgs& args);
+CLI::App* AddBenchSubcommand(CLI::App& app, BenchFlags& args);
 
 //! Runs the selected workloads and prints the results; returns the process exit code
 //! (0 ok, 2 bad arguments).
-int RunBench(const BenchArgs& args);
+int BenchCommand(const BenchFlags& args);
 
 }  // namespace kubesched::cmd

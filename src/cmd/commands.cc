@@ -26,7 +26,7 @@
 #include "framework/registry.h"
 #include "plugins/registry.h"
 #include "report/report.h"
-#include "scheduler/simulation.h"
+#include "sim/simulation.h"
 #include "util/atomic_file.h"
 #include "util/log.h"
 
@@ -37,7 +37,7 @@ constexpr int kExitOk = 0;
 constexpr int kExitFailure = 1;
 constexpr int kExitBadInput = 2;
 
-struct SimulateArgs {
+struct SimulateFlags {
   std::vector<std::string> files;
   std::string config;
   uint64_t seed = 1;
@@ -67,7 +67,7 @@ std::optional<std::string> ReportPathProblem(const std::string& path) {
   return std::nullopt;
 }
 
-int WriteReport(const SimulateArgs& args, std::span<const report::Run> runs) {
+int WriteReport(const SimulateFlags& args, std::span<const report::Run> runs) {
   report::ReportOptions options;
   options.inputs = args.files;
   options.seed = args.seed;
@@ -86,7 +86,7 @@ void KeepUntilExit(std::shared_ptr<void> state) {
   kept->push_back(std::move(state));
 }
 
-int RunSimulate(const SimulateArgs& args) {
+int SimulateCommand(const SimulateFlags& args) {
   auto format = ParseOutputFormat(args.output);
   if (!format) {
     std::cerr << "error: -o/--output: unsupported value \"" << args.output << "\" (expected table, wide or json)\n";
@@ -148,7 +148,7 @@ int RunSimulate(const SimulateArgs& args) {
     return std::move(*objects);
   };
   auto options = [&](config::Configuration cfg) {
-    scheduler::SimulationOptions sim;
+    sim::SimulationOptions sim;
     sim.scheduler.config = std::move(cfg);
     sim.scheduler.seed = args.seed;
     sim.creation_order =
@@ -161,7 +161,7 @@ int RunSimulate(const SimulateArgs& args) {
     for (size_t i = 0; i < configs.size(); ++i) {
       auto objects = load(/*warn=*/i == 0);
       if (!objects) return kExitBadInput;
-      auto result = scheduler::RunSimulation(std::move(*objects), options(std::move(configs[i])), registry);
+      auto result = sim::RunSimulation(std::move(*objects), options(std::move(configs[i])), registry);
       if (!result) {
         std::cerr << "error: " << names[i] << ": " << result.error() << "\n";
         return kExitBadInput;
@@ -180,11 +180,11 @@ int RunSimulate(const SimulateArgs& args) {
 
   auto objects = load(/*warn=*/true);
   if (!objects) return kExitBadInput;
-  scheduler::SimulationOptions sim = options(std::move(configs.front()));
+  sim::SimulationOptions sim = options(std::move(configs.front()));
   if (!args.explain.empty()) {
     sim.scheduler.explain_pod = args.explain.find('/') == std::string::npos ? "default/" + args.explain : args.explain;
   }
-  auto result = scheduler::RunSimulation(std::move(*objects), sim, registry);
+  auto result = sim::RunSimulation(std::move(*objects), sim, registry);
   if (!result) {
     std::cerr << "error: " << result.error() << "\n";
     return kExitBadInput;
@@ -241,7 +241,7 @@ int Main(int argc, char** argv) {
   bool show_version = false;
   app.add_flag("--version", show_version, "print the version and exit");
 
-  SimulateArgs sim;
+  SimulateFlags sim;
   CLI::App* simulate = app.add_subcommand(
       "simulate", "schedule the pending pods of Kubernetes manifests on a simulated cluster and show the placement");
   simulate
@@ -302,19 +302,19 @@ int Main(int argc, char** argv) {
 
   AddPluginOption(simulate, sim.plugins);
 
-  BenchArgs bench_args;
+  BenchFlags bench_args;
   CLI::App* bench = AddBenchSubcommand(app, bench_args);
 
-  ApiserverArgs apiserver_args;
+  ApiserverFlags apiserver_args;
   CLI::App* apiserver = AddApiserverSubcommand(app, apiserver_args);
 
-  RunArgs run_args;
+  RunFlags run_args;
   CLI::App* run_cmd = AddRunSubcommand(app, run_args);
 
-  ExtenderArgs extender_args;
+  ExtenderFlags extender_args;
   CLI::App* extender_cmd = AddExtenderSubcommand(app, extender_args);
 
-  PluginsArgs plugins_args;
+  PluginsFlags plugins_args;
   CLI::App* plugins_cmd = AddPluginsSubcommand(app, plugins_args);
 
   CLI::App* version =
@@ -332,17 +332,17 @@ int Main(int argc, char** argv) {
   log::SetVerbosity(verbosity);
   if (simulate->parsed()) {
     try {
-      return RunSimulate(sim);
+      return SimulateCommand(sim);
     } catch (const std::exception& e) {
       std::cerr << "error: " << e.what() << "\n";
       return kExitFailure;
     }
   }
-  if (bench->parsed()) return RunBench(bench_args);
-  if (apiserver->parsed()) return RunApiserver(apiserver_args);
-  if (run_cmd->parsed()) return RunRun(run_args);
-  if (extender_cmd->parsed()) return RunExtender(extender_args);
-  if (plugins_cmd->parsed()) return RunPlugins(plugins_args);
+  if (bench->parsed()) return BenchCommand(bench_args);
+  if (apiserver->parsed()) return ApiserverCommand(apiserver_args);
+  if (run_cmd->parsed()) return RunCommand(run_args);
+  if (extender_cmd->parsed()) return ExtenderCommand(extender_args);
+  if (plugins_cmd->parsed()) return PluginsCommand(plugins_args);
   return kExitOk;
 }
 

@@ -12,8 +12,9 @@
 #include "cmd/cli.h"
 #include "cmd/plugin_registry.h"
 #include "cmd/serving.h"
+#include "extender/extender_handler.h"
+#include "extender/http_extender.h"
 #include "scheduler/scheduler.h"
-#include "server/extender_handler.h"
 #include "server/http_server.h"
 #include "store/resources.h"
 #include "util/clock.h"
@@ -38,7 +39,7 @@ struct Cluster {
 
 }  // namespace
 
-CLI::App* AddExtenderSubcommand(CLI::App& app, ExtenderArgs& args) {
+CLI::App* AddExtenderSubcommand(CLI::App& app, ExtenderFlags& args) {
   CLI::App* cmd = app.add_subcommand(
       "extender",
       "serve kubesched's Filter, Score and preemption to an upstream kube-scheduler as a scheduler extender (POST "
@@ -61,7 +62,7 @@ CLI::App* AddExtenderSubcommand(CLI::App& app, ExtenderArgs& args) {
   return cmd;
 }
 
-int RunExtender(const ExtenderArgs& args) {
+int ExtenderCommand(const ExtenderFlags& args) {
   auto listen = SplitListen(args.listen);
   if (!listen) {
     std::cerr << "error: " << listen.error() << "\n";
@@ -127,6 +128,12 @@ int RunExtender(const ExtenderArgs& args) {
   scheduler::SchedulerOptions sopts;
   sopts.config = *cfg;
   sopts.queue_pods = false;  // the kube-scheduler schedules; kubesched only answers
+  auto extenders = extender::BuildExtenders(sopts.config.extenders);
+  if (!extenders) {
+    std::cerr << "error: " << extenders.error() << "\n";
+    return kExitFailure;
+  }
+  sopts.extenders = std::move(*extenders);
   auto created = scheduler::Scheduler::Create(sopts, store_client, clock, *registry);
   if (!created) {
     std::cerr << "error: " << created.error() << "\n";
@@ -139,7 +146,7 @@ int RunExtender(const ExtenderArgs& args) {
     informer->Subscribe(&sched);
   }
 
-  server::ExtenderHandlerOptions hopts;
+  extender::ExtenderHandlerOptions hopts;
   hopts.profile = profile;
   hopts.learn_nodes = !watch;
   if (watch) {
@@ -153,7 +160,7 @@ int RunExtender(const ExtenderArgs& args) {
       return {};
     };
   }
-  server::ExtenderHandler handler(sched, hopts);
+  extender::ExtenderHandler handler(sched, hopts);
   server::HttpServerOptions http;
   http.host = listen->first;
   http.port = listen->second;

@@ -12,7 +12,7 @@
 
 namespace kubesched::cmd {
 
-struct ExtenderArgs {
+struct ExtenderFlags {
   std::string listen = "127.0.0.1:8888";  //!< --listen host:port (port 0: a free one)
   std::string config;                     //!< --config: KubeSchedulerConfiguration
   std::string kubeconfig;                 //!< --kubeconfig
@@ -24,10 +24,10 @@ struct ExtenderArgs {
 };
 
 //! Registers the `extender` subcommand on `app`, filling `args` when parsed.
-CLI::App* AddExtenderSubcommand(CLI::App& app, ExtenderArgs& args);
+CLI::App* AddExtenderSubcommand(CLI::App& app, ExtenderFlags& args);
 
 //! Serves until SIGTERM or SIGINT (0); 1 when it cannot start or serve; 2 for bad flags or a bad
 //! configuration.
-int RunExtender(const ExtenderArgs& args);
+int ExtenderCommand(const ExtenderFlags& args);
 
 }  // namespace kubesched::cmd

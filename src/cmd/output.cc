@@ -106,13 +106,13 @@ double Percentile(std::vector<double> v, double q) {
   return util::PercentileOfSorted(v, q);
 }
 
-std::string EvictionLine(const cluster::Eviction& e) {
+std::string EvictionLine(const sim::Eviction& e) {
   std::string line = fmt::format("{}: {}: {}", e.pod->Key(), e.moved_to.empty() ? "Preempted" : "Moved", e.reason);
   if (e.replacement) line += fmt::format("; recreated as {}", e.replacement->Key());
   return line;
 }
 
-nlohmann::ordered_json SummaryJson(const scheduler::SimulationResult& result, const scheduler::SimulationSummary& sum) {
+nlohmann::ordered_json SummaryJson(const sim::SimulationResult& result, const sim::SimulationSummary& sum) {
   using nlohmann::ordered_json;
   ordered_json j;
   j["summary"] = {{"scheduled", sum.scheduled},
@@ -242,8 +242,8 @@ std::string OptimizerLine(const plugins::batch_placement::BatchStats& o, size_t 
   return line;
 }
 
-void PrintSimulation(const scheduler::SimulationResult& result, OutputFormat format, std::ostream& out) {
-  const scheduler::SimulationSummary sum = scheduler::Summarize(result);
+void PrintSimulation(const sim::SimulationResult& result, OutputFormat format, std::ostream& out) {
+  const sim::SimulationSummary sum = sim::Summarize(result);
 
   if (format == OutputFormat::kJson) {
     using nlohmann::ordered_json;
@@ -279,7 +279,7 @@ void PrintSimulation(const scheduler::SimulationResult& result, OutputFormat for
       const api::Pod& p = *result.pods[i];
       std::string msg = SchedulingMessage(p);
       if (msg.empty() && p.spec.node_name.empty() && !p.spec.scheduling_gates.empty()) msg = GatedMessage(p);
-      if (msg.empty() && p.spec.node_name.empty() && !scheduler::IsTerminal(p)) {
+      if (msg.empty() && p.spec.node_name.empty() && !sim::IsTerminal(p)) {
         msg = OtherSchedulerMessage(p, result.profiles);
       }
       pods += "    {\n      \"namespace\": ";
@@ -345,7 +345,7 @@ void PrintSimulation(const scheduler::SimulationResult& result, OutputFormat for
     out << text << "\n";
   };
   for (const auto& p : result.pods) {
-    if (!p->spec.node_name.empty() || scheduler::IsTerminal(*p)) continue;
+    if (!p->spec.node_name.empty() || sim::IsTerminal(*p)) continue;
     std::string msg = SchedulingMessage(*p);
     if (!msg.empty()) {
       line(fmt::format("{}: FailedScheduling: {}", p->Key(), msg));
@@ -452,10 +452,10 @@ struct NodeUse {
   std::map<std::string, int> workloads;
 };
 
-std::map<std::string, NodeUse> UseByNode(const scheduler::SimulationResult& r) {
+std::map<std::string, NodeUse> UseByNode(const sim::SimulationResult& r) {
   std::map<std::string, NodeUse> out;
   for (const auto& p : r.pods) {
-    if (p->spec.node_name.empty() || scheduler::IsTerminal(*p)) continue;
+    if (p->spec.node_name.empty() || sim::IsTerminal(*p)) continue;
     NodeUse& u = out[p->spec.node_name];
     const framework::Resource req = framework::ComputePodRequests(p->spec);
     ++u.pods;
@@ -502,7 +502,7 @@ void PrintComparison(const std::vector<ComparedRun>& runs, OutputFormat format, 
         for (const auto& [w, k] : u.workloads) e["workloads"][w] = k;
         c["nodes"].push_back(std::move(e));
       }
-      c["summary"] = SummaryJson(runs[i].result, scheduler::Summarize(runs[i].result));
+      c["summary"] = SummaryJson(runs[i].result, sim::Summarize(runs[i].result));
       j["configurations"].push_back(std::move(c));
     }
     out << j.dump(2) << "\n";
@@ -557,7 +557,7 @@ void PrintComparison(const std::vector<ComparedRun>& runs, OutputFormat format, 
   std::vector<std::vector<std::string>> summary = {
       {"CONFIGURATION", "SCHEDULED", "PENDING", "NODES USED", "SOLVER", "OPTIMAL"}};
   for (const auto& r : runs) {
-    const scheduler::SimulationSummary s = scheduler::Summarize(r.result);
+    const sim::SimulationSummary s = sim::Summarize(r.result);
     std::string solver = "-", optimal = "-";
     if (const auto& o = r.result.optimizer) {
       solver = fmt::format("{:.2f} s{}", o->solver_seconds, o->solver.empty() ? "" : " (" + o->solver + ")");

@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scheduler/simulation.h"
-#include "scheduler/simulation_summary.h"
+#include "sim/simulation.h"
+#include "sim/simulation_summary.h"
 
 namespace kubesched::cmd {
 
@@ -16,11 +16,11 @@ enum class OutputFormat { kTable, kWide, kJson };
 //! Parses "table", "wide" or "json".
 std::optional<OutputFormat> ParseOutputFormat(const std::string& text);
 
-// Shared with the HTML report (scheduler/simulation_summary.h).
-using scheduler::GatedMessage;
-using scheduler::OtherSchedulerMessage;
-using scheduler::PodStatus;
-using scheduler::SchedulingMessage;
+// Shared with the HTML report (sim/simulation_summary.h).
+using sim::GatedMessage;
+using sim::OtherSchedulerMessage;
+using sim::PodStatus;
+using sim::SchedulingMessage;
 //! The explanation as one JSON object (embedded in `-o json` output).
 nlohmann::ordered_json ExplanationJson(const scheduler::AttemptExplanation& explanation);
 
@@ -29,11 +29,11 @@ nlohmann::ordered_json ExplanationJson(const scheduler::AttemptExplanation& expl
 std::string OptimizerLine(const plugins::batch_placement::BatchStats& stats, size_t scheduled);
 //! The pods scheduled in the run against the run's bound (BatchStats::run_bound), relative.
 double RunGap(const plugins::batch_placement::BatchStats& stats, size_t scheduled);
-void PrintSimulation(const scheduler::SimulationResult& result, OutputFormat format, std::ostream& out);
+void PrintSimulation(const sim::SimulationResult& result, OutputFormat format, std::ostream& out);
 //! One configuration's run of `simulate --compare`.
 struct ComparedRun {
   std::string name;  // the configuration file, or "default"
-  scheduler::SimulationResult result;
+  sim::SimulationResult result;
 };
 //! The runs side by side: per node, each run's pods per workload with CPU and memory requested
 //! against allocatable (as the Boreas thesis tabulates placements), then a summary per run:

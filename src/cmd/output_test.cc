@@ -12,8 +12,8 @@
 namespace kubesched::cmd {
 namespace {
 
-scheduler::SimulationResult WithEvictions() {
-  scheduler::SimulationResult r;
+sim::SimulationResult WithEvictions() {
+  sim::SimulationResult r;
   r.nodes = {testing::MakeNode().Name("n0").Obj(), testing::MakeNode().Name("n1").Obj()};
   auto evicted = testing::MakePod().Name("plain").Node("n0").Obj();
   auto moved = testing::MakePod().Name("mover").Node("n0").Obj();
@@ -41,7 +41,7 @@ TEST(Output, JsonCountsEvictionsAndMovesApart) {
 // The pods are written without building a JSON tree: the text is what nlohmann's dump(2) of the
 // same members gives, escapes of quotes, control characters and UTF-8 included.
 TEST(Output, JsonPodsAreLaidOutAsNlohmannDumpsThem) {
-  scheduler::SimulationResult r;
+  sim::SimulationResult r;
   auto bound = testing::MakePod().Name("bound").Namespace("ns-1").Node("n0").Priority(-7).Obj();
   auto pending = std::const_pointer_cast<api::Pod>(testing::MakePod().Name("pending").Obj());
   api::PodCondition c;
@@ -63,7 +63,7 @@ TEST(Output, JsonPodsAreLaidOutAsNlohmannDumpsThem) {
     e["namespace"] = p->metadata.namespace_;
     e["name"] = p->metadata.name;
     e["node"] = p->spec.node_name.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(p->spec.node_name);
-    e["status"] = scheduler::PodStatus(*p);
+    e["status"] = sim::PodStatus(*p);
     e["phase"] = std::string(api::ToString(p->status.phase));
     e["priority"] = p->Priority();
     e["nominatedNodeName"] = p->status.nominated_node_name.empty()

@@ -205,7 +205,7 @@ void PrintJson(const std::vector<PluginDescription>& plugins, std::ostream& os) 
 
 }  // namespace
 
-CLI::App* AddPluginsSubcommand(CLI::App& app, PluginsArgs& args) {
+CLI::App* AddPluginsSubcommand(CLI::App& app, PluginsFlags& args) {
   CLI::App* plugins = app.add_subcommand("plugins",
                                          "list the plugins (in-tree and those of --plugin libraries): extension "
                                          "points, default profile and score weight, args and their defaults");
@@ -216,7 +216,7 @@ CLI::App* AddPluginsSubcommand(CLI::App& app, PluginsArgs& args) {
   return plugins;
 }
 
-int RunPlugins(const PluginsArgs& args) {
+int PluginsCommand(const PluginsFlags& args) {
   auto registry = MakeRegistry(args.plugins);
   if (!registry) {
     std::cerr << "error: --plugin: " << registry.error() << "\n";

@@ -11,16 +11,16 @@
 
 namespace kubesched::cmd {
 
-struct PluginsArgs {
+struct PluginsFlags {
   std::string output = "table";      //!< table or json
   std::vector<std::string> plugins;  //!< --plugin: plugin libraries to load
 };
 
 //! Registers the `plugins` subcommand on `app`, filling `args` when parsed.
-CLI::App* AddPluginsSubcommand(CLI::App& app, PluginsArgs& args);
+CLI::App* AddPluginsSubcommand(CLI::App& app, PluginsFlags& args);
 
 //! Prints the plugins; returns the process exit code (0 ok, 1 when a plugin cannot be built with
 //! its default args, which is a bug).
-int RunPlugins(const PluginsArgs& args);
+int PluginsCommand(const PluginsFlags& args);
 
 }  // namespace kubesched::cmd

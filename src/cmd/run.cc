@@ -21,6 +21,7 @@
 #include "cmd/serving.h"
 #include "cmd/version.h"
 #include "config/load.h"
+#include "extender/http_extender.h"
 #include "metrics/scheduler_metrics.h"
 #include "scheduler/run_loop.h"
 #include "scheduler/scheduler.h"
@@ -40,7 +41,7 @@ constexpr int kExitFailure = 1;
 
 // The flags' overrides of the configuration's leaderElection and clientConnection, as
 // kube-scheduler applies its deprecated flags over the file.
-std::expected<void, std::string> ApplyFlags(const RunArgs& args, config::Configuration& cfg) {
+std::expected<void, std::string> ApplyFlags(const RunFlags& args, config::Configuration& cfg) {
   config::LeaderElection& le = cfg.leader_election;
   if (args.leader_elect) le.leader_elect = *args.leader_elect;
   auto duration = [](const std::optional<std::string>& flag, std::string_view name,
@@ -75,7 +76,7 @@ std::expected<void, std::string> ApplyFlags(const RunArgs& args, config::Configu
 }
 
 // The secure port's server on its own thread: started before the caches sync, so that /healthz
-// answers during start-up, and shut down when it goes out of scope (every exit of RunRun).
+// answers during start-up, and shut down when it goes out of scope (every exit of RunCommand).
 class SecureServing {
  public:
   SecureServing() = default;
@@ -87,7 +88,7 @@ class SecureServing {
     if (thread_.joinable()) thread_.join();
   }
 
-  std::expected<void, std::string> Start(const RunArgs& args, server::Handler& handler) {
+  std::expected<void, std::string> Start(const RunFlags& args, server::Handler& handler) {
     auto identity = ServingIdentity(args.tls_cert_file, args.tls_private_key_file);
     if (!identity) return std::unexpected(identity.error());
     server::HttpServerOptions options;
@@ -133,7 +134,7 @@ std::expected<std::unique_ptr<client::RestClient>, std::string> DelegationClient
 
 }  // namespace
 
-CLI::App* AddRunSubcommand(CLI::App& app, RunArgs& args) {
+CLI::App* AddRunSubcommand(CLI::App& app, RunFlags& args) {
   CLI::App* cmd = app.add_subcommand(
       "run",
       "schedule a real cluster's pods (those whose spec.schedulerName is one of the configuration's profiles), as "
@@ -188,7 +189,131 @@ CLI::App* AddRunSubcommand(CLI::App& app, RunArgs& args) {
   return cmd;
 }
 
-int RunRun(const RunArgs& args) {
+namespace {
+
+// The secure port's parts (kube-scheduler's /healthz, /readyz, /metrics behind delegated
+// authentication and authorization), alive while `run` runs; destroyed in reverse order.
+struct SecurePort {
+  std::unique_ptr<metrics::SchedulerMetrics> scheduler_metrics;
+  std::unique_ptr<client::RestClient> authentication_client, authorization_client;
+  std::unique_ptr<client::DelegatedAuth> delegated_auth;
+  std::unique_ptr<server::HealthzHandler> healthz;
+  SecureServing secure_serving;
+};
+
+// An exit code with the message to print before it.
+struct Failure {
+  int code;
+  std::string message;
+};
+
+std::expected<void, Failure> CheckServingFlags(const RunFlags& args) {
+  if (args.tls_cert_file.empty() != args.tls_private_key_file.empty()) {
+    return std::unexpected(Failure{kExitUsage, "--tls-cert-file and --tls-private-key-file must be given together"});
+  }
+  if (args.secure_port > 65535) {
+    return std::unexpected(
+        Failure{kExitUsage, fmt::format("--secure-port: {} must be between 0 and 65535", args.secure_port)});
+  }
+  return {};
+}
+
+// Starts the secure port. Readiness as kube-scheduler's /readyz: the informers have synced
+// ("sched-handler-sync") and, with leader election, the elector runs ("leaderElection").
+std::expected<void, Failure> StartSecurePort(const RunFlags& args, const config::Configuration& cfg,
+                                             const std::atomic<bool>& synced, const std::atomic<bool>& electing,
+                                             SecurePort& port) {
+  port.scheduler_metrics = std::make_unique<metrics::SchedulerMetrics>();
+  server::HealthzOptions ho;
+  ho.readyz.push_back({"sched-handler-sync", [&synced]() -> std::expected<void, std::string> {
+                         if (synced.load()) return {};
+                         return std::unexpected("waiting for handlers to sync");
+                       }});
+  if (cfg.leader_election.leader_elect) {
+    ho.readyz.push_back({"leaderElection", [&electing]() -> std::expected<void, std::string> {
+                           if (electing.load()) return {};
+                           return std::unexpected("leader election has not started");
+                         }});
+  }
+  ho.metrics = [m = port.scheduler_metrics.get()] { return m->Serialize(); };
+  // Delegated authentication and authorization, as kube-scheduler's secure port has them.
+  auto authentication = DelegationClient(args.authentication_kubeconfig, "--authentication-kubeconfig", cfg);
+  auto authorization = DelegationClient(args.authorization_kubeconfig, "--authorization-kubeconfig", cfg);
+  if (!authentication || !authorization) {
+    return std::unexpected(Failure{kExitUsage, !authentication ? authentication.error() : authorization.error()});
+  }
+  if (*authentication == nullptr) {
+    KS_LOG.Warning("No authentication-kubeconfig provided: token reviews won't work, requests are anonymous");
+  }
+  if (*authorization == nullptr) {
+    KS_LOG.Warning("No authorization-kubeconfig provided, so SubjectAccessReview of authorization tokens won't work");
+  }
+  port.authentication_client = std::move(*authentication);
+  port.authorization_client = std::move(*authorization);
+  client::DelegatedAuthOptions ao;
+  ao.always_allow_paths = args.always_allow_paths;
+  port.delegated_auth = std::make_unique<client::DelegatedAuth>(port.authentication_client.get(),
+                                                                port.authorization_client.get(), std::move(ao));
+  ho.authorize = [auth = port.delegated_auth.get()](const server::HttpRequest& r) -> std::pair<int, std::string> {
+    client::AuthDecision d = auth->Check(r.authorization, r.method, r.path);
+    return {d.status, std::move(d.message)};
+  };
+  port.healthz = std::make_unique<server::HealthzHandler>(std::move(ho));
+  if (auto ok = port.secure_serving.Start(args, *port.healthz); !ok) {
+    return std::unexpected(Failure{kExitFailure, ok.error()});
+  }
+  return {};
+}
+
+// The scheduler `run` drives: the configuration's profiles and extenders, binding on workers
+// (binds wait on the API server).
+std::expected<std::unique_ptr<scheduler::Scheduler>, std::string> CreateScheduler(
+    const config::Configuration& cfg, const framework::Registry& registry, framework::ClusterClient& client,
+    const util::Clock& clock, metrics::SchedulerMetrics* scheduler_metrics) {
+  scheduler::SchedulerOptions sopts;
+  sopts.config = cfg;
+  sopts.async_binding = true;
+  sopts.binding_threads = 16;  // binds wait on the API server
+  sopts.seed = std::random_device{}();
+  sopts.metrics = scheduler_metrics;
+  auto extenders = extender::BuildExtenders(sopts.config.extenders);
+  if (!extenders) return std::unexpected(extenders.error());
+  sopts.extenders = std::move(*extenders);
+  return scheduler::Scheduler::Create(sopts, client, clock, registry);
+}
+
+// Runs `start_scheduling` once this replica leads the configuration's lease, until `stop` (then
+// `stop_scheduling` before the lease is released) or the lease is lost (an error, as upstream
+// exits then). `electing` is set once the elector runs.
+int LeadAndSchedule(const config::Configuration& cfg, client::RemoteStore& store, const util::Clock& clock,
+                    std::stop_token stop, std::atomic<bool>& electing, const std::function<void()>& start_scheduling,
+                    const std::function<void()>& stop_scheduling) {
+  client::LeaderElectionOptions le;
+  le.lease_namespace = cfg.leader_election.resource_namespace;
+  le.lease_name = cfg.leader_election.resource_name;
+  le.lease_duration_ns = cfg.leader_election.lease_duration_ns;
+  le.renew_deadline_ns = cfg.leader_election.renew_deadline_ns;
+  le.retry_period_ns = cfg.leader_election.retry_period_ns;
+  client::LeaderElector elector(store, clock, le);
+  // The lease is released only once scheduling has stopped: the elector's own stop comes after.
+  std::stop_source election;
+  std::stop_callback stop_election(stop, [&] {
+    stop_scheduling();
+    election.request_stop();
+  });
+  electing.store(true);
+  const bool clean = elector.Run(election.get_token(), start_scheduling);
+  if (!clean && !stop.stop_requested()) {
+    // Upstream exits when it loses the lease: another replica leads now.
+    std::cerr << "error: leader election lost\n";
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunCommand(const RunFlags& args) {
   for (const std::string& flag : args.ignored) {
     std::cerr << "warning: " << flag << " is kube-scheduler's and has no effect in kubesched run\n";
   }
@@ -203,13 +328,9 @@ int RunRun(const RunArgs& args) {
     std::cerr << "error: " << ok.error() << "\n";
     return kExitUsage;
   }
-  if (args.tls_cert_file.empty() != args.tls_private_key_file.empty()) {
-    std::cerr << "error: --tls-cert-file and --tls-private-key-file must be given together\n";
-    return kExitUsage;
-  }
-  if (args.secure_port > 65535) {
-    std::cerr << "error: --secure-port: " << args.secure_port << " must be between 0 and 65535\n";
-    return kExitUsage;
+  if (auto ok = CheckServingFlags(args); !ok) {
+    std::cerr << "error: " << ok.error().message << "\n";
+    return ok.error().code;
   }
   auto rest_client = ConnectRestClient(args.kubeconfig, args.master, cfg);
   if (!rest_client) {
@@ -219,60 +340,16 @@ int RunRun(const RunArgs& args) {
 
   SignalWatcher signals;
   const std::stop_token stop = signals.token();
-
-  // Readiness as kube-scheduler's /readyz: the informers have synced ("sched-handler-sync") and,
-  // with leader election, the elector runs ("leaderElection").
   std::atomic<bool> synced{false};
   std::atomic<bool> electing{false};
-  const bool serving = args.secure_port >= 0;
-  std::unique_ptr<metrics::SchedulerMetrics> scheduler_metrics;
-  std::unique_ptr<client::RestClient> authentication_client, authorization_client;
-  std::unique_ptr<client::DelegatedAuth> delegated_auth;
-  std::unique_ptr<server::HealthzHandler> healthz;
-  SecureServing secure_serving;
-  if (serving) {
-    scheduler_metrics = std::make_unique<metrics::SchedulerMetrics>();
-    server::HealthzOptions ho;
-    ho.readyz.push_back({"sched-handler-sync", [&synced]() -> std::expected<void, std::string> {
-                           if (synced.load()) return {};
-                           return std::unexpected("waiting for handlers to sync");
-                         }});
-    if (cfg.leader_election.leader_elect) {
-      ho.readyz.push_back({"leaderElection", [&electing]() -> std::expected<void, std::string> {
-                             if (electing.load()) return {};
-                             return std::unexpected("leader election has not started");
-                           }});
-    }
-    ho.metrics = [m = scheduler_metrics.get()] { return m->Serialize(); };
-    // Delegated authentication and authorization, as kube-scheduler's secure port has them.
-    auto authentication = DelegationClient(args.authentication_kubeconfig, "--authentication-kubeconfig", cfg);
-    auto authorization = DelegationClient(args.authorization_kubeconfig, "--authorization-kubeconfig", cfg);
-    if (!authentication || !authorization) {
-      std::cerr << "error: " << (!authentication ? authentication.error() : authorization.error()) << "\n";
-      return kExitUsage;
-    }
-    if (*authentication == nullptr) {
-      KS_LOG.Warning("No authentication-kubeconfig provided: token reviews won't work, requests are anonymous");
-    }
-    if (*authorization == nullptr) {
-      KS_LOG.Warning("No authorization-kubeconfig provided, so SubjectAccessReview of authorization tokens won't work");
-    }
-    authentication_client = std::move(*authentication);
-    authorization_client = std::move(*authorization);
-    client::DelegatedAuthOptions ao;
-    ao.always_allow_paths = args.always_allow_paths;
-    delegated_auth =
-        std::make_unique<client::DelegatedAuth>(authentication_client.get(), authorization_client.get(), std::move(ao));
-    ho.authorize = [auth = delegated_auth.get()](const server::HttpRequest& r) -> std::pair<int, std::string> {
-      client::AuthDecision d = auth->Check(r.authorization, r.method, r.path);
-      return {d.status, std::move(d.message)};
-    };
-    healthz = std::make_unique<server::HealthzHandler>(std::move(ho));
-    if (auto ok = secure_serving.Start(args, *healthz); !ok) {
-      std::cerr << "error: " << ok.error() << "\n";
-      return kExitFailure;
+  SecurePort secure_port;
+  if (args.secure_port >= 0) {
+    if (auto ok = StartSecurePort(args, cfg, synced, electing, secure_port); !ok) {
+      std::cerr << "error: " << ok.error().message << "\n";
+      return ok.error().code;
     }
   }
+  metrics::SchedulerMetrics* scheduler_metrics = secure_port.scheduler_metrics.get();
 
   static const util::SystemClock clock;
   client::RemoteStoreOptions store_options;
@@ -291,13 +368,7 @@ int RunRun(const RunArgs& args) {
   store_client.SetEventRecorder(&recorder);
   // Status patches and deletions on workers: an API round trip never holds up a cycle.
   cluster::AsyncClient cluster_client(store_client);
-  scheduler::SchedulerOptions sopts;
-  sopts.config = cfg;
-  sopts.async_binding = true;
-  sopts.binding_threads = 16;  // binds wait on the API server
-  sopts.seed = std::random_device{}();
-  sopts.metrics = scheduler_metrics.get();
-  auto created = scheduler::Scheduler::Create(sopts, cluster_client, clock, *registry);
+  auto created = CreateScheduler(cfg, *registry, cluster_client, clock, scheduler_metrics);
   if (!created) {
     std::cerr << "error: " << created.error() << "\n";
     return kExitFailure;
@@ -309,7 +380,7 @@ int RunRun(const RunArgs& args) {
     ~MetricsSource() {
       if (m) m->SetStateSource(nullptr);
     }
-  } metrics_source{scheduler_metrics.get()};
+  } metrics_source{scheduler_metrics};
   if (scheduler_metrics) scheduler_metrics->SetStateSource([&sched] { return sched.MetricsState(); });
 
   // Scheduling starts once this replica leads (at once without leader election); it stops
@@ -335,26 +406,7 @@ int RunRun(const RunArgs& args) {
 
   int code = kExitOk;
   if (cfg.leader_election.leader_elect) {
-    client::LeaderElectionOptions le;
-    le.lease_namespace = cfg.leader_election.resource_namespace;
-    le.lease_name = cfg.leader_election.resource_name;
-    le.lease_duration_ns = cfg.leader_election.lease_duration_ns;
-    le.renew_deadline_ns = cfg.leader_election.renew_deadline_ns;
-    le.retry_period_ns = cfg.leader_election.retry_period_ns;
-    client::LeaderElector elector(store, clock, le);
-    // The lease is released only once scheduling has stopped: the elector's own stop comes after.
-    std::stop_source election;
-    std::stop_callback stop_election(stop, [&] {
-      stop_scheduling();
-      election.request_stop();
-    });
-    electing.store(true);
-    const bool clean = elector.Run(election.get_token(), start_scheduling);
-    if (!clean && !stop.stop_requested()) {
-      // Upstream exits when it loses the lease: another replica leads now.
-      std::cerr << "error: leader election lost\n";
-      code = kExitFailure;
-    }
+    code = LeadAndSchedule(cfg, store, clock, stop, electing, start_scheduling, stop_scheduling);
   } else {
     start_scheduling();
     std::mutex mu;

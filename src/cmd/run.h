@@ -11,7 +11,7 @@
 
 namespace kubesched::cmd {
 
-struct RunArgs {
+struct RunFlags {
   std::string config;      //!< --config: KubeSchedulerConfiguration
   std::string kubeconfig;  //!< --kubeconfig (overrides clientConnection.kubeconfig)
   std::string master;      //!< --master: the API server's address, overriding the kubeconfig's
@@ -38,10 +38,10 @@ struct RunArgs {
 };
 
 //! Registers the `run` subcommand on `app`, filling `args` when parsed.
-CLI::App* AddRunSubcommand(CLI::App& app, RunArgs& args);
+CLI::App* AddRunSubcommand(CLI::App& app, RunFlags& args);
 
 //! Schedules until SIGTERM or SIGINT (0), or until leadership is lost or the scheduler cannot
 //! start (1); 2 for a bad configuration or flags.
-int RunRun(const RunArgs& args);
+int RunCommand(const RunFlags& args);
 
 }  // namespace kubesched::cmd

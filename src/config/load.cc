@@ -17,26 +17,25 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <yaml-cpp/yaml.h>
 
+#include "api/json.h"
+#include "api/yaml.h"
 #include "config/default_plugins.h"
-#include "plugins/helper/strict_decoder.h"
-#include "plugins/helper/validation.h"
+#include "config/strict_decoder.h"
+#include "config/validation.h"
 #include "util/duration.h"
+#include "util/go_quote.h"
 
 namespace kubesched::config {
 namespace {
 
 using json = nlohmann::json;
-namespace helper = plugins::helper;
 
 // ---------------------------------------------------------------------------------------------
 // Field paths and errors, formatted as upstream's field.Error.
 
-using helper::GoQuote;
-using helper::Member;
-using helper::PathChild;
-using helper::PathIndex;
+using config::Member;
+using util::GoQuote;
 
 std::string QuoteList(const std::vector<std::string>& names) {
   std::string out;
@@ -54,13 +53,13 @@ class ErrorList {
   }
   //! `Invalid value: <value>: <detail>`; `value` is already formatted (quoted when a string).
   void Invalid(const std::string& path, std::string_view value, std::string_view detail) {
-    errors_.push_back(helper::FieldInvalid(path, value, detail));
+    errors_.push_back(config::FieldInvalid(path, value, detail));
   }
   void Required(const std::string& path, std::string_view detail = {}) {
-    errors_.push_back(helper::FieldRequired(path, detail));
+    errors_.push_back(config::FieldRequired(path, detail));
   }
   void Duplicate(const std::string& path, std::string_view value) {
-    errors_.push_back(helper::FieldDuplicate(path, value));
+    errors_.push_back(config::FieldDuplicate(path, value));
   }
   void Unsupported(const std::string& path, std::string_view value, std::string_view supported) {
     Add(path, fmt::format("Unsupported value: {}: supported values: {}", value, supported));
@@ -69,7 +68,7 @@ class ErrorList {
   void DuplicateField(const std::string& path) { errors_.push_back(fmt::format("duplicate field {}", GoQuote(path))); }
   //! Appends errors already rendered (plugin args errors, with their full paths).
   void Append(const std::vector<std::string>& errors) { errors_.insert(errors_.end(), errors.begin(), errors.end()); }
-  //! The list itself, for a helper::StrictDecoder to add to in order.
+  //! The list itself, for a config::StrictDecoder to add to in order.
   std::vector<std::string>& list() { return errors_; }
 
   bool empty() const { return errors_.empty(); }
@@ -89,103 +88,42 @@ class ErrorList {
 
 // ---------------------------------------------------------------------------------------------
 // YAML (or JSON, which the YAML parser reads too) to JSON, as sigs.k8s.io/yaml converts the file
-// before decoding it. Plain scalars are resolved with the YAML 1.2 core schema; quoted ones are
-// strings.
+// before decoding it: api/yaml.h parses it with go-yaml v2's rules, as it parses manifests (plain
+// yes/no/on/off are booleans, 0644 is octal; quoted scalars are strings), and the document is
+// copied into the JSON the strict decoding reads. A key given twice is an error, as upstream's
+// strict decoding makes it.
 
-bool IsIntegerText(std::string_view s) {
-  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
-  return !s.empty() && std::ranges::all_of(s, [](char c) { return c >= '0' && c <= '9'; });
-}
-
-bool IsFloatText(std::string_view s) {
-  if (!s.empty() && (s[0] == '-' || s[0] == '+')) s.remove_prefix(1);
-  size_t i = 0;
-  size_t digits = 0;
-  while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
-  if (i < s.size() && s[i] == '.') {
-    ++i;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++digits;
-  }
-  if (digits == 0) return false;
-  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-    ++i;
-    if (i < s.size() && (s[i] == '-' || s[i] == '+')) ++i;
-    size_t exp_digits = 0;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) ++i, ++exp_digits;
-    if (exp_digits == 0) return false;
-  }
-  return i == s.size();
-}
-
-json ResolvePlainScalar(const std::string& s) {
-  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
-  if (s == "true" || s == "True" || s == "TRUE") return true;
-  if (s == "false" || s == "False" || s == "FALSE") return false;
-  if (IsIntegerText(s)) {
-    std::string_view digits = s;
-    if (digits[0] == '+') digits.remove_prefix(1);
-    int64_t v = 0;
-    auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
-    if (ec == std::errc() && p == digits.data() + digits.size()) return v;
-    uint64_t u = 0;
-    auto [pu, ecu] = std::from_chars(digits.data(), digits.data() + digits.size(), u);
-    if (ecu == std::errc() && pu == digits.data() + digits.size()) return u;
-    return std::strtod(s.c_str(), nullptr);  // too large for any integer: a float, as in Go
-  }
-  if (s.size() > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'o')) {
-    int base = s[1] == 'x' ? 16 : 8;
-    int64_t v = 0;
-    auto [p, ec] = std::from_chars(s.data() + 2, s.data() + s.size(), v, base);
-    if (ec == std::errc() && p == s.data() + s.size()) return v;
-  }
-  if (IsFloatText(s)) return std::strtod(s.c_str(), nullptr);
-  if (s == ".inf" || s == ".Inf" || s == ".INF" || s == "+.inf") return std::numeric_limits<double>::infinity();
-  if (s == "-.inf" || s == "-.Inf" || s == "-.INF") return -std::numeric_limits<double>::infinity();
-  if (s == ".nan" || s == ".NaN" || s == ".NAN") return std::numeric_limits<double>::quiet_NaN();
-  return s;
-}
-
-json YamlToJson(const YAML::Node& node, const std::string& path, ErrorList& errors) {
-  switch (node.Type()) {
-    case YAML::NodeType::Undefined:
-    case YAML::NodeType::Null:
-      return nullptr;
-    case YAML::NodeType::Scalar: {
-      const std::string& tag = node.Tag();
-      if (tag == "!" || tag == "tag:yaml.org,2002:str") return node.Scalar();
-      return ResolvePlainScalar(node.Scalar());
+json ToConfigJson(const api::json::Value& v, const std::string& path, ErrorList& errors) {
+  if (v.IsNull()) return nullptr;
+  if (v.IsBool()) return v.GetBool();
+  if (v.IsString()) return std::string(v.GetString(), v.GetStringLength());
+  if (v.IsInt64()) return v.GetInt64();
+  if (v.IsUint64()) return v.GetUint64();
+  if (v.IsNumber()) return v.GetDouble();
+  if (v.IsArray()) {
+    json out = json::array();
+    for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
+      out.push_back(ToConfigJson(v[i], api::field_path::Index(path, i), errors));
     }
-    case YAML::NodeType::Sequence: {
-      json out = json::array();
-      size_t i = 0;
-      for (const auto& item : node) out.push_back(YamlToJson(item, PathIndex(path, i++), errors));
-      return out;
-    }
-    case YAML::NodeType::Map: {
-      json out = json::object();
-      for (auto it = node.begin(); it != node.end(); ++it) {
-        if (!it->first.IsScalar()) {
-          errors.Add(path, fmt::format("yaml: line {}: map keys must be strings", it->first.Mark().line + 1));
-          continue;
-        }
-        const std::string& key = it->first.Scalar();
-        std::string child = PathChild(path, key);
-        if (out.contains(key)) {
-          errors.DuplicateField(child);
-          continue;
-        }
-        out[key] = YamlToJson(it->second, child, errors);
-      }
-      return out;
-    }
+    return out;
   }
-  return nullptr;
+  json out = json::object();
+  for (const auto& m : v.GetObject()) {
+    const std::string key(m.name.GetString(), m.name.GetStringLength());
+    std::string child = api::field_path::Child(path, key);
+    if (out.contains(key)) {
+      errors.DuplicateField(child);
+      continue;
+    }
+    out[key] = ToConfigJson(m.value, child, errors);
+  }
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
 // Strict decoding of the JSON document.
 
-using Decoder = helper::StrictDecoder;
+using Decoder = config::StrictDecoder;
 
 // What decoding knows beyond Configuration and defaulting/validation needs.
 struct DecodedProfile {
@@ -199,14 +137,14 @@ struct DecodedProfile {
 void DecodePluginList(Decoder& d, const json& j, const std::string& path, std::vector<PluginRef>& out) {
   if (!d.Array(j, path)) return;
   for (size_t i = 0; i < j.size(); ++i) {
-    std::string item_path = PathIndex(path, i);
+    std::string item_path = api::field_path::Index(path, i);
     PluginRef ref;
     if (!d.Object(j[i], item_path, {"name", "weight"})) {
       if (j[i].is_null()) out.push_back(ref);  // a null entry decodes as an empty one, as in Go
       continue;
     }
-    ref.name = d.String(Member(j[i], "name"), PathChild(item_path, "name")).value_or("");
-    ref.weight = d.Int32(Member(j[i], "weight"), PathChild(item_path, "weight")).value_or(0);
+    ref.name = d.String(Member(j[i], "name"), api::field_path::Child(item_path, "name")).value_or("");
+    ref.weight = d.Int32(Member(j[i], "weight"), api::field_path::Child(item_path, "weight")).value_or(0);
     out.push_back(std::move(ref));
   }
 }
@@ -221,10 +159,12 @@ void DecodePlugins(Decoder& d, const json& j, const std::string& path, Plugins& 
   for (const auto& point : kExtensionPoints) {
     const json& set = Member(j, point.name);
     if (set.is_null()) continue;
-    std::string set_path = PathChild(path, point.name);
+    std::string set_path = api::field_path::Child(path, point.name);
     if (!d.Object(set, set_path, {"enabled", "disabled"})) continue;
-    DecodePluginList(d, Member(set, "enabled"), PathChild(set_path, "enabled"), (plugins.*point.member).enabled);
-    DecodePluginList(d, Member(set, "disabled"), PathChild(set_path, "disabled"), (plugins.*point.member).disabled);
+    DecodePluginList(d, Member(set, "enabled"), api::field_path::Child(set_path, "enabled"),
+                     (plugins.*point.member).enabled);
+    DecodePluginList(d, Member(set, "disabled"), api::field_path::Child(set_path, "disabled"),
+                     (plugins.*point.member).disabled);
   }
 }
 
@@ -233,18 +173,18 @@ void DecodePlugins(Decoder& d, const json& j, const std::string& path, Plugins& 
 void DecodeUnimplementedArgs(Decoder& d, std::string_view plugin, const json& args, const std::string& path) {
   if (plugin == "VolumeBinding") {
     if (!d.Object(args, path, {"bindTimeoutSeconds", "shape"})) return;
-    d.Int64(Member(args, "bindTimeoutSeconds"), PathChild(path, "bindTimeoutSeconds"));
+    d.Int64(Member(args, "bindTimeoutSeconds"), api::field_path::Child(path, "bindTimeoutSeconds"));
     const json& shape = Member(args, "shape");
-    if (!d.Array(shape, PathChild(path, "shape"))) return;
+    if (!d.Array(shape, api::field_path::Child(path, "shape"))) return;
     for (size_t i = 0; i < shape.size(); ++i) {
-      std::string point_path = PathIndex(PathChild(path, "shape"), i);
+      std::string point_path = api::field_path::Index(api::field_path::Child(path, "shape"), i);
       if (!d.Object(shape[i], point_path, {"utilization", "score"})) continue;
-      d.Int32(Member(shape[i], "utilization"), PathChild(point_path, "utilization"));
-      d.Int32(Member(shape[i], "score"), PathChild(point_path, "score"));
+      d.Int32(Member(shape[i], "utilization"), api::field_path::Child(point_path, "utilization"));
+      d.Int32(Member(shape[i], "score"), api::field_path::Child(point_path, "score"));
     }
   } else if (plugin == "DynamicResources") {
     if (!d.Object(args, path, {"filterTimeout"})) return;
-    d.String(Member(args, "filterTimeout"), PathChild(path, "filterTimeout"));  // a duration, "10s"
+    d.String(Member(args, "filterTimeout"), api::field_path::Child(path, "filterTimeout"));  // a duration, "10s"
   }
 }
 
@@ -253,7 +193,7 @@ void DecodePluginConfig(Decoder& d, ErrorList& errors, const json& j, const std:
                         std::vector<std::vector<std::string>>& args_errors) {
   if (!d.Array(j, path)) return;
   for (size_t i = 0; i < j.size(); ++i) {
-    std::string item_path = PathIndex(path, i);
+    std::string item_path = api::field_path::Index(path, i);
     PluginConfig pc;
     if (!d.Object(j[i], item_path, {"name", "args"})) {
       if (j[i].is_null()) {  // a null entry decodes as an empty one, as in Go
@@ -262,12 +202,12 @@ void DecodePluginConfig(Decoder& d, ErrorList& errors, const json& j, const std:
       }
       continue;
     }
-    pc.name = d.String(Member(j[i], "name"), PathChild(item_path, "name")).value_or("");
+    pc.name = d.String(Member(j[i], "name"), api::field_path::Child(item_path, "name")).value_or("");
     pc.args = Member(j[i], "args");
-    std::string args_path = PathChild(item_path, "args");
+    std::string args_path = api::field_path::Child(item_path, "args");
     bool typed = true;  // the args can be decoded as the plugin's args type
     if (!pc.args.is_null() && !pc.args.is_object()) {
-      errors.Add(args_path, fmt::format("Invalid type: expected object, got {}", helper::JsonTypeName(pc.args)));
+      errors.Add(args_path, fmt::format("Invalid type: expected object, got {}", config::JsonTypeName(pc.args)));
       pc.args = nullptr;
       typed = false;
     }
@@ -277,7 +217,8 @@ void DecodePluginConfig(Decoder& d, ErrorList& errors, const json& j, const std:
       if (auto it = pc.args.find("kind"); it != pc.args.end()) {
         std::string want = pc.name + "Args";
         if (!it->is_string() || it->get<std::string>() != want) {
-          errors.Invalid(PathChild(args_path, "kind"), it->is_string() ? GoQuote(it->get<std::string>()) : it->dump(),
+          errors.Invalid(api::field_path::Child(args_path, "kind"),
+                         it->is_string() ? GoQuote(it->get<std::string>()) : it->dump(),
                          fmt::format("args for plugin {} must be of kind {}", pc.name, want));
           typed = false;
         }
@@ -285,7 +226,7 @@ void DecodePluginConfig(Decoder& d, ErrorList& errors, const json& j, const std:
       }
       if (auto it = pc.args.find("apiVersion"); it != pc.args.end()) {
         if (!it->is_string() || it->get<std::string>() != kApiVersion) {
-          errors.Unsupported(PathChild(args_path, "apiVersion"),
+          errors.Unsupported(api::field_path::Child(args_path, "apiVersion"),
                              it->is_string() ? GoQuote(it->get<std::string>()) : it->dump(), GoQuote(kApiVersion));
           typed = false;
         }
@@ -313,14 +254,14 @@ void DecodePluginConfig(Decoder& d, ErrorList& errors, const json& j, const std:
 void DecodeProfile(Decoder& d, ErrorList& errors, const json& j, const std::string& path,
                    const framework::Registry& registry, Profile& profile, DecodedProfile& decoded) {
   if (!d.Object(j, path, {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"})) return;
-  if (auto name = d.String(Member(j, "schedulerName"), PathChild(path, "schedulerName"))) {
+  if (auto name = d.String(Member(j, "schedulerName"), api::field_path::Child(path, "schedulerName"))) {
     profile.scheduler_name = *name;
     decoded.has_scheduler_name = true;
   }
   profile.percentage_of_nodes_to_score =
-      d.Int32(Member(j, "percentageOfNodesToScore"), PathChild(path, "percentageOfNodesToScore"));
-  DecodePlugins(d, Member(j, "plugins"), PathChild(path, "plugins"), decoded.custom);
-  DecodePluginConfig(d, errors, Member(j, "pluginConfig"), PathChild(path, "pluginConfig"), registry,
+      d.Int32(Member(j, "percentageOfNodesToScore"), api::field_path::Child(path, "percentageOfNodesToScore"));
+  DecodePlugins(d, Member(j, "plugins"), api::field_path::Child(path, "plugins"), decoded.custom);
+  DecodePluginConfig(d, errors, Member(j, "pluginConfig"), api::field_path::Child(path, "pluginConfig"), registry,
                      profile.plugin_config, decoded.args_errors);
 }
 
@@ -384,7 +325,7 @@ void DecodeComponentBlocks(Decoder& d, const json& doc, Configuration& cfg) {
 void DecodeExtenders(Decoder& d, const json& extenders, std::vector<Extender>& out) {
   if (!d.Array(extenders, "extenders")) return;
   for (size_t i = 0; i < extenders.size(); ++i) {
-    std::string path = PathIndex("extenders", i);
+    std::string path = api::field_path::Index("extenders", i);
     const json& e = extenders[i];
     if (!d.Object(e, path,
                   {"urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "weight", "bindVerb", "enableHTTPS",
@@ -398,42 +339,42 @@ void DecodeExtenders(Decoder& d, const json& extenders, std::vector<Extender>& o
     auto flag = [&](const json& j, const std::string& p, bool& to) {
       if (auto v = d.Bool(j, p)) to = *v;
     };
-    str(Member(e, "urlPrefix"), PathChild(path, "urlPrefix"), x.url_prefix);
-    str(Member(e, "filterVerb"), PathChild(path, "filterVerb"), x.filter_verb);
-    str(Member(e, "preemptVerb"), PathChild(path, "preemptVerb"), x.preempt_verb);
-    str(Member(e, "prioritizeVerb"), PathChild(path, "prioritizeVerb"), x.prioritize_verb);
-    str(Member(e, "bindVerb"), PathChild(path, "bindVerb"), x.bind_verb);
-    if (auto v = d.Int64(Member(e, "weight"), PathChild(path, "weight"))) x.weight = *v;
-    flag(Member(e, "enableHTTPS"), PathChild(path, "enableHTTPS"), x.enable_https);
-    flag(Member(e, "nodeCacheCapable"), PathChild(path, "nodeCacheCapable"), x.node_cache_capable);
-    flag(Member(e, "ignorable"), PathChild(path, "ignorable"), x.ignorable);
+    str(Member(e, "urlPrefix"), api::field_path::Child(path, "urlPrefix"), x.url_prefix);
+    str(Member(e, "filterVerb"), api::field_path::Child(path, "filterVerb"), x.filter_verb);
+    str(Member(e, "preemptVerb"), api::field_path::Child(path, "preemptVerb"), x.preempt_verb);
+    str(Member(e, "prioritizeVerb"), api::field_path::Child(path, "prioritizeVerb"), x.prioritize_verb);
+    str(Member(e, "bindVerb"), api::field_path::Child(path, "bindVerb"), x.bind_verb);
+    if (auto v = d.Int64(Member(e, "weight"), api::field_path::Child(path, "weight"))) x.weight = *v;
+    flag(Member(e, "enableHTTPS"), api::field_path::Child(path, "enableHTTPS"), x.enable_https);
+    flag(Member(e, "nodeCacheCapable"), api::field_path::Child(path, "nodeCacheCapable"), x.node_cache_capable);
+    flag(Member(e, "ignorable"), api::field_path::Child(path, "ignorable"), x.ignorable);
     if (const json& timeout = Member(e, "httpTimeout"); !timeout.is_null()) {
-      if (auto ns = DecodeDuration(d, timeout, PathChild(path, "httpTimeout"))) x.http_timeout_ns = *ns;
+      if (auto ns = DecodeDuration(d, timeout, api::field_path::Child(path, "httpTimeout"))) x.http_timeout_ns = *ns;
     }
     if (const json& tls = Member(e, "tlsConfig"); !tls.is_null()) {
-      std::string tpath = PathChild(path, "tlsConfig");
+      std::string tpath = api::field_path::Child(path, "tlsConfig");
       if (d.Object(tls, tpath,
                    {"insecure", "serverName", "certFile", "keyFile", "caFile", "certData", "keyData", "caData"})) {
         ExtenderTlsConfig t;
-        flag(Member(tls, "insecure"), PathChild(tpath, "insecure"), t.insecure);
-        str(Member(tls, "serverName"), PathChild(tpath, "serverName"), t.server_name);
-        str(Member(tls, "certFile"), PathChild(tpath, "certFile"), t.cert_file);
-        str(Member(tls, "keyFile"), PathChild(tpath, "keyFile"), t.key_file);
-        str(Member(tls, "caFile"), PathChild(tpath, "caFile"), t.ca_file);
-        str(Member(tls, "certData"), PathChild(tpath, "certData"), t.cert_data);
-        str(Member(tls, "keyData"), PathChild(tpath, "keyData"), t.key_data);
-        str(Member(tls, "caData"), PathChild(tpath, "caData"), t.ca_data);
+        flag(Member(tls, "insecure"), api::field_path::Child(tpath, "insecure"), t.insecure);
+        str(Member(tls, "serverName"), api::field_path::Child(tpath, "serverName"), t.server_name);
+        str(Member(tls, "certFile"), api::field_path::Child(tpath, "certFile"), t.cert_file);
+        str(Member(tls, "keyFile"), api::field_path::Child(tpath, "keyFile"), t.key_file);
+        str(Member(tls, "caFile"), api::field_path::Child(tpath, "caFile"), t.ca_file);
+        str(Member(tls, "certData"), api::field_path::Child(tpath, "certData"), t.cert_data);
+        str(Member(tls, "keyData"), api::field_path::Child(tpath, "keyData"), t.key_data);
+        str(Member(tls, "caData"), api::field_path::Child(tpath, "caData"), t.ca_data);
         x.tls_config = std::move(t);
       }
     }
     const json& resources = Member(e, "managedResources");
-    if (d.Array(resources, PathChild(path, "managedResources"))) {
+    if (d.Array(resources, api::field_path::Child(path, "managedResources"))) {
       for (size_t j = 0; j < resources.size(); ++j) {
-        std::string rpath = PathIndex(PathChild(path, "managedResources"), j);
+        std::string rpath = api::field_path::Index(api::field_path::Child(path, "managedResources"), j);
         if (!d.Object(resources[j], rpath, {"name", "ignoredByScheduler"})) continue;
         ExtenderManagedResource r;
-        str(Member(resources[j], "name"), PathChild(rpath, "name"), r.name);
-        flag(Member(resources[j], "ignoredByScheduler"), PathChild(rpath, "ignoredByScheduler"),
+        str(Member(resources[j], "name"), api::field_path::Child(rpath, "name"), r.name);
+        flag(Member(resources[j], "ignoredByScheduler"), api::field_path::Child(rpath, "ignoredByScheduler"),
              r.ignored_by_scheduler);
         x.managed_resources.push_back(std::move(r));
       }
@@ -481,7 +422,7 @@ void Decode(const json& doc, ErrorList& errors, const framework::Registry& regis
     for (size_t i = 0; i < profiles.size(); ++i) {
       Profile profile;
       DecodedProfile extra;
-      DecodeProfile(d, errors, profiles[i], PathIndex("profiles", i), registry, profile, extra);
+      DecodeProfile(d, errors, profiles[i], api::field_path::Index("profiles", i), registry, profile, extra);
       cfg.profiles.push_back(std::move(profile));
       decoded.push_back(std::move(extra));
     }
@@ -547,18 +488,19 @@ void ValidateCustomPlugins(ErrorList& errors, const std::string& path, const Plu
                            const framework::Registry& registry) {
   for (const auto& point : kExtensionPoints) {
     const PluginSet& set = custom.*point.member;
-    std::string enabled_path = PathChild(PathChild(path, point.name), "enabled");
+    std::string enabled_path = api::field_path::Child(api::field_path::Child(path, point.name), "enabled");
     std::set<std::string, std::less<>> seen;
     for (size_t k = 0; k < set.enabled.size(); ++k) {
       const PluginRef& p = set.enabled[k];
-      std::string item_path = PathIndex(enabled_path, k);
+      std::string item_path = api::field_path::Index(enabled_path, k);
       if (p.name.empty()) {
-        errors.Required(PathChild(item_path, "name"));
+        errors.Required(api::field_path::Child(item_path, "name"));
         continue;
       }
       ValidateEnabledName(errors, item_path, p.name, registry);
       if (p.weight < 0) {
-        errors.Invalid(PathChild(item_path, "weight"), std::to_string(p.weight), "must be greater than or equal to 0");
+        errors.Invalid(api::field_path::Child(item_path, "weight"), std::to_string(p.weight),
+                       "must be greater than or equal to 0");
       }
       // Upstream's runtime: `plugin "X" already registered as "FilterPlugin"`.
       if (!seen.insert(p.name).second) errors.Duplicate(item_path, GoQuote(p.name));
@@ -571,9 +513,9 @@ void ValidatePluginConfig(ErrorList& errors, const std::string& path, const Prof
   std::set<std::string, std::less<>> seen;
   for (size_t j = 0; j < profile.plugin_config.size(); ++j) {
     const std::string& name = profile.plugin_config[j].name;
-    std::string item_path = PathIndex(PathChild(path, "pluginConfig"), j);
+    std::string item_path = api::field_path::Index(api::field_path::Child(path, "pluginConfig"), j);
     if (name.empty()) {
-      errors.Required(PathChild(item_path, "name"));
+      errors.Required(api::field_path::Child(item_path, "name"));
       continue;
     }
     if (!seen.insert(name).second) errors.Duplicate(item_path, GoQuote(name));
@@ -619,19 +561,20 @@ EffectivePlugins EffectiveAt(const Plugins& plugins, const PluginSet& point, boo
 }
 
 void ValidateProfileExtensionPoints(ErrorList& errors, const std::string& path, const Profile& profile) {
-  std::string plugins_path = PathChild(path, "plugins");
+  std::string plugins_path = api::field_path::Child(path, "plugins");
   EffectivePlugins queue_sort = EffectiveAt(profile.plugins, profile.plugins.queue_sort, IsUpstreamQueueSortPlugin);
   if (queue_sort.names.size() > 1 || (queue_sort.names.empty() && !queue_sort.unknown_kind)) {
-    errors.Add(PathChild(plugins_path, "queueSort"),
+    errors.Add(api::field_path::Child(plugins_path, "queueSort"),
                fmt::format("only one queue sort plugin required for profile with scheduler name {}, but got {}{}",
                            GoQuote(profile.scheduler_name), queue_sort.names.size(),
                            queue_sort.names.empty() ? "" : fmt::format(" ({})", QuoteList(queue_sort.names))));
   }
   EffectivePlugins bind = EffectiveAt(profile.plugins, profile.plugins.bind, IsUpstreamBindPlugin);
   if (bind.names.empty() && !bind.unknown_kind) {
-    errors.Add(PathChild(plugins_path, "bind"), fmt::format("at least one bind plugin is needed for profile with "
-                                                            "scheduler name {}",
-                                                            GoQuote(profile.scheduler_name)));
+    errors.Add(api::field_path::Child(plugins_path, "bind"),
+               fmt::format("at least one bind plugin is needed for profile with "
+                           "scheduler name {}",
+                           GoQuote(profile.scheduler_name)));
   }
 }
 
@@ -647,17 +590,19 @@ void ValidateCommonQueueSort(ErrorList& errors, const std::vector<Profile>& prof
   std::string sort = FirstQueueSort(first);
   for (size_t i = 1; i < profiles.size(); ++i) {
     const Profile& p = profiles[i];
-    std::string path = PathIndex("profiles", i);
+    std::string path = api::field_path::Index("profiles", i);
     std::string p_sort = FirstQueueSort(p);
     if (p.plugins.queue_sort != first.plugins.queue_sort || p_sort != sort) {
-      errors.Invalid(PathChild(PathChild(path, "plugins"), "queueSort"), GoQuote(p_sort),
+      errors.Invalid(api::field_path::Child(api::field_path::Child(path, "plugins"), "queueSort"), GoQuote(p_sort),
                      "must be the same for all profiles");
       continue;
     }
     if (sort.empty() || p.ArgsFor(sort) == first.ArgsFor(sort)) continue;
     auto index = PluginConfigIndex(p, sort);
     std::string args_path =
-        index ? PathChild(PathIndex(PathChild(path, "pluginConfig"), *index), "args") : PathChild(path, "pluginConfig");
+        index ? api::field_path::Child(api::field_path::Index(api::field_path::Child(path, "pluginConfig"), *index),
+                                       "args")
+              : api::field_path::Child(path, "pluginConfig");
     errors.Invalid(args_path, p.ArgsFor(sort).dump(), "queueSort must be the same for all profiles");
   }
 }
@@ -668,16 +613,18 @@ void ValidateExtenders(ErrorList& errors, const std::vector<Extender>& extenders
   std::set<std::string, std::less<>> managed;
   for (size_t i = 0; i < extenders.size(); ++i) {
     const Extender& e = extenders[i];
-    std::string path = PathIndex("extenders", i);
+    std::string path = api::field_path::Index("extenders", i);
     if (!e.prioritize_verb.empty() && e.weight <= 0) {
-      errors.Invalid(PathChild(path, "weight"), std::to_string(e.weight), "must have a positive weight applied to it");
+      errors.Invalid(api::field_path::Child(path, "weight"), std::to_string(e.weight),
+                     "must have a positive weight applied to it");
     }
     if (!e.bind_verb.empty()) ++binders;
     for (size_t j = 0; j < e.managed_resources.size(); ++j) {
       const std::string& name = e.managed_resources[j].name;
       if (!managed.insert(name).second) {
-        errors.Invalid(PathChild(PathIndex(PathChild(path, "managedResources"), j), "name"), GoQuote(name),
-                       "duplicate extender managed resource name");
+        errors.Invalid(
+            api::field_path::Child(api::field_path::Index(api::field_path::Child(path, "managedResources"), j), "name"),
+            GoQuote(name), "duplicate extender managed resource name");
       }
     }
   }
@@ -735,14 +682,15 @@ void Validate(ErrorList& errors, const Configuration& cfg, const std::vector<Dec
     std::map<std::string, size_t, std::less<>> names;
     for (size_t i = 0; i < cfg.profiles.size(); ++i) {
       const Profile& p = cfg.profiles[i];
-      std::string path = PathIndex("profiles", i);
-      if (p.scheduler_name.empty()) errors.Required(PathChild(path, "schedulerName"));
-      ValidatePercentage(errors, PathChild(path, "percentageOfNodesToScore"), p.percentage_of_nodes_to_score);
-      ValidateCustomPlugins(errors, PathChild(path, "plugins"), decoded[i].custom, registry);
+      std::string path = api::field_path::Index("profiles", i);
+      if (p.scheduler_name.empty()) errors.Required(api::field_path::Child(path, "schedulerName"));
+      ValidatePercentage(errors, api::field_path::Child(path, "percentageOfNodesToScore"),
+                         p.percentage_of_nodes_to_score);
+      ValidateCustomPlugins(errors, api::field_path::Child(path, "plugins"), decoded[i].custom, registry);
       ValidatePluginConfig(errors, path, p, decoded[i], registry);
       ValidateProfileExtensionPoints(errors, path, p);
       if (!names.emplace(p.scheduler_name, i).second) {
-        errors.Duplicate(PathChild(path, "schedulerName"), GoQuote(p.scheduler_name));
+        errors.Duplicate(api::field_path::Child(path, "schedulerName"), GoQuote(p.scheduler_name));
       }
     }
     ValidateCommonQueueSort(errors, cfg.profiles);
@@ -784,14 +732,14 @@ void ApplyExtenderIgnoredResources(Configuration& cfg) {
 std::expected<Configuration, std::string> LoadConfigFromString(const std::string& text, const std::string& source_name,
                                                                const framework::Registry& registry) {
   ErrorList errors;
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    errors.Add("", fmt::format("yaml: line {}, column {}: {}", e.mark.line + 1, e.mark.column + 1, e.msg));
+  api::json::Document root;
+  if (auto parsed = api::yaml::Parse(text, root); !parsed) {
+    const api::yaml::ParseError& e = parsed.error();
+    errors.Add("", e.column > 0 ? fmt::format("yaml: line {}, column {}: {}", e.line, e.column, e.message)
+                                : fmt::format("yaml: line {}: {}", e.line, e.message));
     return std::unexpected(errors.Join(source_name));
   }
-  json doc = YamlToJson(root, "", errors);
+  json doc = ToConfigJson(root, "", errors);
   if (doc.is_null()) doc = json::object();  // an empty file: report the missing apiVersion/kind
 
   Configuration cfg;

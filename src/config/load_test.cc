@@ -400,11 +400,25 @@ TEST(LoadTest, DecodingErrors) {
       {"empty file", "", "cfg.yaml: apiVersion: Required value\ncfg.yaml: kind: Required value"},
       {"not a mapping", "- a\n- b\n", "cfg.yaml: Invalid type: expected object, got array"},
       {"yaml syntax error", kHeader + "profiles: [\n",
-       "cfg.yaml: yaml: line 4, column 1: end of sequence flow not found"},
+       "cfg.yaml: yaml: line 4, column 1: flow sequence without a closing bracket"},
       {"decoding errors stop before validation", kHeader + "parallelism: 0\nfoo: 1\n",
        "cfg.yaml: unknown field \"foo\""},
   };
   RunErrorCases(cases, FullRegistry());
+}
+
+// The configuration is read with the parser and scalar rules of every other YAML file (go-yaml v2,
+// as sigs.k8s.io/yaml reads it upstream): yes/no/on/off are booleans, quoted scalars strings.
+TEST(LoadTest, ScalarsResolveAsGoYamlResolvesThem) {
+  auto off = LoadConfigFromString(kHeader + "leaderElection:\n  leaderElect: no\n", "cfg.yaml", FullRegistry());
+  ASSERT_TRUE(off.has_value()) << off.error();
+  EXPECT_FALSE(off->leader_election.leader_elect);
+  auto on = LoadConfigFromString(kHeader + "leaderElection:\n  leaderElect: On\n", "cfg.yaml", FullRegistry());
+  ASSERT_TRUE(on.has_value()) << on.error();
+  EXPECT_TRUE(on->leader_election.leader_elect);
+  auto quoted = LoadConfigFromString(kHeader + "leaderElection:\n  leaderElect: \"yes\"\n", "cfg.yaml", FullRegistry());
+  ASSERT_FALSE(quoted.has_value());
+  EXPECT_EQ(quoted.error(), "cfg.yaml: leaderElection.leaderElect: Invalid type: expected bool, got string");
 }
 
 TEST(LoadTest, ComponentBlocksDefaultAsV1) {

@@ -9,7 +9,7 @@
 
 #include "api/manifest_sources.h"
 #include "extender/wire.h"
-#include "store/continue_token.h"
+#include "util/base64.h"
 
 namespace kubesched::extender {
 namespace {
@@ -19,7 +19,7 @@ namespace {
 std::expected<std::string, std::string> Pem(const std::string& data, std::string_view data_field,
                                             const std::string& file, std::string_view file_field) {
   if (!data.empty()) {
-    std::optional<std::string> pem = store::Base64Decode(data);
+    std::optional<std::string> pem = util::Base64Decode(data);
     if (!pem) return std::unexpected(fmt::format("tlsConfig.{}: invalid base64", data_field));
     return std::move(*pem);
   }
@@ -234,7 +234,7 @@ std::expected<framework::NodeToVictims, std::string> HttpExtender::ProcessPreemp
   for (const auto& [node, meta] : *result->node_name_to_meta_victims) {
     const framework::NodeInfo* info = nodes.Get(node);
     if (info == nullptr) return std::unexpected(fmt::format("nodeinfo not found for node name \"{}\"", node));
-    framework::Victims& victims = out[node];
+    framework::NodeVictims& victims = out[node];
     victims.num_pdb_violations = meta.num_pdb_violations;
     victims.pods.reserve(meta.pod_uids.size());
     for (const std::string& uid : meta.pod_uids) {

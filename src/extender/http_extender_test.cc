@@ -17,6 +17,7 @@
 #include "server/tls.h"
 #include "testing/builders.h"
 #include "testing/fake_handle.h"
+#include "util/base64.h"
 
 namespace kubesched::extender {
 namespace {
@@ -565,12 +566,12 @@ TEST(HttpExtender, TlsConfigErrors) {
   auto identity = server::GenerateSelfSignedIdentity();
   ASSERT_TRUE(identity.has_value()) << identity.error();
   config.tls_config.emplace().insecure = true;
-  config.tls_config->ca_data = server::Base64(identity->certificate_pem);
+  config.tls_config->ca_data = util::Base64Encode(identity->certificate_pem);
   auto both = HttpExtender::Create(config);
   ASSERT_FALSE(both.has_value());
   EXPECT_THAT(both.error(), HasSubstr("insecure"));
 
-  config.tls_config.emplace().cert_data = server::Base64(identity->certificate_pem);
+  config.tls_config.emplace().cert_data = util::Base64Encode(identity->certificate_pem);
   EXPECT_FALSE(HttpExtender::Create(config).has_value());  // a certificate without its key
 }
 
@@ -615,7 +616,7 @@ TEST_F(HttpsExtenderTest, VerifiesTheServerWithCaData) {
   ASSERT_THAT(server_.Url(), ::testing::StartsWith("https://"));
   config::Extender config;
   config.enable_https = true;
-  config.tls_config.emplace().ca_data = server::Base64(identity_->certificate_pem);
+  config.tls_config.emplace().ca_data = util::Base64Encode(identity_->certificate_pem);
   auto bound = BindThrough(config);
   EXPECT_TRUE(bound.has_value()) << bound.error();
   EXPECT_EQ(server_.Requests().size(), 1u);
@@ -637,9 +638,9 @@ TEST_F(HttpsExtenderTest, ChecksTheServerNameAndSendsAClientCertificate) {
   server_.Answer("/bind", "{}");
   config::Extender config;
   auto& tls = config.tls_config.emplace();
-  tls.ca_data = server::Base64(identity_->certificate_pem);
-  tls.cert_data = server::Base64(identity_->certificate_pem);
-  tls.key_data = server::Base64(identity_->private_key_pem);
+  tls.ca_data = util::Base64Encode(identity_->certificate_pem);
+  tls.cert_data = util::Base64Encode(identity_->certificate_pem);
+  tls.key_data = util::Base64Encode(identity_->private_key_pem);
   tls.server_name = "localhost";  // the certificate names 127.0.0.1 and localhost
   auto bound = BindThrough(config);
   EXPECT_TRUE(bound.has_value()) << bound.error();
@@ -656,7 +657,7 @@ TEST_F(HttpsExtenderTest, RefusesAServerItsCaDidNotSign) {
   auto other = Identity();
   config::Extender config;
   config.enable_https = true;
-  config.tls_config.emplace().ca_data = server::Base64(other->certificate_pem);
+  config.tls_config.emplace().ca_data = util::Base64Encode(other->certificate_pem);
   auto bound = BindThrough(config);
   ASSERT_FALSE(bound.has_value());
   EXPECT_THAT(bound.error(), HasSubstr("TLS"));

@@ -8,6 +8,7 @@
 
 #include "api/decode.h"
 #include "api/encode.h"
+#include "api/field_path.h"
 #include "api/json.h"
 
 namespace kubesched::extender {
@@ -301,11 +302,9 @@ std::string_view TypeOf(const Value& v) {
   return "value";
 }
 
-std::string Index(std::string_view path, size_t i) { return fmt::format("{}[{}]", path, i); }
+using api::field_path::Child;
+using api::field_path::Index;
 std::string MapKey(std::string_view path, std::string_view key) { return fmt::format("{}[\"{}\"]", path, key); }
-std::string Child(std::string_view path, std::string_view name) {
-  return path.empty() ? std::string(name) : fmt::format("{}.{}", path, name);
-}
 
 // Gives an object's member a value for as long as it lives, then puts back the one it had (or
 // removes it again when there was none).

@@ -54,13 +54,13 @@ struct ExtenderPrioritizeResult {
 
 //! The pods to evict on one node, most important first (upstream's extenderv1.Victims), and how
 //! many PodDisruptionBudgets evicting them violates.
-struct Victims {
+struct NodeVictims {
   std::vector<PodInfoPtr> pods;
   int64_t num_pdb_violations = 0;
 };
 
 //! Node name → its victims.
-using NodeToVictims = std::map<std::string, Victims, std::less<>>;
+using NodeToVictims = std::map<std::string, NodeVictims, std::less<>>;
 
 class Extender {
  public:

@@ -12,11 +12,11 @@
 #include <string>
 
 #include "api/manifest.h"
-#include "cluster/simulated_cluster.h"
 #include "config/load.h"
 #include "plugins/registry.h"
 #include "scheduler/run_loop.h"
 #include "scheduler/scheduler.h"
+#include "sim/simulated_cluster.h"
 #include "testing/scheduler_fixtures.h"
 
 namespace kubesched::metrics {
@@ -37,7 +37,7 @@ class Harness {
   explicit Harness(const std::string& yaml) : clock_(kStart) {
     auto objects = api::LoadManifestsFromString(yaml, "test.yaml");
     EXPECT_TRUE(objects.has_value()) << objects.error().ToString();
-    cluster_ = std::make_unique<cluster::SimulatedCluster>(std::move(*objects), clock_, 1);
+    cluster_ = std::make_unique<sim::SimulatedCluster>(std::move(*objects), clock_, 1);
     scheduler::SchedulerOptions options;
     options.config = config::DefaultConfiguration(InTreeRegistry());
     options.metrics = &metrics_;
@@ -51,8 +51,8 @@ class Harness {
 
   void RunUntilIdle() {
     struct Events final : scheduler::ClusterEvents {
-      cluster::SimulatedCluster& cluster;
-      explicit Events(cluster::SimulatedCluster& c) : cluster(c) {}
+      sim::SimulatedCluster& cluster;
+      explicit Events(sim::SimulatedCluster& c) : cluster(c) {}
       std::optional<int64_t> NextEventNs() const override { return cluster.NextEventNs(); }
       bool FireEvents() override { return cluster.FireEvents(); }
     } events(*cluster_);
@@ -76,7 +76,7 @@ class Harness {
  private:
   util::VirtualClock clock_;
   SchedulerMetrics metrics_;
-  std::unique_ptr<cluster::SimulatedCluster> cluster_;
+  std::unique_ptr<sim::SimulatedCluster> cluster_;
   std::unique_ptr<scheduler::Scheduler> scheduler_;
 };
 

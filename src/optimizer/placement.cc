@@ -348,118 +348,25 @@ void AddTerm(MipProblem::Row& r, int32_t col, double v) {
 // absolute gap of 0.5 still proves the two integral levels above it.
 double TieBreakWeight(const BatchModel& m) { return 0.4 / static_cast<double>(std::max<size_t>(1, m.num_pods)); }
 
-// `placed_floor`: when the pods placed are already proved optimal, they become a constraint (at
-// least this weighted count) instead of the objective's top level, which keeps the objective's
-// coefficients small for the levels left (stranding, new nodes, scores).
-Formulation Formulate(const BatchModel& m, bool symmetry, std::optional<double> placed_floor = std::nullopt) {
+// What Formulate's steps share: the model, the formulation built so far, and the most pods of
+// each group a node can take (the integer bound of its column).
+struct FormulationBuilder {
+  explicit FormulationBuilder(const BatchModel& model)
+      : m(model),
+        G(static_cast<int32_t>(model.groups.size())),
+        N(static_cast<int32_t>(model.nodes.size())),
+        R(model.resources.size()) {}
+
+  const BatchModel& m;
+  const int32_t G;
+  const int32_t N;
+  const size_t R;
   Formulation f;
-  const int32_t G = static_cast<int32_t>(m.groups.size());
-  const int32_t N = static_cast<int32_t>(m.nodes.size());
-  const size_t R = m.resources.size();
-  MipProblem& p = f.mip;
-
-  // Bounds per group and node (presolve): capacity alone, self anti-affinity and host ports on
-  // per-node keys, affinity that nothing can satisfy there.
-  f.x.assign(G, std::vector<int32_t>(N, -1));
-  std::vector<std::vector<int32_t>> ub(G, std::vector<int32_t>(N, 0));
-  for (int32_t g = 0; g < G; ++g) {
-    const Group& grp = m.groups[g];
-    const bool seedable = [&] {
-      if (!grp.matches_own_affinity) return false;
-      for (int32_t t : grp.affinity_terms) {
-        if (m.terms[t].existing_total > 0) return false;
-      }
-      return true;
-    }();
-    for (int32_t n = 0; n < N; ++n) {
-      if (!m.Fits(g, n)) continue;
-      int64_t b = grp.count();
-      for (size_t d = 0; d < R; ++d) {
-        if (grp.demand[d] > 0) b = std::min<int64_t>(b, m.nodes[n].free[d] / grp.demand[d]);
-      }
-      if (m.port_conflict[g][g]) b = std::min<int64_t>(b, 1);
-      for (int32_t t : grp.anti_terms) {
-        const auto& key = m.keys[m.terms[t].key];
-        const int32_t d = key.domain_of_node[n];
-        if (d >= 0 && m.terms[t].matches_group[g] && key.per_node) b = std::min<int64_t>(b, 1);
-      }
-      for (int32_t t : grp.affinity_terms) {
-        const Term& term = m.terms[t];
-        const int32_t d = m.keys[term.key].domain_of_node[n];
-        if (d < 0)
-          b = 0;
-        else if (term.existing[d] == 0 && !seedable) {
-          bool other = false;
-          for (int32_t h = 0; h < G; ++h) other = other || (h != g && term.matches_group[h]);
-          if (!other) b = 0;
-        }
-      }
-      for (int32_t c : grp.spreads) {
-        if (m.keys[m.spreads[c].key].domain_of_node[n] < 0) b = 0;
-      }
-      ub[g][n] = static_cast<int32_t>(b);
-      if (b > 0) {
-        const double cost =
-            (placed_floor ? 0.0 : -grp.weight * m.placed_weight) - TieBreakWeight(m) * m.preference[g][n];
-        f.x[g][n] = p.AddColumn(0, static_cast<double>(b), cost, true);
-      }
-    }
-  }
-  f.u.assign(N, -1);
-  for (int32_t n = 0; n < N; ++n) {
-    if (m.nodes[n].in_use) continue;
-    bool any = false;
-    for (int32_t g = 0; g < G && !any; ++g) any = f.x[g][n] >= 0;
-    if (any) f.u[n] = p.AddColumn(0, 1, 1, true);
-  }
-
-  if (placed_floor) {
-    auto r = MakeRow(*placed_floor - 1e-6, MipProblem::kInf);
-    for (int32_t g = 0; g < G; ++g) {
-      for (int32_t n = 0; n < N; ++n) {
-        if (f.x[g][n] >= 0) AddTerm(r, f.x[g][n], m.groups[g].weight);
-      }
-    }
-    p.AddRow(std::move(r));
-  }
-  // Pods per group.
-  for (int32_t g = 0; g < G; ++g) {
-    auto r = MakeRow(-MipProblem::kInf, m.groups[g].count());
-    for (int32_t n = 0; n < N; ++n) {
-      if (f.x[g][n] >= 0) AddTerm(r, f.x[g][n], 1);
-    }
-    if (!r.index.empty()) p.AddRow(std::move(r));
-  }
-  // Capacity, and the link from pods to the node they open.
-  for (int32_t n = 0; n < N; ++n) {
-    for (size_t d = 0; d < R; ++d) {
-      auto r = MakeRow(-MipProblem::kInf, f.u[n] >= 0 ? 0 : static_cast<double>(m.nodes[n].free[d]));
-      double most = 0;
-      for (int32_t g = 0; g < G; ++g) {
-        if (f.x[g][n] < 0 || m.groups[g].demand[d] == 0) continue;
-        AddTerm(r, f.x[g][n], static_cast<double>(m.groups[g].demand[d]));
-        most += static_cast<double>(m.groups[g].demand[d]) * ub[g][n];
-      }
-      if (r.index.empty()) continue;
-      if (f.u[n] >= 0)
-        AddTerm(r, f.u[n], -static_cast<double>(m.nodes[n].free[d]));
-      else if (most <= static_cast<double>(m.nodes[n].free[d]))
-        continue;
-      p.AddRow(std::move(r));
-    }
-    if (f.u[n] >= 0) {
-      for (int32_t g = 0; g < G; ++g) {
-        if (f.x[g][n] < 0) continue;
-        auto r = MakeRow(-MipProblem::kInf, 0);
-        AddTerm(r, f.x[g][n], 1);
-        AddTerm(r, f.u[n], -ub[g][n]);
-        p.AddRow(std::move(r));
-      }
-    }
-  }
+  std::vector<std::vector<int32_t>> ub;  // [group][node]
 
   // Presence of a group in a domain: x <= ub * B for each node of the domain, B <= sum x.
-  auto presence = [&](int32_t g, int32_t key, int32_t d) -> int32_t {
+  int32_t Presence(int32_t g, int32_t key, int32_t d) {
+    MipProblem& p = f.mip;
     auto k = std::make_tuple(g, key, d);
     if (auto it = f.presence.find(k); it != f.presence.end()) return it->second;
     std::vector<int32_t> nodes;
@@ -485,27 +392,167 @@ Formulation Formulate(const BatchModel& m, bool symmetry, std::optional<double> 
     }
     p.AddRow(std::move(sum));
     return f.presence[k] = col;
-  };
+  }
+};
 
-  // Anti-affinity within the batch.
+// Whether a group with affinity to itself may start a series in a domain where no matching pod
+// runs yet (its first pod seeds the domain).
+bool Seedable(const BatchModel& m, const Group& grp) {
+  if (!grp.matches_own_affinity) return false;
+  for (int32_t t : grp.affinity_terms) {
+    if (m.terms[t].existing_total > 0) return false;
+  }
+  return true;
+}
+
+// The most pods of group g node n can take (presolve): capacity alone, self anti-affinity and
+// host ports on per-node keys, affinity that nothing can satisfy there.
+int64_t PodsBound(const FormulationBuilder& fb, int32_t g, int32_t n, bool seedable) {
+  const BatchModel& m = fb.m;
+  const Group& grp = m.groups[g];
+  int64_t b = grp.count();
+  for (size_t d = 0; d < fb.R; ++d) {
+    if (grp.demand[d] > 0) b = std::min<int64_t>(b, m.nodes[n].free[d] / grp.demand[d]);
+  }
+  if (m.port_conflict[g][g]) b = std::min<int64_t>(b, 1);
+  for (int32_t t : grp.anti_terms) {
+    const auto& key = m.keys[m.terms[t].key];
+    const int32_t d = key.domain_of_node[n];
+    if (d >= 0 && m.terms[t].matches_group[g] && key.per_node) b = std::min<int64_t>(b, 1);
+  }
+  for (int32_t t : grp.affinity_terms) {
+    const Term& term = m.terms[t];
+    const int32_t d = m.keys[term.key].domain_of_node[n];
+    if (d < 0)
+      b = 0;
+    else if (term.existing[d] == 0 && !seedable) {
+      bool other = false;
+      for (int32_t h = 0; h < fb.G; ++h) other = other || (h != g && term.matches_group[h]);
+      if (!other) b = 0;
+    }
+  }
+  for (int32_t c : grp.spreads) {
+    if (m.keys[m.spreads[c].key].domain_of_node[n] < 0) b = 0;
+  }
+  return b;
+}
+
+// x[g][n]: the pods of group g on node n, for the pairs that can hold one. Worth the group's
+// weight each unless `placed_is_constraint`, and the profile's preference as a tie-break.
+void AddPlacementColumns(FormulationBuilder& fb, bool placed_is_constraint) {
+  const BatchModel& m = fb.m;
+  Formulation& f = fb.f;
+  f.x.assign(fb.G, std::vector<int32_t>(fb.N, -1));
+  fb.ub.assign(fb.G, std::vector<int32_t>(fb.N, 0));
+  for (int32_t g = 0; g < fb.G; ++g) {
+    const Group& grp = m.groups[g];
+    const bool seedable = Seedable(m, grp);
+    for (int32_t n = 0; n < fb.N; ++n) {
+      if (!m.Fits(g, n)) continue;
+      const int64_t b = PodsBound(fb, g, n, seedable);
+      fb.ub[g][n] = static_cast<int32_t>(b);
+      if (b > 0) {
+        const double cost =
+            (placed_is_constraint ? 0.0 : -grp.weight * m.placed_weight) - TieBreakWeight(m) * m.preference[g][n];
+        f.x[g][n] = f.mip.AddColumn(0, static_cast<double>(b), cost, true);
+      }
+    }
+  }
+}
+
+// u[n]: an unused node that some pod can go to is opened (a new node, worth 1).
+void AddNodeColumns(FormulationBuilder& fb) {
+  Formulation& f = fb.f;
+  f.u.assign(fb.N, -1);
+  for (int32_t n = 0; n < fb.N; ++n) {
+    if (fb.m.nodes[n].in_use) continue;
+    bool any = false;
+    for (int32_t g = 0; g < fb.G && !any; ++g) any = f.x[g][n] >= 0;
+    if (any) f.u[n] = f.mip.AddColumn(0, 1, 1, true);
+  }
+}
+
+// The weighted pods placed, at least `placed_floor`.
+void AddPlacedFloorRow(FormulationBuilder& fb, double placed_floor) {
+  const Formulation& f = fb.f;
+  auto r = MakeRow(placed_floor - 1e-6, MipProblem::kInf);
+  for (int32_t g = 0; g < fb.G; ++g) {
+    for (int32_t n = 0; n < fb.N; ++n) {
+      if (f.x[g][n] >= 0) AddTerm(r, f.x[g][n], fb.m.groups[g].weight);
+    }
+  }
+  fb.f.mip.AddRow(std::move(r));
+}
+
+// Pods per group.
+void AddGroupCountRows(FormulationBuilder& fb) {
+  Formulation& f = fb.f;
+  for (int32_t g = 0; g < fb.G; ++g) {
+    auto r = MakeRow(-MipProblem::kInf, fb.m.groups[g].count());
+    for (int32_t n = 0; n < fb.N; ++n) {
+      if (f.x[g][n] >= 0) AddTerm(r, f.x[g][n], 1);
+    }
+    if (!r.index.empty()) f.mip.AddRow(std::move(r));
+  }
+}
+
+// Capacity, and the link from pods to the node they open.
+void AddCapacityRows(FormulationBuilder& fb) {
+  const BatchModel& m = fb.m;
+  Formulation& f = fb.f;
+  MipProblem& p = f.mip;
+  const auto& ub = fb.ub;
+  for (int32_t n = 0; n < fb.N; ++n) {
+    for (size_t d = 0; d < fb.R; ++d) {
+      auto r = MakeRow(-MipProblem::kInf, f.u[n] >= 0 ? 0 : static_cast<double>(m.nodes[n].free[d]));
+      double most = 0;
+      for (int32_t g = 0; g < fb.G; ++g) {
+        if (f.x[g][n] < 0 || m.groups[g].demand[d] == 0) continue;
+        AddTerm(r, f.x[g][n], static_cast<double>(m.groups[g].demand[d]));
+        most += static_cast<double>(m.groups[g].demand[d]) * ub[g][n];
+      }
+      if (r.index.empty()) continue;
+      if (f.u[n] >= 0)
+        AddTerm(r, f.u[n], -static_cast<double>(m.nodes[n].free[d]));
+      else if (most <= static_cast<double>(m.nodes[n].free[d]))
+        continue;
+      p.AddRow(std::move(r));
+    }
+    if (f.u[n] >= 0) {
+      for (int32_t g = 0; g < fb.G; ++g) {
+        if (f.x[g][n] < 0) continue;
+        auto r = MakeRow(-MipProblem::kInf, 0);
+        AddTerm(r, f.x[g][n], 1);
+        AddTerm(r, f.u[n], -ub[g][n]);
+        p.AddRow(std::move(r));
+      }
+    }
+  }
+}
+
+// Anti-affinity within the batch.
+void AddAntiAffinityRows(FormulationBuilder& fb) {
+  const BatchModel& m = fb.m;
+  Formulation& f = fb.f;
+  MipProblem& p = f.mip;
   for (int32_t t = 0; t < static_cast<int32_t>(m.terms.size()); ++t) {
     const Term& term = m.terms[t];
     if (!term.anti) continue;
     const TopologyKey& key = m.keys[term.key];
     const int32_t g = term.owner;
     for (int32_t d = 0; d < key.num_domains; ++d) {
-      const int32_t bg = presence(g, term.key, d);
+      const int32_t bg = fb.Presence(g, term.key, d);
       if (bg < 0) continue;
       if (term.matches_group[g] && !key.per_node) {
         auto r = MakeRow(-MipProblem::kInf, 1);
-        for (int32_t n = 0; n < N; ++n) {
+        for (int32_t n = 0; n < fb.N; ++n) {
           if (key.domain_of_node[n] == d && f.x[g][n] >= 0) AddTerm(r, f.x[g][n], 1);
         }
         p.AddRow(std::move(r));
       }
-      for (int32_t h = 0; h < G; ++h) {
+      for (int32_t h = 0; h < fb.G; ++h) {
         if (h == g || !term.matches_group[h]) continue;
-        const int32_t bh = presence(h, term.key, d);
+        const int32_t bh = fb.Presence(h, term.key, d);
         if (bh < 0) continue;
         auto r = MakeRow(-MipProblem::kInf, 1);
         AddTerm(r, bg, 1);
@@ -514,13 +561,17 @@ Formulation Formulate(const BatchModel& m, bool symmetry, std::optional<double> 
       }
     }
   }
+}
 
-  // Required affinity: a domain holds the group only if it holds a matching pod already, a
-  // matching pod of another group, or (a series with affinity to itself) the series' first pod.
-  for (int32_t g = 0; g < G; ++g) {
+// Required affinity: a domain holds the group only if it holds a matching pod already, a
+// matching pod of another group, or (a series with affinity to itself) the series' first pod.
+void AddAffinityRows(FormulationBuilder& fb) {
+  const BatchModel& m = fb.m;
+  Formulation& f = fb.f;
+  MipProblem& p = f.mip;
+  for (int32_t g = 0; g < fb.G; ++g) {
     const Group& grp = m.groups[g];
-    bool seedable = grp.matches_own_affinity;
-    for (int32_t t : grp.affinity_terms) seedable = seedable && m.terms[t].existing_total == 0;
+    const bool seedable = Seedable(m, grp);
     for (int32_t t : grp.affinity_terms) {
       const Term& term = m.terms[t];
       const TopologyKey& key = m.keys[term.key];
@@ -528,13 +579,13 @@ Formulation Formulate(const BatchModel& m, bool symmetry, std::optional<double> 
       auto seed = MakeRow(-MipProblem::kInf, 1);
       for (int32_t d = 0; d < key.num_domains; ++d) {
         if (term.existing[d] > 0) continue;
-        const int32_t bg = presence(g, term.key, d);
+        const int32_t bg = fb.Presence(g, term.key, d);
         if (bg < 0) continue;
         auto r = MakeRow(-MipProblem::kInf, 0);
         AddTerm(r, bg, 1);
-        for (int32_t h = 0; h < G; ++h) {
+        for (int32_t h = 0; h < fb.G; ++h) {
           if (h == g || !term.matches_group[h]) continue;
-          const int32_t bh = presence(h, term.key, d);
+          const int32_t bh = fb.Presence(h, term.key, d);
           if (bh >= 0) AddTerm(r, bh, -1);
         }
         if (seedable) {
@@ -548,73 +599,88 @@ Formulation Formulate(const BatchModel& m, bool symmetry, std::optional<double> 
       if (seedable) f.seeds.emplace_back(t, std::move(seed_cols));
     }
   }
+}
 
-  // Topology spread (DoNotSchedule): every domain that receives the group stays within maxSkew
-  // of the least-loaded eligible domain.
-  for (int32_t c = 0; c < static_cast<int32_t>(m.spreads.size()); ++c) {
-    const Spread& s = m.spreads[c];
-    const TopologyKey& key = m.keys[s.key];
-    const int32_t g = s.owner;
-    double big = 0;
-    for (int32_t h = 0; h < G; ++h) {
-      if (s.matches_group[h]) big += m.groups[h].count();
+// Topology spread (DoNotSchedule): every domain that receives the group stays within maxSkew
+// of the least-loaded eligible domain.
+void AddRowsOfSpread(FormulationBuilder& fb, int32_t c) {
+  const BatchModel& m = fb.m;
+  Formulation& f = fb.f;
+  MipProblem& p = f.mip;
+  const Spread& s = m.spreads[c];
+  const TopologyKey& key = m.keys[s.key];
+  const int32_t g = s.owner;
+  double big = 0;
+  for (int32_t h = 0; h < fb.G; ++h) {
+    if (s.matches_group[h]) big += m.groups[h].count();
+  }
+  int32_t most_existing = 0;
+  for (int32_t e : s.existing) most_existing = std::max(most_existing, e);
+  big += most_existing + s.max_skew;
+  const bool use_min = s.num_eligible_domains >= s.min_domains;
+  const int32_t min_col = use_min ? p.AddColumn(0, MipProblem::kInf, 0, false) : -1;
+  f.spread_min.emplace_back(c, min_col);
+  // count_d as a row expression: existing[d] + sum x over counted nodes of d.
+  auto count_terms = [&](MipProblem::Row& r, int32_t d, double sign) {
+    for (int32_t n = 0; n < fb.N; ++n) {
+      if (key.domain_of_node[n] != d || !s.node_counts[n]) continue;
+      for (int32_t h = 0; h < fb.G; ++h) {
+        if (s.matches_group[h] && f.x[h][n] >= 0) AddTerm(r, f.x[h][n], sign);
+      }
     }
-    int32_t most_existing = 0;
-    for (int32_t e : s.existing) most_existing = std::max(most_existing, e);
-    big += most_existing + s.max_skew;
-    const bool use_min = s.num_eligible_domains >= s.min_domains;
-    const int32_t min_col = use_min ? p.AddColumn(0, MipProblem::kInf, 0, false) : -1;
-    f.spread_min.emplace_back(c, min_col);
-    // count_d as a row expression: existing[d] + sum x over counted nodes of d.
-    auto count_terms = [&](MipProblem::Row& r, int32_t d, double sign) {
-      for (int32_t n = 0; n < N; ++n) {
-        if (key.domain_of_node[n] != d || !s.node_counts[n]) continue;
-        for (int32_t h = 0; h < G; ++h) {
-          if (s.matches_group[h] && f.x[h][n] >= 0) AddTerm(r, f.x[h][n], sign);
-        }
-      }
-    };
-    for (int32_t d = 0; d < key.num_domains; ++d) {
-      if (use_min && s.domain_eligible[d]) {
-        // min <= count_d
-        auto r = MakeRow(-MipProblem::kInf, s.existing[d]);
-        AddTerm(r, min_col, 1);
-        count_terms(r, d, -1);
-        p.AddRow(std::move(r));
-      }
-      const int32_t bg = presence(g, s.key, d);
-      if (bg < 0) continue;
-      // count_d - min + big * B <= maxSkew + big (count_d counts only on eligible domains)
-      auto r = MakeRow(-MipProblem::kInf, s.max_skew + big - (s.domain_eligible[d] ? s.existing[d] : 0));
-      if (s.domain_eligible[d]) count_terms(r, d, 1);
-      if (min_col >= 0) AddTerm(r, min_col, -1);
-      AddTerm(r, bg, big);
+  };
+  for (int32_t d = 0; d < key.num_domains; ++d) {
+    if (use_min && s.domain_eligible[d]) {
+      // min <= count_d
+      auto r = MakeRow(-MipProblem::kInf, s.existing[d]);
+      AddTerm(r, min_col, 1);
+      count_terms(r, d, -1);
       p.AddRow(std::move(r));
     }
+    const int32_t bg = fb.Presence(g, s.key, d);
+    if (bg < 0) continue;
+    // count_d - min + big * B <= maxSkew + big (count_d counts only on eligible domains)
+    auto r = MakeRow(-MipProblem::kInf, s.max_skew + big - (s.domain_eligible[d] ? s.existing[d] : 0));
+    if (s.domain_eligible[d]) count_terms(r, d, 1);
+    if (min_col >= 0) AddTerm(r, min_col, -1);
+    AddTerm(r, bg, big);
+    p.AddRow(std::move(r));
   }
+}
 
-  // Host ports: groups that conflict never share a node (each holds at most one pod there).
-  for (int32_t g = 0; g < G; ++g) {
-    for (int32_t h = g + 1; h < G; ++h) {
-      if (!m.port_conflict[g][h]) continue;
-      for (int32_t n = 0; n < N; ++n) {
+void AddSpreadRows(FormulationBuilder& fb) {
+  for (int32_t c = 0; c < static_cast<int32_t>(fb.m.spreads.size()); ++c) AddRowsOfSpread(fb, c);
+}
+
+// Host ports: groups that conflict never share a node (each holds at most one pod there).
+void AddPortRows(FormulationBuilder& fb) {
+  const Formulation& f = fb.f;
+  for (int32_t g = 0; g < fb.G; ++g) {
+    for (int32_t h = g + 1; h < fb.G; ++h) {
+      if (!fb.m.port_conflict[g][h]) continue;
+      for (int32_t n = 0; n < fb.N; ++n) {
         if (f.x[g][n] < 0 || f.x[h][n] < 0) continue;
         auto r = MakeRow(-MipProblem::kInf, 1);
         AddTerm(r, f.x[g][n], 1);
         AddTerm(r, f.x[h][n], 1);
-        p.AddRow(std::move(r));
+        fb.f.mip.AddRow(std::move(r));
       }
     }
   }
+}
 
-  // Stranded accelerator units per node: s_n >= (free_a - sum d_a x) - (free_b - sum d_b x) / per_unit_b
-  // for every base dimension b, in units, at strand_weight each (s_n >= 0).
+// Stranded accelerator units per node: s_n >= (free_a - sum d_a x) - (free_b - sum d_b x) / per_unit_b
+// for every base dimension b, in units, at strand_weight each (s_n >= 0).
+void AddStrandingRows(FormulationBuilder& fb) {
+  const BatchModel& m = fb.m;
+  Formulation& f = fb.f;
+  MipProblem& p = f.mip;
   for (size_t ai = 0; ai < m.accelerators.size(); ++ai) {
     const Accelerator& a = m.accelerators[ai];
-    for (int32_t n = 0; n < N; ++n) {
+    for (int32_t n = 0; n < fb.N; ++n) {
       if (m.nodes[n].free[a.dim] <= 0) continue;
       bool any = false;
-      for (int32_t g = 0; g < G && !any; ++g) any = f.x[g][n] >= 0;
+      for (int32_t g = 0; g < fb.G && !any; ++g) any = f.x[g][n] >= 0;
       if (!any) continue;  // nothing can change there: a constant
       const int32_t col = p.AddColumn(0, MipProblem::kInf, m.strand_weight, false);
       for (const auto& [b, per_unit] : a.base) {
@@ -622,7 +688,7 @@ Formulation Formulate(const BatchModel& m, bool symmetry, std::optional<double> 
             static_cast<double>(m.nodes[n].free[a.dim]) - static_cast<double>(m.nodes[n].free[b]) / per_unit;
         auto r = MakeRow(rhs, MipProblem::kInf);
         AddTerm(r, col, a.unit);
-        for (int32_t g = 0; g < G; ++g) {
+        for (int32_t g = 0; g < fb.G; ++g) {
           if (f.x[g][n] < 0) continue;
           const double coef =
               static_cast<double>(m.groups[g].demand[a.dim]) - static_cast<double>(m.groups[g].demand[b]) / per_unit;
@@ -633,23 +699,43 @@ Formulation Formulate(const BatchModel& m, bool symmetry, std::optional<double> 
       f.strand.emplace_back(ai, n, col);
     }
   }
+}
 
-  // Symmetry breaking: unused nodes of one class are interchangeable; open them in order.
-  if (symmetry) {
-    std::vector<int32_t> last(m.num_classes, -1);
-    for (int32_t n = 0; n < N; ++n) {
-      if (f.u[n] < 0) continue;
-      int32_t& prev = last[m.nodes[n].node_class];
-      if (prev >= 0) {
-        auto r = MakeRow(0, MipProblem::kInf);
-        AddTerm(r, f.u[prev], 1);
-        AddTerm(r, f.u[n], -1);
-        p.AddRow(std::move(r));
-      }
-      prev = n;
+// Symmetry breaking: unused nodes of one class are interchangeable; open them in order.
+void AddSymmetryRows(FormulationBuilder& fb) {
+  const BatchModel& m = fb.m;
+  Formulation& f = fb.f;
+  std::vector<int32_t> last(m.num_classes, -1);
+  for (int32_t n = 0; n < fb.N; ++n) {
+    if (f.u[n] < 0) continue;
+    int32_t& prev = last[m.nodes[n].node_class];
+    if (prev >= 0) {
+      auto r = MakeRow(0, MipProblem::kInf);
+      AddTerm(r, f.u[prev], 1);
+      AddTerm(r, f.u[n], -1);
+      f.mip.AddRow(std::move(r));
     }
+    prev = n;
   }
-  return f;
+}
+
+// `placed_floor`: when the pods placed are already proved optimal, they become a constraint (at
+// least this weighted count) instead of the objective's top level, which keeps the objective's
+// coefficients small for the levels left (stranding, new nodes, scores).
+Formulation Formulate(const BatchModel& m, bool symmetry, std::optional<double> placed_floor = std::nullopt) {
+  FormulationBuilder fb(m);
+  AddPlacementColumns(fb, placed_floor.has_value());
+  AddNodeColumns(fb);
+  if (placed_floor) AddPlacedFloorRow(fb, *placed_floor);
+  AddGroupCountRows(fb);
+  AddCapacityRows(fb);
+  AddAntiAffinityRows(fb);
+  AddAffinityRows(fb);
+  AddSpreadRows(fb);
+  AddPortRows(fb);
+  AddStrandingRows(fb);
+  if (symmetry) AddSymmetryRows(fb);
+  return std::move(fb.f);
 }
 
 // The start vector for the solver from a placement; nullopt when it does not satisfy the
@@ -954,135 +1040,177 @@ bool Better(const Candidate& a, const Candidate& b) {
   return a.objective < b.objective + 0.5 && a.tie_break > b.tie_break + 1e-9;
 }
 
-}  // namespace
+// --- The stages of PlaceBatch ----------------------------------------------------------------
 
-PlacementResult PlaceBatch(const PlacementInput& input, const PlacementOptions& options) {
-  const auto start = Clock::now();
-  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
-                                    std::chrono::duration<double>(std::max(0.0, options.timeout_seconds)));
-  PlacementResult result;
+// What PlaceBatch's stages share: the model, the incumbent, and what is proved about it.
+struct BatchRun {
+  BatchRun(const BatchModel& model, const PlacementOptions& opts, Clock::time_point until, PlacementResult& out)
+      : m(model), options(opts), deadline(until), result(out) {}
 
-  // grouping
-  BatchModel m = BuildModel(input);
+  const BatchModel& m;
+  const PlacementOptions& options;
+  const Clock::time_point deadline;
+  PlacementResult& result;
+  std::vector<int32_t> order;  // GroupOrder
+  double total_weight = 0;     // of every pod of the batch
+  Candidate best;              // the incumbent
+  double greedy_objective = 0;
+  PlacedBound placed_bound;
+  double best_weighted_placed = 0;
+  double bound = 0;  // on the objective
+  bool optimal = false;
+  bool placed_proved = false;
+};
+
+double WeightedPlaced(const BatchModel& m, const PlacementState& s) {
+  double w = 0;
+  for (size_t g = 0; g < m.groups.size(); ++g) w += m.groups[g].weight * s.placed(static_cast<int32_t>(g));
+  return w;
+}
+
+// grouping, after BuildModel: the objective's weights, and the model's size in the result.
+void FinishGrouping(BatchModel& m, PlacementResult& result) {
   AssignWeights(m);
   AssignObjectiveWeights(m);
   result.groups = static_cast<int32_t>(m.groups.size());
   result.node_classes = m.num_classes;
   result.accelerators = static_cast<int32_t>(m.accelerators.size());
-  const std::vector<int32_t> order = GroupOrder(m);
-  double total_weight = 0;
-  for (const auto& g : m.groups) total_weight += g.weight * g.count();
-  auto weighted_placed = [&](const PlacementState& s) {
-    double w = 0;
-    for (size_t g = 0; g < m.groups.size(); ++g) w += m.groups[g].weight * s.placed(static_cast<int32_t>(g));
-    return w;
-  };
+}
 
-  // heuristic: what the default profile would do one by one (the baseline), and packing with
-  // node-emptying local search; the better is the incumbent.
+// heuristic: what the default profile would do one by one (the baseline), and packing with
+// node-emptying local search; the better is the incumbent.
+void RunHeuristics(BatchRun& run) {
+  const BatchModel& m = run.m;
+  PlacementResult& result = run.result;
   PlacementState greedy = ConstructAsScheduled(m);
   result.greedy_placed = 0;
   for (size_t g = 0; g < m.groups.size(); ++g) result.greedy_placed += greedy.placed(static_cast<int32_t>(g));
   result.greedy_new_nodes = greedy.new_nodes_used();
   result.greedy_stranded = greedy.stranded();
-  Candidate best{CountsOf(m, greedy), greedy.Objective(), TieBreak(m, greedy), "greedy"};
-  const double greedy_objective = best.objective;
-  if (options.heuristic) {
-    PlacementState packed = ConstructPacked(m, order);
-    EmptyNodes(m, packed, order, deadline);
-    Candidate c{CountsOf(m, packed), packed.Objective(), TieBreak(m, packed), "packing"};
-    if (Better(c, best)) best = std::move(c);
-    PlacementState arrival = ConstructPackedInQueueOrder(m);
-    EmptyNodes(m, arrival, order, deadline);
-    Candidate a{CountsOf(m, arrival), arrival.Objective(), TieBreak(m, arrival), "packing in queue order"};
-    KS_LOG_V(3).InfoS("BatchPlacement candidates", "greedyPlaced", result.greedy_placed, "packedPlaced",
-                      packed.placed_total(), "packedStranded", packed.stranded(), "arrivalPlaced",
-                      arrival.placed_total(), "arrivalStranded", arrival.stranded());
-    if (Better(a, best)) best = std::move(a);
-  }
+  run.best = Candidate{CountsOf(m, greedy), greedy.Objective(), TieBreak(m, greedy), "greedy"};
+  run.greedy_objective = run.best.objective;
+  if (!run.options.heuristic) return;
+  PlacementState packed = ConstructPacked(m, run.order);
+  EmptyNodes(m, packed, run.order, run.deadline);
+  Candidate c{CountsOf(m, packed), packed.Objective(), TieBreak(m, packed), "packing"};
+  if (Better(c, run.best)) run.best = std::move(c);
+  PlacementState arrival = ConstructPackedInQueueOrder(m);
+  EmptyNodes(m, arrival, run.order, run.deadline);
+  Candidate a{CountsOf(m, arrival), arrival.Objective(), TieBreak(m, arrival), "packing in queue order"};
+  KS_LOG_V(3).InfoS("BatchPlacement candidates", "greedyPlaced", result.greedy_placed, "packedPlaced",
+                    packed.placed_total(), "packedStranded", packed.stranded(), "arrivalPlaced", arrival.placed_total(),
+                    "arrivalStranded", arrival.stranded());
+  if (Better(a, run.best)) run.best = std::move(a);
+}
 
-  // bound: on the pods placed (the pattern LP), and on the objective (every pod placed, the new
-  // nodes the resources need at least, no stranding beyond what cannot change).
+// bound: on the pods placed (the pattern LP), and on the objective (every pod placed, the new
+// nodes the resources need at least, no stranding beyond what cannot change).
+void BoundIncumbent(BatchRun& run) {
+  const BatchModel& m = run.m;
+  const PlacementOptions& options = run.options;
   const double bound_seconds =
       std::clamp(0.05 * options.timeout_seconds, 0.001, std::max(0.001, 0.2 * options.timeout_seconds));
-  const PlacedBound placed_bound = options.bound ? BoundPlaced(m, bound_seconds) : PlacedBound{total_weight};
-  result.bound_seconds = placed_bound.seconds;
-  const double best_weighted_placed = weighted_placed(StateOf(m, best.counts));
-  double bound = (total_weight - placed_bound.bound) * m.placed_weight + NewNodesLowerBound(m);
-  bool optimal = best.objective <= bound + 0.5;
+  run.placed_bound = options.bound ? BoundPlaced(m, bound_seconds) : PlacedBound{run.total_weight};
+  run.result.bound_seconds = run.placed_bound.seconds;
+  run.best_weighted_placed = WeightedPlaced(m, StateOf(m, run.best.counts));
+  run.bound = (run.total_weight - run.placed_bound.bound) * m.placed_weight + NewNodesLowerBound(m);
+  run.optimal = run.best.objective <= run.bound + 0.5;
   // The placed level is proved once the incumbent meets the pattern bound: then only the levels
   // below it (stranding, new nodes) are left to the solver.
-  const bool placed_proved = best_weighted_placed >= placed_bound.bound - 1e-6;
-  result.stopped_by = optimal ? "heuristic" : "no solver";
+  run.placed_proved = run.best_weighted_placed >= run.placed_bound.bound - 1e-6;
+  run.result.stopped_by = run.optimal ? "heuristic" : "no solver";
+}
 
-  // exact
+// The (group, node) pairs the profile's filters accept: the exact stage's columns at most.
+int64_t FittingPairs(const BatchModel& m) {
   int64_t pairs = 0;
   for (size_t g = 0; g < m.groups.size(); ++g) {
     for (size_t n = 0; n < m.nodes.size(); ++n) pairs += m.Fits(static_cast<int32_t>(g), static_cast<int32_t>(n));
   }
-  if (!optimal && options.exact && pairs > options.max_exact_columns) {
-    result.stopped_by = fmt::format("model too large for the exact stage ({} group-node pairs)", pairs);
-  } else if (!optimal && options.exact && placed_proved &&
+  return pairs;
+}
+
+// A solver's answer (feasible or optimal) becomes the incumbent unless it is worse.
+void AdoptSolverAnswer(BatchRun& run, const Formulation& f, const MipResult& r) {
+  const BatchModel& m = run.m;
+  // The formulation leaves out constants (every pod's weight, the stranding on nodes it
+  // cannot change): the answer's objective is recomputed as a state, and its bound shifted
+  // by the same constants.
+  Counts c(m.groups.size(), std::vector<int32_t>(m.nodes.size(), 0));
+  for (size_t g = 0; g < m.groups.size(); ++g) {
+    for (size_t n = 0; n < m.nodes.size(); ++n) {
+      if (f.x[g][n] >= 0) c[g][n] = static_cast<int32_t>(std::lround(r.x[f.x[g][n]]));
+    }
+  }
+  const PlacementState solved = StateOf(m, c);
+  double tie_break_part = 0;
+  for (size_t g = 0; g < m.groups.size(); ++g) {
+    for (size_t n = 0; n < m.nodes.size(); ++n) tie_break_part += TieBreakWeight(m) * m.preference[g][n] * c[g][n];
+  }
+  const double constants = solved.Objective() - (r.objective + tie_break_part);
+  // The tie-break term is <= 0, so the bound on the total bounds the levels above it.
+  run.bound = std::max(run.bound, r.bound + constants);
+  Candidate cand{std::move(c), solved.Objective(), TieBreak(m, solved), run.result.solver};
+  // Started from the incumbent, the solver's answer is no worse on the levels above the
+  // tie-break, and at least as good on it when they are equal.
+  if (!Better(run.best, cand)) run.best = std::move(cand);
+  run.optimal = r.status == MipResult::Status::kOptimal;
+  run.result.stopped_by = run.optimal ? "optimal" : r.message.empty() ? "deadline" : "solver: " + r.message;
+}
+
+// The integer program, warm-started from the incumbent, under the deadline.
+void SolveExact(BatchRun& run, int64_t pairs) {
+  const BatchModel& m = run.m;
+  const PlacementOptions& options = run.options;
+  PlacementResult& result = run.result;
+  Formulation f = Formulate(m, options.presolve,
+                            run.placed_proved ? std::optional<double>(run.best_weighted_placed) : std::nullopt);
+  if (!MakeMipSolver(options.solver)) return;
+  MipOptions mo;
+  mo.seed = options.seed;
+  // CBC checks its clock between nodes and overruns a little on large models: leave it a margin.
+  mo.time_limit_seconds = std::max(0.05, 0.9 * std::chrono::duration<double>(run.deadline - Clock::now()).count());
+  std::vector<double> warm = StartOf(m, f, run.best.counts, options.presolve);
+  if (!warm.empty()) mo.start = std::move(warm);
+  // A solver that fails hands over to the next with the time left (mip.h).
+  FallbackResult answer = SolveWithFallback(f.mip, mo, FallbackOrder(options.solver));
+  const MipResult& r = answer.result;
+  result.solver = answer.solver;
+  result.solver_seconds = r.seconds;
+  if (r.status == MipResult::Status::kOptimal || r.status == MipResult::Status::kFeasible) {
+    AdoptSolverAnswer(run, f, r);
+  } else if (r.status == MipResult::Status::kInfeasible) {
+    // Cannot happen with the empty placement feasible; keep the heuristic's answer.
+    result.stopped_by = "solver: infeasible";
+  } else {
+    result.stopped_by = r.status == MipResult::Status::kNoSolution ? "deadline" : "solver error: " + r.message;
+  }
+  result.stopped_by = answer.Describe(result.stopped_by) + fmt::format(" ({} group-node pairs)", pairs);
+}
+
+// exact: unless the incumbent is proved optimal or the model too large for a solver.
+void RunExact(BatchRun& run) {
+  const BatchModel& m = run.m;
+  const PlacementOptions& options = run.options;
+  const int64_t pairs = FittingPairs(m);
+  if (!run.optimal && options.exact && pairs > options.max_exact_columns) {
+    run.result.stopped_by = fmt::format("model too large for the exact stage ({} group-node pairs)", pairs);
+  } else if (!run.optimal && options.exact && run.placed_proved &&
              (pairs > options.max_exact_columns_when_placed_proved ||
               static_cast<int64_t>(m.groups.size()) * m.num_classes > options.max_group_classes_when_placed_proved)) {
     // The pods placed already meet the pattern bound: what a solver could still improve (stranding,
     // new nodes) is not worth its time on a model this size.
-    result.stopped_by = fmt::format(
+    run.result.stopped_by = fmt::format(
         "pods placed proved optimal by the pattern bound; stranding and new nodes left to the heuristic ({} "
         "group-node pairs, {} groups x {} node classes)",
         pairs, m.groups.size(), m.num_classes);
-  } else if (!optimal && options.exact && !m.groups.empty()) {
-    Formulation f =
-        Formulate(m, options.presolve, placed_proved ? std::optional<double>(best_weighted_placed) : std::nullopt);
-    if (MakeMipSolver(options.solver)) {
-      MipOptions mo;
-      mo.seed = options.seed;
-      // CBC checks its clock between nodes and overruns a little on large models: leave it a margin.
-      mo.time_limit_seconds = std::max(0.05, 0.9 * std::chrono::duration<double>(deadline - Clock::now()).count());
-      std::vector<double> warm = StartOf(m, f, best.counts, options.presolve);
-      if (!warm.empty()) mo.start = std::move(warm);
-      // A solver that fails hands over to the next with the time left (mip.h).
-      FallbackResult answer = SolveWithFallback(f.mip, mo, FallbackOrder(options.solver));
-      const MipResult& r = answer.result;
-      result.solver = answer.solver;
-      result.solver_seconds = r.seconds;
-      if (r.status == MipResult::Status::kOptimal || r.status == MipResult::Status::kFeasible) {
-        // The formulation leaves out constants (every pod's weight, the stranding on nodes it
-        // cannot change): the answer's objective is recomputed as a state, and its bound shifted
-        // by the same constants.
-        Counts c(m.groups.size(), std::vector<int32_t>(m.nodes.size(), 0));
-        for (size_t g = 0; g < m.groups.size(); ++g) {
-          for (size_t n = 0; n < m.nodes.size(); ++n) {
-            if (f.x[g][n] >= 0) c[g][n] = static_cast<int32_t>(std::lround(r.x[f.x[g][n]]));
-          }
-        }
-        const PlacementState solved = StateOf(m, c);
-        double tie_break_part = 0;
-        for (size_t g = 0; g < m.groups.size(); ++g) {
-          for (size_t n = 0; n < m.nodes.size(); ++n)
-            tie_break_part += TieBreakWeight(m) * m.preference[g][n] * c[g][n];
-        }
-        const double constants = solved.Objective() - (r.objective + tie_break_part);
-        // The tie-break term is <= 0, so the bound on the total bounds the levels above it.
-        bound = std::max(bound, r.bound + constants);
-        Candidate cand{std::move(c), solved.Objective(), TieBreak(m, solved), result.solver};
-        // Started from the incumbent, the solver's answer is no worse on the levels above the
-        // tie-break, and at least as good on it when they are equal.
-        if (!Better(best, cand)) best = std::move(cand);
-        optimal = r.status == MipResult::Status::kOptimal;
-        result.stopped_by = optimal ? "optimal" : r.message.empty() ? "deadline" : "solver: " + r.message;
-      } else if (r.status == MipResult::Status::kInfeasible) {
-        // Cannot happen with the empty placement feasible; keep the heuristic's answer.
-        result.stopped_by = "solver: infeasible";
-      } else {
-        result.stopped_by = r.status == MipResult::Status::kNoSolution ? "deadline" : "solver error: " + r.message;
-      }
-      result.stopped_by = answer.Describe(result.stopped_by) + fmt::format(" ({} group-node pairs)", pairs);
-    }
+  } else if (!run.optimal && options.exact && !m.groups.empty()) {
+    SolveExact(run, pairs);
   }
+}
 
-  // validation
-  Ordered ordered = Order(m, best.counts, order);
+// The plan: the placed pods in the order their cycles must run, then the pods left out with why.
+void AppendPlan(const BatchModel& m, const Ordered& ordered, PlacementResult& result) {
   const PlacementState& final_state = ordered.state;
   std::vector<size_t> next(m.groups.size(), 0);
   std::vector<int32_t> fitting(m.groups.size(), 0);
@@ -1101,22 +1229,50 @@ PlacementResult PlaceBatch(const PlacementInput& input, const PlacementOptions& 
       }
     }
   }
+}
+
+// validation: the incumbent replayed pod by pod, and what it achieves.
+void Validate(BatchRun& run) {
+  const BatchModel& m = run.m;
+  PlacementResult& result = run.result;
+  Ordered ordered = Order(m, run.best.counts, run.order);
+  const PlacementState& final_state = ordered.state;
+  AppendPlan(m, ordered, result);
   for (size_t g = 0; g < m.groups.size(); ++g) result.placed += final_state.placed(static_cast<int32_t>(g));
   result.unplaced = static_cast<int32_t>(m.num_pods) - result.placed;
   result.new_nodes_used = final_state.new_nodes_used();
   result.stranded = final_state.stranded();
   const double final_obj = final_state.Objective();
   // Validation may only lose what the ordering could not repair; the bound stays a bound.
-  result.optimal = optimal && final_obj <= best.objective + 0.5;
-  result.gap = result.optimal ? 0 : std::max(0.0, (final_obj - bound) / std::max(1.0, final_obj));
+  result.optimal = run.optimal && final_obj <= run.best.objective + 0.5;
+  result.gap = result.optimal ? 0 : std::max(0.0, (final_obj - run.bound) / std::max(1.0, final_obj));
+  const PlacedBound& placed_bound = run.placed_bound;
   result.placed_bound = placed_bound.bound;
-  result.placed_weighted = weighted_placed(final_state);
+  result.placed_weighted = WeightedPlaced(m, final_state);
   result.placed_gap =
       placed_bound.bound > 0 ? std::max(0.0, (placed_bound.bound - result.placed_weighted) / placed_bound.bound) : 0;
-  result.source = best.source;
+  result.source = run.best.source;
   // The decision: a plan only when it beats what the profile would do one by one. Otherwise the
   // pods go through their own cycles unplanned, exactly as without the batch.
-  result.apply_plan = final_obj < greedy_objective - 0.5;
+  result.apply_plan = final_obj < run.greedy_objective - 0.5;
+}
+
+}  // namespace
+
+PlacementResult PlaceBatch(const PlacementInput& input, const PlacementOptions& options) {
+  const auto start = Clock::now();
+  const auto deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                    std::chrono::duration<double>(std::max(0.0, options.timeout_seconds)));
+  PlacementResult result;
+  BatchModel m = BuildModel(input);
+  FinishGrouping(m, result);
+  BatchRun run(m, options, deadline, result);
+  run.order = GroupOrder(m);
+  for (const auto& g : m.groups) run.total_weight += g.weight * g.count();
+  RunHeuristics(run);
+  BoundIncumbent(run);
+  RunExact(run);
+  Validate(run);
   result.seconds = SecondsSince(start);
   return result;
 }

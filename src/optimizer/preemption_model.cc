@@ -277,57 +277,82 @@ int64_t MinRemovals(const PreemptionModel& m) {
   return best;
 }
 
-PreemptionPlanResult SolvePreemptionModel(const PreemptionModel& m, MipSolver& solver, const MipOptions& options) {
-  const size_t R = m.num_resources;
-  // The greedy plan: the solver's start, a bound on evictions, and the answer when it provably
-  // cannot be beaten (no eviction, and no more moves than any plan must make).
-  PreemptionPlanResult greedy = GreedyPreemptionPlan(m);
-  if (greedy.status == PreemptionPlanResult::Status::kPlan && greedy.evicted.empty() &&
-      static_cast<int64_t>(greedy.moves.size()) == MinRemovals(m)) {
-    greedy.optimal = true;
-    greedy.gap = 0;
-    greedy.message = "greedy plan meets the lower bound";
-    return greedy;
+namespace {
+
+// The integer program of a preemption model, with the columns its rows and its answer are read
+// through.
+struct PreemptionMip {
+  explicit PreemptionMip(const PreemptionModel& model)
+      : m(model), w(WeightsFor(model)), x(model.nodes.size(), -1), e(model.pods.size(), -1), y(model.pods.size()) {
+    on_node.resize(m.nodes.size());
+    for (size_t v = 0; v < m.pods.size(); ++v) on_node[m.pods[v].node].push_back(static_cast<int>(v));
+    removals_for.resize(m.pods.size());
   }
-  const Weights w = WeightsFor(m);
+
+  const PreemptionModel& m;
+  const Weights w;
   MipProblem lp;
-  std::vector<int32_t> x(m.nodes.size(), -1);
-  std::vector<int32_t> e(m.pods.size(), -1);
-  std::vector<std::vector<std::pair<int, int32_t>>> y(m.pods.size());  // (destination, column)
-  for (size_t n = 0; n < m.nodes.size(); ++n) {
-    if (m.nodes[n].preemptor_candidate && !NodeForbidden(m, static_cast<int>(n))) {
-      x[n] = lp.AddColumn(0, 1, 0, true);
+  std::vector<int32_t> x;                               // [node] the preemptor runs there; -1: not a candidate
+  std::vector<int32_t> e;                               // [pod] evicted
+  std::vector<std::vector<std::pair<int, int32_t>>> y;  // [pod] moved: (destination, column)
+  std::vector<std::vector<int>> on_node;                // [node] the pods on it
+  // removals_for[v][i]: the fewest removals at y[v][i]'s destination for v to fit there.
+  std::vector<std::vector<int64_t>> removals_for;
+
+  // Subtracts from `row` every pod leaving `node` (evicted or moved).
+  void AddRemovalTerms(int node, MipProblem::Row& row) const {
+    for (int w2 : on_node[node]) {
+      row.index.push_back(e[w2]);
+      row.value.push_back(-1);
+      for (auto [d, c] : y[w2]) {
+        row.index.push_back(c);
+        row.value.push_back(-1);
+      }
     }
   }
-  PreemptionPlanResult out;
-  if (std::all_of(x.begin(), x.end(), [](int32_t c) { return c < 0; })) {
-    out.status = PreemptionPlanResult::Status::kNoPlan;
-    out.message = "no candidate node";
-    return out;
+};
+
+// The preemptor's columns, one per candidate node; false when there is none.
+bool AddPreemptorColumns(PreemptionMip& p) {
+  const PreemptionModel& m = p.m;
+  for (size_t n = 0; n < m.nodes.size(); ++n) {
+    if (m.nodes[n].preemptor_candidate && !NodeForbidden(m, static_cast<int>(n))) {
+      p.x[n] = p.lp.AddColumn(0, 1, 0, true);
+    }
   }
-  std::vector<std::vector<int>> on_node(m.nodes.size());
-  for (size_t v = 0; v < m.pods.size(); ++v) on_node[m.pods[v].node].push_back(static_cast<int>(v));
-  // removals_for[v][i]: the fewest removals at y[v][i]'s destination for v to fit there.
-  std::vector<std::vector<int64_t>> removals_for(m.pods.size());
-  std::vector<std::vector<std::pair<int64_t, int>>> ranked_for(m.pods.size());  // (removals there, destination)
-  size_t all_move_columns = 0;
+  return !std::all_of(p.x.begin(), p.x.end(), [](int32_t c) { return c < 0; });
+}
+
+// Per pod: (removals there, destination) for every destination where removals can make room,
+// fewest removals first.
+std::vector<std::vector<std::pair<int64_t, int>>> RankDestinations(const PreemptionMip& p) {
+  const PreemptionModel& m = p.m;
+  std::vector<std::vector<std::pair<int64_t, int>>> ranked_for(m.pods.size());
   for (size_t v = 0; v < m.pods.size(); ++v) {
-    const auto& p = m.pods[v];
-    if (!p.movable) continue;
+    const auto& pod = m.pods[v];
+    if (!pod.movable) continue;
     auto& ranked = ranked_for[v];
-    for (int d : p.destinations) {
-      if (d == p.node || Forbidden(m, static_cast<int>(v), d)) continue;
-      const int64_t k = RemovalsToFit(m, on_node[d], m.nodes[d].free, p.request);
+    for (int d : pod.destinations) {
+      if (d == pod.node || Forbidden(m, static_cast<int>(v), d)) continue;
+      const int64_t k = RemovalsToFit(m, p.on_node[d], m.nodes[d].free, pod.request);
       if (k >= 0) ranked.emplace_back(k, d);
     }
     std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    all_move_columns += ranked.size();
   }
+  return ranked_for;
+}
+
+// Per pod: its eviction column, then a column per destination it may move to.
+void AddPodColumns(PreemptionMip& p) {
+  const PreemptionModel& m = p.m;
+  std::vector<std::vector<std::pair<int64_t, int>>> ranked_for = RankDestinations(p);
+  size_t all_move_columns = 0;
+  for (const auto& ranked : ranked_for) all_move_columns += ranked.size();
   const bool exhaustive = all_move_columns <= kMaxExhaustiveMoveColumns;
   for (size_t v = 0; v < m.pods.size(); ++v) {
-    const auto& p = m.pods[v];
-    e[v] = lp.AddColumn(0, 1, w.lost[p.priority_rank] + w.guide, true);
-    if (!p.movable) continue;
+    const auto& pod = m.pods[v];
+    p.e[v] = p.lp.AddColumn(0, 1, p.w.lost[pod.priority_rank] + p.w.guide, true);
+    if (!pod.movable) continue;
     auto& ranked = ranked_for[v];
     // Unless the model is small: destinations with room now, then a couple that need evictions
     // there (a pod on a destination node: a few with room only).
@@ -335,57 +360,67 @@ PreemptionPlanResult SolvePreemptionModel(const PreemptionModel& m, MipSolver& s
     while (with_room < ranked.size() && ranked[with_room].first == 0) ++with_room;
     if (exhaustive) {
       // every destination
-    } else if (p.on_destination) {
+    } else if (pod.on_destination) {
       ranked.resize(std::min(with_room, kMaxDestinationsOfDestinationPods));
     } else {
       ranked.resize(std::min({ranked.size(), kMaxDestinationsPerPod, with_room + kMaxCrowdedDestinationsPerPod}));
     }
     for (auto [k, d] : ranked) {
-      y[v].emplace_back(d, lp.AddColumn(0, 1, w.guide, true));
-      removals_for[v].push_back(k);
+      p.y[v].emplace_back(d, p.lp.AddColumn(0, 1, p.w.guide, true));
+      p.removals_for[v].push_back(k);
     }
   }
-  {  // The preemptor runs on exactly one node.
-    MipProblem::Row row;
-    for (int32_t c : x) {
-      if (c >= 0) {
-        row.index.push_back(c);
-        row.value.push_back(1);
-      }
+}
+
+// The preemptor runs on exactly one node.
+void AddPreemptorRow(PreemptionMip& p) {
+  MipProblem::Row row;
+  for (int32_t c : p.x) {
+    if (c >= 0) {
+      row.index.push_back(c);
+      row.value.push_back(1);
     }
-    row.lb = row.ub = 1;
-    lp.AddRow(std::move(row));
   }
-  for (size_t v = 0; v < m.pods.size(); ++v) {  // A pod stays, is evicted or moves once.
-    if (y[v].empty()) continue;
+  row.lb = row.ub = 1;
+  p.lp.AddRow(std::move(row));
+}
+
+// A pod stays, is evicted or moves once.
+void AddPodChoiceRows(PreemptionMip& p) {
+  for (size_t v = 0; v < p.m.pods.size(); ++v) {
+    if (p.y[v].empty()) continue;
     MipProblem::Row row;
-    row.index.push_back(e[v]);
+    row.index.push_back(p.e[v]);
     row.value.push_back(1);
-    for (auto [d, c] : y[v]) {
+    for (auto [d, c] : p.y[v]) {
       row.index.push_back(c);
       row.value.push_back(1);
     }
     row.ub = 1;
-    lp.AddRow(std::move(row));
+    p.lp.AddRow(std::move(row));
   }
-  // Capacity per node and dimension. Current overcommitment does not force removals: the
-  // preemptor's coefficient carries it (when x is 0 the row allows what the node has now).
-  std::vector<std::vector<int>> pods_on(m.nodes.size());
+}
+
+// Capacity per node and dimension. Current overcommitment does not force removals: the
+// preemptor's coefficient carries it (when x is 0 the row allows what the node has now).
+void AddCapacityRows(PreemptionMip& p) {
+  const PreemptionModel& m = p.m;
+  const size_t R = m.num_resources;
+  const auto& pods_on = p.on_node;
   std::vector<std::vector<std::pair<int, int32_t>>> moves_into(m.nodes.size());  // (pod, column)
   for (size_t v = 0; v < m.pods.size(); ++v) {
-    pods_on[m.pods[v].node].push_back(static_cast<int>(v));
-    for (auto [d, c] : y[v]) moves_into[d].emplace_back(static_cast<int>(v), c);
+    for (auto [d, c] : p.y[v]) moves_into[d].emplace_back(static_cast<int>(v), c);
   }
   for (size_t n = 0; n < m.nodes.size(); ++n) {
-    if (x[n] < 0 && moves_into[n].empty()) continue;
+    if (p.x[n] < 0 && moves_into[n].empty()) continue;
     for (size_t r = 0; r < R; ++r) {
       const int64_t free = m.nodes[n].free[r];
       MipProblem::Row row;
       double positive = 0;
-      if (x[n] >= 0 && m.preemptor_request[r] > 0) {
+      if (p.x[n] >= 0 && m.preemptor_request[r] > 0) {
         const double coef =
             static_cast<double>(m.preemptor_request[r]) + static_cast<double>(std::max<int64_t>(0, -free));
-        row.index.push_back(x[n]);
+        row.index.push_back(p.x[n]);
         row.value.push_back(coef);
         positive += coef;
       }
@@ -396,68 +431,66 @@ PreemptionPlanResult SolvePreemptionModel(const PreemptionModel& m, MipSolver& s
         positive += static_cast<double>(m.pods[v].request[r]);
       }
       const double rhs = static_cast<double>(std::max<int64_t>(0, free)) +
-                         (x[n] >= 0 ? static_cast<double>(std::max<int64_t>(0, -free)) : 0.0);
+                         (p.x[n] >= 0 ? static_cast<double>(std::max<int64_t>(0, -free)) : 0.0);
       if (positive <= rhs) continue;  // never binding
       for (int v : pods_on[n]) {
         const double q = static_cast<double>(m.pods[v].request[r]);
         if (q == 0) continue;
-        row.index.push_back(e[v]);
+        row.index.push_back(p.e[v]);
         row.value.push_back(-q);
-        for (auto [d, c] : y[v]) {
+        for (auto [d, c] : p.y[v]) {
           row.index.push_back(c);
           row.value.push_back(-q);
         }
       }
       row.ub = rhs;
-      lp.AddRow(std::move(row));
+      p.lp.AddRow(std::move(row));
     }
   }
-  // Removal cuts (valid, and what keeps the relaxation honest): the preemptor on n needs at least
-  // k_n pods off n, and a pod moved to d at least k pods off d, k by the largest-first count.
-  auto removal_terms = [&](int node, MipProblem::Row& row) {
-    for (int w2 : on_node[node]) {
-      row.index.push_back(e[w2]);
-      row.value.push_back(-1);
-      for (auto [d, c] : y[w2]) {
-        row.index.push_back(c);
-        row.value.push_back(-1);
-      }
-    }
-  };
+}
+
+// Removal cuts (valid, and what keeps the relaxation honest): the preemptor on n needs at least
+// k_n pods off n, and a pod moved to d at least k pods off d, k by the largest-first count.
+void AddRemovalCuts(PreemptionMip& p) {
+  const PreemptionModel& m = p.m;
   for (size_t n = 0; n < m.nodes.size(); ++n) {
-    if (x[n] < 0) continue;
-    const int64_t k = RemovalsToFit(m, on_node[n], m.nodes[n].free, m.preemptor_request);
+    if (p.x[n] < 0) continue;
+    const int64_t k = RemovalsToFit(m, p.on_node[n], m.nodes[n].free, m.preemptor_request);
     if (k <= 0) continue;
     MipProblem::Row row;
-    row.index.push_back(x[n]);
+    row.index.push_back(p.x[n]);
     row.value.push_back(static_cast<double>(k));
-    removal_terms(static_cast<int>(n), row);
+    p.AddRemovalTerms(static_cast<int>(n), row);
     row.ub = 0;
-    lp.AddRow(std::move(row));
+    p.lp.AddRow(std::move(row));
   }
   for (size_t v = 0; v < m.pods.size(); ++v) {
-    for (size_t i = 0; i < y[v].size(); ++i) {
-      const int64_t k = removals_for[v][i];
+    for (size_t i = 0; i < p.y[v].size(); ++i) {
+      const int64_t k = p.removals_for[v][i];
       if (k <= 0) continue;
       MipProblem::Row row;
-      row.index.push_back(y[v][i].second);
+      row.index.push_back(p.y[v][i].second);
       row.value.push_back(static_cast<double>(k));
-      removal_terms(y[v][i].first, row);
+      p.AddRemovalTerms(p.y[v][i].first, row);
       row.ub = 0;
-      lp.AddRow(std::move(row));
+      p.lp.AddRow(std::move(row));
     }
   }
-  // Conflicts: the pod leaves the domain (or never enters it) when the preemptor takes a node of
-  // it. Exactly one x is 1, so one row per (pod, domain) covers every node of the domain:
-  //   sum_{n in D} x_n - e_v - sum_{d not in D} y_vd <= 0   (v now in D)
-  //   sum_{n in D} x_n + y_vd <= 1 for d in D             (v moved into D), as one row
+}
+
+// Conflicts: the pod leaves the domain (or never enters it) when the preemptor takes a node of
+// it. Exactly one x is 1, so one row per (pod, domain) covers every node of the domain:
+//   sum_{n in D} x_n - e_v - sum_{d not in D} y_vd <= 0   (v now in D)
+//   sum_{n in D} x_n + y_vd <= 1 for d in D             (v moved into D), as one row
+void AddConflictRows(PreemptionMip& p) {
+  const PreemptionModel& m = p.m;
   std::map<std::pair<int, std::vector<int>>, std::vector<int32_t>> by_domain;  // (pod, domain) → x columns
   for (const auto& c : m.conflicts) {
-    if (x[c.node] < 0) continue;
+    if (p.x[c.node] < 0) continue;
     std::vector<int> domain = c.domain;
     std::sort(domain.begin(), domain.end());
     auto& cols = by_domain[{c.pod, std::move(domain)}];
-    if (std::find(cols.begin(), cols.end(), x[c.node]) == cols.end()) cols.push_back(x[c.node]);
+    if (std::find(cols.begin(), cols.end(), p.x[c.node]) == cols.end()) cols.push_back(p.x[c.node]);
   }
   for (const auto& [key, xs] : by_domain) {
     const auto& [pod, domain] = key;
@@ -468,15 +501,15 @@ PreemptionPlanResult SolvePreemptionModel(const PreemptionModel& m, MipSolver& s
         row.index.push_back(col);
         row.value.push_back(1);
       }
-      row.index.push_back(e[pod]);
+      row.index.push_back(p.e[pod]);
       row.value.push_back(-1);
-      for (auto [d, col] : y[pod]) {
+      for (auto [d, col] : p.y[pod]) {
         if (in_domain(d)) continue;
         row.index.push_back(col);
         row.value.push_back(-1);
       }
       row.ub = 0;
-      lp.AddRow(std::move(row));
+      p.lp.AddRow(std::move(row));
     }
     MipProblem::Row into;
     for (int32_t col : xs) {
@@ -484,69 +517,94 @@ PreemptionPlanResult SolvePreemptionModel(const PreemptionModel& m, MipSolver& s
       into.value.push_back(1);
     }
     const size_t base = into.index.size();
-    for (auto [d, col] : y[pod]) {
+    for (auto [d, col] : p.y[pod]) {
       if (!in_domain(d)) continue;
       into.index.push_back(col);
       into.value.push_back(1);
     }
     if (into.index.size() == base) continue;
     into.ub = 1;
-    lp.AddRow(std::move(into));
+    p.lp.AddRow(std::move(into));
   }
-  // Disruption budgets.
+}
+
+// Disruption budgets.
+void AddBudgetRows(PreemptionMip& p) {
+  const PreemptionModel& m = p.m;
   for (size_t b = 0; b < m.pdb_allowed.size(); ++b) {
     MipProblem::Row row;
     for (size_t v = 0; v < m.pods.size(); ++v) {
       if (std::find(m.pods[v].pdbs.begin(), m.pods[v].pdbs.end(), static_cast<int>(b)) == m.pods[v].pdbs.end())
         continue;
-      row.index.push_back(e[v]);
+      row.index.push_back(p.e[v]);
       row.value.push_back(1);
-      for (auto [d, c] : y[v]) {
+      for (auto [d, c] : p.y[v]) {
         row.index.push_back(c);
         row.value.push_back(1);
       }
     }
     if (row.index.empty() || static_cast<double>(row.index.size()) <= m.pdb_allowed[b]) continue;
     row.ub = m.pdb_allowed[b];
-    lp.AddRow(std::move(row));
+    p.lp.AddRow(std::move(row));
   }
+}
 
+// The solver's options for stage one: the greedy plan as its start, and an absolute gap that
+// still proves the integral lost weights.
+MipOptions StageOneOptions(const PreemptionMip& p, const PreemptionPlanResult& greedy, const MipOptions& options) {
   MipOptions opts = options;
   if (greedy.status == PreemptionPlanResult::Status::kPlan) {
-    std::vector<double> start(lp.num_columns(), 0);
-    start[x[greedy.node]] = 1;
-    for (int v : greedy.evicted) start[e[v]] = 1;
+    std::vector<double> start(p.lp.num_columns(), 0);
+    start[p.x[greedy.node]] = 1;
+    for (int v : greedy.evicted) start[p.e[v]] = 1;
     for (auto [v, d] : greedy.moves) {
-      for (auto [dd, c] : y[v]) {
+      for (auto [dd, c] : p.y[v]) {
         if (dd == d) start[c] = 1;
       }
     }
     // The start may use a destination the model dropped: then the solver starts from scratch.
-    if (MaxViolation(lp, start) < 1e-9) opts.start = std::move(start);
+    if (MaxViolation(p.lp, start) < 1e-9) opts.start = std::move(start);
   }
   opts.absolute_gap = std::min(opts.absolute_gap, 0.5);
-  // Stage one (pods left without a place, by priority) gets most of the time; stage two
-  // (disruptions, then moves) the rest, from stage one's answer.
+  return opts;
+}
+
+// Stage two's problem: stage one's with the pods lost kept at its answer (`lost_objective`),
+// and the disruptions, then the moves, as the objective.
+MipProblem StageTwoProblem(const PreemptionMip& p, double lost_objective) {
+  const PreemptionModel& m = p.m;
+  // The pods lost may not grow (by half a unit: the lost weights are integral).
+  MipProblem::Row keep;
+  for (size_t v = 0; v < m.pods.size(); ++v) {
+    keep.index.push_back(p.e[v]);
+    keep.value.push_back(p.w.lost[m.pods[v].priority_rank]);
+  }
+  // The lost part of stage one's objective (its guide part is below a quarter).
+  keep.ub = std::floor(lost_objective + 1e-6) + 0.5;
+  MipProblem second = p.lp;
+  second.AddRow(std::move(keep));
+  for (size_t v = 0; v < m.pods.size(); ++v) {
+    second.obj[p.e[v]] = p.w.disruption;
+    for (auto [d, c] : p.y[v]) second.obj[c] = p.w.disruption + p.w.move;
+  }
+  return second;
+}
+
+struct StagedResult {
+  MipResult r;
+  double solver_seconds = 0;
+};
+
+// Stage one (pods left without a place, by priority) gets most of the time; stage two
+// (disruptions, then moves) the rest, from stage one's answer.
+StagedResult SolveInStages(const PreemptionMip& p, MipSolver& solver, MipOptions opts) {
   const double total_seconds = opts.time_limit_seconds;
   opts.time_limit_seconds = 0.7 * total_seconds;
-  MipResult r = solver.Solve(lp, opts);
+  MipResult r = solver.Solve(p.lp, opts);
   double solver_seconds = r.seconds;
   bool stage_one_proved = r.status == MipResult::Status::kOptimal;
   if (r.status == MipResult::Status::kOptimal || r.status == MipResult::Status::kFeasible) {
-    // The pods lost may not grow (by half a unit: the lost weights are integral).
-    MipProblem::Row keep;
-    for (size_t v = 0; v < m.pods.size(); ++v) {
-      keep.index.push_back(e[v]);
-      keep.value.push_back(w.lost[m.pods[v].priority_rank]);
-    }
-    // The lost part of stage one's objective (its guide part is below a quarter).
-    keep.ub = std::floor(r.objective + 1e-6) + 0.5;
-    MipProblem second = lp;
-    second.AddRow(std::move(keep));
-    for (size_t v = 0; v < m.pods.size(); ++v) {
-      second.obj[e[v]] = w.disruption;
-      for (auto [d, c] : y[v]) second.obj[c] = w.disruption + w.move;
-    }
+    MipProblem second = StageTwoProblem(p, r.objective);
     MipOptions opts2 = opts;
     opts2.time_limit_seconds = std::max(0.05, total_seconds - r.seconds);
     opts2.start = r.x;
@@ -560,8 +618,15 @@ PreemptionPlanResult SolvePreemptionModel(const PreemptionModel& m, MipSolver& s
       r.status = MipResult::Status::kFeasible;  // stage one's answer, its lower levels unproved
     }
   }
+  return {std::move(r), solver_seconds};
+}
 
-  out.solver_seconds = solver_seconds;
+// The plan the solver's answer describes; the greedy plan when the solver gave none.
+PreemptionPlanResult PlanFromAnswer(const PreemptionMip& p, PreemptionPlanResult greedy, const StagedResult& solved) {
+  const PreemptionModel& m = p.m;
+  const MipResult& r = solved.r;
+  PreemptionPlanResult out;
+  out.solver_seconds = solved.solver_seconds;
   if (r.status == MipResult::Status::kInfeasible) {
     out.status = PreemptionPlanResult::Status::kNoPlan;
     out.message = "no plan satisfies the constraints";
@@ -570,7 +635,7 @@ PreemptionPlanResult SolvePreemptionModel(const PreemptionModel& m, MipSolver& s
   if (r.status != MipResult::Status::kOptimal && r.status != MipResult::Status::kFeasible) {
     // No answer from the solver: the greedy plan, unproved.
     if (greedy.status == PreemptionPlanResult::Status::kPlan) {
-      greedy.solver_seconds = solver_seconds;
+      greedy.solver_seconds = solved.solver_seconds;
       greedy.message = fmt::format("solver: {} {}", ToString(r.status), r.message);
       greedy.gap = 1;
       return greedy;
@@ -584,15 +649,46 @@ PreemptionPlanResult SolvePreemptionModel(const PreemptionModel& m, MipSolver& s
   out.optimal = r.status == MipResult::Status::kOptimal;
   out.gap = out.optimal ? 0 : std::max(0.0, (r.objective - r.bound) / std::max(1.0, std::abs(r.objective)));
   for (size_t n = 0; n < m.nodes.size(); ++n) {
-    if (x[n] >= 0 && r.x[x[n]] > 0.5) out.node = static_cast<int>(n);
+    if (p.x[n] >= 0 && r.x[p.x[n]] > 0.5) out.node = static_cast<int>(n);
   }
   for (size_t v = 0; v < m.pods.size(); ++v) {
-    if (r.x[e[v]] > 0.5) out.evicted.push_back(static_cast<int>(v));
-    for (auto [d, c] : y[v]) {
+    if (r.x[p.e[v]] > 0.5) out.evicted.push_back(static_cast<int>(v));
+    for (auto [d, c] : p.y[v]) {
       if (r.x[c] > 0.5) out.moves.emplace_back(static_cast<int>(v), d);
     }
   }
   return out;
+}
+
+}  // namespace
+
+PreemptionPlanResult SolvePreemptionModel(const PreemptionModel& m, MipSolver& solver, const MipOptions& options) {
+  // The greedy plan: the solver's start, a bound on evictions, and the answer when it provably
+  // cannot be beaten (no eviction, and no more moves than any plan must make).
+  PreemptionPlanResult greedy = GreedyPreemptionPlan(m);
+  if (greedy.status == PreemptionPlanResult::Status::kPlan && greedy.evicted.empty() &&
+      static_cast<int64_t>(greedy.moves.size()) == MinRemovals(m)) {
+    greedy.optimal = true;
+    greedy.gap = 0;
+    greedy.message = "greedy plan meets the lower bound";
+    return greedy;
+  }
+  PreemptionMip p(m);
+  if (!AddPreemptorColumns(p)) {
+    PreemptionPlanResult out;
+    out.status = PreemptionPlanResult::Status::kNoPlan;
+    out.message = "no candidate node";
+    return out;
+  }
+  AddPodColumns(p);
+  AddPreemptorRow(p);
+  AddPodChoiceRows(p);
+  AddCapacityRows(p);
+  AddRemovalCuts(p);
+  AddConflictRows(p);
+  AddBudgetRows(p);
+  const StagedResult solved = SolveInStages(p, solver, StageOneOptions(p, greedy, options));
+  return PlanFromAnswer(p, std::move(greedy), solved);
 }
 
 }  // namespace kubesched::optimizer

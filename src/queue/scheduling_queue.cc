@@ -814,11 +814,6 @@ bool SchedulingQueue::HasInFlight() const {
   return !in_flight_pods_.empty();
 }
 
-size_t SchedulingQueue::NumInFlight() const {
-  std::lock_guard lock(mu_);
-  return in_flight_pods_.size();
-}
-
 std::vector<std::string> SchedulingQueue::InFlightPods() const {
   std::lock_guard lock(mu_);
   std::vector<std::string> out;

@@ -219,7 +219,6 @@ class SchedulingQueue final : public framework::PodNominator {
   //! their profile (upstream's unschedulable_pods).
   void FillMetricsState(metrics::SchedulerState& state) const;
   bool HasInFlight() const;
-  size_t NumInFlight() const;
   //! Pods popped and not yet Done, by uid.
   std::vector<std::string> InFlightPods() const;
   //! The in-flight list for debugging and tests, oldest first: "pod:<uid>" for each in-flight

@@ -12,7 +12,7 @@
 
 #include "api/names.h"
 #include "framework/resource.h"
-#include "scheduler/simulation_summary.h"
+#include "sim/simulation_summary.h"
 
 namespace kubesched::report {
 
@@ -43,10 +43,10 @@ std::string EscapeHtml(std::string_view text) {
   return out;
 }
 
-Differences Compare(const scheduler::SimulationResult& a, const scheduler::SimulationResult& b) {
+Differences Compare(const sim::SimulationResult& a, const sim::SimulationResult& b) {
   Differences d;
-  const scheduler::SimulationSummary sa = scheduler::Summarize(a);
-  const scheduler::SimulationSummary sb = scheduler::Summarize(b);
+  const sim::SimulationSummary sa = sim::Summarize(a);
+  const sim::SimulationSummary sb = sim::Summarize(b);
   d.nodes_saved = static_cast<int64_t>(sa.used_nodes.size()) - static_cast<int64_t>(sb.used_nodes.size());
   d.scheduled_gain = static_cast<int64_t>(sb.scheduled) - static_cast<int64_t>(sa.scheduled);
   d.evictions_a = sa.evictions;
@@ -54,9 +54,9 @@ Differences Compare(const scheduler::SimulationResult& a, const scheduler::Simul
   d.moves_a = sa.moves;
   d.moves_b = sb.moves;
   // Pods are matched by namespace/name: the same manifests and seed name them alike in both runs.
-  auto split = [](const scheduler::SimulationResult& r, std::set<std::string>& placed, std::set<std::string>& pending) {
+  auto split = [](const sim::SimulationResult& r, std::set<std::string>& placed, std::set<std::string>& pending) {
     for (const auto& p : r.pods) {
-      if (scheduler::IsTerminal(*p)) continue;
+      if (sim::IsTerminal(*p)) continue;
       (p->spec.node_name.empty() ? pending : placed).insert(p->Key());
     }
   };
@@ -144,8 +144,8 @@ struct NodeView {
 
 struct RunView {
   std::string name;
-  const scheduler::SimulationResult* result = nullptr;
-  scheduler::SimulationSummary summary;
+  const sim::SimulationResult* result = nullptr;
+  sim::SimulationSummary summary;
   std::vector<PodView> pods;    // bound, not finished, in creation order
   std::vector<NodeView> nodes;  // the input's order
   std::unordered_map<std::string, size_t> node_index;
@@ -156,7 +156,7 @@ RunView BuildRun(const Run& run, Workloads& workloads) {
   RunView v;
   v.name = run.name;
   v.result = run.result;
-  v.summary = scheduler::Summarize(*run.result);
+  v.summary = sim::Summarize(*run.result);
   for (const auto& n : run.result->nodes) {
     v.node_index.emplace(n->metadata.name, v.nodes.size());
     NodeView nv;
@@ -165,7 +165,7 @@ RunView BuildRun(const Run& run, Workloads& workloads) {
     v.nodes.push_back(std::move(nv));
   }
   for (const auto& p : run.result->pods) {
-    if (scheduler::IsTerminal(*p)) continue;
+    if (sim::IsTerminal(*p)) continue;
     if (p->spec.node_name.empty()) {
       v.unbound.push_back(p.get());
       continue;
@@ -604,7 +604,7 @@ class Page {
 
   // A stacked bar of the pods: scheduled in this run, already running, pending (inline SVG, each
   // part labelled with its count so it reads without colour).
-  void PodsChart(const scheduler::SimulationSummary& s) {
+  void PodsChart(const sim::SimulationSummary& s) {
     const double total = static_cast<double>(s.scheduled + s.already_running + s.pending);
     if (total == 0) return;
     constexpr double kWidth = 420;
@@ -888,8 +888,8 @@ class Page {
       std::vector<std::pair<std::string, std::vector<const api::Pod*>>> groups;
       std::unordered_map<std::string, size_t> at;
       for (const api::Pod* p : v.unbound) {
-        std::string reason = scheduler::SchedulingMessage(*p);
-        if (reason.empty() && !p->spec.scheduling_gates.empty()) reason = scheduler::GatedMessage(*p);
+        std::string reason = sim::SchedulingMessage(*p);
+        if (reason.empty() && !p->spec.scheduling_gates.empty()) reason = sim::GatedMessage(*p);
         if (reason.empty() && p->metadata.deletion_timestamp_ns) reason = "not scheduled: the pod is being deleted";
         const auto& profiles = v.result->profiles;
         if (reason.empty() && std::find(profiles.begin(), profiles.end(), p->spec.scheduler_name) == profiles.end()) {

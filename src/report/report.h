@@ -25,14 +25,14 @@
 #include <string_view>
 #include <vector>
 
-#include "scheduler/simulation.h"
+#include "sim/simulation.h"
 
 namespace kubesched::report {
 
 //! One configuration's run.
 struct Run {
   std::string name;  //!< "default" or the configuration file
-  const scheduler::SimulationResult* result = nullptr;
+  const sim::SimulationResult* result = nullptr;
 };
 
 struct ReportOptions {
@@ -72,6 +72,6 @@ struct Differences {
   size_t moves_b = 0;
 };
 
-Differences Compare(const scheduler::SimulationResult& a, const scheduler::SimulationResult& b);
+Differences Compare(const sim::SimulationResult& a, const sim::SimulationResult& b);
 
 }  // namespace kubesched::report

@@ -23,7 +23,7 @@ std::shared_ptr<api::Pod> Pending(std::string name, std::string message) {
   return p;
 }
 
-std::string Render(const scheduler::SimulationResult& r, ReportOptions options = {}) {
+std::string Render(const sim::SimulationResult& r, ReportOptions options = {}) {
   const report::Run run{"default", &r};
   return RenderReport(std::span<const report::Run>(&run, 1), options);
 }
@@ -48,7 +48,7 @@ TEST(Report, EscapeHtml) {
 TEST(Report, EscapesEveryNameLabelAndMessage) {
   const std::string evil = "<script>alert(\"x\")</script>&'";
   const std::string escaped = "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;&amp;&#39;";
-  scheduler::SimulationResult r;
+  sim::SimulationResult r;
   auto node =
       testing::MakeNode().Name("n&<e1>").Label("topology.kubernetes.io/zone", evil).Capacity({{"cpu", "4"}}).Obj();
   r.nodes = {node};
@@ -75,7 +75,7 @@ TEST(Report, EscapesEveryNameLabelAndMessage) {
 }
 
 TEST(Report, IsSelfContained) {
-  scheduler::SimulationResult r;
+  sim::SimulationResult r;
   r.nodes = {testing::MakeNode().Name("n0").Capacity({{"cpu", "4"}}).Obj()};
   const std::string html = Render(r);
   EXPECT_TRUE(html.starts_with("<!DOCTYPE html>"));
@@ -88,7 +88,7 @@ TEST(Report, IsSelfContained) {
 }
 
 TEST(Report, SummaryNumbers) {
-  scheduler::SimulationResult r;
+  sim::SimulationResult r;
   r.nodes = {testing::MakeNode().Name("n0").Capacity({{"cpu", "4"}}).Obj(),
              testing::MakeNode().Name("n1").Capacity({{"cpu", "4"}}).Obj(),
              testing::MakeNode().Name("n2").Capacity({{"cpu", "4"}}).Obj()};
@@ -133,7 +133,7 @@ TEST(Report, SummaryNumbers) {
 }
 
 TEST(Report, BarsPerResourceWithPodSegments) {
-  scheduler::SimulationResult r;
+  sim::SimulationResult r;
   r.nodes = {testing::MakeNode().Name("gpu").Capacity({{"cpu", "4"}, {"memory", "8Gi"}, {"nvidia.com/gpu", "2"}}).Obj(),
              testing::MakeNode().Name("cpu-only").Capacity({{"cpu", "2"}, {"memory", "4Gi"}}).Obj()};
   auto web = testing::MakePod()
@@ -169,7 +169,7 @@ TEST(Report, BarsPerResourceWithPodSegments) {
 }
 
 TEST(Report, NodesGroupedByZone) {
-  scheduler::SimulationResult r;
+  sim::SimulationResult r;
   r.nodes = {testing::MakeNode().Name("b1").Label("topology.kubernetes.io/zone", "zone-b").Obj(),
              testing::MakeNode().Name("a1").Label("topology.kubernetes.io/zone", "zone-a").Obj(),
              testing::MakeNode().Name("none").Obj(),
@@ -190,7 +190,7 @@ TEST(Report, NodesGroupedByZone) {
 }
 
 TEST(Report, HeatMapPastTheThreshold) {
-  scheduler::SimulationResult r;
+  sim::SimulationResult r;
   for (int i = 0; i < 5; ++i) {
     r.nodes.push_back(testing::MakeNode().Name("n" + std::to_string(i)).Capacity({{"cpu", "10"}}).Obj());
   }
@@ -214,7 +214,7 @@ TEST(Report, CompareDifferences) {
       std::vector<std::shared_ptr<const api::Node>>{testing::MakeNode().Name("n0").Capacity({{"cpu", "4"}}).Obj(),
                                                     testing::MakeNode().Name("n1").Capacity({{"cpu", "4"}}).Obj(),
                                                     testing::MakeNode().Name("n2").Capacity({{"cpu", "4"}}).Obj()};
-  scheduler::SimulationResult a, b;
+  sim::SimulationResult a, b;
   a.nodes = b.nodes = nodes;
   a.profiles = b.profiles = {"default-scheduler"};
   a.pods = {testing::MakePod().Name("p1").Node("n0").Req({{"cpu", "1"}}).Obj(),

@@ -7,10 +7,10 @@
 #include <map>
 
 #include "api/manifest.h"
-#include "cluster/simulated_cluster.h"
 #include "config/load.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
+#include "sim/simulated_cluster.h"
 #include "testing/builders.h"
 
 namespace kubesched::scheduler {
@@ -50,14 +50,14 @@ std::string Pods(int n, const std::string& prefix, const std::string& cpu, const
 struct Harness {
   framework::Registry registry;
   util::VirtualClock clock{1'700'000'000LL * util::kNanosPerSecond};
-  std::unique_ptr<cluster::SimulatedCluster> cluster;
+  std::unique_ptr<sim::SimulatedCluster> cluster;
   std::unique_ptr<Scheduler> sched;
 
   Harness(const std::string& yaml, const std::string& config_yaml) {
     plugins::RegisterInTreePlugins(registry);
     auto objects = api::LoadManifestsFromString(yaml, "test.yaml");
     EXPECT_TRUE(objects.has_value());
-    cluster = std::make_unique<cluster::SimulatedCluster>(std::move(*objects), clock, 1);
+    cluster = std::make_unique<sim::SimulatedCluster>(std::move(*objects), clock, 1);
     auto cfg = config::LoadConfigFromString(config_yaml, "config.yaml", registry);
     EXPECT_TRUE(cfg.has_value()) << cfg.error();
     SchedulerOptions opts;

@@ -11,11 +11,11 @@
 #include "api/json.h"
 #include "api/manifest.h"
 #include "cluster/event_recorder.h"
-#include "cluster/simulated_cluster.h"
 #include "config/load.h"
 #include "plugins/registry.h"
 #include "scheduler/run_loop.h"
 #include "scheduler/scheduler.h"
+#include "sim/simulated_cluster.h"
 #include "testing/builders.h"
 #include "testing/scheduler_fixtures.h"
 
@@ -55,7 +55,7 @@ class Harness {
   explicit Harness(const std::string& yaml) : clock_(kStart) {
     auto objects = api::LoadManifestsFromString(yaml, "test.yaml");
     EXPECT_TRUE(objects.has_value()) << objects.error().ToString();
-    cluster_ = std::make_unique<cluster::SimulatedCluster>(std::move(*objects), clock_, 1);
+    cluster_ = std::make_unique<sim::SimulatedCluster>(std::move(*objects), clock_, 1);
     recorder_ = std::make_unique<cluster::EventRecorder>(cluster_->Store(), clock_,
                                                          cluster::EventRecorderOptions{.hostname = "host-a"});
     cluster_->SetEventRecorder(recorder_.get());
@@ -73,8 +73,8 @@ class Harness {
 
   void RunUntilIdle() {
     struct Events final : ClusterEvents {
-      cluster::SimulatedCluster& cluster;
-      explicit Events(cluster::SimulatedCluster& c) : cluster(c) {}
+      sim::SimulatedCluster& cluster;
+      explicit Events(sim::SimulatedCluster& c) : cluster(c) {}
       std::optional<int64_t> NextEventNs() const override { return cluster.NextEventNs(); }
       bool FireEvents() override { return cluster.FireEvents(); }
     } events(*cluster_);
@@ -137,7 +137,7 @@ class Harness {
 
  private:
   util::VirtualClock clock_;
-  std::unique_ptr<cluster::SimulatedCluster> cluster_;
+  std::unique_ptr<sim::SimulatedCluster> cluster_;
   std::unique_ptr<cluster::EventRecorder> recorder_;
   std::unique_ptr<Scheduler> scheduler_;
 };
@@ -241,7 +241,7 @@ TEST(SchedulerEvents, NoRecorderNoEvents) {
   auto objects = api::LoadManifestsFromString(kNode + Pod("web", "1") + Pod("big", "8"), "test.yaml");
   ASSERT_TRUE(objects.has_value());
   util::VirtualClock clock(kStart);
-  cluster::SimulatedCluster cluster(std::move(*objects), clock, 1);
+  sim::SimulatedCluster cluster(std::move(*objects), clock, 1);
   EXPECT_FALSE(cluster.RecordsEvents());
   SchedulerOptions options;
   options.config = config::DefaultConfiguration(InTreeRegistry());

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "api/labels.h"
-#include "plugins/helper/taints.h"
+#include "api/taints.h"
 #include "scheduler/scheduler.h"
 
 namespace kubesched::scheduler {
@@ -139,8 +139,8 @@ std::string FilterDetail(std::string_view plugin, const PodInfo& pod, const Node
                          std::span<const NodeInfo* const> all) {
   const api::Node& n = *node.node();
   if (plugin == "TaintToleration") {
-    const api::Taint* t = plugins::helper::FindMatchingUntoleratedTaint(n.spec.taints, pod.pod().spec.tolerations,
-                                                                        plugins::helper::DoNotScheduleTaintsFilter);
+    const api::Taint* t =
+        api::FindMatchingUntoleratedTaint(n.spec.taints, pod.pod().spec.tolerations, api::DoNotScheduleTaintsFilter);
     if (t) {
       return t->value.empty() ? fmt::format("untolerated taint {}:{}", t->key, api::ToString(t->effect))
                               : fmt::format("untolerated taint {}={}:{}", t->key, t->value, api::ToString(t->effect));

@@ -225,7 +225,7 @@ std::expected<framework::NodeToVictims, std::string> Scheduler::ExtenderPreempt(
       // for the next node.
       std::unique_ptr<NodeInfo> node_copy = node->Clone();
       std::unique_ptr<CycleState> state_copy = state.Clone();
-      framework::Victims victims;
+      framework::NodeVictims victims;
       Status s = evaluator.SelectVictimsOnNode(*state_copy, *pod_info, *node_copy, pdbs, victims, &index);
       if (s.IsError()) return std::unexpected(s.Message());
       if (s.IsSuccess() && !victims.pods.empty()) result.emplace(node->name(), std::move(victims));

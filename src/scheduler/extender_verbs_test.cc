@@ -136,7 +136,7 @@ TEST_F(ExtenderVerbsTest, PreemptPicksTheMinimalLowerPriorityVictims) {
   ASSERT_TRUE(victims.has_value()) << victims.error();
   // n2's pod outranks the preemptor; "empty" needs no eviction; "ghost" is unknown.
   ASSERT_EQ(victims->size(), 1u);
-  const framework::Victims& on_n1 = victims->at("n1");
+  const framework::NodeVictims& on_n1 = victims->at("n1");
   ASSERT_EQ(on_n1.pods.size(), 1u);
   EXPECT_EQ(on_n1.num_pdb_violations, 0);
 }

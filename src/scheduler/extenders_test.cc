@@ -9,10 +9,10 @@
 #include <gtest/gtest.h>
 
 #include "api/manifest.h"
-#include "cluster/simulated_cluster.h"
 #include "config/load.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
+#include "sim/simulated_cluster.h"
 #include "testing/builders.h"
 #include "testing/scheduler_fixtures.h"
 
@@ -119,12 +119,12 @@ std::string PodYaml(const std::string& name, const std::string& cpu, const std::
 struct Harness {
   framework::Registry registry;
   util::VirtualClock clock{1'700'000'000LL * util::kNanosPerSecond};
-  std::unique_ptr<cluster::SimulatedCluster> cluster;
+  std::unique_ptr<sim::SimulatedCluster> cluster;
   std::unique_ptr<Scheduler> sched;
 
   Harness(const std::string& yaml, std::vector<std::shared_ptr<framework::Extender>> extenders) {
     plugins::RegisterInTreePlugins(registry);
-    cluster = std::make_unique<cluster::SimulatedCluster>(Load(yaml), clock, 1);
+    cluster = std::make_unique<sim::SimulatedCluster>(Load(yaml), clock, 1);
     SchedulerOptions opts;
     opts.config = config::DefaultConfiguration(registry);
     opts.extenders = std::move(extenders);
@@ -316,7 +316,7 @@ TEST(ExtenderPreempt, TheExtenderNarrowsTheCandidates) {
 TEST(ExtenderPreempt, NoVictimsOnANodeIsAnErrorUnlessIgnorable) {
   auto empty_victims = [](const api::Pod&, const NodeToVictims& c) -> std::expected<NodeToVictims, std::string> {
     NodeToVictims out;
-    for (const auto& [node, v] : c) out.emplace(node, framework::Victims{});
+    for (const auto& [node, v] : c) out.emplace(node, framework::NodeVictims{});
     return out;
   };
   {

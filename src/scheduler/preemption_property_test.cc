@@ -28,10 +28,16 @@
 #include "api/manifest.h"
 #include "config/load.h"
 #include "plugins/registry.h"
-#include "scheduler/simulation.h"
-#include "scheduler/simulation_summary.h"
+#include "sim/simulation.h"
+#include "sim/simulation_summary.h"
 
 namespace kubesched::scheduler {
+
+// The simulation (src/sim) is these tests' harness.
+using sim::IsTerminal;
+using sim::RunSimulation;
+using sim::SimulationOptions;
+using sim::SimulationResult;
 namespace {
 
 std::filesystem::path SourceDir() {

@@ -8,15 +8,20 @@
 #include <nlohmann/json.hpp>
 
 #include "api/manifest.h"
-#include "cluster/simulated_cluster.h"
 #include "config/load.h"
 #include "plugins/registry.h"
 #include "scheduler/scheduler.h"
-#include "scheduler/simulation.h"
+#include "sim/simulated_cluster.h"
+#include "sim/simulation.h"
 #include "testing/builders.h"
 #include "testing/scheduler_fixtures.h"
 
 namespace kubesched::scheduler {
+
+// The simulation (src/sim) is these tests' harness.
+using sim::RunSimulation;
+using sim::SimulationOptions;
+using sim::SimulationResult;
 namespace {
 
 using framework::CycleState;
@@ -214,11 +219,11 @@ TEST(Nomination, ClearedWhenPermitRejects) {
 struct Harness {
   framework::Registry registry = Registry();
   util::VirtualClock clock{1'700'000'000LL * util::kNanosPerSecond};
-  std::unique_ptr<cluster::SimulatedCluster> cluster;
+  std::unique_ptr<sim::SimulatedCluster> cluster;
   std::unique_ptr<Scheduler> sched;
 
   explicit Harness(const std::string& yaml) {
-    cluster = std::make_unique<cluster::SimulatedCluster>(Load(yaml), clock, 1);
+    cluster = std::make_unique<sim::SimulatedCluster>(Load(yaml), clock, 1);
     SchedulerOptions opts;
     opts.config = Config(registry);
     auto s = Scheduler::Create(opts, *cluster, clock, registry);

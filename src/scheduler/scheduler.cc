@@ -7,7 +7,6 @@
 
 #include <fmt/format.h>
 
-#include "extender/http_extender.h"
 #include "util/log.h"
 
 namespace kubesched::scheduler {
@@ -159,9 +158,9 @@ std::expected<std::unique_ptr<Scheduler>, std::string> Scheduler::Create(const S
 
   s->extenders_ = options.extenders;
   if (s->extenders_.empty() && !options.config.extenders.empty()) {
-    auto built = extender::BuildExtenders(options.config.extenders);
-    if (!built) return std::unexpected(built.error());
-    s->extenders_ = std::move(*built);
+    // The extenders' clients sit above the scheduler (src/extender); the mode wires them in.
+    return std::unexpected(
+        std::string("the configuration has extenders, but none were built (extender::BuildExtenders)"));
   }
   // upstream's buildExtenders order: ignorable extenders are called after the others.
   std::stable_partition(s->extenders_.begin(), s->extenders_.end(), [](const auto& e) { return !e->IsIgnorable(); });
@@ -396,11 +395,6 @@ void Scheduler::RejectWaitingPods(std::string_view message) {
   for (const std::string& uid : uids) {
     if (auto p = waiting_pods_->Get(uid)) p->RejectPending(std::string(message));
   }
-}
-
-bool Scheduler::HasBindingWork() const {
-  std::lock_guard lock(binding_mu_);
-  return bindings_in_flight_ > 0;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -124,8 +124,8 @@ struct SchedulerOptions {
   //! Whether pending pods are queued and scheduled. False for `kubesched extender`: the cache and
   //! snapshot follow the cluster's events, but the scheduler places no pod itself.
   bool queue_pods = true;
-  //! The extenders to call (tests inject their own); when empty, Create builds them from
-  //! config.extenders (extender::BuildExtenders: HTTP extenders, ignorable ones last).
+  //! The extenders to call: extender::BuildExtenders(config.extenders) (HTTP extenders), or
+  //! tests' own. Create refuses a configuration with extenders when none are given.
   std::vector<std::shared_ptr<framework::Extender>> extenders;
 };
 
@@ -158,8 +158,6 @@ class Scheduler final : public cluster::EventHandler {
   //! The earliest clock time at which FireTimers would do something (backoff end or Permit timeout;
   //! `include_unschedulable_timeout` adds the 5-minute unschedulable flush).
   std::optional<int64_t> NextTimerNs(bool include_unschedulable_timeout) const;
-  //! Whether binding cycles are still running or waiting on Permit.
-  bool HasBindingWork() const;
   //! Waits for all asynchronous binding cycles to finish (async mode).
   void WaitForBindings();
   //! Rejects every pod waiting at Permit with `message` (shutting down: their binding cycles

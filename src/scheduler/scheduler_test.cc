@@ -12,17 +12,22 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "cluster/simulated_cluster.h"
 #include "cluster/store_client.h"
 #include "config/load.h"
 #include "plugins/registry.h"
 #include "scheduler/run_loop.h"
-#include "scheduler/simulation.h"
+#include "sim/simulated_cluster.h"
+#include "sim/simulation.h"
 #include "store/resources.h"
 #include "testing/builders.h"
 #include "testing/scheduler_fixtures.h"
 
 namespace kubesched::scheduler {
+
+// The simulation (src/sim) is these tests' harness.
+using sim::RunSimulation;
+using sim::SimulationOptions;
+using sim::SimulationResult;
 namespace {
 
 using framework::CycleState;
@@ -292,7 +297,7 @@ TEST(SchedulerBinding, BindingCyclesRunConcurrentlyWithLaterSchedulingCycles) {
   util::RealClock clock;
   auto objects = Cluster(
       2, {MakePod().Name("first").Req({{"cpu", "1"}}).Obj(), MakePod().Name("second").Req({{"cpu", "1"}}).Obj()});
-  cluster::SimulatedCluster cluster(std::move(objects), clock, 1);
+  sim::SimulatedCluster cluster(std::move(objects), clock, 1);
   auto sched = Scheduler::Create(opts, cluster, clock, registry);
   ASSERT_TRUE(sched.has_value()) << sched.error();
   cluster.Subscribe(sched->get());
@@ -311,7 +316,7 @@ TEST(SchedulerRealTime, StoppingRejectsPodsWaitingAtPermit) {
   opts.config = ConfigWith(registry, {"GangPermit"}, {});
   opts.async_binding = true;
   util::RealClock clock;
-  cluster::SimulatedCluster cluster(Cluster(1, {GangPod("a", "g", 3)}), clock, 1);
+  sim::SimulatedCluster cluster(Cluster(1, {GangPod("a", "g", 3)}), clock, 1);
   auto sched = Scheduler::Create(opts, cluster, clock, registry);
   ASSERT_TRUE(sched.has_value()) << sched.error();
   cluster.Subscribe(sched->get());

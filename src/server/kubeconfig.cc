@@ -4,12 +4,13 @@
 
 #include "server/tls.h"
 #include "util/atomic_file.h"
+#include "util/base64.h"
 
 namespace kubesched::server {
 
 std::string RenderKubeconfig(const KubeconfigOptions& o) {
   std::string cluster = fmt::format("    server: {}\n", o.server);
-  if (!o.ca_pem.empty()) cluster += fmt::format("    certificate-authority-data: {}\n", Base64(o.ca_pem));
+  if (!o.ca_pem.empty()) cluster += fmt::format("    certificate-authority-data: {}\n", util::Base64Encode(o.ca_pem));
   return fmt::format(
       "apiVersion: v1\n"
       "kind: Config\n"

@@ -98,6 +98,26 @@ bool HasCondition(const Value& pod, std::string_view type, std::string_view stat
   return false;
 }
 
+// The READINESS GATES column: how many of the pod's readiness gates have a True condition, of
+// how many ("<none>" without gates).
+std::string ReadinessGates(const Value& pod) {
+  const Value* rg = Array(pod, {"spec", "readinessGates"});
+  if (rg == nullptr || rg->Size() == 0) return "<none>";
+  int64_t true_conditions = 0;
+  for (const Value& g : rg->GetArray()) {
+    std::string_view type = api::json::GetString(g, "conditionType");
+    if (const Value* conds = Array(pod, {"status", "conditions"})) {
+      for (const Value& c : conds->GetArray()) {
+        if (api::json::GetString(c, "type") == type) {
+          if (api::json::GetString(c, "status") == "True") ++true_conditions;
+          break;
+        }
+      }
+    }
+  }
+  return fmt::format("{}/{}", true_conditions, rg->Size());
+}
+
 // printPod.
 void PodCells(const Value& pod, int64_t now_ns, std::vector<Cell>& out) {
   int64_t restarts = 0;
@@ -232,23 +252,7 @@ void PodCells(const Value& pod, int64_t now_ns, std::vector<Cell>& out) {
   out.emplace_back(NoneIfEmpty(ip));
   out.emplace_back(NoneIfEmpty(Str(pod, {"spec", "nodeName"})));
   out.emplace_back(NoneIfEmpty(Str(pod, {"status", "nominatedNodeName"})));
-  std::string gates = "<none>";
-  if (const Value* rg = Array(pod, {"spec", "readinessGates"}); rg != nullptr && rg->Size() > 0) {
-    int64_t true_conditions = 0;
-    for (const Value& g : rg->GetArray()) {
-      std::string_view type = api::json::GetString(g, "conditionType");
-      if (const Value* conds = Array(pod, {"status", "conditions"})) {
-        for (const Value& c : conds->GetArray()) {
-          if (api::json::GetString(c, "type") == type) {
-            if (api::json::GetString(c, "status") == "True") ++true_conditions;
-            break;
-          }
-        }
-      }
-    }
-    gates = fmt::format("{}/{}", true_conditions, rg->Size());
-  }
-  out.emplace_back(std::move(gates));
+  out.emplace_back(ReadinessGates(pod));
 }
 
 std::optional<RowCondition> PodCondition(const Value& pod) {

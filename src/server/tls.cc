@@ -150,11 +150,4 @@ std::expected<TlsIdentity, std::string> LoadIdentity(const std::string& certific
   return id;
 }
 
-std::string Base64(std::string_view data) {
-  std::vector<unsigned char> out(4 * ((data.size() + 2) / 3) + 1);
-  int n =
-      EVP_EncodeBlock(out.data(), reinterpret_cast<const unsigned char*>(data.data()), static_cast<int>(data.size()));
-  return std::string(reinterpret_cast<const char*>(out.data()), static_cast<size_t>(n));
-}
-
 }  // namespace kubesched::server

@@ -29,7 +29,4 @@ std::expected<TlsIdentity, std::string> GenerateSelfSignedIdentity(int days = 36
 std::expected<TlsIdentity, std::string> LoadIdentity(const std::string& certificate_file,
                                                      const std::string& private_key_file);
 
-//! Standard base64 (for certificate-authority-data).
-std::string Base64(std::string_view data);
-
 }  // namespace kubesched::server

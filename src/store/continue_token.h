@@ -21,8 +21,4 @@ std::string EncodeContinueToken(const ContinueToken& token);
 //! 400 BadRequest for anything EncodeContinueToken did not make.
 Result<ContinueToken> DecodeContinueToken(std::string_view text);
 
-std::string Base64Encode(std::string_view data);
-//! Standard or URL-safe alphabet, padding optional; nullopt on other characters.
-std::optional<std::string> Base64Decode(std::string_view text);
-
 }  // namespace kubesched::store

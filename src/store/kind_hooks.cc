@@ -27,11 +27,6 @@ constexpr api::DecodeOptions kValidateOnly{.texts = nullptr, .keep_json = false}
 
 }  // namespace
 
-std::vector<Cause> ValidatePod(const json::Value& pod, const Object* /*old*/) {
-  auto decoded = api::DecodePod(pod, kValidateOnly);
-  return decoded ? std::vector<Cause>{} : Causes(decoded.error());
-}
-
 std::shared_ptr<const void> PodView(const json::Value& pod) {
   auto decoded = api::DecodePod(pod);
   if (!decoded) return nullptr;

@@ -10,8 +10,6 @@
 
 namespace kubesched::store {
 
-//! The decoder's checks of a defaulted pod (what the scheduler relies on), as causes for a 422.
-std::vector<Cause> ValidatePod(const api::json::Value& pod, const Object* old);
 //! api::Pod as the scheduler reads it; null when the pod does not decode.
 std::shared_ptr<const void> PodView(const api::json::Value& pod);
 std::vector<Cause> ValidateNode(const api::json::Value& node, const Object* old);

@@ -41,6 +41,8 @@
 
 #include <fmt/format.h>
 
+#include "util/go_quote.h"
+
 namespace kubesched::log {
 
 namespace detail {
@@ -103,9 +105,6 @@ enum class Severity : uint8_t { kInfo, kWarning, kError };
 
 namespace detail {
 
-//! Appends `s` quoted as Go's strconv.Quote: \" \\ \a \b \f \n \r \t \v escaped, other control
-//! characters and bytes that are not UTF-8 as \xNN, C1 controls as \u00NN.
-void AppendQuoted(fmt::memory_buffer& out, std::string_view s);
 //! Writes one line: klog's header for (severity, file's base name, line), then body.
 void Write(Severity severity, const char* file, int line, std::string_view body);
 
@@ -115,20 +114,20 @@ void AppendValue(fmt::memory_buffer& out, const T& v) {
   if constexpr (std::is_same_v<U, bool>) {
     fmt::format_to(std::back_inserter(out), "{}", v ? "true" : "false");
   } else if constexpr (std::is_same_v<U, char>) {
-    AppendQuoted(out, std::string_view(&v, 1));
+    util::AppendGoQuoted(out, std::string_view(&v, 1));
   } else if constexpr (std::is_arithmetic_v<U>) {
     fmt::format_to(std::back_inserter(out), "{}", v);
   } else if constexpr (std::is_same_v<U, ObjectRef>) {
     if (v.ns.empty()) {
-      AppendQuoted(out, v.name);
+      util::AppendGoQuoted(out, v.name);
     } else {
-      AppendQuoted(out, fmt::format("{}/{}", v.ns, v.name));
+      util::AppendGoQuoted(out, fmt::format("{}/{}", v.ns, v.name));
     }
   } else if constexpr (std::is_convertible_v<const U&, std::string_view>) {
-    AppendQuoted(out, std::string_view(v));
+    util::AppendGoQuoted(out, std::string_view(v));
   } else {
     static_assert(fmt::is_formattable<U>::value, "log: a value must be a number, bool, string or fmt-formattable");
-    AppendQuoted(out, fmt::format("{}", v));
+    util::AppendGoQuoted(out, fmt::format("{}", v));
   }
 }
 
@@ -150,11 +149,11 @@ void WriteS(Severity severity, const char* file, int line, std::string_view err,
             const KV&... kv) {
   static_assert(sizeof...(KV) % 2 == 0, "log: key/value arguments must come in pairs");
   fmt::memory_buffer out;
-  AppendQuoted(out, msg);
+  util::AppendGoQuoted(out, msg);
   if (!err.empty()) {
     static constexpr std::string_view kErr = " err=";
     out.append(kErr.data(), kErr.data() + kErr.size());
-    AppendQuoted(out, err);
+    util::AppendGoQuoted(out, err);
   }
   if constexpr (sizeof...(KV) % 2 == 0) AppendPairs(out, kv...);  // else only the assertion's error
   Write(severity, file, line, std::string_view(out.data(), out.size()));

@@ -175,7 +175,7 @@ bool TerminatingByPreemption(const api::Pod& pod) {
 int PickOneNodeForPreemption(std::span<const Candidate> candidates, int64_t now_ns) {
   if (candidates.empty()) return -1;
   // Upstream's util.GetEarliestPodStartTime: earliest start among the highest-priority victims.
-  auto earliest_start = [now_ns](const Victims& v) -> int64_t {
+  auto earliest_start = [now_ns](const NodeVictims& v) -> int64_t {
     if (v.pods.empty()) return std::numeric_limits<int64_t>::min();
     int32_t max_priority = v.pods[0]->pod().Priority();
     int64_t earliest = StartTimeOr(v.pods[0]->pod(), now_ns);
@@ -191,17 +191,17 @@ int PickOneNodeForPreemption(std::span<const Candidate> candidates, int64_t now_
     }
     return earliest;
   };
-  using ScoreFn = int64_t (*)(const Victims&);
+  using ScoreFn = int64_t (*)(const NodeVictims&);
   const ScoreFn fns[] = {
-      [](const Victims& v) -> int64_t { return -v.num_pdb_violations; },
-      [](const Victims& v) -> int64_t { return v.pods.empty() ? 0 : -int64_t{v.pods[0]->pod().Priority()}; },
-      [](const Victims& v) -> int64_t {
+      [](const NodeVictims& v) -> int64_t { return -v.num_pdb_violations; },
+      [](const NodeVictims& v) -> int64_t { return v.pods.empty() ? 0 : -int64_t{v.pods[0]->pod().Priority()}; },
+      [](const NodeVictims& v) -> int64_t {
         int64_t sum = 0;
         // Shifted so that negative priorities still count as victims.
         for (const auto& pi : v.pods) sum += int64_t{pi->pod().Priority()} + (int64_t{1} << 31);
         return -sum;
       },
-      [](const Victims& v) -> int64_t { return -static_cast<int64_t>(v.pods.size()); },
+      [](const NodeVictims& v) -> int64_t { return -static_cast<int64_t>(v.pods.size()); },
   };
   std::vector<int> remaining(candidates.size());
   for (size_t i = 0; i < candidates.size(); ++i) remaining[i] = static_cast<int>(i);
@@ -280,8 +280,8 @@ std::vector<PdbBudget> Evaluator::PdbBudgets() const {
 }
 
 Status Evaluator::SelectVictimsOnNode(CycleState& state, const PodInfo& pod, NodeInfo& node_info,
-                                      std::span<const PdbBudget> pdbs, Victims& victims, const PdbIndex* index) {
-  victims = Victims{};
+                                      std::span<const PdbBudget> pdbs, NodeVictims& victims, const PdbIndex* index) {
+  victims = NodeVictims{};
   const int32_t priority = pod.pod().Priority();
   std::vector<PodInfoPtr> potential;
   for (const auto& pi : node_info.pods()) {
@@ -383,7 +383,7 @@ std::vector<Candidate> Evaluator::DryRunPreemption(CycleState& state, const PodI
     }
     std::unique_ptr<NodeInfo> node_copy = node.Clone();
     std::unique_ptr<CycleState> state_copy = state.Clone();
-    Victims victims;
+    NodeVictims victims;
     Status status = SelectVictimsOnNode(*state_copy, pod, *node_copy, pdbs, victims, &index);
     if (status.IsSuccess() && !victims.pods.empty()) {
       const bool no_violation = victims.num_pdb_violations == 0;

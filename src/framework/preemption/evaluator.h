@@ -71,11 +71,11 @@ void FilterPodsWithPdbViolation(const std::vector<PodInfoPtr>& pods, std::span<c
                                 const PdbIndex* index = nullptr);
 
 //! The pods to evict on one node, most important first (the extenders' type too).
-using framework::Victims;
+using framework::NodeVictims;
 
 struct Candidate {
   std::string node_name;
-  Victims victims;
+  NodeVictims victims;
 };
 
 //! Upstream's util.MoreImportantPod: higher priority, then earlier start time (a pod without a
@@ -114,7 +114,7 @@ class Evaluator {
   //! with state a clone) so that pod fits. UnschedulableAndUnresolvable kNoVictims when there are
   //! no lower-priority pods; the Filter status when the pod does not fit even without them.
   Status SelectVictimsOnNode(CycleState& state, const PodInfo& pod, NodeInfo& node_info,
-                             std::span<const PdbBudget> pdbs, Victims& victims, const PdbIndex* index = nullptr);
+                             std::span<const PdbBudget> pdbs, NodeVictims& victims, const PdbIndex* index = nullptr);
 
   //! Dry-runs SelectVictimsOnNode over the potential nodes from offset until enough candidates
   //! are found; non-PDB-violating candidates come first. Records each failed node's status and

@@ -5,11 +5,14 @@
 #include <chrono>
 #include <exception>
 #include <map>
+#include <ranges>
+#include <span>
 #include <type_traits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "framework/statistics.h"
 #include "util/log.h"
 
 namespace kubesched::framework::runtime {
@@ -139,48 +142,9 @@ bool Implements(Plugin* p) {
   return dynamic_cast<T*>(p) != nullptr;
 }
 
-}  // namespace
-
-Framework::~Framework() = default;
-
-std::expected<std::unique_ptr<Framework>, std::string> Framework::Create(const config::Profile& profile,
-                                                                         size_t profile_index, const Registry& registry,
-                                                                         FrameworkDeps deps) {
-  std::unique_ptr<Framework> fw(new Framework());
-  fw->profile_name_ = profile.scheduler_name;
-  fw->percentage_of_nodes_to_score_ = profile.percentage_of_nodes_to_score;
-  fw->deps_ = deps;
-  const std::string path = fmt::format("profiles[{}]", profile_index);
-
-  // Instantiate each enabled plugin once, with its args.
-  std::map<std::string, Plugin*, std::less<>> instances;
-  auto instantiate = [&](const std::string& name, const std::string& where) -> std::expected<Plugin*, std::string> {
-    if (auto it = instances.find(name); it != instances.end()) return it->second;
-    const PluginFactory* factory = registry.Find(name);
-    if (!factory) return std::unexpected(fmt::format("{}: Invalid value: \"{}\": plugin does not exist", where, name));
-    std::optional<size_t> cfg_index;
-    const nlohmann::json& args = ArgsFor(profile, name, &cfg_index);
-    std::expected<std::unique_ptr<Plugin>, std::string> plugin;
-    try {
-      plugin = (*factory)(args, *fw);
-    } catch (const std::exception& e) {
-      plugin = std::unexpected(fmt::format("building the plugin threw: {}", e.what()));
-    } catch (...) {
-      plugin = std::unexpected(std::string("building the plugin threw a non-standard exception"));
-    }
-    if (!plugin) {
-      if (cfg_index)
-        return std::unexpected(fmt::format("{}.pluginConfig[{}].args: {}", path, *cfg_index, plugin.error()));
-      return std::unexpected(fmt::format("{}: plugin {}: {}", path, name, plugin.error()));
-    }
-    Plugin* raw = plugin->get();
-    fw->owned_.push_back(std::move(*plugin));
-    instances.emplace(name, raw);
-    return raw;
-  };
-
-  const config::Plugins& plugins = profile.plugins;
-  const std::vector<PointSpec> points = {
+// The extension points of a profile's configuration, in upstream's order.
+std::vector<PointSpec> ExtensionPoints(const config::Plugins& plugins) {
+  return {
       {"preEnqueue", &plugins.pre_enqueue, &Implements<PreEnqueuePlugin>},
       {"queueSort", &plugins.queue_sort, &Implements<QueueSortPlugin>},
       {"preFilter", &plugins.pre_filter, &Implements<PreFilterPlugin>},
@@ -194,10 +158,60 @@ std::expected<std::unique_ptr<Framework>, std::string> Framework::Create(const c
       {"bind", &plugins.bind, &Implements<BindPlugin>},
       {"postBind", &plugins.post_bind, &Implements<PostBindPlugin>},
   };
+}
 
+// Each enabled plugin, built once with its args however many points enable it.
+class PluginInstances {
+ public:
+  PluginInstances(const config::Profile& profile, const Registry& registry, Handle& handle, const std::string& path,
+                  std::vector<std::unique_ptr<Plugin>>& owned)
+      : profile_(profile), registry_(registry), handle_(handle), path_(path), owned_(owned) {}
+
+  //! The instance of `name`, built on first use; `where` names the configuration entry in errors.
+  std::expected<Plugin*, std::string> Get(const std::string& name, const std::string& where) {
+    if (auto it = instances_.find(name); it != instances_.end()) return it->second;
+    const PluginFactory* factory = registry_.Find(name);
+    if (!factory) return std::unexpected(fmt::format("{}: Invalid value: \"{}\": plugin does not exist", where, name));
+    std::optional<size_t> cfg_index;
+    const nlohmann::json& args = ArgsFor(profile_, name, &cfg_index);
+    std::expected<std::unique_ptr<Plugin>, std::string> plugin;
+    try {
+      plugin = (*factory)(args, handle_);
+    } catch (const std::exception& e) {
+      plugin = std::unexpected(fmt::format("building the plugin threw: {}", e.what()));
+    } catch (...) {
+      plugin = std::unexpected(std::string("building the plugin threw a non-standard exception"));
+    }
+    if (!plugin) {
+      if (cfg_index)
+        return std::unexpected(fmt::format("{}.pluginConfig[{}].args: {}", path_, *cfg_index, plugin.error()));
+      return std::unexpected(fmt::format("{}: plugin {}: {}", path_, name, plugin.error()));
+    }
+    Plugin* raw = plugin->get();
+    owned_.push_back(std::move(*plugin));
+    instances_.emplace(name, raw);
+    return raw;
+  }
+
+  //! An instance Get built already.
+  Plugin* At(const std::string& name) const { return instances_.at(name); }
+
+ private:
+  const config::Profile& profile_;
+  const Registry& registry_;
+  Handle& handle_;
+  const std::string& path_;
+  std::vector<std::unique_ptr<Plugin>>& owned_;
+  std::map<std::string, Plugin*, std::less<>> instances_;
+};
+
+// Builds every plugin the profile enables (multiPoint first, then each point's list), checking that
+// a weighted multiPoint plugin scores and that a plugin listed at a point implements it.
+std::expected<void, std::string> InstantiateEnabled(const config::Plugins& plugins, std::span<const PointSpec> points,
+                                                    const std::string& path, PluginInstances& instances) {
   for (size_t i = 0; i < plugins.multi_point.enabled.size(); ++i) {
     const auto& ref = plugins.multi_point.enabled[i];
-    auto p = instantiate(ref.name, fmt::format("{}.plugins.multiPoint.enabled[{}]", path, i));
+    auto p = instances.Get(ref.name, fmt::format("{}.plugins.multiPoint.enabled[{}]", path, i));
     if (!p) return std::unexpected(p.error());
     if (ref.weight != 0 && !Implements<ScorePlugin>(*p)) {
       return std::unexpected(
@@ -210,7 +224,7 @@ std::expected<std::unique_ptr<Framework>, std::string> Framework::Create(const c
     for (size_t i = 0; i < point.set->enabled.size(); ++i) {
       const auto& ref = point.set->enabled[i];
       std::string where = fmt::format("{}.plugins.{}.enabled[{}]", path, point.name, i);
-      auto p = instantiate(ref.name, where);
+      auto p = instances.Get(ref.name, where);
       if (!p) return std::unexpected(p.error());
       if (!point.implements(*p)) {
         return std::unexpected(
@@ -218,85 +232,77 @@ std::expected<std::unique_ptr<Framework>, std::string> Framework::Create(const c
       }
     }
   }
+  return {};
+}
 
-  // Expand multiPoint into each extension point, in upstream's order: plugins also listed at the
-  // point (overrides, in that list's order), then multiPoint plugins, then the point's others.
+// One point's plugins with multiPoint expanded into it, in upstream's order: plugins also listed
+// at the point (overrides, in that list's order), then multiPoint plugins, then the point's others.
+std::expected<std::vector<config::PluginRef>, std::string> ExpandMultiPoint(const PointSpec& point,
+                                                                            const config::Plugins& plugins,
+                                                                            const PluginInstances& instances,
+                                                                            const std::string& path) {
+  const auto& specific = point.set->enabled;
+  const auto named = [](std::string_view n) { return [n](const config::PluginRef& r) { return r.name == n; }; };
+  const bool disable_all = std::ranges::any_of(point.set->disabled, named("*"));
+  std::vector<config::PluginRef> ordered;
+  std::vector<config::PluginRef> from_multi;
+  std::vector<std::string> overridden;
+  if (!disable_all) {
+    for (const auto& ref : plugins.multi_point.enabled) {
+      if (!point.implements(instances.At(ref.name)) || std::ranges::any_of(point.set->disabled, named(ref.name))) {
+        continue;
+      }
+      if (std::ranges::any_of(specific, named(ref.name))) {
+        overridden.push_back(ref.name);
+        continue;
+      }
+      if (std::ranges::any_of(from_multi, named(ref.name))) {
+        return std::unexpected(fmt::format("{}.plugins.multiPoint: plugin \"{}\" already registered as \"{}\"", path,
+                                           ref.name, point.name));
+      }
+      from_multi.push_back(ref);
+    }
+  }
+  const auto is_overridden = [&](const config::PluginRef& ref) { return std::ranges::count(overridden, ref.name) > 0; };
+  for (const auto& ref : specific) {
+    if (is_overridden(ref)) ordered.push_back(ref);
+  }
+  ordered.insert(ordered.end(), from_multi.begin(), from_multi.end());
+  for (const auto& ref : specific) {
+    if (is_overridden(ref)) continue;
+    if (std::ranges::any_of(ordered, named(ref.name))) {
+      return std::unexpected(
+          fmt::format("{}.plugins.{}: plugin \"{}\" already registered", path, point.name, ref.name));
+    }
+    ordered.push_back(ref);
+  }
+  return ordered;
+}
+
+}  // namespace
+
+Framework::~Framework() = default;
+
+std::expected<std::unique_ptr<Framework>, std::string> Framework::Create(const config::Profile& profile,
+                                                                         size_t profile_index, const Registry& registry,
+                                                                         FrameworkDeps deps) {
+  std::unique_ptr<Framework> fw(new Framework());
+  fw->profile_name_ = profile.scheduler_name;
+  fw->percentage_of_nodes_to_score_ = profile.percentage_of_nodes_to_score;
+  fw->deps_ = deps;
+  const std::string path = fmt::format("profiles[{}]", profile_index);
+
+  const config::Plugins& plugins = profile.plugins;
+  const std::vector<PointSpec> points = ExtensionPoints(plugins);
+  PluginInstances instances(profile, registry, *fw, path, fw->owned_);
+  if (auto built = InstantiateEnabled(plugins, points, path, instances); !built) return std::unexpected(built.error());
   for (const auto& point : points) {
-    const auto& specific = point.set->enabled;
-    bool disable_all = std::any_of(point.set->disabled.begin(), point.set->disabled.end(),
-                                   [](const auto& r) { return r.name == "*"; });
-    auto disabled = [&](const std::string& n) {
-      return std::any_of(point.set->disabled.begin(), point.set->disabled.end(),
-                         [&](const auto& r) { return r.name == n; });
-    };
-    auto in_specific = [&](const std::string& n) {
-      return std::any_of(specific.begin(), specific.end(), [&](const auto& r) { return r.name == n; });
-    };
-    std::vector<config::PluginRef> ordered;
-    std::vector<config::PluginRef> from_multi;
-    std::vector<std::string> overridden;
-    if (!disable_all) {
-      for (const auto& ref : plugins.multi_point.enabled) {
-        Plugin* p = instances.at(ref.name);
-        if (!point.implements(p) || disabled(ref.name)) continue;
-        if (in_specific(ref.name)) {
-          overridden.push_back(ref.name);
-          continue;
-        }
-        if (std::any_of(from_multi.begin(), from_multi.end(), [&](const auto& r) { return r.name == ref.name; })) {
-          return std::unexpected(fmt::format("{}.plugins.multiPoint: plugin \"{}\" already registered as \"{}\"", path,
-                                             ref.name, point.name));
-        }
-        from_multi.push_back(ref);
+    auto ordered = ExpandMultiPoint(point, plugins, instances, path);
+    if (!ordered) return std::unexpected(ordered.error());
+    for (const auto& ref : *ordered) {
+      if (auto added = fw->AddAt(point.name, instances.At(ref.name), ref, path); !added) {
+        return std::unexpected(added.error());
       }
-    }
-    for (const auto& ref : specific) {
-      if (std::find(overridden.begin(), overridden.end(), ref.name) != overridden.end()) ordered.push_back(ref);
-    }
-    ordered.insert(ordered.end(), from_multi.begin(), from_multi.end());
-    for (const auto& ref : specific) {
-      if (std::find(overridden.begin(), overridden.end(), ref.name) == overridden.end()) {
-        if (std::any_of(ordered.begin(), ordered.end(), [&](const auto& r) { return r.name == ref.name; })) {
-          return std::unexpected(
-              fmt::format("{}.plugins.{}: plugin \"{}\" already registered", path, point.name, ref.name));
-        }
-        ordered.push_back(ref);
-      }
-    }
-
-    for (const auto& ref : ordered) {
-      Plugin* p = instances.at(ref.name);
-      if (point.name == "preEnqueue")
-        fw->pre_enqueue_.push_back(dynamic_cast<PreEnqueuePlugin*>(p));
-      else if (point.name == "queueSort") {
-        if (fw->queue_sort_) {
-          return std::unexpected(
-              fmt::format("{}.plugins.queueSort: Invalid value: only one queue sort plugin can be "
-                          "enabled, found \"{}\" and \"{}\"",
-                          path, fw->queue_sort_->Name(), ref.name));
-        }
-        fw->queue_sort_ = dynamic_cast<QueueSortPlugin*>(p);
-      } else if (point.name == "preFilter")
-        fw->pre_filter_.push_back(dynamic_cast<PreFilterPlugin*>(p));
-      else if (point.name == "filter")
-        fw->filter_.push_back(dynamic_cast<FilterPlugin*>(p));
-      else if (point.name == "postFilter")
-        fw->post_filter_.push_back(dynamic_cast<PostFilterPlugin*>(p));
-      else if (point.name == "preScore")
-        fw->pre_score_.push_back(dynamic_cast<PreScorePlugin*>(p));
-      else if (point.name == "score") {
-        fw->score_.push_back(dynamic_cast<ScorePlugin*>(p));
-        fw->score_weights_.push_back(ref.weight == 0 ? 1 : ref.weight);
-      } else if (point.name == "reserve")
-        fw->reserve_.push_back(dynamic_cast<ReservePlugin*>(p));
-      else if (point.name == "permit")
-        fw->permit_.push_back(dynamic_cast<PermitPlugin*>(p));
-      else if (point.name == "preBind")
-        fw->pre_bind_.push_back(dynamic_cast<PreBindPlugin*>(p));
-      else if (point.name == "bind")
-        fw->bind_.push_back(dynamic_cast<BindPlugin*>(p));
-      else if (point.name == "postBind")
-        fw->post_bind_.push_back(dynamic_cast<PostBindPlugin*>(p));
     }
   }
 
@@ -304,25 +310,65 @@ std::expected<std::unique_ptr<Framework>, std::string> Framework::Create(const c
     return std::unexpected(fmt::format("{}.plugins.queueSort: Required value: no queue sort plugin is enabled", path));
   if (fw->bind_.empty())
     return std::unexpected(fmt::format("{}.plugins.bind: Required value: at least one bind plugin is needed", path));
+  fw->CollectPluginTraits();
+  return fw;
+}
 
-  for (auto* p : fw->filter_) fw->filter_node_local_.push_back(p->FilterIsNodeLocal());
-  for (auto* p : fw->score_) fw->score_node_local_.push_back(p->ScoreIsNodeLocal());
+std::expected<void, std::string> Framework::AddAt(std::string_view point, Plugin* p, const config::PluginRef& ref,
+                                                  const std::string& path) {
+  if (point == "preEnqueue") {
+    pre_enqueue_.push_back(dynamic_cast<PreEnqueuePlugin*>(p));
+  } else if (point == "queueSort") {
+    if (queue_sort_) {
+      return std::unexpected(
+          fmt::format("{}.plugins.queueSort: Invalid value: only one queue sort plugin can be "
+                      "enabled, found \"{}\" and \"{}\"",
+                      path, queue_sort_->Name(), ref.name));
+    }
+    queue_sort_ = dynamic_cast<QueueSortPlugin*>(p);
+  } else if (point == "preFilter") {
+    pre_filter_.push_back(dynamic_cast<PreFilterPlugin*>(p));
+  } else if (point == "filter") {
+    filter_.push_back(dynamic_cast<FilterPlugin*>(p));
+  } else if (point == "postFilter") {
+    post_filter_.push_back(dynamic_cast<PostFilterPlugin*>(p));
+  } else if (point == "preScore") {
+    pre_score_.push_back(dynamic_cast<PreScorePlugin*>(p));
+  } else if (point == "score") {
+    score_.push_back(dynamic_cast<ScorePlugin*>(p));
+    score_weights_.push_back(ref.weight == 0 ? 1 : ref.weight);
+  } else if (point == "reserve") {
+    reserve_.push_back(dynamic_cast<ReservePlugin*>(p));
+  } else if (point == "permit") {
+    permit_.push_back(dynamic_cast<PermitPlugin*>(p));
+  } else if (point == "preBind") {
+    pre_bind_.push_back(dynamic_cast<PreBindPlugin*>(p));
+  } else if (point == "bind") {
+    bind_.push_back(dynamic_cast<BindPlugin*>(p));
+  } else if (point == "postBind") {
+    post_bind_.push_back(dynamic_cast<PostBindPlugin*>(p));
+  }
+  return {};
+}
+
+void Framework::CollectPluginTraits() {
+  for (auto* p : filter_) filter_node_local_.push_back(p->FilterIsNodeLocal());
+  for (auto* p : score_) score_node_local_.push_back(p->ScoreIsNodeLocal());
 
   // Plugins that can reject a pod say which events may undo the rejection.
   std::set<Plugin*> seen;
   auto add_enqueue = [&](Plugin* p) {
     if (!seen.insert(p).second) return;
-    fw->enqueue_extensions_.push_back(dynamic_cast<EnqueueExtensions*>(p));  // may be null: all events
+    enqueue_extensions_.push_back(dynamic_cast<EnqueueExtensions*>(p));  // may be null: all events
   };
-  for (auto* p : fw->pre_enqueue_) add_enqueue(p);
-  for (auto* p : fw->pre_filter_) add_enqueue(p);
-  for (auto* p : fw->filter_) add_enqueue(p);
-  for (auto* p : fw->reserve_) add_enqueue(p);
-  for (auto* p : fw->permit_) add_enqueue(p);
-  for (const auto& p : fw->owned_) {
-    if (auto* t = dynamic_cast<TimedPlugin*>(p.get())) fw->timed_.push_back(t);
+  for (auto* p : pre_enqueue_) add_enqueue(p);
+  for (auto* p : pre_filter_) add_enqueue(p);
+  for (auto* p : filter_) add_enqueue(p);
+  for (auto* p : reserve_) add_enqueue(p);
+  for (auto* p : permit_) add_enqueue(p);
+  for (const auto& p : owned_) {
+    if (auto* t = dynamic_cast<TimedPlugin*>(p.get())) timed_.push_back(t);
   }
-  return fw;
 }
 
 std::vector<std::pair<std::string, std::vector<ClusterEventWithHint>>> Framework::EnqueueEvents() const {
@@ -369,20 +415,6 @@ bool Framework::RejectWaitingPod(std::string_view uid) {
 }
 
 // --- Extension points -----------------------------------------------------------------------
-
-Status Framework::RunPreEnqueuePlugins(const api::Pod& pod) {
-  for (auto* p : pre_enqueue_) {
-    Status s = Guard("PreEnqueue", [&] { return p->PreEnqueue(pod); });
-    if (!s.IsSuccess()) {
-      s.WithPlugin(p->Name());
-      if (!s.IsRejected())
-        return Status::Error(fmt::format("running PreEnqueue plugin {}: {}", p->Name(), s.Message()))
-            .WithPlugin(p->Name());
-      return s;
-    }
-  }
-  return {};
-}
 
 std::pair<PreFilterResult, Status> Framework::RunPreFilterPlugins(CycleState& state, const PodInfo& pod,
                                                                   std::vector<std::string>* narrowing) {
@@ -876,6 +908,11 @@ Plugin* Framework::GetPlugin(std::string_view name) const {
     if (p->Name() == name) return p.get();
   }
   return nullptr;
+}
+
+std::any Framework::PluginStatistics(std::string_view name) const {
+  const auto* reporter = dynamic_cast<const StatisticsReporter*>(GetPlugin(name));
+  return reporter != nullptr ? reporter->Statistics() : std::any();
 }
 
 std::vector<std::pair<std::string, std::string>> Framework::ExplainPod(const api::Pod& pod) const {

@@ -4,6 +4,7 @@
 // wins, PostFilter stops at the first success, scores normalised then weighted, Unreserve in
 // reverse, first non-skipping Bind wins, ...). Implements the Handle given to plugins.
 
+#include <any>
 #include <cstdint>
 #include <expected>
 #include <functional>
@@ -88,8 +89,7 @@ class Framework final : public Handle {
   void set_snapshot(const NodeInfoLister* snapshot) { snapshot_ = snapshot; }
 
   // --- Extension points -----------------------------------------------------------------
-  //! Returns the first rejection of a PreEnqueue plugin (with its plugin), or Success.
-  Status RunPreEnqueuePlugins(const api::Pod& pod);
+  // PreEnqueue runs in the scheduling queue (queue/scheduling_queue.cc), which gates pods with it.
   const std::vector<PreEnqueuePlugin*>& pre_enqueue_plugins() const { return pre_enqueue_; }
   const QueueSortPlugin* queue_sort() const { return queue_sort_; }
   //! Plugin name → events it registered, for every plugin that can reject pods.
@@ -163,6 +163,9 @@ class Framework final : public Handle {
   std::optional<int32_t> percentage_of_nodes_to_score() const { return percentage_of_nodes_to_score_; }
   //! The profile's instance of a plugin, or nullptr when it is not enabled.
   Plugin* GetPlugin(std::string_view name) const;
+  //! The statistics of the plugin `name` (framework/statistics.h); empty when the profile does not
+  //! enable it or it keeps none.
+  std::any PluginStatistics(std::string_view name) const;
   //! What each plugin that decides about pods outside their cycles says about this one
   //! (PodExplainer), as (plugin, text), in the profile's order.
   std::vector<std::pair<std::string, std::string>> ExplainPod(const api::Pod& pod) const;
@@ -173,6 +176,11 @@ class Framework final : public Handle {
 
  private:
   Framework() = default;
+  // Create's steps: put a plugin in the list of one extension point; then the per-plugin facts the
+  // cycles read (node-local Filter and Score, queueing hints, timers).
+  std::expected<void, std::string> AddAt(std::string_view point, Plugin* plugin, const config::PluginRef& ref,
+                                         const std::string& path);
+  void CollectPluginTraits();
 
   std::string profile_name_;
   std::optional<int32_t> percentage_of_nodes_to_score_;

@@ -1,4 +1,5 @@
 #include "framework/runtime/waiting_pods.h"
+#include "util/duration.h"
 
 #include <fmt/format.h>
 
@@ -68,10 +69,9 @@ bool WaitingPodImpl::ExpireIfDue(int64_t now_ns, int64_t started_ns) {
     }
   }
   if (plugin.empty()) return false;
-  // Upstream's wording, with the wait given as a Go duration string.
-  double seconds = static_cast<double>(deadline - started_ns) / 1e9;
-  Status s =
-      Status::Unschedulable(fmt::format("rejected due to timeout after waiting {}s at plugin {}", seconds, plugin));
+  // Upstream's wording, with the wait given as a Go duration string ("1m30s", "500ms").
+  Status s = Status::Unschedulable(fmt::format("rejected due to timeout after waiting {} at plugin {}",
+                                               util::FormatDuration(deadline - started_ns), plugin));
   s.WithPlugin(plugin);
   Complete(std::move(s));
   return true;

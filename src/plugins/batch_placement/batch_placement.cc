@@ -9,11 +9,11 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "api/taints.h"
+#include "config/strict_decoder.h"
+#include "config/validation.h"
 #include "optimizer/mip.h"
 #include "optimizer/pattern_bound.h"
-#include "plugins/helper/strict_decoder.h"
-#include "plugins/helper/taints.h"
-#include "plugins/helper/validation.h"
 #include "plugins/node_affinity/node_selector.h"
 #include "util/log.h"
 
@@ -45,42 +45,42 @@ std::expected<BatchPlacementArgs, framework::ArgsErrors> DecodeArgs(const nlohma
                                                                     const std::string& path) {
   BatchPlacementArgs args;
   std::vector<std::string> errors;
-  helper::StrictDecoder d(errors);
-  const std::string size_path = helper::PathChild(path, "maxBatchSize");
-  const std::string window_path = helper::PathChild(path, "batchWindowSeconds");
-  const std::string timeout_path = helper::PathChild(path, "solverTimeoutSeconds");
-  const std::string objective_path = helper::PathChild(path, "objective");
-  const std::string solver_path = helper::PathChild(path, "solver");
+  config::StrictDecoder d(errors);
+  const std::string size_path = api::field_path::Child(path, "maxBatchSize");
+  const std::string window_path = api::field_path::Child(path, "batchWindowSeconds");
+  const std::string timeout_path = api::field_path::Child(path, "solverTimeoutSeconds");
+  const std::string objective_path = api::field_path::Child(path, "objective");
+  const std::string solver_path = api::field_path::Child(path, "solver");
   if (d.Object(json, path,
                {"maxBatchSize", "batchWindowSeconds", "solverTimeoutSeconds", "objective", "solver", "apiVersion",
                 "kind"})) {
-    if (auto v = d.Int32(helper::Member(json, "maxBatchSize"), size_path)) args.max_batch_size = *v;
-    if (auto v = d.Seconds(helper::Member(json, "batchWindowSeconds"), window_path)) args.batch_window_seconds = *v;
-    if (auto v = d.Seconds(helper::Member(json, "solverTimeoutSeconds"), timeout_path)) {
+    if (auto v = d.Int32(config::Member(json, "maxBatchSize"), size_path)) args.max_batch_size = *v;
+    if (auto v = d.Seconds(config::Member(json, "batchWindowSeconds"), window_path)) args.batch_window_seconds = *v;
+    if (auto v = d.Seconds(config::Member(json, "solverTimeoutSeconds"), timeout_path)) {
       args.solver_timeout_seconds = *v;
     }
-    if (auto v = d.String(helper::Member(json, "objective"), objective_path)) args.objective = *v;
-    if (auto v = d.String(helper::Member(json, "solver"), solver_path)) args.solver = *v;
+    if (auto v = d.String(config::Member(json, "objective"), objective_path)) args.objective = *v;
+    if (auto v = d.String(config::Member(json, "solver"), solver_path)) args.solver = *v;
   }
   if (!errors.empty()) return std::unexpected(framework::ArgsErrors{true, std::move(errors)});
 
   if (args.max_batch_size < 1 || args.max_batch_size > 100000) {
     errors.push_back(
-        helper::FieldInvalid(size_path, std::to_string(args.max_batch_size), "not in valid range [1, 100000]"));
+        config::FieldInvalid(size_path, std::to_string(args.max_batch_size), "not in valid range [1, 100000]"));
   }
   if (!(args.batch_window_seconds >= 0 && args.batch_window_seconds <= 3600)) {
-    errors.push_back(helper::FieldInvalid(window_path, fmt::format("{}", args.batch_window_seconds),
+    errors.push_back(config::FieldInvalid(window_path, fmt::format("{}", args.batch_window_seconds),
                                           "not in valid range [0, 3600]"));
   }
   if (!(args.solver_timeout_seconds > 0 && args.solver_timeout_seconds <= 3600)) {
-    errors.push_back(helper::FieldInvalid(timeout_path, fmt::format("{}", args.solver_timeout_seconds),
+    errors.push_back(config::FieldInvalid(timeout_path, fmt::format("{}", args.solver_timeout_seconds),
                                           "not in valid range (0, 3600]"));
   }
   if (args.objective != "MostPlacedFewestNodes") {
-    errors.push_back(helper::FieldNotSupported(objective_path, args.objective, {"MostPlacedFewestNodes"}));
+    errors.push_back(config::FieldNotSupported(objective_path, args.objective, {"MostPlacedFewestNodes"}));
   }
   if (!optimizer::MakeMipSolver(args.solver)) {
-    errors.push_back(helper::FieldNotSupported(solver_path, args.solver, {"cbc", "glpk"}));
+    errors.push_back(config::FieldNotSupported(solver_path, args.solver, {"cbc", "glpk"}));
   }
   if (!errors.empty()) return std::unexpected(framework::ArgsErrors{false, std::move(errors)});
   return args;
@@ -182,8 +182,8 @@ optimizer::PlacementInput BatchPlacement::MakeInput(const std::vector<PodInfoPtr
   in.spread_node_eligible = [](const PodInfo& pod, const framework::NodeInfo& node, bool honor_affinity,
                                bool honor_taints) {
     if (honor_affinity && !node_affinity::RequiredNodeAffinity(pod.pod()).Match(*node.node())) return false;
-    if (honor_taints && helper::FindMatchingUntoleratedTaint(node.node()->spec.taints, pod.pod().spec.tolerations,
-                                                             helper::DoNotScheduleTaintsFilter) != nullptr) {
+    if (honor_taints && api::FindMatchingUntoleratedTaint(node.node()->spec.taints, pod.pod().spec.tolerations,
+                                                          api::DoNotScheduleTaintsFilter) != nullptr) {
       return false;
     }
     return true;
@@ -428,9 +428,8 @@ double BatchPlacement::RunBoundLocked() const {
     std::vector<uint8_t> may(classes.size());
     for (size_t c = 0; c < classes.size(); ++c) {
       const api::Node& node = *classes[c].node;
-      may[c] =
-          affinity.Match(node) && helper::FindMatchingUntoleratedTaint(node.spec.taints, pod.spec.tolerations,
-                                                                       helper::DoNotScheduleTaintsFilter) == nullptr;
+      may[c] = affinity.Match(node) && api::FindMatchingUntoleratedTaint(node.spec.taints, pod.spec.tolerations,
+                                                                         api::DoNotScheduleTaintsFilter) == nullptr;
     }
     auto [it, inserted] =
         shape_of.emplace(std::make_pair(vector_of(pi->requests, 1), std::move(may)), in.shapes.size());
@@ -458,7 +457,7 @@ double BatchPlacement::RunBoundLocked() const {
 std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
                                                                    framework::Handle& handle) {
   auto decoded = DecodeArgs(args, "");
-  if (!decoded) return std::unexpected(helper::AggregateErrors(decoded.error().errors));
+  if (!decoded) return std::unexpected(config::AggregateErrors(decoded.error().errors));
   return std::make_unique<BatchPlacement>(std::move(*decoded), handle);
 }
 

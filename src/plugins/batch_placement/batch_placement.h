@@ -23,6 +23,7 @@
 #include "framework/args.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
+#include "framework/statistics.h"
 #include "optimizer/placement.h"
 
 namespace kubesched::plugins::batch_placement {
@@ -69,7 +70,8 @@ class BatchPlacement final : public framework::PreEnqueuePlugin,
                              public framework::PreFilterPlugin,
                              public framework::EnqueueExtensions,
                              public framework::TimedPlugin,
-                             public framework::PodExplainer {
+                             public framework::PodExplainer,
+                             public framework::StatisticsReporter {
  public:
   static constexpr std::string_view kName = "BatchPlacement";
 
@@ -92,6 +94,8 @@ class BatchPlacement final : public framework::PreEnqueuePlugin,
   std::string ExplainPod(const api::Pod& pod) const override;
 
   BatchStats stats() const;
+  //! stats(), a BatchStats.
+  std::any Statistics() const override { return stats(); }
   const BatchPlacementArgs& args() const { return args_; }
 
  private:

@@ -8,8 +8,8 @@
 
 #include <fmt/format.h>
 
-#include "plugins/helper/strict_decoder.h"
-#include "plugins/helper/validation.h"
+#include "config/strict_decoder.h"
+#include "config/validation.h"
 #include "util/log.h"
 
 namespace kubesched::plugins::cross_node_preemption {
@@ -80,6 +80,63 @@ bool PodOnNode(const NodeInfo& node, const std::string& uid) {
                      [&](const PodInfoPtr& pi) { return pi->pod().metadata.uid == uid; });
 }
 
+// "preemption: " before a status's message (an empty message stays empty).
+Status Wrap(Status s) {
+  const std::string msg = s.Message();
+  return msg.empty() ? s : Status(s.code(), "preemption: " + msg);
+}
+
+const std::string* NodeLabel(const NodeInfo& n, const std::string& key) { return n.node()->metadata.labels.Find(key); }
+
+// The resources a model counts: cpu, memory (MiB), pods, and the preemptor's other requests.
+struct Resources {
+  std::vector<std::string> scalars;  // the preemptor's other requests
+  size_t count = 3;                  // 3 + scalars
+  framework::Handle* handle = nullptr;
+  const api::Pod* preemptor = nullptr;
+  bool any_nominated = false;
+
+  static Resources Of(const PodInfo& preemptor, framework::Handle& handle) {
+    Resources r;
+    for (const auto& [name, q] : preemptor.requests.scalar) {
+      if (q > 0) r.scalars.push_back(name);
+    }
+    r.count = 3 + r.scalars.size();
+    r.handle = &handle;
+    r.preemptor = &preemptor.pod();
+    r.any_nominated = handle.nominator().HasNominatedPods();
+    return r;
+  }
+
+  std::vector<int64_t> RequestOf(const PodInfo& pi) const {
+    std::vector<int64_t> r(count, 0);
+    r[0] = pi.requests.milli_cpu;
+    r[1] = CeilMiB(pi.requests.memory);
+    r[2] = 1;
+    for (size_t i = 0; i < scalars.size(); ++i) r[3 + i] = pi.requests.Scalar(scalars[i]);
+    return r;
+  }
+
+  std::vector<int64_t> FreeOn(const NodeInfo& node) const {
+    std::vector<int64_t> f(count, 0);
+    f[0] = node.allocatable().milli_cpu - node.requested().milli_cpu;
+    f[1] = FloorMiB(node.allocatable().memory) - CeilMiB(node.requested().memory);
+    f[2] = node.allocatable().allowed_pod_number - static_cast<int64_t>(node.pods().size());
+    for (size_t i = 0; i < scalars.size(); ++i) {
+      f[3 + i] = node.allocatable().Scalar(scalars[i]) - node.requested().Scalar(scalars[i]);
+    }
+    if (any_nominated) {
+      // Room held for nominated and planned pods is not free.
+      for (const auto& held : handle->nominator().NominatedPodsForNode(node.name())) {
+        if (held->pod().metadata.uid == preemptor->metadata.uid) continue;
+        const auto r = RequestOf(*held);
+        for (size_t k = 0; k < count; ++k) f[k] -= r[k];
+      }
+    }
+    return f;
+  }
+};
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -89,61 +146,61 @@ std::expected<CrossNodePreemptionArgs, framework::ArgsErrors> DecodeArgs(const n
                                                                          const std::string& path) {
   CrossNodePreemptionArgs args;
   std::vector<std::string> errors;
-  helper::StrictDecoder d(errors);
-  const std::string timeout_path = helper::PathChild(path, "solverTimeoutSeconds");
-  const std::string ns_path = helper::PathChild(path, "protectedNamespaces");
-  const std::string moves_path = helper::PathChild(path, "allowMoves");
-  const std::string pods_path = helper::PathChild(path, "maxCandidatePods");
-  const std::string dest_path = helper::PathChild(path, "maxDestinationNodes");
-  const std::string plan_path = helper::PathChild(path, "planTimeoutSeconds");
-  const std::string solver_path = helper::PathChild(path, "solver");
-  const std::string cooldown_path = helper::PathChild(path, "disruptionCooldownSeconds");
+  config::StrictDecoder d(errors);
+  const std::string timeout_path = api::field_path::Child(path, "solverTimeoutSeconds");
+  const std::string ns_path = api::field_path::Child(path, "protectedNamespaces");
+  const std::string moves_path = api::field_path::Child(path, "allowMoves");
+  const std::string pods_path = api::field_path::Child(path, "maxCandidatePods");
+  const std::string dest_path = api::field_path::Child(path, "maxDestinationNodes");
+  const std::string plan_path = api::field_path::Child(path, "planTimeoutSeconds");
+  const std::string solver_path = api::field_path::Child(path, "solver");
+  const std::string cooldown_path = api::field_path::Child(path, "disruptionCooldownSeconds");
   if (d.Object(json, path,
                {"solverTimeoutSeconds", "protectedNamespaces", "allowMoves", "maxCandidatePods", "maxDestinationNodes",
                 "planTimeoutSeconds", "disruptionCooldownSeconds", "solver", "apiVersion", "kind"})) {
-    if (auto v = d.Seconds(helper::Member(json, "solverTimeoutSeconds"), timeout_path))
+    if (auto v = d.Seconds(config::Member(json, "solverTimeoutSeconds"), timeout_path))
       args.solver_timeout_seconds = *v;
-    if (!helper::Member(json, "protectedNamespaces").is_null()) {
-      args.protected_namespaces = d.StringList(helper::Member(json, "protectedNamespaces"), ns_path);
+    if (!config::Member(json, "protectedNamespaces").is_null()) {
+      args.protected_namespaces = d.StringList(config::Member(json, "protectedNamespaces"), ns_path);
     }
-    if (auto v = d.Bool(helper::Member(json, "allowMoves"), moves_path)) args.allow_moves = *v;
-    if (auto v = d.Int32(helper::Member(json, "maxCandidatePods"), pods_path)) args.max_candidate_pods = *v;
-    if (auto v = d.Int32(helper::Member(json, "maxDestinationNodes"), dest_path)) args.max_destination_nodes = *v;
-    if (auto v = d.Seconds(helper::Member(json, "planTimeoutSeconds"), plan_path)) args.plan_timeout_seconds = *v;
-    if (auto v = d.Seconds(helper::Member(json, "disruptionCooldownSeconds"), cooldown_path)) {
+    if (auto v = d.Bool(config::Member(json, "allowMoves"), moves_path)) args.allow_moves = *v;
+    if (auto v = d.Int32(config::Member(json, "maxCandidatePods"), pods_path)) args.max_candidate_pods = *v;
+    if (auto v = d.Int32(config::Member(json, "maxDestinationNodes"), dest_path)) args.max_destination_nodes = *v;
+    if (auto v = d.Seconds(config::Member(json, "planTimeoutSeconds"), plan_path)) args.plan_timeout_seconds = *v;
+    if (auto v = d.Seconds(config::Member(json, "disruptionCooldownSeconds"), cooldown_path)) {
       args.disruption_cooldown_seconds = *v;
     }
-    if (auto v = d.String(helper::Member(json, "solver"), solver_path)) args.solver = *v;
+    if (auto v = d.String(config::Member(json, "solver"), solver_path)) args.solver = *v;
   }
   if (!errors.empty()) return std::unexpected(framework::ArgsErrors{true, std::move(errors)});
 
   if (!(args.solver_timeout_seconds > 0 && args.solver_timeout_seconds <= 3600)) {
-    errors.push_back(helper::FieldInvalid(timeout_path, fmt::format("{}", args.solver_timeout_seconds),
+    errors.push_back(config::FieldInvalid(timeout_path, fmt::format("{}", args.solver_timeout_seconds),
                                           "not in valid range (0, 3600]"));
   }
   if (args.max_candidate_pods < 1 || args.max_candidate_pods > 100000) {
     errors.push_back(
-        helper::FieldInvalid(pods_path, std::to_string(args.max_candidate_pods), "not in valid range [1, 100000]"));
+        config::FieldInvalid(pods_path, std::to_string(args.max_candidate_pods), "not in valid range [1, 100000]"));
   }
   if (args.max_destination_nodes < 0 || args.max_destination_nodes > 10000) {
     errors.push_back(
-        helper::FieldInvalid(dest_path, std::to_string(args.max_destination_nodes), "not in valid range [0, 10000]"));
+        config::FieldInvalid(dest_path, std::to_string(args.max_destination_nodes), "not in valid range [0, 10000]"));
   }
   if (!(args.plan_timeout_seconds > 0 && args.plan_timeout_seconds <= 86400)) {
     errors.push_back(
-        helper::FieldInvalid(plan_path, fmt::format("{}", args.plan_timeout_seconds), "not in valid range (0, 86400]"));
+        config::FieldInvalid(plan_path, fmt::format("{}", args.plan_timeout_seconds), "not in valid range (0, 86400]"));
   }
   if (!(args.disruption_cooldown_seconds >= 0 && args.disruption_cooldown_seconds <= 86400)) {
-    errors.push_back(helper::FieldInvalid(cooldown_path, fmt::format("{}", args.disruption_cooldown_seconds),
+    errors.push_back(config::FieldInvalid(cooldown_path, fmt::format("{}", args.disruption_cooldown_seconds),
                                           "not in valid range [0, 86400]"));
   }
   for (size_t i = 0; i < args.protected_namespaces.size(); ++i) {
     if (args.protected_namespaces[i].empty()) {
-      errors.push_back(helper::FieldInvalid(helper::PathIndex(ns_path, i), "\"\"", "must not be empty"));
+      errors.push_back(config::FieldInvalid(api::field_path::Index(ns_path, i), "\"\"", "must not be empty"));
     }
   }
   if (!optimizer::MakeMipSolver(args.solver)) {
-    errors.push_back(helper::FieldNotSupported(solver_path, args.solver, {"cbc", "glpk"}));
+    errors.push_back(config::FieldNotSupported(solver_path, args.solver, {"cbc", "glpk"}));
   }
   if (!errors.empty()) return std::unexpected(framework::ArgsErrors{false, std::move(errors)});
   return args;
@@ -203,6 +260,10 @@ size_t CrossNodePreemption::held_moves() const {
     for (const auto& m : plan.moves) n += m.done ? 0 : 1;
   }
   return n;
+}
+
+std::any CrossNodePreemption::Statistics() const {
+  return CrossNodeReport{.stats = stats(), .active_plans = active_plans(), .held_moves = held_moves()};
 }
 
 PodInfoPtr CrossNodePreemption::ReplacementOf(const Move& move) const {
@@ -423,7 +484,8 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::PostFilter(
   return ComputeAndApply(state, pod, filtered_statuses);
 }
 
-// The pods a plan may disrupt, the neighbourhood the model covers and the model itself.
+// What one decision's steps hand each other: the nodes in question, the pods a plan may disrupt,
+// the neighbourhood the model covers, the model itself and the plan solved from it.
 struct CrossNodePreemption::Neighbourhood {
   struct Candidate {
     PodInfoPtr pi;
@@ -431,160 +493,283 @@ struct CrossNodePreemption::Neighbourhood {
     bool movable;
     std::vector<int> pdbs;
   };
+  std::span<const NodeInfo* const> all_nodes;
+  std::vector<const NodeInfo*> potential;  // where preemption may help
+  framework::NodeToStatus statuses;        // why the other nodes do not take the pod
+  std::vector<preemption::PdbBudget> pdbs;
   std::vector<Candidate> removable;
   std::unordered_map<const NodeInfo*, std::vector<int>> removable_on;
+  int64_t protected_pods = 0;  // left out: a plan disrupted them within the cooldown
   //! Copies of the nodes with every removable pod gone (what-if views).
   std::unordered_map<const NodeInfo*, std::unique_ptr<NodeInfo>> emptied;
+  std::vector<const NodeInfo*> feasible;  // where the preemptor fits once they are gone
+  Resources resources;
+  std::vector<int64_t> preemptor_request;
+  std::vector<const NodeInfo*> selected;                                          // the preemptor's candidate nodes
+  std::vector<std::pair<const framework::AffinityTerm*, std::vector<int>>> anti;  // term → matching candidates
   optimizer::PreemptionModel model;
-  std::vector<const NodeInfo*> model_nodes;  // model node → node
-  std::vector<int> model_pods;               // model pod → removable index
+  std::vector<const NodeInfo*> model_nodes;             // model node → node
+  std::vector<int> model_pods;                          // model pod → removable index
+  std::unordered_map<const NodeInfo*, int> node_index;  // node → model node
+  std::unordered_map<int, int> pod_index;               // candidate → model pod
+  optimizer::PreemptionPlanResult plan;                 // the last one solved
+  double solver_seconds = 0;
+  bool validated = false;
+  std::string last_failure;
+
+  //! The node's index in the model, adding it (with its free room) if new.
+  int AddNode(const NodeInfo* node) {
+    auto [it, inserted] = node_index.emplace(node, static_cast<int>(model_nodes.size()));
+    if (inserted) {
+      model_nodes.push_back(node);
+      model.nodes.push_back({node->name(), resources.FreeOn(*node), false});
+    }
+    return it->second;
+  }
+  //! The candidate's index in the model, adding it (and its node) if new.
+  int AddPod(int c, bool on_destination = false) {
+    auto [it, inserted] = pod_index.emplace(c, static_cast<int>(model_pods.size()));
+    if (inserted) {
+      model_pods.push_back(c);
+      optimizer::PreemptionModel::Pod mp;
+      mp.node = AddNode(removable[c].node);
+      mp.request = resources.RequestOf(*removable[c].pi);
+      mp.movable = removable[c].movable;
+      mp.on_destination = on_destination;
+      mp.pdbs = removable[c].pdbs;
+      model.pods.push_back(std::move(mp));
+    }
+    return it->second;
+  }
+  //! Anti-affinity conflicts per selected node, over the domain's model nodes.
+  void AddConflicts() {
+    for (const auto& [term, matching] : anti) {
+      for (const NodeInfo* node : selected) {
+        const std::string* value = NodeLabel(*node, term->topology_key);
+        if (!value) continue;
+        std::vector<int> domain;
+        for (size_t k = 0; k < model_nodes.size(); ++k) {
+          const std::string* other = NodeLabel(*model_nodes[k], term->topology_key);
+          if (other && *other == *value) domain.push_back(static_cast<int>(k));
+        }
+        for (int c : matching) {
+          auto it = pod_index.find(c);
+          if (it == pod_index.end()) continue;
+          model.conflicts.push_back({node_index[node], it->second, domain});
+        }
+      }
+    }
+  }
+  //! Priority ranks and budgets.
+  void RankPriorities() {
+    std::set<int32_t> priorities;
+    for (int c : model_pods) priorities.insert(removable[c].pi->pod().Priority());
+    std::vector<int32_t> sorted(priorities.begin(), priorities.end());
+    for (size_t mp = 0; mp < model_pods.size(); ++mp) {
+      const int32_t pr = removable[model_pods[mp]].pi->pod().Priority();
+      model.pods[mp].priority_rank =
+          static_cast<int32_t>(std::lower_bound(sorted.begin(), sorted.end(), pr) - sorted.begin());
+    }
+    for (const auto& b : pdbs) model.pdb_allowed.push_back(b.disruptions_allowed);
+  }
+};
+
+// The cluster as a plan leaves it: copies of the nodes it changes, and its changes in order (to
+// replay into a cycle state).
+struct CrossNodePreemption::PlanWorld {
+  struct Change {
+    PodInfoPtr pod;
+    const NodeInfo* node;
+    bool add;
+  };
+  framework::Handle& handle;
+  std::unordered_map<const NodeInfo*, std::unique_ptr<NodeInfo>> world;
+  std::vector<Change> changes;
+  std::vector<PodInfoPtr> moved_pods;  // plan move → the pod on its destination
+
+  PlanWorld(framework::Handle& h, const Neighbourhood& hood) : handle(h), moved_pods(hood.plan.moves.size()) {
+    const auto& plan = hood.plan;
+    std::vector<int> removed = plan.evicted;
+    for (auto [v, d] : plan.moves) removed.push_back(v);
+    for (int v : removed) {
+      const auto& c = hood.removable[hood.model_pods[v]];
+      CopyOf(c.node).RemovePod(c.pi->pod());
+      changes.push_back({c.pi, c.node, false});
+    }
+    for (size_t i = 0; i < plan.moves.size(); ++i) {
+      const auto [v, d] = plan.moves[i];
+      auto moved = std::make_shared<api::Pod>(hood.removable[hood.model_pods[v]].pi->pod());
+      moved->spec.node_name = hood.model_nodes[d]->name();
+      moved_pods[i] = hood.removable[hood.model_pods[v]].pi->WithPod(std::move(moved));
+      CopyOf(hood.model_nodes[d]).AddPod(moved_pods[i]);
+      changes.push_back({moved_pods[i], hood.model_nodes[d], true});
+    }
+  }
+  NodeInfo& CopyOf(const NodeInfo* n) {
+    auto& c = world[n];
+    if (!c) c = n->Clone();
+    return *c;
+  }
+  //! Runs the PreFilter extensions for each change (but `skip`'s) for `who`.
+  Status Replay(CycleState& st, const PodInfo& who, const PodInfo* skip) {
+    for (const auto& ch : changes) {
+      if (skip && ch.pod.get() == skip) continue;
+      Status s = ch.add ? handle.RunPreFilterExtensionAddPod(st, who, *ch.pod, CopyOf(ch.node))
+                        : handle.RunPreFilterExtensionRemovePod(st, who, *ch.pod, CopyOf(ch.node));
+      if (!s.IsSuccess()) return s;
+    }
+    return Status();
+  }
 };
 
 std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndApply(
     CycleState& state, const PodInfo& pod, const framework::NodeToStatus& filtered_statuses) {
-  auto wrap = [](Status s) {
-    const std::string msg = s.Message();
-    return msg.empty() ? s : Status(s.code(), "preemption: " + msg);
-  };
   const auto started = std::chrono::steady_clock::now();
   const int64_t now_ns = handle_.clock().NowNs();
+  Neighbourhood hood;
+  if (auto done = FindPotentialNodes(pod, filtered_statuses, hood)) return *done;
+  CollectCandidates(pod, now_ns, hood);
+  if (auto done = FindFeasibleNodes(state, pod, hood)) return *done;
+  hood.resources = Resources::Of(pod, handle_);
+  hood.preemptor_request = hood.resources.RequestOf(pod);
+  SelectCandidateNodes(hood);
+  FindAntiAffinity(pod, hood);
+  BuildModel(hood);
+  LogModel(pod.pod(), hood);
+  if (auto done = SolveAndValidate(state, pod, hood)) return *done;
+  const double decision_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (!hood.validated) return NoValidPlan(hood, decision_seconds);
+  // A plan that disrupts nothing is no plan: the pod fits there as things are, so whatever
+  // rejected it (another plugin's verdict on the cycle, not a lack of room) preemption cannot
+  // change. Upstream's dry run keeps no candidate without victims either.
+  if (hood.plan.evicted.empty() && hood.plan.moves.empty()) {
+    return NoPlan(
+        fmt::format("cross-node preemption found no plan: the pod fits on node {} without disrupting any "
+                    "pod, so preemption is not what it waits for",
+                    hood.model_nodes[hood.plan.node]->name()));
+  }
+  return ApplyPlan(pod, now_ns, hood, decision_seconds);
+}
+
+CrossNodePreemption::Outcome CrossNodePreemption::NoPlan(std::string detail) {
+  std::lock_guard lock(mu_);
+  ++stats_.no_plan;
+  return {{framework::NominatingMode::kOverride, ""}, Wrap(Status::Unschedulable(std::move(detail)))};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Candidates: the pods that may leave their nodes, and where the preemptor fits once they are gone
+
+std::optional<CrossNodePreemption::Outcome> CrossNodePreemption::FindPotentialNodes(
+    const PodInfo& pod, const framework::NodeToStatus& filtered_statuses, Neighbourhood& hood) {
   const api::Pod& p = pod.pod();
   const Status& nominated_status = filtered_statuses.Get(p.status.nominated_node_name);
   if (auto [ok, msg] = evaluator_.PodEligibleToPreemptOthers(p, nominated_status); !ok) {
-    return {{}, wrap(Status::Unschedulable(std::move(msg)))};
+    return Outcome{{}, Wrap(Status::Unschedulable(std::move(msg)))};
   }
   const auto& lister = handle_.SnapshotSharedLister();
-  std::span<const NodeInfo* const> all_nodes = lister.List();
-  if (all_nodes.empty()) return {{}, wrap(Status::Error("no nodes available"))};
-  std::vector<const NodeInfo*> potential = evaluator_.PotentialNodes(filtered_statuses);
-  framework::NodeToStatus statuses;
-  statuses.set_absent_status(Status::UnschedulableAndUnresolvable(std::string(preemption::kNotHelpful)));
+  hood.all_nodes = lister.List();
+  if (hood.all_nodes.empty()) return Outcome{{}, Wrap(Status::Error("no nodes available"))};
+  hood.potential = evaluator_.PotentialNodes(filtered_statuses);
+  hood.statuses.set_absent_status(Status::UnschedulableAndUnresolvable(std::string(preemption::kNotHelpful)));
   {
     // Domains other plans cleared stay closed to this pod, also when an earlier PreFilter plugin
     // rejected it before this plugin's PreFilter could say so.
     std::lock_guard lock(mu_);
     const auto closed = ClosedDomains(pod);
     if (!closed.empty()) {
-      std::erase_if(potential, [&](const NodeInfo* n) { return InClosedDomain(*n, closed); });
+      std::erase_if(hood.potential, [&](const NodeInfo* n) { return InClosedDomain(*n, closed); });
     }
   }
-  auto no_plan = [&](std::string detail) -> std::pair<framework::PostFilterResult, Status> {
-    std::lock_guard lock(mu_);
-    ++stats_.no_plan;
-    return {{framework::NominatingMode::kOverride, ""}, wrap(Status::Unschedulable(std::move(detail)))};
-  };
-  if (potential.empty()) {
-    return no_plan(fmt::format("cross-node preemption found no plan: {}",
-                               preemption::FitErrorMessage(all_nodes.size(), statuses)));
+  if (hood.potential.empty()) {
+    return NoPlan(fmt::format("cross-node preemption found no plan: {}",
+                              preemption::FitErrorMessage(hood.all_nodes.size(), hood.statuses)));
   }
+  return std::nullopt;
+}
 
-  // --- Candidates: the pods that may leave their nodes -----------------------------------------
-  Neighbourhood hood;
+void CrossNodePreemption::CollectCandidates(const PodInfo& pod, int64_t now_ns, Neighbourhood& hood) {
   auto& removable = hood.removable;
   auto& removable_on = hood.removable_on;
-  const int32_t priority = p.Priority();
-  const auto pdbs = evaluator_.PdbBudgets();
+  const int32_t priority = pod.pod().Priority();
+  hood.pdbs = evaluator_.PdbBudgets();
+  const auto& pdbs = hood.pdbs;
   const preemption::PdbIndex pdb_index(pdbs);
   int64_t protected_pods = 0;
-  {
-    std::lock_guard lock(mu_);
-    std::erase_if(disruptions_, [&](const Disruption& d) { return d.until_ns <= now_ns; });
-    for (const NodeInfo* node : all_nodes) {
-      for (const auto& pi : node->pods()) {
-        const api::Pod& v = pi->pod();
-        if (v.Priority() >= priority || v.metadata.deletion_timestamp_ns) continue;
-        if (std::find(args_.protected_namespaces.begin(), args_.protected_namespaces.end(), v.metadata.namespace_) !=
-            args_.protected_namespaces.end())
-          continue;
-        if (RecentlyDisrupted(*pi, now_ns)) {
-          ++protected_pods;
-          continue;
-        }
-        std::vector<int> budgets;
-        pdb_index.Selecting(v, budgets);
-        if (std::any_of(budgets.begin(), budgets.end(), [&](int b) { return pdbs[b].disruptions_allowed <= 0; }))
-          continue;
-        const api::OwnerReference* ref = ControllerOf(v);
-        const bool movable = args_.allow_moves && ref && Recreates(*ref);
-        removable_on[node].push_back(static_cast<int>(removable.size()));
-        removable.push_back({pi, node, movable, std::move(budgets)});
+  std::lock_guard lock(mu_);
+  std::erase_if(disruptions_, [&](const Disruption& d) { return d.until_ns <= now_ns; });
+  for (const NodeInfo* node : hood.all_nodes) {
+    for (const auto& pi : node->pods()) {
+      const api::Pod& v = pi->pod();
+      if (v.Priority() >= priority || v.metadata.deletion_timestamp_ns) continue;
+      if (std::find(args_.protected_namespaces.begin(), args_.protected_namespaces.end(), v.metadata.namespace_) !=
+          args_.protected_namespaces.end())
+        continue;
+      if (RecentlyDisrupted(*pi, now_ns)) {
+        ++protected_pods;
+        continue;
       }
+      std::vector<int> budgets;
+      pdb_index.Selecting(v, budgets);
+      if (std::any_of(budgets.begin(), budgets.end(), [&](int b) { return pdbs[b].disruptions_allowed <= 0; }))
+        continue;
+      const api::OwnerReference* ref = ControllerOf(v);
+      const bool movable = args_.allow_moves && ref && Recreates(*ref);
+      removable_on[node].push_back(static_cast<int>(removable.size()));
+      removable.push_back({pi, node, movable, std::move(budgets)});
     }
-    stats_.protected_pods += protected_pods;
   }
+  stats_.protected_pods += protected_pods;
+  hood.protected_pods = protected_pods;
+}
 
-  // --- Where the preemptor fits once every such pod is gone ---------------------------------------
+std::optional<CrossNodePreemption::Outcome> CrossNodePreemption::FindFeasibleNodes(CycleState& state,
+                                                                                   const PodInfo& pod,
+                                                                                   Neighbourhood& hood) {
   std::unique_ptr<CycleState> what_if = state.Clone();
   auto& emptied = hood.emptied;
-  for (const auto& c : removable) {
+  for (const auto& c : hood.removable) {
     auto& copy = emptied[c.node];
     if (!copy) copy = c.node->Clone();
     copy->RemovePod(c.pi->pod());
     Status s = handle_.RunPreFilterExtensionRemovePod(*what_if, pod, *c.pi, *copy);
-    if (!s.IsSuccess()) return {{}, wrap(Status::Error(s.Message()))};
+    if (!s.IsSuccess()) return Outcome{{}, Wrap(Status::Error(s.Message()))};
   }
-  std::vector<const NodeInfo*> feasible;
-  for (const NodeInfo* node : potential) {
+  for (const NodeInfo* node : hood.potential) {
     auto it = emptied.find(node);
     const NodeInfo& view = it != emptied.end() ? *it->second : *node;
     Status s = handle_.RunFilterPluginsWithNominatedPods(*what_if, pod, view);
     if (s.IsSuccess()) {
-      feasible.push_back(node);
+      hood.feasible.push_back(node);
     } else {
-      if (s.IsError()) return {{}, wrap(std::move(s))};
-      statuses.Set(node->name(), std::move(s));
+      if (s.IsError()) return Outcome{{}, Wrap(std::move(s))};
+      hood.statuses.Set(node->name(), std::move(s));
     }
   }
-  if (feasible.empty()) {
+  if (hood.feasible.empty()) {
     // The statuses say why no node takes the pod even with every pod it may displace gone.
-    std::string why = preemption::FitErrorMessage(all_nodes.size(), statuses);
+    std::string why = preemption::FitErrorMessage(hood.all_nodes.size(), hood.statuses);
+    const int64_t protected_pods = hood.protected_pods;
     if (protected_pods > 0) {
       why += fmt::format(" ({} pod{} a plan disrupted in the last {}s left out)", protected_pods,
                          protected_pods == 1 ? "" : "s", args_.disruption_cooldown_seconds);
     }
-    return no_plan("cross-node preemption found no plan: " + why);
+    return NoPlan("cross-node preemption found no plan: " + why);
   }
   {
     std::lock_guard lock(mu_);
     ++stats_.attempts;
   }
+  return std::nullopt;
+}
 
-  // --- Resources: cpu, memory, pods, and the preemptor's other requests ---------------------------
-  std::vector<std::string> scalars;
-  for (const auto& [name, q] : pod.requests.scalar) {
-    if (q > 0) scalars.push_back(name);
-  }
-  const size_t R = 3 + scalars.size();
-  auto request_of = [&](const PodInfo& pi) {
-    std::vector<int64_t> r(R, 0);
-    r[0] = pi.requests.milli_cpu;
-    r[1] = CeilMiB(pi.requests.memory);
-    r[2] = 1;
-    for (size_t i = 0; i < scalars.size(); ++i) r[3 + i] = pi.requests.Scalar(scalars[i]);
-    return r;
-  };
-  const bool any_nominated = handle_.nominator().HasNominatedPods();
-  auto free_of = [&](const NodeInfo& node) {
-    std::vector<int64_t> f(R, 0);
-    f[0] = node.allocatable().milli_cpu - node.requested().milli_cpu;
-    f[1] = FloorMiB(node.allocatable().memory) - CeilMiB(node.requested().memory);
-    f[2] = node.allocatable().allowed_pod_number - static_cast<int64_t>(node.pods().size());
-    for (size_t i = 0; i < scalars.size(); ++i) {
-      f[3 + i] = node.allocatable().Scalar(scalars[i]) - node.requested().Scalar(scalars[i]);
-    }
-    if (any_nominated) {
-      // Room held for nominated and planned pods is not free.
-      for (const auto& held : handle_.nominator().NominatedPodsForNode(node.name())) {
-        if (held->pod().metadata.uid == p.metadata.uid) continue;
-        const auto r = request_of(*held);
-        for (size_t k = 0; k < R; ++k) f[k] -= r[k];
-      }
-    }
-    return f;
-  };
-  const std::vector<int64_t> preemptor_request = request_of(pod);
+// ---------------------------------------------------------------------------------------------
+// The neighbourhood: the cheapest candidate nodes, then blockers and destinations; the model
 
-  // --- The neighbourhood: the cheapest candidate nodes, then blockers and destinations -----------
+void CrossNodePreemption::SelectCandidateNodes(Neighbourhood& hood) const {
+  auto& removable = hood.removable;
+  auto& removable_on = hood.removable_on;
+  const size_t R = hood.resources.count;
   struct Estimate {
     int64_t evictions = 0;
     int64_t priorities = 0;
@@ -592,9 +777,9 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
     auto operator<=>(const Estimate&) const = default;
   };
   std::vector<std::pair<Estimate, const NodeInfo*>> ranked;
-  ranked.reserve(feasible.size());
-  for (const NodeInfo* node : feasible) {
-    std::vector<int64_t> f = free_of(*node);
+  ranked.reserve(hood.feasible.size());
+  for (const NodeInfo* node : hood.feasible) {
+    std::vector<int64_t> f = hood.resources.FreeOn(*node);
     std::vector<int> order = removable_on.contains(node) ? removable_on[node] : std::vector<int>{};
     std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
       if (removable[a].movable != removable[b].movable) return removable[a].movable;
@@ -602,14 +787,14 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
     });
     auto fits = [&] {
       for (size_t k = 0; k < R; ++k) {
-        if (preemptor_request[k] > f[k]) return false;
+        if (hood.preemptor_request[k] > f[k]) return false;
       }
       return true;
     };
     Estimate e;
     for (int v : order) {
       if (fits()) break;
-      const auto r = request_of(*removable[v].pi);
+      const auto r = hood.resources.RequestOf(*removable[v].pi);
       for (size_t k = 0; k < R; ++k) f[k] += r[k];
       ++e.removed;
       if (!removable[v].movable) {
@@ -620,119 +805,108 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
     ranked.push_back({e, node});
   }
   std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<const NodeInfo*> selected;
   size_t budget_pods = 0;
   for (const auto& [e, node] : ranked) {
     const size_t here = removable_on.contains(node) ? removable_on[node].size() : 0;
-    if (!selected.empty() && budget_pods + here > static_cast<size_t>(args_.max_candidate_pods)) break;
-    selected.push_back(node);
+    if (!hood.selected.empty() && budget_pods + here > static_cast<size_t>(args_.max_candidate_pods)) break;
+    hood.selected.push_back(node);
     budget_pods += here;
   }
+}
 
-  // Required anti-affinity in either direction between the preemptor and pods that may leave.
+void CrossNodePreemption::FindAntiAffinity(const PodInfo& pod, Neighbourhood& hood) const {
+  const auto& removable = hood.removable;
   auto ns_labels = [&](const api::Pod& x) { return handle_.client().NamespaceLabels(x.metadata.namespace_); };
-  const auto preemptor_ns = ns_labels(p);
-  std::vector<std::pair<const framework::AffinityTerm*, std::vector<int>>> anti;  // term → matching candidates
+  const auto preemptor_ns = ns_labels(pod.pod());
   for (const auto& t : pod.required_anti_affinity_terms) {
     std::vector<int> matching;
     for (size_t i = 0; i < removable.size(); ++i) {
       const auto lbl = ns_labels(removable[i].pi->pod());
       if (t.Matches(removable[i].pi->pod(), lbl ? &*lbl : nullptr)) matching.push_back(static_cast<int>(i));
     }
-    anti.push_back({&t, std::move(matching)});
+    hood.anti.push_back({&t, std::move(matching)});
   }
   for (size_t i = 0; i < removable.size(); ++i) {
     for (const auto& t : removable[i].pi->required_anti_affinity_terms) {
-      if (t.Matches(p, preemptor_ns ? &*preemptor_ns : nullptr)) anti.push_back({&t, {static_cast<int>(i)}});
+      if (t.Matches(pod.pod(), preemptor_ns ? &*preemptor_ns : nullptr))
+        hood.anti.push_back({&t, {static_cast<int>(i)}});
     }
   }
+}
 
+void CrossNodePreemption::BuildModel(Neighbourhood& hood) {
   optimizer::PreemptionModel& model = hood.model;
-  model.num_resources = R;
-  model.preemptor_request = preemptor_request;
-  std::unordered_map<const NodeInfo*, int> node_index;
-  std::vector<const NodeInfo*>& model_nodes = hood.model_nodes;
-  auto add_node = [&](const NodeInfo* node) {
-    auto [it, inserted] = node_index.emplace(node, static_cast<int>(model_nodes.size()));
-    if (inserted) {
-      model_nodes.push_back(node);
-      model.nodes.push_back({node->name(), free_of(*node), false});
-    }
-    return it->second;
-  };
-  std::unordered_map<int, int> pod_index;  // candidate → model pod
-  std::vector<int>& model_pods = hood.model_pods;
-  auto add_pod = [&](int c, bool on_destination = false) {
-    auto [it, inserted] = pod_index.emplace(c, static_cast<int>(model_pods.size()));
-    if (inserted) {
-      model_pods.push_back(c);
-      optimizer::PreemptionModel::Pod mp;
-      mp.node = add_node(removable[c].node);
-      mp.request = request_of(*removable[c].pi);
-      mp.movable = removable[c].movable;
-      mp.on_destination = on_destination;
-      mp.pdbs = removable[c].pdbs;
-      model.pods.push_back(std::move(mp));
-    }
-    return it->second;
-  };
-  for (const NodeInfo* node : selected) {
-    model.nodes[add_node(node)].preemptor_candidate = true;
-    if (auto it = removable_on.find(node); it != removable_on.end()) {
-      for (int c : it->second) add_pod(c);
+  model.num_resources = hood.resources.count;
+  model.preemptor_request = hood.preemptor_request;
+  for (const NodeInfo* node : hood.selected) {
+    model.nodes[hood.AddNode(node)].preemptor_candidate = true;
+    if (auto it = hood.removable_on.find(node); it != hood.removable_on.end()) {
+      for (int c : it->second) hood.AddPod(c);
     }
   }
   // Blockers on other nodes of a selected node's domain.
-  auto label = [](const NodeInfo& n, const std::string& key) -> const std::string* {
-    return n.node()->metadata.labels.Find(key);
-  };
-  for (const auto& [term, matching] : anti) {
-    for (const NodeInfo* node : selected) {
-      const std::string* value = label(*node, term->topology_key);
+  for (const auto& [term, matching] : hood.anti) {
+    for (const NodeInfo* node : hood.selected) {
+      const std::string* value = NodeLabel(*node, term->topology_key);
       if (!value) continue;
       for (int c : matching) {
-        const std::string* other = label(*removable[c].node, term->topology_key);
-        if (other && *other == *value) add_pod(c);
+        const std::string* other = NodeLabel(*hood.removable[c].node, term->topology_key);
+        if (other && *other == *value) hood.AddPod(c);
       }
     }
   }
+  AddDestinationNodes(hood);
+  FindMoveDestinations(hood);
+  hood.AddConflicts();
+  hood.RankPriorities();
+}
+
+void CrossNodePreemption::AddDestinationNodes(Neighbourhood& hood) const {
   // Destinations: the nodes with the most room for moved pods (free, then what their own
   // removable pods could free), besides the candidates themselves. A destination's pods may leave
   // too, evicted or moved on in turn, when that keeps more (or more important) pods running.
-  {
-    std::vector<std::pair<double, const NodeInfo*>> roomy;
-    for (const NodeInfo* node : all_nodes) {
-      if (node_index.contains(node)) continue;
-      const auto f = free_of(*node);
-      double removable_cpu = 0, removable_mem = 0;
-      if (auto it = removable_on.find(node); it != removable_on.end()) {
-        for (int c : it->second) {
-          removable_cpu += static_cast<double>(removable[c].pi->requests.milli_cpu);
-          removable_mem += static_cast<double>(removable[c].pi->requests.memory);
-        }
+  const auto& removable = hood.removable;
+  const auto& removable_on = hood.removable_on;
+  std::vector<std::pair<double, const NodeInfo*>> roomy;
+  for (const NodeInfo* node : hood.all_nodes) {
+    if (hood.node_index.contains(node)) continue;
+    const auto f = hood.resources.FreeOn(*node);
+    double removable_cpu = 0, removable_mem = 0;
+    if (auto it = removable_on.find(node); it != removable_on.end()) {
+      for (int c : it->second) {
+        removable_cpu += static_cast<double>(removable[c].pi->requests.milli_cpu);
+        removable_mem += static_cast<double>(removable[c].pi->requests.memory);
       }
-      if (f[2] <= 0 && removable_on.find(node) == removable_on.end()) continue;
-      const double cpu_alloc = static_cast<double>(std::max<int64_t>(1, node->allocatable().milli_cpu));
-      const double mem_alloc = static_cast<double>(std::max<int64_t>(1, node->allocatable().memory));
-      const double free_share = std::max(0.0, static_cast<double>(f[0]) / cpu_alloc) +
-                                std::max(0.0, static_cast<double>(f[1]) * (1 << 20) / mem_alloc);
-      const double removable_share = removable_cpu / cpu_alloc + removable_mem / mem_alloc;
-      if (free_share <= 0 && removable_share <= 0) continue;
-      roomy.push_back({-(free_share + 0.5 * removable_share), node});
     }
-    const size_t keep = std::min(roomy.size(), static_cast<size_t>(args_.max_destination_nodes));
-    std::partial_sort(roomy.begin(), roomy.begin() + static_cast<ptrdiff_t>(keep), roomy.end(),
-                      [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (size_t i = 0; i < keep; ++i) add_node(roomy[i].second);
-    // Every pod on a model node that is not a candidate may make room there (the destinations
-    // above, and nodes in a candidate's domain that hold a blocker).
-    for (size_t d = 0; d < model_nodes.size(); ++d) {
-      if (model.nodes[d].preemptor_candidate) continue;
-      if (auto it = removable_on.find(model_nodes[d]); it != removable_on.end()) {
-        for (int c : it->second) add_pod(c, /*on_destination=*/true);
-      }
+    if (f[2] <= 0 && removable_on.find(node) == removable_on.end()) continue;
+    const double cpu_alloc = static_cast<double>(std::max<int64_t>(1, node->allocatable().milli_cpu));
+    const double mem_alloc = static_cast<double>(std::max<int64_t>(1, node->allocatable().memory));
+    const double free_share = std::max(0.0, static_cast<double>(f[0]) / cpu_alloc) +
+                              std::max(0.0, static_cast<double>(f[1]) * (1 << 20) / mem_alloc);
+    const double removable_share = removable_cpu / cpu_alloc + removable_mem / mem_alloc;
+    if (free_share <= 0 && removable_share <= 0) continue;
+    roomy.push_back({-(free_share + 0.5 * removable_share), node});
+  }
+  const size_t keep = std::min(roomy.size(), static_cast<size_t>(args_.max_destination_nodes));
+  std::partial_sort(roomy.begin(), roomy.begin() + static_cast<ptrdiff_t>(keep), roomy.end(),
+                    [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 0; i < keep; ++i) hood.AddNode(roomy[i].second);
+  // Every pod on a model node that is not a candidate may make room there (the destinations
+  // above, and nodes in a candidate's domain that hold a blocker).
+  for (size_t d = 0; d < hood.model_nodes.size(); ++d) {
+    if (hood.model.nodes[d].preemptor_candidate) continue;
+    if (auto it = removable_on.find(hood.model_nodes[d]); it != removable_on.end()) {
+      for (int c : it->second) hood.AddPod(c, /*on_destination=*/true);
     }
   }
+}
+
+void CrossNodePreemption::FindMoveDestinations(Neighbourhood& hood) {
+  const auto& removable = hood.removable;
+  const auto& model_nodes = hood.model_nodes;
+  const auto& model_pods = hood.model_pods;
+  optimizer::PreemptionModel& model = hood.model;
+  const size_t R = hood.resources.count;
   // Room each model node could offer: what is free plus what its model pods could free.
   std::vector<std::vector<int64_t>> could_free(model_nodes.size());
   for (size_t d = 0; d < model_nodes.size(); ++d) could_free[d] = model.nodes[d].free;
@@ -756,7 +930,7 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
       for (int other : model_pods) {
         if (!s.IsSuccess() && !s.IsSkip()) break;
         s = handle_.RunPreFilterExtensionRemovePod(*vstate, *pending, *removable[other].pi,
-                                                   *emptied.at(removable[other].node));
+                                                   *hood.emptied.at(removable[other].node));
       }
       if (s.IsSuccess() || s.IsSkip()) {
         for (size_t d = 0; d < model_nodes.size(); ++d) {
@@ -766,8 +940,8 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
           const auto& req = model.pods[mp].request;
           for (size_t k = 0; k < R && room; ++k) room = req[k] <= could_free[d][k];
           if (!room) continue;
-          auto e = emptied.find(node);
-          const NodeInfo& view = e != emptied.end() ? *e->second : *node;
+          auto e = hood.emptied.find(node);
+          const NodeInfo& view = e != hood.emptied.end() ? *e->second : *node;
           if (handle_.RunFilterPluginsWithNominatedPods(*vstate, *pending, view).IsSuccess()) {
             accepted.push_back(static_cast<int>(d));
           }
@@ -779,186 +953,153 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
       if (d != model.pods[mp].node) model.pods[mp].destinations.push_back(d);
     }
   }
-  // Anti-affinity conflicts per selected node, over the domain's model nodes.
-  for (const auto& [term, matching] : anti) {
-    for (const NodeInfo* node : selected) {
-      const std::string* value = label(*node, term->topology_key);
-      if (!value) continue;
-      std::vector<int> domain;
-      for (size_t k = 0; k < model_nodes.size(); ++k) {
-        const std::string* other = label(*model_nodes[k], term->topology_key);
-        if (other && *other == *value) domain.push_back(static_cast<int>(k));
-      }
-      for (int c : matching) {
-        auto it = pod_index.find(c);
-        if (it == pod_index.end()) continue;
-        model.conflicts.push_back({node_index[node], it->second, domain});
-      }
-    }
-  }
-  // Priority ranks and budgets.
-  {
-    std::set<int32_t> priorities;
-    for (int c : model_pods) priorities.insert(removable[c].pi->pod().Priority());
-    std::vector<int32_t> sorted(priorities.begin(), priorities.end());
-    for (size_t mp = 0; mp < model_pods.size(); ++mp) {
-      const int32_t pr = removable[model_pods[mp]].pi->pod().Priority();
-      model.pods[mp].priority_rank =
-          static_cast<int32_t>(std::lower_bound(sorted.begin(), sorted.end(), pr) - sorted.begin());
-    }
-    for (const auto& b : pdbs) model.pdb_allowed.push_back(b.disruptions_allowed);
-  }
+}
 
-  if (log::V(4)) {  // the destination lists are built only to be logged
-    for (const auto& n : model.nodes) {
-      std::string free;
-      for (int64_t f : n.free) free += (free.empty() ? "" : " ") + std::to_string(f);
-      KS_LOG_V(4).InfoS("Cross-node preemption model node", "preemptor", log::KObj(p), "node", n.name, "free", free,
-                        "preemptorCandidate", n.preemptor_candidate);
-    }
-    for (size_t mp = 0; mp < model.pods.size(); ++mp) {
-      std::string dests;
-      for (int d : model.pods[mp].destinations) (dests.empty() ? dests : dests += " ") += model.nodes[d].name;
-      KS_LOG_V(4).InfoS("Cross-node preemption model", "preemptor", log::KObj(p), "pod",
-                        log::KObj(removable[model_pods[mp]].pi->pod()), "node", model.nodes[model.pods[mp].node].name,
-                        "priorityRank", model.pods[mp].priority_rank, "movable", model.pods[mp].movable, "destinations",
-                        dests);
-    }
+void CrossNodePreemption::LogModel(const api::Pod& p, const Neighbourhood& hood) {
+  if (!log::V(4)) return;  // the destination lists are built only to be logged
+  const optimizer::PreemptionModel& model = hood.model;
+  for (const auto& n : model.nodes) {
+    std::string free;
+    for (int64_t f : n.free) free += (free.empty() ? "" : " ") + std::to_string(f);
+    KS_LOG_V(4).InfoS("Cross-node preemption model node", "preemptor", log::KObj(p), "node", n.name, "free", free,
+                      "preemptorCandidate", n.preemptor_candidate);
   }
+  for (size_t mp = 0; mp < model.pods.size(); ++mp) {
+    std::string dests;
+    for (int d : model.pods[mp].destinations) (dests.empty() ? dests : dests += " ") += model.nodes[d].name;
+    KS_LOG_V(4).InfoS("Cross-node preemption model", "preemptor", log::KObj(p), "pod",
+                      log::KObj(hood.removable[hood.model_pods[mp]].pi->pod()), "node",
+                      model.nodes[model.pods[mp].node].name, "priorityRank", model.pods[mp].priority_rank, "movable",
+                      model.pods[mp].movable, "destinations", dests);
+  }
+}
 
-  // --- Solve, then validate with the profile's filters; a failed check becomes a cut ---------------
+// ---------------------------------------------------------------------------------------------
+// Solve, then validate with the profile's filters; a failed check becomes a cut
+
+std::optional<CrossNodePreemption::Outcome> CrossNodePreemption::SolveAndValidate(CycleState& state, const PodInfo& pod,
+                                                                                  Neighbourhood& hood) {
   optimizer::MipOptions options;
   options.time_limit_seconds = args_.solver_timeout_seconds;
-  optimizer::PreemptionPlanResult plan;
-  double solver_seconds = 0;
-  bool validated = false;
-  std::string last_failure;
-  for (int round = 0; round < 4 && !validated; ++round) {
-    plan = optimizer::SolvePreemptionModel(model, *solver_, options);
-    solver_seconds += plan.solver_seconds;
-    if (plan.status != optimizer::PreemptionPlanResult::Status::kPlan) break;
-    // The cluster as the plan leaves it.
-    std::unordered_map<const NodeInfo*, std::unique_ptr<NodeInfo>> world;
-    auto copy_of = [&](const NodeInfo* n) -> NodeInfo& {
-      auto& c = world[n];
-      if (!c) c = n->Clone();
-      return *c;
-    };
-    struct Change {
-      PodInfoPtr pod;
-      const NodeInfo* node;
-      bool add;
-    };
-    std::vector<Change> changes;
-    std::vector<PodInfoPtr> moved_pods(plan.moves.size());
-    std::vector<int> removed = plan.evicted;
-    for (auto [v, d] : plan.moves) removed.push_back(v);
-    for (int v : removed) {
-      const auto& c = removable[model_pods[v]];
-      copy_of(c.node).RemovePod(c.pi->pod());
-      changes.push_back({c.pi, c.node, false});
-    }
-    for (size_t i = 0; i < plan.moves.size(); ++i) {
-      const auto [v, d] = plan.moves[i];
-      auto moved = std::make_shared<api::Pod>(removable[model_pods[v]].pi->pod());
-      moved->spec.node_name = model_nodes[d]->name();
-      moved_pods[i] = removable[model_pods[v]].pi->WithPod(std::move(moved));
-      copy_of(model_nodes[d]).AddPod(moved_pods[i]);
-      changes.push_back({moved_pods[i], model_nodes[d], true});
-    }
-    auto replay = [&](CycleState& st, const PodInfo& who, const PodInfo* skip) -> Status {
-      for (const auto& ch : changes) {
-        if (skip && ch.pod.get() == skip) continue;
-        Status s = ch.add ? handle_.RunPreFilterExtensionAddPod(st, who, *ch.pod, copy_of(ch.node))
-                          : handle_.RunPreFilterExtensionRemovePod(st, who, *ch.pod, copy_of(ch.node));
-        if (!s.IsSuccess()) return s;
-      }
-      return Status();
-    };
-    const NodeInfo* target = model_nodes[plan.node];
-    auto pstate = state.Clone();
-    if (Status s = replay(*pstate, pod, nullptr); !s.IsSuccess()) return {{}, wrap(Status::Error(s.Message()))};
-    if (Status s = handle_.RunFilterPluginsWithNominatedPods(*pstate, pod, copy_of(target)); !s.IsSuccess()) {
-      last_failure = fmt::format("node {}: {}", target->name(), s.Message());
-      model.forbidden_nodes.push_back(plan.node);
-      continue;
-    }
-    auto placed = std::make_shared<api::Pod>(p);
-    placed->spec.node_name = target->name();
-    PodInfoPtr placed_info = pod.WithPod(placed);
-    copy_of(target).AddPod(placed_info);
-    changes.push_back({placed_info, target, true});
-    bool moves_ok = true;
-    for (size_t i = 0; i < plan.moves.size() && moves_ok; ++i) {
-      const auto [v, d] = plan.moves[i];
-      NodeInfo& dest = copy_of(model_nodes[d]);
-      dest.RemovePod(moved_pods[i]->pod());
-      const PodInfoPtr pending = Unbound(*removable[model_pods[v]].pi);
-      const PodInfo& original = *pending;
-      auto vstate = std::make_unique<CycleState>();
-      auto [result, s] = handle_.RunPreFilterPlugins(*vstate, original);
-      Status verdict = s.IsSuccess() || s.IsSkip() ? replay(*vstate, original, moved_pods[i].get()) : s;
-      if (verdict.IsSuccess()) verdict = handle_.RunFilterPluginsWithNominatedPods(*vstate, original, dest);
-      dest.AddPod(moved_pods[i]);
-      if (!verdict.IsSuccess()) {
-        last_failure =
-            fmt::format("moving {} to {}: {}", original.pod().Key(), model_nodes[d]->name(), verdict.Message());
-        model.forbidden_moves.emplace_back(v, d);
-        moves_ok = false;
-      }
-    }
-    validated = moves_ok;
+  for (int round = 0; round < 4 && !hood.validated; ++round) {
+    hood.plan = optimizer::SolvePreemptionModel(hood.model, *solver_, options);
+    hood.solver_seconds += hood.plan.solver_seconds;
+    if (hood.plan.status != optimizer::PreemptionPlanResult::Status::kPlan) break;
+    std::expected<bool, Status> valid = ValidatePlan(state, pod, hood);
+    if (!valid) return Outcome{{}, Wrap(Status::Error(valid.error().Message()))};
+    hood.validated = *valid;
   }
-  const double decision_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  if (!validated) {
-    {
-      std::lock_guard lock(mu_);
-      stats_.solver_seconds += solver_seconds;
-      if (stats_.decision_seconds.size() < kMaxRecordedDecisions) stats_.decision_seconds.push_back(decision_seconds);
-    }
-    std::string why = plan.status == optimizer::PreemptionPlanResult::Status::kPlan || !last_failure.empty()
-                          ? "no plan passed the filters (" + last_failure + ")"
-                          : plan.message;
-    if (plan.status == optimizer::PreemptionPlanResult::Status::kError) {
-      return {{}, wrap(Status::Error("cross-node preemption: " + why))};
-    }
-    return no_plan(fmt::format("cross-node preemption found no plan: {}", why));
-  }
+  return std::nullopt;
+}
 
-  // A plan that disrupts nothing is no plan: the pod fits there as things are, so whatever
-  // rejected it (another plugin's verdict on the cycle, not a lack of room) preemption cannot
-  // change. Upstream's dry run keeps no candidate without victims either.
-  if (plan.evicted.empty() && plan.moves.empty()) {
-    return no_plan(
-        fmt::format("cross-node preemption found no plan: the pod fits on node {} without disrupting any "
-                    "pod, so preemption is not what it waits for",
-                    model_nodes[plan.node]->name()));
+std::expected<bool, Status> CrossNodePreemption::ValidatePlan(CycleState& state, const PodInfo& pod,
+                                                              Neighbourhood& hood) {
+  const auto& plan = hood.plan;
+  // The cluster as the plan leaves it.
+  PlanWorld world(handle_, hood);
+  const NodeInfo* target = hood.model_nodes[plan.node];
+  auto pstate = state.Clone();
+  if (Status s = world.Replay(*pstate, pod, nullptr); !s.IsSuccess()) return std::unexpected(std::move(s));
+  if (Status s = handle_.RunFilterPluginsWithNominatedPods(*pstate, pod, world.CopyOf(target)); !s.IsSuccess()) {
+    hood.last_failure = fmt::format("node {}: {}", target->name(), s.Message());
+    hood.model.forbidden_nodes.push_back(plan.node);
+    return false;
   }
+  auto placed = std::make_shared<api::Pod>(pod.pod());
+  placed->spec.node_name = target->name();
+  PodInfoPtr placed_info = pod.WithPod(placed);
+  world.CopyOf(target).AddPod(placed_info);
+  world.changes.push_back({placed_info, target, true});
+  return ValidateMoves(world, hood);
+}
 
-  // --- Apply: hold, nominate, evict ---------------------------------------------------------------
-  const NodeInfo* target = model_nodes[plan.node];
+bool CrossNodePreemption::ValidateMoves(PlanWorld& world, Neighbourhood& hood) {
+  const auto& plan = hood.plan;
+  bool moves_ok = true;
+  for (size_t i = 0; i < plan.moves.size() && moves_ok; ++i) {
+    const auto [v, d] = plan.moves[i];
+    NodeInfo& dest = world.CopyOf(hood.model_nodes[d]);
+    dest.RemovePod(world.moved_pods[i]->pod());
+    const PodInfoPtr pending = Unbound(*hood.removable[hood.model_pods[v]].pi);
+    const PodInfo& original = *pending;
+    auto vstate = std::make_unique<CycleState>();
+    auto [result, s] = handle_.RunPreFilterPlugins(*vstate, original);
+    Status verdict = s.IsSuccess() || s.IsSkip() ? world.Replay(*vstate, original, world.moved_pods[i].get()) : s;
+    if (verdict.IsSuccess()) verdict = handle_.RunFilterPluginsWithNominatedPods(*vstate, original, dest);
+    dest.AddPod(world.moved_pods[i]);
+    if (!verdict.IsSuccess()) {
+      hood.last_failure =
+          fmt::format("moving {} to {}: {}", original.pod().Key(), hood.model_nodes[d]->name(), verdict.Message());
+      hood.model.forbidden_moves.emplace_back(v, d);
+      moves_ok = false;
+    }
+  }
+  return moves_ok;
+}
+
+CrossNodePreemption::Outcome CrossNodePreemption::NoValidPlan(const Neighbourhood& hood, double decision_seconds) {
+  {
+    std::lock_guard lock(mu_);
+    stats_.solver_seconds += hood.solver_seconds;
+    if (stats_.decision_seconds.size() < kMaxRecordedDecisions) stats_.decision_seconds.push_back(decision_seconds);
+  }
+  const auto& plan = hood.plan;
+  std::string why = plan.status == optimizer::PreemptionPlanResult::Status::kPlan || !hood.last_failure.empty()
+                        ? "no plan passed the filters (" + hood.last_failure + ")"
+                        : plan.message;
+  if (plan.status == optimizer::PreemptionPlanResult::Status::kError) {
+    return {{}, Wrap(Status::Error("cross-node preemption: " + why))};
+  }
+  return NoPlan(fmt::format("cross-node preemption found no plan: {}", why));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Apply: hold, nominate, evict
+
+CrossNodePreemption::Outcome CrossNodePreemption::ApplyPlan(const PodInfo& pod, int64_t now_ns,
+                                                            const Neighbourhood& hood, double decision_seconds) {
+  const api::Pod& p = pod.pod();
+  const auto& plan = hood.plan;
+  const NodeInfo* target = hood.model_nodes[plan.node];
+  std::vector<Disruption> disrupted;
+  Plan applied = MakePlan(pod, now_ns, hood, disrupted);
+  const auto moves_to_apply = HoldDestinations(applied);
+  RecordPlan(p, std::move(applied), disrupted, hood, decision_seconds);
+  KS_LOG_V(2).InfoS("Cross-node preemption: plan made", "pod", log::KObj(p), "node", target->name(), "evicted",
+                    plan.evicted.size(), "moved", plan.moves.size(), "optimal", plan.optimal, "gap", plan.gap,
+                    "decisionMs", decision_seconds * 1e3);
+  if (Status s = EvictVictims(p, target->name(), hood, moves_to_apply); !s.IsSuccess()) {
+    return {{}, Wrap(std::move(s))};
+  }
+  evaluator_.ClearLowerPriorityNominations(target->name(), p.Priority());
+  return {{framework::NominatingMode::kOverride, target->name()}, Status()};
+}
+
+CrossNodePreemption::Plan CrossNodePreemption::MakePlan(const PodInfo& pod, int64_t now_ns, const Neighbourhood& hood,
+                                                        std::vector<Disruption>& disrupted) const {
+  const api::Pod& p = pod.pod();
+  const auto& plan = hood.plan;
   Plan applied;
   applied.preemptor_uid = p.metadata.uid;
   applied.preemptor = pod.pod_ptr();
   applied.preemptor_info = pod.WithPod(pod.pod_ptr());
-  applied.node = target->name();
+  applied.node = hood.model_nodes[plan.node]->name();
   applied.created_ns = now_ns;
   int64_t grace = 0;
-  std::vector<Disruption> disrupted;
   const int64_t cooldown_ns = static_cast<int64_t>(args_.disruption_cooldown_seconds * 1e9);
   for (int v : plan.evicted) {
-    const PodInfo& victim = *removable[model_pods[v]].pi;
+    const PodInfo& victim = *hood.removable[hood.model_pods[v]].pi;
     applied.victims.push_back(victim.pod_ptr());
     grace = std::max(grace, GraceSeconds(victim.pod()));
     if (ControllerOf(victim.pod()) && cooldown_ns > 0) disrupted.push_back({TemplateKey(victim), now_ns, 0});
   }
   for (auto [v, d] : plan.moves) {
-    const PodInfo& victim = *removable[model_pods[v]].pi;
+    const PodInfo& victim = *hood.removable[hood.model_pods[v]].pi;
     applied.victims.push_back(victim.pod_ptr());
     grace = std::max(grace, GraceSeconds(victim.pod()));
     Move m;
     m.victim = victim.pod_ptr();
-    m.destination = model_nodes[d]->name();
+    m.destination = hood.model_nodes[d]->name();
     m.template_key = TemplateKey(victim);
     auto holder = std::make_shared<api::Pod>(victim.pod());
     holder->metadata.uid = victim.pod().metadata.uid + "-move";
@@ -970,9 +1111,13 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
   }
   applied.deadline_ns = now_ns + static_cast<int64_t>((static_cast<double>(grace) + args_.plan_timeout_seconds) * 1e9);
   for (auto& d : disrupted) d.until_ns = now_ns + static_cast<int64_t>(grace) * util::kNanosPerSecond + cooldown_ns;
+  return applied;
+}
+
+CrossNodePreemption::MovesToApply CrossNodePreemption::HoldDestinations(const Plan& applied) {
   // Each destination is held for the replacement the controller will create: the nominator hands
   // the hold to the first pod of the victim's controller and template created from now on.
-  std::vector<std::pair<std::shared_ptr<const api::Pod>, std::string>> moves_to_apply;
+  MovesToApply moves_to_apply;
   for (const auto& m : applied.moves) {
     handle_.nominator().ExpectReplacement(
         m.placeholder, m.destination,
@@ -983,42 +1128,45 @@ std::pair<framework::PostFilterResult, Status> CrossNodePreemption::ComputeAndAp
         });
     moves_to_apply.emplace_back(m.victim, m.destination);
   }
-  {
-    std::lock_guard lock(mu_);
-    ++stats_.plans;
-    if (plan.optimal) ++stats_.optimal;
-    stats_.max_gap = std::max(stats_.max_gap, plan.gap);
-    stats_.evictions += static_cast<int64_t>(plan.evicted.size());
-    stats_.moves += static_cast<int64_t>(plan.moves.size());
-    stats_.solver_seconds += solver_seconds;
-    if (stats_.decision_seconds.size() < kMaxRecordedDecisions) stats_.decision_seconds.push_back(decision_seconds);
-    if (stats_.plan_records.size() < kMaxPlanRecords) {
-      applied.record = stats_.plan_records.size();
-      stats_.plan_records.push_back({p.Key(), target->name(), static_cast<int64_t>(plan.evicted.size()),
-                                     static_cast<int64_t>(plan.moves.size()), plan.optimal, "active"});
-    }
-    disruptions_.insert(disruptions_.end(), disrupted.begin(), disrupted.end());
-    plans_[applied.preemptor_uid] = std::move(applied);
+  return moves_to_apply;
+}
+
+void CrossNodePreemption::RecordPlan(const api::Pod& p, Plan applied, const std::vector<Disruption>& disrupted,
+                                     const Neighbourhood& hood, double decision_seconds) {
+  const auto& plan = hood.plan;
+  const NodeInfo* target = hood.model_nodes[plan.node];
+  std::lock_guard lock(mu_);
+  ++stats_.plans;
+  if (plan.optimal) ++stats_.optimal;
+  stats_.max_gap = std::max(stats_.max_gap, plan.gap);
+  stats_.evictions += static_cast<int64_t>(plan.evicted.size());
+  stats_.moves += static_cast<int64_t>(plan.moves.size());
+  stats_.solver_seconds += hood.solver_seconds;
+  if (stats_.decision_seconds.size() < kMaxRecordedDecisions) stats_.decision_seconds.push_back(decision_seconds);
+  if (stats_.plan_records.size() < kMaxPlanRecords) {
+    applied.record = stats_.plan_records.size();
+    stats_.plan_records.push_back({p.Key(), target->name(), static_cast<int64_t>(plan.evicted.size()),
+                                   static_cast<int64_t>(plan.moves.size()), plan.optimal, "active"});
   }
-  KS_LOG_V(2).InfoS("Cross-node preemption: plan made", "pod", log::KObj(p), "node", target->name(), "evicted",
-                    plan.evicted.size(), "moved", plan.moves.size(), "optimal", plan.optimal, "gap", plan.gap,
-                    "decisionMs", decision_seconds * 1e3);
-  const std::string evict_reason = fmt::format("Preempted by pod {} on node {}", p.Key(), target->name());
-  for (int v : plan.evicted) {
-    if (Status s = evaluator_.Evict(removable[model_pods[v]].pi->pod(), p, target->name(), evict_reason);
+  disruptions_.insert(disruptions_.end(), disrupted.begin(), disrupted.end());
+  plans_[applied.preemptor_uid] = std::move(applied);
+}
+
+Status CrossNodePreemption::EvictVictims(const api::Pod& p, const std::string& node, const Neighbourhood& hood,
+                                         const MovesToApply& moves_to_apply) {
+  const std::string evict_reason = fmt::format("Preempted by pod {} on node {}", p.Key(), node);
+  for (int v : hood.plan.evicted) {
+    if (Status s = evaluator_.Evict(hood.removable[hood.model_pods[v]].pi->pod(), p, node, evict_reason);
         !s.IsSuccess()) {
-      return {{}, wrap(std::move(s))};
+      return s;
     }
   }
   for (const auto& [victim, destination] : moves_to_apply) {
     const std::string reason =
-        fmt::format("Moved to node {} by pod {} preempting on node {}", destination, p.Key(), target->name());
-    if (Status s = evaluator_.Evict(*victim, p, target->name(), reason, destination); !s.IsSuccess()) {
-      return {{}, wrap(std::move(s))};
-    }
+        fmt::format("Moved to node {} by pod {} preempting on node {}", destination, p.Key(), node);
+    if (Status s = evaluator_.Evict(*victim, p, node, reason, destination); !s.IsSuccess()) return s;
   }
-  evaluator_.ClearLowerPriorityNominations(target->name(), priority);
-  return {{framework::NominatingMode::kOverride, target->name()}, Status()};
+  return Status();
 }
 
 Status CrossNodePreemption::Reserve(CycleState&, const PodInfo& pod, const std::string& node_name) {
@@ -1086,7 +1234,7 @@ void CrossNodePreemption::Tick(const std::vector<PodInfoPtr>&) {
 std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
                                                                    framework::Handle& handle) {
   auto decoded = DecodeArgs(args, "");
-  if (!decoded) return std::unexpected(helper::AggregateErrors(decoded.error().errors));
+  if (!decoded) return std::unexpected(config::AggregateErrors(decoded.error().errors));
   return std::make_unique<CrossNodePreemption>(std::move(*decoded), handle);
 }
 

@@ -37,6 +37,7 @@
 #include "framework/handle.h"
 #include "framework/interface.h"
 #include "framework/preemption/evaluator.h"
+#include "framework/statistics.h"
 #include "optimizer/mip.h"
 #include "optimizer/preemption_model.h"
 
@@ -98,11 +99,19 @@ struct CrossNodeStats {
   std::vector<PlanRecord> plan_records;       //!< the first kMaxPlanRecords plans
 };
 
+//! What CrossNodePreemption::Statistics() reports: the statistics and what is still in progress.
+struct CrossNodeReport {
+  CrossNodeStats stats;
+  size_t active_plans = 0;  //!< plans still in progress
+  size_t held_moves = 0;    //!< room still held for moved pods (0: nothing left held)
+};
+
 class CrossNodePreemption final : public framework::PreFilterPlugin,
                                   public framework::PostFilterPlugin,
                                   public framework::ReservePlugin,
                                   public framework::TimedPlugin,
-                                  public framework::PodExplainer {
+                                  public framework::PodExplainer,
+                                  public framework::StatisticsReporter {
  public:
   static constexpr std::string_view kName = "CrossNodePreemption";
 
@@ -132,6 +141,8 @@ class CrossNodePreemption final : public framework::PreFilterPlugin,
   std::string ExplainPod(const api::Pod& pod) const override;
 
   CrossNodeStats stats() const;
+  //! A CrossNodeReport.
+  std::any Statistics() const override;
   //! Plans in progress (tests: nothing may stay held once they end).
   size_t active_plans() const;
   //! Placeholders and steered replacements the plans hold room for.
@@ -167,9 +178,61 @@ class CrossNodePreemption final : public framework::PreFilterPlugin,
     int64_t until_ns = 0;
   };
   struct Neighbourhood;
+  struct PlanWorld;
+  using Outcome = std::pair<framework::PostFilterResult, framework::Status>;
+  using MovesToApply = std::vector<std::pair<std::shared_ptr<const api::Pod>, std::string>>;  // victim, destination
 
   std::pair<framework::PostFilterResult, framework::Status> ComputeAndApply(
       framework::CycleState& state, const framework::PodInfo& pod, const framework::NodeToStatus& filtered_statuses);
+  // The steps of ComputeAndApply, in order. A step that returns an Outcome ends the decision with it.
+  //! Whether the pod may preempt at all, and the nodes where preemption may help (outside the
+  //! domains other plans closed).
+  std::optional<Outcome> FindPotentialNodes(const framework::PodInfo& pod,
+                                            const framework::NodeToStatus& filtered_statuses, Neighbourhood& hood);
+  //! The pods that may leave their nodes: lower priority, not protected, not disrupted within the
+  //! cooldown, within their PDBs.
+  void CollectCandidates(const framework::PodInfo& pod, int64_t now_ns, Neighbourhood& hood);
+  //! Where the preemptor fits once every candidate pod is gone (what-if copies of their nodes).
+  std::optional<Outcome> FindFeasibleNodes(framework::CycleState& state, const framework::PodInfo& pod,
+                                           Neighbourhood& hood);
+  //! The feasible nodes where the preemptor fits most cheaply, within maxCandidatePods.
+  void SelectCandidateNodes(Neighbourhood& hood) const;
+  //! Required anti-affinity in either direction between the preemptor and pods that may leave.
+  void FindAntiAffinity(const framework::PodInfo& pod, Neighbourhood& hood) const;
+  //! The model: candidate nodes and their pods, blockers, destinations, conflicts, ranks.
+  void BuildModel(Neighbourhood& hood);
+  //! Adds the nodes with the most room for moved pods, and the pods there that may leave.
+  void AddDestinationNodes(Neighbourhood& hood) const;
+  //! The model nodes each movable model pod's filters accept.
+  void FindMoveDestinations(Neighbourhood& hood);
+  //! Logs the model at verbosity 4.
+  static void LogModel(const api::Pod& preemptor, const Neighbourhood& hood);
+  //! Solves the model until a plan passes validation (a failed check becomes a cut), 4 rounds at most.
+  std::optional<Outcome> SolveAndValidate(framework::CycleState& state, const framework::PodInfo& pod,
+                                          Neighbourhood& hood);
+  //! Whether the profile's filters accept the plan (the preemptor on its node, each moved pod on
+  //! its destination); a rejection is cut from the model. An error is a PreFilter extension's.
+  std::expected<bool, framework::Status> ValidatePlan(framework::CycleState& state, const framework::PodInfo& pod,
+                                                      Neighbourhood& hood);
+  //! Whether the filters accept each moved pod on its destination (the first that does not is cut).
+  bool ValidateMoves(PlanWorld& world, Neighbourhood& hood);
+  //! Counts a decision whose model yielded no valid plan, and says why.
+  Outcome NoValidPlan(const Neighbourhood& hood, double decision_seconds);
+  //! Counts a decision that found no plan: the pod is unschedulable for `detail`.
+  Outcome NoPlan(std::string detail);
+  //! Applies the plan: holds destinations, records the plan, evicts, nominates the preemptor.
+  Outcome ApplyPlan(const framework::PodInfo& pod, int64_t now_ns, const Neighbourhood& hood, double decision_seconds);
+  //! The plan to track, and (into `disrupted`) the disruptions to remember.
+  Plan MakePlan(const framework::PodInfo& pod, int64_t now_ns, const Neighbourhood& hood,
+                std::vector<Disruption>& disrupted) const;
+  //! Holds each move's destination for the victim's replacement.
+  MovesToApply HoldDestinations(const Plan& applied);
+  //! Counts the plan and keeps it, with its disruptions.
+  void RecordPlan(const api::Pod& preemptor, Plan applied, const std::vector<Disruption>& disrupted,
+                  const Neighbourhood& hood, double decision_seconds);
+  //! Evicts the plan's victims, then its moved pods; the first failure stops it.
+  framework::Status EvictVictims(const api::Pod& preemptor, const std::string& node, const Neighbourhood& hood,
+                                 const MovesToApply& moves_to_apply);
   //! Whether a plan disrupted this pod, or the pod it replaces, within the cooldown.
   bool RecentlyDisrupted(const framework::PodInfo& pod, int64_t now_ns) const;
   //! Releases what the plan holds (placeholders, replacements' plans).

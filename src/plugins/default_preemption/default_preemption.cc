@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "plugins/helper/strict_decoder.h"
-#include "plugins/helper/validation.h"
+#include "config/strict_decoder.h"
+#include "config/validation.h"
 
 namespace kubesched::plugins::default_preemption {
 namespace {
@@ -29,14 +29,14 @@ std::expected<DefaultPreemptionArgs, framework::ArgsErrors> DecodeArgs(const nlo
                                                                        const std::string& path) {
   DefaultPreemptionArgs args;
   std::vector<std::string> errors;
-  helper::StrictDecoder d(errors);
-  const std::string pct_path = helper::PathChild(path, "minCandidateNodesPercentage");
-  const std::string abs_path = helper::PathChild(path, "minCandidateNodesAbsolute");
+  config::StrictDecoder d(errors);
+  const std::string pct_path = api::field_path::Child(path, "minCandidateNodesPercentage");
+  const std::string abs_path = api::field_path::Child(path, "minCandidateNodesAbsolute");
   if (d.Object(json, path, {"minCandidateNodesPercentage", "minCandidateNodesAbsolute", "apiVersion", "kind"})) {
-    if (auto v = d.Int32(helper::Member(json, "minCandidateNodesPercentage"), pct_path)) {
+    if (auto v = d.Int32(config::Member(json, "minCandidateNodesPercentage"), pct_path)) {
       args.min_candidate_nodes_percentage = *v;
     }
-    if (auto v = d.Int32(helper::Member(json, "minCandidateNodesAbsolute"), abs_path)) {
+    if (auto v = d.Int32(config::Member(json, "minCandidateNodesAbsolute"), abs_path)) {
       args.min_candidate_nodes_absolute = *v;
     }
   }
@@ -46,14 +46,14 @@ std::expected<DefaultPreemptionArgs, framework::ArgsErrors> DecodeArgs(const nlo
   const int32_t pct = args.min_candidate_nodes_percentage;
   const int32_t abs = args.min_candidate_nodes_absolute;
   if (pct < 0 || pct > 100) {
-    errors.push_back(helper::FieldInvalid(pct_path, std::to_string(pct), "not in valid range [0, 100]"));
+    errors.push_back(config::FieldInvalid(pct_path, std::to_string(pct), "not in valid range [0, 100]"));
   }
-  if (abs < 0) errors.push_back(helper::FieldInvalid(abs_path, std::to_string(abs), "not in valid range [0, inf)"));
+  if (abs < 0) errors.push_back(config::FieldInvalid(abs_path, std::to_string(abs), "not in valid range [0, inf)"));
   if (pct == 0 && abs == 0) {
     errors.push_back(
-        helper::FieldInvalid(pct_path, "0", "cannot be zero at the same time as minCandidateNodesAbsolute"));
+        config::FieldInvalid(pct_path, "0", "cannot be zero at the same time as minCandidateNodesAbsolute"));
     errors.push_back(
-        helper::FieldInvalid(abs_path, "0", "cannot be zero at the same time as minCandidateNodesPercentage"));
+        config::FieldInvalid(abs_path, "0", "cannot be zero at the same time as minCandidateNodesPercentage"));
   }
   if (!errors.empty()) return std::unexpected(framework::ArgsErrors{false, std::move(errors)});
   return args;
@@ -61,7 +61,7 @@ std::expected<DefaultPreemptionArgs, framework::ArgsErrors> DecodeArgs(const nlo
 
 std::expected<DefaultPreemptionArgs, std::string> ParseArgs(const nlohmann::json& json) {
   auto decoded = DecodeArgs(json, "");
-  if (!decoded) return std::unexpected(helper::AggregateErrors(decoded.error().errors));
+  if (!decoded) return std::unexpected(config::AggregateErrors(decoded.error().errors));
   return *decoded;
 }
 
@@ -100,7 +100,7 @@ std::pair<bool, std::string> DefaultPreemption::PodEligibleToPreemptOthers(const
 }
 
 Status DefaultPreemption::SelectVictimsOnNode(framework::CycleState& state, const PodInfo& pod, NodeInfo& node_info,
-                                              std::span<const PdbBudget> pdbs, Victims& victims) {
+                                              std::span<const PdbBudget> pdbs, NodeVictims& victims) {
   return evaluator_.SelectVictimsOnNode(state, pod, node_info, pdbs, victims);
 }
 
@@ -138,7 +138,7 @@ std::pair<framework::PostFilterResult, Status> DefaultPreemption::PostFilter(
     candidates = DryRunPreemption(state, pod, potential, pdbs, offset, num, node_statuses, errors);
   }
   if (candidates.empty()) {
-    if (!errors.empty()) return {{}, wrap(Status::Error(helper::AggregateErrors(errors)))};
+    if (!errors.empty()) return {{}, wrap(Status::Error(config::AggregateErrors(errors)))};
     node_statuses.set_absent_status(Status::UnschedulableAndUnresolvable(std::string(kNotHelpful)));
     // kOverride with no node clears a stale nomination of the pod.
     return {{framework::NominatingMode::kOverride, ""},

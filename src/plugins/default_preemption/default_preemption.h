@@ -31,9 +31,9 @@ using framework::preemption::kNotEligibleTerminating;
 using framework::preemption::kNotHelpful;
 using framework::preemption::kNoVictims;
 using framework::preemption::MoreImportantPod;
+using framework::preemption::NodeVictims;
 using framework::preemption::PdbBudget;
 using framework::preemption::PickOneNodeForPreemption;
-using framework::preemption::Victims;
 
 //! Upstream's DefaultPreemptionArgs.
 struct DefaultPreemptionArgs {
@@ -75,7 +75,7 @@ class DefaultPreemption final : public framework::PostFilterPlugin {
   //! no lower-priority pods; the Filter status when the pod does not fit even without them.
   framework::Status SelectVictimsOnNode(framework::CycleState& state, const framework::PodInfo& pod,
                                         framework::NodeInfo& node_info, std::span<const PdbBudget> pdbs,
-                                        Victims& victims);
+                                        NodeVictims& victims);
 
   //! How many candidates the dry run looks for among num_nodes potential nodes.
   int32_t CalculateNumCandidates(int32_t num_nodes) const;

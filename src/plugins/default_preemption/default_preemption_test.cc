@@ -491,7 +491,7 @@ TEST(DefaultPreemptionTest, SelectVictimsOnNodeStatuses) {
     auto pi = MakePod().Name("p").Priority(kLowPriority).Req(kSmallRes).Info();
     auto state = env.State(*pi);
     auto copy = node.Clone();
-    Victims victims;
+    NodeVictims victims;
     Status s = pl->SelectVictimsOnNode(*state, *pi, *copy, {}, victims);
     EXPECT_EQ(s.code(), Code::kUnschedulableAndUnresolvable);
     EXPECT_EQ(s.Message(), kNoVictims);
@@ -500,7 +500,7 @@ TEST(DefaultPreemptionTest, SelectVictimsOnNodeStatuses) {
     auto pi = MakePod().Name("p").Priority(kMidPriority).Req(kMediumRes).Info();
     auto state = env.State(*pi);
     auto copy = node.Clone();
-    Victims victims;
+    NodeVictims victims;
     Status s = pl->SelectVictimsOnNode(*state, *pi, *copy, {}, victims);
     EXPECT_EQ(s.code(), Code::kUnschedulable);
     EXPECT_EQ(s.Message(), "Insufficient cpu");

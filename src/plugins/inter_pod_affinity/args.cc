@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "plugins/helper/strict_decoder.h"
-#include "plugins/helper/validation.h"
+#include "config/strict_decoder.h"
+#include "config/validation.h"
 
 namespace kubesched::plugins::inter_pod_affinity {
 
@@ -13,13 +13,13 @@ std::expected<InterPodAffinityArgs, framework::ArgsErrors> DecodeArgs(const nloh
                                                                       const std::string& path) {
   InterPodAffinityArgs out;
   std::vector<std::string> errors;
-  helper::StrictDecoder d(errors);
+  config::StrictDecoder d(errors);
   if (d.Object(args, path, {"hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods", "apiVersion", "kind"})) {
     // An explicit null keeps the default, as a nil pointer does.
-    const std::string weight_path = helper::PathChild(path, "hardPodAffinityWeight");
-    if (auto w = d.Int32(helper::Member(args, "hardPodAffinityWeight"), weight_path)) out.hard_pod_affinity_weight = *w;
-    if (auto b = d.Bool(helper::Member(args, "ignorePreferredTermsOfExistingPods"),
-                        helper::PathChild(path, "ignorePreferredTermsOfExistingPods"))) {
+    const std::string weight_path = api::field_path::Child(path, "hardPodAffinityWeight");
+    if (auto w = d.Int32(config::Member(args, "hardPodAffinityWeight"), weight_path)) out.hard_pod_affinity_weight = *w;
+    if (auto b = d.Bool(config::Member(args, "ignorePreferredTermsOfExistingPods"),
+                        api::field_path::Child(path, "ignorePreferredTermsOfExistingPods"))) {
       out.ignore_preferred_terms_of_existing_pods = *b;
     }
   }
@@ -28,8 +28,8 @@ std::expected<InterPodAffinityArgs, framework::ArgsErrors> DecodeArgs(const nloh
   // ValidateInterPodAffinityArgs.
   const int32_t w = out.hard_pod_affinity_weight;
   if (w < kMinHardPodAffinityWeight || w > kMaxHardPodAffinityWeight) {
-    errors.push_back(helper::FieldInvalid(
-        helper::PathChild(path, "hardPodAffinityWeight"), std::to_string(w),
+    errors.push_back(config::FieldInvalid(
+        api::field_path::Child(path, "hardPodAffinityWeight"), std::to_string(w),
         fmt::format("not in valid range [{}, {}]", kMinHardPodAffinityWeight, kMaxHardPodAffinityWeight)));
   }
   if (!errors.empty()) return std::unexpected(framework::ArgsErrors{false, std::move(errors)});
@@ -38,7 +38,7 @@ std::expected<InterPodAffinityArgs, framework::ArgsErrors> DecodeArgs(const nloh
 
 std::expected<InterPodAffinityArgs, std::string> ParseArgs(const nlohmann::json& args) {
   auto decoded = DecodeArgs(args, "");
-  if (!decoded) return std::unexpected(helper::AggregateErrors(decoded.error().errors));
+  if (!decoded) return std::unexpected(config::AggregateErrors(decoded.error().errors));
   return *decoded;
 }
 

@@ -4,8 +4,8 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
-#include "plugins/helper/strict_decoder.h"
-#include "plugins/helper/validation.h"
+#include "config/strict_decoder.h"
+#include "config/validation.h"
 #include "plugins/node_affinity/node_selector.h"
 
 namespace kubesched::plugins::node_affinity {
@@ -53,24 +53,25 @@ class Decoder {
   RawRequirement Requirement(const Json& j, const std::string& path) {
     RawRequirement r;
     if (!d_.Object(j, path, {"key", "operator", "values"})) return r;
-    r.key = d_.String(helper::Member(j, "key"), PathChild(path, "key")).value_or("");
-    r.op = d_.String(helper::Member(j, "operator"), PathChild(path, "operator")).value_or("");
-    r.values = d_.StringList(helper::Member(j, "values"), PathChild(path, "values"));
+    r.key = d_.String(config::Member(j, "key"), api::field_path::Child(path, "key")).value_or("");
+    r.op = d_.String(config::Member(j, "operator"), api::field_path::Child(path, "operator")).value_or("");
+    r.values = d_.StringList(config::Member(j, "values"), api::field_path::Child(path, "values"));
     return r;
   }
 
   std::vector<RawRequirement> Requirements(const Json& j, const std::string& path) {
     std::vector<RawRequirement> out;
     if (!d_.Array(j, path)) return out;
-    for (size_t i = 0; i < j.size(); ++i) out.push_back(Requirement(j[i], PathIndex(path, i)));
+    for (size_t i = 0; i < j.size(); ++i) out.push_back(Requirement(j[i], api::field_path::Index(path, i)));
     return out;
   }
 
   RawTerm Term(const Json& j, const std::string& path) {
     RawTerm t;
     if (!d_.Object(j, path, {"matchExpressions", "matchFields"})) return t;
-    t.match_expressions = Requirements(helper::Member(j, "matchExpressions"), PathChild(path, "matchExpressions"));
-    t.match_fields = Requirements(helper::Member(j, "matchFields"), PathChild(path, "matchFields"));
+    t.match_expressions =
+        Requirements(config::Member(j, "matchExpressions"), api::field_path::Child(path, "matchExpressions"));
+    t.match_fields = Requirements(config::Member(j, "matchFields"), api::field_path::Child(path, "matchFields"));
     return t;
   }
 
@@ -79,25 +80,27 @@ class Decoder {
     static constexpr std::string_view kRequired = "requiredDuringSchedulingIgnoredDuringExecution";
     static constexpr std::string_view kPreferred = "preferredDuringSchedulingIgnoredDuringExecution";
     if (!d_.Object(j, path, {kRequired, kPreferred})) return a;
-    const Json& required = helper::Member(j, kRequired);
-    const std::string required_path = PathChild(path, kRequired);
+    const Json& required = config::Member(j, kRequired);
+    const std::string required_path = api::field_path::Child(path, kRequired);
     if (d_.Object(required, required_path, {"nodeSelectorTerms"})) {
       a.required.emplace();
-      const Json& terms = helper::Member(required, "nodeSelectorTerms");
-      const std::string terms_path = PathChild(required_path, "nodeSelectorTerms");
+      const Json& terms = config::Member(required, "nodeSelectorTerms");
+      const std::string terms_path = api::field_path::Child(required_path, "nodeSelectorTerms");
       if (d_.Array(terms, terms_path)) {
-        for (size_t i = 0; i < terms.size(); ++i) a.required->push_back(Term(terms[i], PathIndex(terms_path, i)));
+        for (size_t i = 0; i < terms.size(); ++i)
+          a.required->push_back(Term(terms[i], api::field_path::Index(terms_path, i)));
       }
     }
-    const Json& preferred = helper::Member(j, kPreferred);
-    const std::string preferred_path = PathChild(path, kPreferred);
+    const Json& preferred = config::Member(j, kPreferred);
+    const std::string preferred_path = api::field_path::Child(path, kPreferred);
     if (d_.Array(preferred, preferred_path)) {
       for (size_t i = 0; i < preferred.size(); ++i) {
-        const std::string p = PathIndex(preferred_path, i);
+        const std::string p = api::field_path::Index(preferred_path, i);
         RawPreferred pref;
         if (d_.Object(preferred[i], p, {"weight", "preference"})) {
-          pref.weight = d_.Int32(helper::Member(preferred[i], "weight"), PathChild(p, "weight")).value_or(0);
-          pref.preference = Term(helper::Member(preferred[i], "preference"), PathChild(p, "preference"));
+          pref.weight =
+              d_.Int32(config::Member(preferred[i], "weight"), api::field_path::Child(p, "weight")).value_or(0);
+          pref.preference = Term(config::Member(preferred[i], "preference"), api::field_path::Child(p, "preference"));
         }
         a.preferred.push_back(std::move(pref));
       }
@@ -106,29 +109,29 @@ class Decoder {
   }
 
  private:
-  helper::StrictDecoder d_;
+  config::StrictDecoder d_;
 };
 
 // Validation as nodeaffinity.NewNodeSelector / NewPreferredSchedulingTerms with a path option.
 void ValidateTerm(const RawTerm& t, const std::string& path, std::vector<std::string>& errs) {
-  const std::string expr_path = PathChild(path, "matchExpressions");
+  const std::string expr_path = api::field_path::Child(path, "matchExpressions");
   for (size_t i = 0; i < t.match_expressions.size(); ++i) {
     const auto& r = t.match_expressions[i];
-    std::string p = PathIndex(expr_path, i);
+    std::string p = api::field_path::Index(expr_path, i);
     auto op = ParseOperator(r.op);
     if (!op) {
-      errs.push_back(helper::FieldNotSupported(PathChild(p, "operator"), r.op,
+      errs.push_back(config::FieldNotSupported(api::field_path::Child(p, "operator"), r.op,
                                                {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"}));
       continue;
     }
     ValidateLabelRequirement({r.key, *op, r.values}, p, errs);
   }
-  const std::string fields_path = PathChild(path, "matchFields");
+  const std::string fields_path = api::field_path::Child(path, "matchFields");
   for (size_t i = 0; i < t.match_fields.size(); ++i) {
     const auto& r = t.match_fields[i];
-    std::string p = PathIndex(fields_path, i);
+    std::string p = api::field_path::Index(fields_path, i);
     if (r.op != "In" && r.op != "NotIn") {
-      errs.push_back(helper::FieldNotSupported(PathChild(p, "operator"), r.op, {"In", "NotIn"}));
+      errs.push_back(config::FieldNotSupported(api::field_path::Child(p, "operator"), r.op, {"In", "NotIn"}));
       continue;
     }
     ValidateFieldRequirement({r.key, *ParseOperator(r.op), r.values}, p, errs);
@@ -151,19 +154,19 @@ std::expected<api::NodeAffinity, framework::ArgsErrors> DecodeNodeAffinityStrict
   if (!errs.empty()) return std::unexpected(framework::ArgsErrors{true, std::move(errs)});
 
   if (raw.required) {
-    const std::string terms_path =
-        PathChild(PathChild(path, "requiredDuringSchedulingIgnoredDuringExecution"), "nodeSelectorTerms");
+    const std::string terms_path = api::field_path::Child(
+        api::field_path::Child(path, "requiredDuringSchedulingIgnoredDuringExecution"), "nodeSelectorTerms");
     for (size_t i = 0; i < raw.required->size(); ++i) {
       const RawTerm& t = (*raw.required)[i];
-      if (!t.Empty()) ValidateTerm(t, PathIndex(terms_path, i), errs);  // empty terms select nothing
+      if (!t.Empty()) ValidateTerm(t, api::field_path::Index(terms_path, i), errs);  // empty terms select nothing
     }
   }
-  const std::string preferred_path = PathChild(path, "preferredDuringSchedulingIgnoredDuringExecution");
+  const std::string preferred_path = api::field_path::Child(path, "preferredDuringSchedulingIgnoredDuringExecution");
   for (size_t i = 0; i < raw.preferred.size(); ++i) {
     const RawPreferred& p = raw.preferred[i];
     // Upstream skips terms it will never use before parsing them.
     if (p.weight == 0 || p.preference.Empty()) continue;
-    ValidateTerm(p.preference, PathIndex(preferred_path, i), errs);
+    ValidateTerm(p.preference, api::field_path::Index(preferred_path, i), errs);
   }
   if (!errs.empty()) return std::unexpected(framework::ArgsErrors{false, std::move(errs)});
 
@@ -180,24 +183,24 @@ std::expected<api::NodeAffinity, framework::ArgsErrors> DecodeNodeAffinityStrict
 
 std::expected<api::NodeAffinity, std::string> DecodeNodeAffinity(const Json& json, const std::string& path) {
   auto decoded = DecodeNodeAffinityStrict(json, path);
-  if (!decoded) return std::unexpected(helper::AggregateErrors(decoded.error().errors));
+  if (!decoded) return std::unexpected(config::AggregateErrors(decoded.error().errors));
   return *decoded;
 }
 
 std::expected<NodeAffinityArgs, framework::ArgsErrors> DecodeArgs(const Json& args, const std::string& path) {
   NodeAffinityArgs out;
   std::vector<std::string> errs;
-  helper::StrictDecoder d(errs);
+  config::StrictDecoder d(errs);
   if (!d.Object(args, path, {"addedAffinity", "apiVersion", "kind"})) {
     if (!errs.empty()) return std::unexpected(framework::ArgsErrors{true, std::move(errs)});
     return out;  // null: no added affinity
   }
-  const Json& added = helper::Member(args, "addedAffinity");
+  const Json& added = config::Member(args, "addedAffinity");
   if (added.is_null()) {
     if (!errs.empty()) return std::unexpected(framework::ArgsErrors{true, std::move(errs)});
     return out;
   }
-  auto affinity = DecodeNodeAffinityStrict(added, PathChild(path, "addedAffinity"));
+  auto affinity = DecodeNodeAffinityStrict(added, api::field_path::Child(path, "addedAffinity"));
   if (!errs.empty()) {  // unknown fields beside addedAffinity: decoding errors, listed with its own
     if (!affinity && affinity.error().decoding) {
       errs.insert(errs.end(), affinity.error().errors.begin(), affinity.error().errors.end());
@@ -211,7 +214,7 @@ std::expected<NodeAffinityArgs, framework::ArgsErrors> DecodeArgs(const Json& ar
 
 std::expected<NodeAffinityArgs, std::string> ParseArgs(const Json& args) {
   auto decoded = DecodeArgs(args, "");
-  if (!decoded) return std::unexpected(helper::AggregateErrors(decoded.error().errors));
+  if (!decoded) return std::unexpected(config::AggregateErrors(decoded.error().errors));
   return *decoded;
 }
 

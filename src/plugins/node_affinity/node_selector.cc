@@ -3,14 +3,14 @@
 #include <algorithm>
 #include <charconv>
 
-#include "plugins/helper/validation.h"
+#include "config/validation.h"
 
 namespace kubesched::plugins::node_affinity {
 namespace {
 
-using helper::FieldInvalid;
-using helper::GoQuote;
-using helper::GoStringSlice;
+using config::FieldInvalid;
+using config::GoStringSlice;
+using util::GoQuote;
 
 // strconv.ParseInt(s, 10, 64): optional sign then decimal digits, within int64.
 bool IsInt64(std::string_view s) {
@@ -30,24 +30,12 @@ bool IsEmptyTerm(const api::NodeSelectorTerm& term) {
 
 }  // namespace
 
-std::string PathChild(std::string_view path, std::string_view name) {
-  if (path.empty()) return std::string(name);
-  std::string out(path);
-  out += '.';
-  out += name;
-  return out;
-}
-
-std::string PathIndex(std::string_view path, size_t index) {
-  return std::string(path) + "[" + std::to_string(index) + "]";
-}
-
 void ValidateLabelRequirement(const api::SelectorRequirement& req, std::string_view path,
                               std::vector<std::string>& errs) {
-  if (auto msgs = helper::IsQualifiedName(req.key); !msgs.empty()) {
-    errs.push_back(FieldInvalid(PathChild(path, "key"), GoQuote(req.key), helper::JoinDetails(msgs)));
+  if (auto msgs = api::IsQualifiedName(req.key); !msgs.empty()) {
+    errs.push_back(FieldInvalid(api::field_path::Child(path, "key"), GoQuote(req.key), config::JoinDetails(msgs)));
   }
-  const std::string values_path = PathChild(path, "values");
+  const std::string values_path = api::field_path::Child(path, "values");
   switch (req.op) {
     case api::SelectorOperator::kIn:
     case api::SelectorOperator::kNotIn:
@@ -71,16 +59,16 @@ void ValidateLabelRequirement(const api::SelectorRequirement& req, std::string_v
       }
       for (size_t i = 0; i < req.values.size(); ++i) {
         if (!IsInt64(req.values[i])) {
-          errs.push_back(FieldInvalid(PathIndex(values_path, i), GoQuote(req.values[i]),
+          errs.push_back(FieldInvalid(api::field_path::Index(values_path, i), GoQuote(req.values[i]),
                                       "for 'Gt', 'Lt' operators, the value must be an integer"));
         }
       }
       break;
   }
   for (size_t i = 0; i < req.values.size(); ++i) {
-    if (auto msgs = helper::IsValidLabelValue(req.values[i]); !msgs.empty()) {
-      errs.push_back(FieldInvalid(PathIndex(values_path, i) + "[" + req.key + "]", GoQuote(req.values[i]),
-                                  helper::JoinDetails(msgs)));
+    if (auto msgs = api::IsValidLabelValue(req.values[i]); !msgs.empty()) {
+      errs.push_back(FieldInvalid(api::field_path::Index(values_path, i) + "[" + req.key + "]", GoQuote(req.values[i]),
+                                  config::JoinDetails(msgs)));
     }
   }
 }
@@ -91,23 +79,25 @@ void ValidateFieldRequirement(const api::SelectorRequirement& req, std::string_v
     case api::SelectorOperator::kIn:
     case api::SelectorOperator::kNotIn:
       if (req.values.size() != 1) {
-        errs.push_back(FieldInvalid(PathChild(path, "values"), GoStringSlice(req.values), "must have one element"));
+        errs.push_back(
+            FieldInvalid(api::field_path::Child(path, "values"), GoStringSlice(req.values), "must have one element"));
       }
       break;
     default:
-      errs.push_back(helper::FieldNotSupported(PathChild(path, "operator"), api::ToString(req.op), {"In", "NotIn"}));
+      errs.push_back(
+          config::FieldNotSupported(api::field_path::Child(path, "operator"), api::ToString(req.op), {"In", "NotIn"}));
   }
 }
 
 void ValidateNodeSelectorTerm(const api::NodeSelectorTerm& term, std::string_view path,
                               std::vector<std::string>& errs) {
-  const std::string expr_path = PathChild(path, "matchExpressions");
+  const std::string expr_path = api::field_path::Child(path, "matchExpressions");
   for (size_t i = 0; i < term.match_expressions.size(); ++i) {
-    ValidateLabelRequirement(term.match_expressions[i], PathIndex(expr_path, i), errs);
+    ValidateLabelRequirement(term.match_expressions[i], api::field_path::Index(expr_path, i), errs);
   }
-  const std::string fields_path = PathChild(path, "matchFields");
+  const std::string fields_path = api::field_path::Child(path, "matchFields");
   for (size_t i = 0; i < term.match_fields.size(); ++i) {
-    ValidateFieldRequirement(term.match_fields[i], PathIndex(fields_path, i), errs);
+    ValidateFieldRequirement(term.match_fields[i], api::field_path::Index(fields_path, i), errs);
   }
 }
 
@@ -134,12 +124,12 @@ bool TermMatches(const api::NodeSelectorTerm& term, const api::Node& node) {
 
 NodeSelectorMatcher::NodeSelectorMatcher(const api::NodeSelector& selector, std::string_view path,
                                          bool collect_errors) {
-  const std::string terms_path = PathChild(path, "nodeSelectorTerms");
+  const std::string terms_path = api::field_path::Child(path, "nodeSelectorTerms");
   for (size_t i = 0; i < selector.terms.size(); ++i) {
     const auto& term = selector.terms[i];
     if (IsEmptyTerm(term)) continue;
     std::vector<std::string> errs;
-    ValidateNodeSelectorTerm(term, collect_errors ? PathIndex(terms_path, i) : std::string(), errs);
+    ValidateNodeSelectorTerm(term, collect_errors ? api::field_path::Index(terms_path, i) : std::string(), errs);
     if (errs.empty()) {
       terms_.push_back(&term);
       continue;
@@ -185,10 +175,10 @@ std::expected<PreferredSchedulingTerms, std::string> PreferredSchedulingTerms::C
     const auto& t = terms[i];
     if (t.weight == 0 || IsEmptyTerm(t.preference)) continue;
     size_t before = errs.size();
-    ValidateNodeSelectorTerm(t.preference, PathIndex(path, i), errs);
+    ValidateNodeSelectorTerm(t.preference, api::field_path::Index(path, i), errs);
     if (errs.size() == before) out.terms_.push_back({&t.preference, t.weight});
   }
-  if (!errs.empty()) return std::unexpected(helper::AggregateErrors(errs));
+  if (!errs.empty()) return std::unexpected(config::AggregateErrors(errs));
   return out;
 }
 

@@ -15,13 +15,10 @@
 #include <string_view>
 #include <vector>
 
+#include "api/field_path.h"
 #include "api/types.h"
 
 namespace kubesched::plugins::node_affinity {
-
-//! field.Path helpers over plain strings.
-std::string PathChild(std::string_view path, std::string_view name);
-std::string PathIndex(std::string_view path, size_t index);
 
 //! Appends the errors labels.NewRequirement reports for one matchExpressions requirement at
 //! `path` (key a qualified name; In/NotIn need values, Exists/DoesNotExist none, Gt/Lt exactly

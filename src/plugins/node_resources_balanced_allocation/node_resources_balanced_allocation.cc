@@ -4,8 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "plugins/helper/strict_decoder.h"
-#include "plugins/helper/validation.h"
+#include "config/strict_decoder.h"
+#include "config/validation.h"
 
 namespace kubesched::plugins::node_resources_balanced_allocation {
 namespace {
@@ -24,13 +24,13 @@ std::vector<std::string> Validate(const NodeResourcesBalancedAllocationArgs& arg
   std::vector<std::string> errs;
   for (size_t i = 0; i < args.resources.size(); ++i) {
     const ResourceSpec& r = args.resources[i];
-    const std::string item_path = helper::PathIndex(helper::PathChild(path, "resources"), i);
+    const std::string item_path = api::field_path::Index(api::field_path::Child(path, "resources"), i);
     bool seen = false;
     for (size_t k = 0; k < i; ++k) seen |= args.resources[k].name == r.name;
-    if (seen) errs.push_back(helper::FieldDuplicate(helper::PathChild(item_path, "name"), helper::GoQuote(r.name)));
+    if (seen) errs.push_back(config::FieldDuplicate(api::field_path::Child(item_path, "name"), util::GoQuote(r.name)));
     if (r.weight != 1) {
       errs.push_back(
-          helper::FieldInvalid(helper::PathChild(item_path, "weight"), std::to_string(r.weight), "must be 1"));
+          config::FieldInvalid(api::field_path::Child(item_path, "weight"), std::to_string(r.weight), "must be 1"));
     }
   }
   return errs;
@@ -42,10 +42,10 @@ std::expected<NodeResourcesBalancedAllocationArgs, framework::ArgsErrors> Decode
                                                                                      const std::string& path) {
   NodeResourcesBalancedAllocationArgs args;
   std::vector<std::string> errors;
-  helper::StrictDecoder d(errors);
+  config::StrictDecoder d(errors);
   if (d.Object(json, path, {"resources", "apiVersion", "kind"})) {
     args.resources =
-        args_util::DecodeResourceSpecs(d, helper::Member(json, "resources"), helper::PathChild(path, "resources"));
+        args_util::DecodeResourceSpecs(d, config::Member(json, "resources"), api::field_path::Child(path, "resources"));
   }
   if (!errors.empty()) return std::unexpected(framework::ArgsErrors{true, std::move(errors)});
   // v1 defaulting (SetDefaults_NodeResourcesBalancedAllocationArgs).
@@ -64,7 +64,7 @@ std::expected<NodeResourcesBalancedAllocationArgs, framework::ArgsErrors> Decode
 
 std::expected<NodeResourcesBalancedAllocationArgs, std::string> ParseArgs(const nlohmann::json& json) {
   auto decoded = DecodeArgs(json, "");
-  if (!decoded) return std::unexpected(helper::AggregateErrors(decoded.error().errors));
+  if (!decoded) return std::unexpected(config::AggregateErrors(decoded.error().errors));
   return *decoded;
 }
 

@@ -4,26 +4,24 @@
 
 #include <nlohmann/json.hpp>
 
-#include "plugins/helper/validation.h"
+#include "config/validation.h"
 
 namespace kubesched::plugins::node_resources_fit {
 
-using helper::GoQuote;
-using helper::PathChild;
-using helper::PathIndex;
+using util::GoQuote;
 using Json = nlohmann::json;
 
 namespace args_util {
 
-std::vector<ResourceSpec> DecodeResourceSpecs(helper::StrictDecoder& d, const Json& value, std::string_view path) {
+std::vector<ResourceSpec> DecodeResourceSpecs(config::StrictDecoder& d, const Json& value, std::string_view path) {
   std::vector<ResourceSpec> out;
   if (!d.Array(value, path)) return out;
   for (size_t i = 0; i < value.size(); ++i) {
-    std::string p = PathIndex(path, i);
+    std::string p = api::field_path::Index(path, i);
     ResourceSpec spec;
     if (d.Object(value[i], p, {"name", "weight"})) {
-      spec.name = d.String(helper::Member(value[i], "name"), PathChild(p, "name")).value_or("");
-      spec.weight = d.Int64(helper::Member(value[i], "weight"), PathChild(p, "weight")).value_or(0);
+      spec.name = d.String(config::Member(value[i], "name"), api::field_path::Child(p, "name")).value_or("");
+      spec.weight = d.Int64(config::Member(value[i], "weight"), api::field_path::Child(p, "weight")).value_or(0);
     }
     out.push_back(std::move(spec));
   }
@@ -40,31 +38,33 @@ nlohmann::ordered_json EncodeResourceSpecs(const std::vector<ResourceSpec>& reso
 
 namespace {
 
-std::vector<UtilizationShapePoint> DecodeShape(helper::StrictDecoder& d, const Json& v, std::string_view path) {
+std::vector<UtilizationShapePoint> DecodeShape(config::StrictDecoder& d, const Json& v, std::string_view path) {
   std::vector<UtilizationShapePoint> out;
   if (!d.Array(v, path)) return out;
   for (size_t i = 0; i < v.size(); ++i) {
-    std::string p = PathIndex(path, i);
+    std::string p = api::field_path::Index(path, i);
     UtilizationShapePoint point;
     if (d.Object(v[i], p, {"utilization", "score"})) {  // both int32 upstream
-      point.utilization = d.Int32(helper::Member(v[i], "utilization"), PathChild(p, "utilization")).value_or(0);
-      point.score = d.Int32(helper::Member(v[i], "score"), PathChild(p, "score")).value_or(0);
+      point.utilization =
+          d.Int32(config::Member(v[i], "utilization"), api::field_path::Child(p, "utilization")).value_or(0);
+      point.score = d.Int32(config::Member(v[i], "score"), api::field_path::Child(p, "score")).value_or(0);
     }
     out.push_back(point);
   }
   return out;
 }
 
-void DecodeScoringStrategy(helper::StrictDecoder& d, const Json& v, const std::string& path, ScoringStrategy& out) {
+void DecodeScoringStrategy(config::StrictDecoder& d, const Json& v, const std::string& path, ScoringStrategy& out) {
   // An explicit scoringStrategy gets no default type (upstream only defaults the whole struct).
   out.type.clear();
   if (!d.Object(v, path, {"type", "resources", "requestedToCapacityRatio"})) return;
-  out.type = d.String(helper::Member(v, "type"), PathChild(path, "type")).value_or("");
-  out.resources = args_util::DecodeResourceSpecs(d, helper::Member(v, "resources"), PathChild(path, "resources"));
-  const std::string ratio_path = PathChild(path, "requestedToCapacityRatio");
-  const Json& ratio = helper::Member(v, "requestedToCapacityRatio");
+  out.type = d.String(config::Member(v, "type"), api::field_path::Child(path, "type")).value_or("");
+  out.resources =
+      args_util::DecodeResourceSpecs(d, config::Member(v, "resources"), api::field_path::Child(path, "resources"));
+  const std::string ratio_path = api::field_path::Child(path, "requestedToCapacityRatio");
+  const Json& ratio = config::Member(v, "requestedToCapacityRatio");
   if (d.Object(ratio, ratio_path, {"shape"})) {
-    out.shape = DecodeShape(d, helper::Member(ratio, "shape"), PathChild(ratio_path, "shape"));
+    out.shape = DecodeShape(d, config::Member(ratio, "shape"), api::field_path::Child(ratio_path, "shape"));
   }
 }
 
@@ -73,12 +73,12 @@ void DecodeScoringStrategy(helper::StrictDecoder& d, const Json& v, const std::s
 void ValidateShape(const std::vector<UtilizationShapePoint>& shape, const std::string& path,
                    std::vector<std::string>& errs) {
   if (shape.empty()) {
-    errs.push_back(helper::FieldRequired(path, "at least one point must be specified"));
+    errs.push_back(config::FieldRequired(path, "at least one point must be specified"));
     return;
   }
   for (size_t i = 1; i < shape.size(); ++i) {
     if (shape[i - 1].utilization >= shape[i].utilization) {
-      errs.push_back(helper::FieldInvalid(PathChild(PathIndex(path, i), "utilization"),
+      errs.push_back(config::FieldInvalid(api::field_path::Child(api::field_path::Index(path, i), "utilization"),
                                           std::to_string(shape[i].utilization),
                                           "values must be sorted in increasing order"));
       break;
@@ -86,11 +86,12 @@ void ValidateShape(const std::vector<UtilizationShapePoint>& shape, const std::s
   }
   for (size_t i = 0; i < shape.size(); ++i) {
     if (shape[i].utilization < 0 || shape[i].utilization > 100) {
-      errs.push_back(helper::FieldInvalid(PathChild(PathIndex(path, i), "utilization"),
+      errs.push_back(config::FieldInvalid(api::field_path::Child(api::field_path::Index(path, i), "utilization"),
                                           std::to_string(shape[i].utilization), "not in valid range [0, 100]"));
     }
     if (shape[i].score < 0 || shape[i].score > kMaxCustomPriorityScore) {
-      errs.push_back(helper::FieldInvalid(PathChild(PathIndex(path, i), "score"), std::to_string(shape[i].score),
+      errs.push_back(config::FieldInvalid(api::field_path::Child(api::field_path::Index(path, i), "score"),
+                                          std::to_string(shape[i].score),
                                           fmt::format("not in valid range [0, {}]", kMaxCustomPriorityScore)));
     }
   }
@@ -101,37 +102,40 @@ std::vector<std::string> Validate(const NodeResourcesFitArgs& args, const std::s
   std::vector<std::string> errs;
   for (size_t i = 0; i < args.ignored_resources.size(); ++i) {
     const std::string& res = args.ignored_resources[i];
-    for (const auto& e : helper::IsQualifiedName(res)) {
-      errs.push_back(helper::FieldInvalid(PathIndex(PathChild(path, "ignoredResources"), i), GoQuote(res), e));
+    for (const auto& e : api::IsQualifiedName(res)) {
+      errs.push_back(config::FieldInvalid(api::field_path::Index(api::field_path::Child(path, "ignoredResources"), i),
+                                          GoQuote(res), e));
     }
   }
   for (size_t i = 0; i < args.ignored_resource_groups.size(); ++i) {
     const std::string& group = args.ignored_resource_groups[i];
-    std::string p = PathIndex(PathChild(path, "ignoredResourceGroups"), i);
+    std::string p = api::field_path::Index(api::field_path::Child(path, "ignoredResourceGroups"), i);
     if (group.find('/') != std::string::npos) {
-      errs.push_back(helper::FieldInvalid(p, GoQuote(group), "resource group name can't contain '/'"));
+      errs.push_back(config::FieldInvalid(p, GoQuote(group), "resource group name can't contain '/'"));
     }
-    for (const auto& e : helper::IsQualifiedName(group)) errs.push_back(helper::FieldInvalid(p, GoQuote(group), e));
+    for (const auto& e : api::IsQualifiedName(group)) errs.push_back(config::FieldInvalid(p, GoQuote(group), e));
   }
   const ScoringStrategy& s = args.scoring_strategy;
-  const std::string strategy_path = PathChild(path, "scoringStrategy");
+  const std::string strategy_path = api::field_path::Child(path, "scoringStrategy");
   if (s.type != kLeastAllocated && s.type != kMostAllocated && s.type != kRequestedToCapacityRatio) {
-    errs.push_back(helper::FieldNotSupported(PathChild(strategy_path, "type"), s.type,
+    errs.push_back(config::FieldNotSupported(api::field_path::Child(strategy_path, "type"), s.type,
                                              {kLeastAllocated, kMostAllocated, kRequestedToCapacityRatio}));
   }
   for (size_t i = 0; i < s.resources.size(); ++i) {
     const ResourceSpec& r = s.resources[i];
     if (r.weight <= 0 || r.weight > 100) {
-      errs.push_back(helper::FieldInvalid(PathChild(PathIndex(PathChild(strategy_path, "resources"), i), "weight"),
-                                          std::to_string(r.weight),
-                                          fmt::format("resource weight of {} not in valid range (0, 100]", r.name)));
+      errs.push_back(config::FieldInvalid(
+          api::field_path::Child(api::field_path::Index(api::field_path::Child(strategy_path, "resources"), i),
+                                 "weight"),
+          std::to_string(r.weight), fmt::format("resource weight of {} not in valid range (0, 100]", r.name)));
     }
   }
   if (s.shape) {
-    ValidateShape(*s.shape, PathChild(strategy_path, "shape"), errs);
+    ValidateShape(*s.shape, api::field_path::Child(strategy_path, "shape"), errs);
   } else if (s.type == kRequestedToCapacityRatio) {
     // Upstream dereferences the missing requestedToCapacityRatio and panics; report it instead.
-    errs.push_back(helper::FieldRequired(PathChild(strategy_path, "shape"), "at least one point must be specified"));
+    errs.push_back(
+        config::FieldRequired(api::field_path::Child(strategy_path, "shape"), "at least one point must be specified"));
   }
   return errs;
 }
@@ -144,16 +148,16 @@ std::expected<NodeResourcesFitArgs, framework::ArgsErrors> DecodeNodeResourcesFi
                                                                                       const std::string& path) {
   NodeResourcesFitArgs args;
   std::vector<std::string> errors;
-  helper::StrictDecoder d(errors);
+  config::StrictDecoder d(errors);
   bool has_strategy = false;
   if (d.Object(json, path, {"ignoredResources", "ignoredResourceGroups", "scoringStrategy", "apiVersion", "kind"})) {
     args.ignored_resources =
-        d.StringList(helper::Member(json, "ignoredResources"), PathChild(path, "ignoredResources"));
-    args.ignored_resource_groups =
-        d.StringList(helper::Member(json, "ignoredResourceGroups"), PathChild(path, "ignoredResourceGroups"));
-    if (const Json& strategy = helper::Member(json, "scoringStrategy"); !strategy.is_null()) {
+        d.StringList(config::Member(json, "ignoredResources"), api::field_path::Child(path, "ignoredResources"));
+    args.ignored_resource_groups = d.StringList(config::Member(json, "ignoredResourceGroups"),
+                                                api::field_path::Child(path, "ignoredResourceGroups"));
+    if (const Json& strategy = config::Member(json, "scoringStrategy"); !strategy.is_null()) {
       has_strategy = true;
-      DecodeScoringStrategy(d, strategy, PathChild(path, "scoringStrategy"), args.scoring_strategy);
+      DecodeScoringStrategy(d, strategy, api::field_path::Child(path, "scoringStrategy"), args.scoring_strategy);
     }
   }
   if (!errors.empty()) return std::unexpected(framework::ArgsErrors{true, std::move(errors)});
@@ -172,7 +176,7 @@ std::expected<NodeResourcesFitArgs, framework::ArgsErrors> DecodeNodeResourcesFi
 
 std::expected<NodeResourcesFitArgs, std::string> ParseNodeResourcesFitArgs(const nlohmann::json& json) {
   auto decoded = DecodeNodeResourcesFitArgs(json, "");
-  if (!decoded) return std::unexpected(helper::AggregateErrors(decoded.error().errors));
+  if (!decoded) return std::unexpected(config::AggregateErrors(decoded.error().errors));
   return *decoded;
 }
 

@@ -11,8 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "config/strict_decoder.h"
 #include "framework/args.h"
-#include "plugins/helper/strict_decoder.h"
 
 namespace kubesched::plugins::node_resources_fit {
 
@@ -72,7 +72,7 @@ nlohmann::ordered_json EncodeNodeResourcesFitArgs(const NodeResourcesFitArgs& ar
 namespace args_util {
 
 //! Decodes a list of {name, weight} at `path` (a missing weight reads as 0).
-std::vector<ResourceSpec> DecodeResourceSpecs(helper::StrictDecoder& d, const nlohmann::json& value,
+std::vector<ResourceSpec> DecodeResourceSpecs(config::StrictDecoder& d, const nlohmann::json& value,
                                               std::string_view path);
 nlohmann::ordered_json EncodeResourceSpecs(const std::vector<ResourceSpec>& resources);
 

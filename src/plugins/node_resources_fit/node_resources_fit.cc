@@ -8,7 +8,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
-#include "plugins/helper/validation.h"
+#include "config/validation.h"
 
 namespace kubesched::plugins::node_resources_fit {
 namespace {
@@ -188,7 +188,7 @@ bool IsExtendedResourceName(std::string_view name) {
   if (name.starts_with("requests.")) return false;
   std::string quota_name = "requests.";
   quota_name += name;
-  return helper::IsQualifiedName(quota_name).empty();
+  return api::IsQualifiedName(quota_name).empty();
 }
 
 }  // namespace

@@ -1,14 +1,14 @@
 #include "plugins/node_unschedulable/node_unschedulable.h"
 
-#include "plugins/helper/taints.h"
+#include "api/taints.h"
 
 namespace kubesched::plugins::node_unschedulable {
 namespace {
 
 bool ToleratesUnschedulable(const api::Pod& pod) {
-  static const api::Taint kUnschedulableTaint{std::string(helper::kTaintNodeUnschedulable), "",
+  static const api::Taint kUnschedulableTaint{std::string(api::kTaintNodeUnschedulable), "",
                                               api::TaintEffect::kNoSchedule};
-  return helper::TolerationsTolerateTaint(pod.spec.tolerations, kUnschedulableTaint);
+  return api::TolerationsTolerateTaint(pod.spec.tolerations, kUnschedulableTaint);
 }
 
 }  // namespace

@@ -5,8 +5,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "plugins/helper/strict_decoder.h"
-#include "plugins/helper/validation.h"
+#include "config/strict_decoder.h"
+#include "config/validation.h"
 
 namespace kubesched::plugins::pod_topology_spread {
 namespace {
@@ -31,36 +31,36 @@ struct RawArgs {
   std::string defaulting_type;
 };
 
-using helper::AggregateErrors;
-using helper::FieldDuplicate;
-using helper::FieldForbidden;
-using helper::FieldInvalid;
-using helper::FieldNotSupported;
-using helper::FieldRequired;
-using helper::GoQuote;
+using config::AggregateErrors;
+using config::FieldDuplicate;
+using config::FieldForbidden;
+using config::FieldInvalid;
+using config::FieldNotSupported;
+using config::FieldRequired;
+using util::GoQuote;
 
 // --- JSON decoding ---------------------------------------------------------------------------
 
-RawConstraint DecodeConstraint(helper::StrictDecoder& d, const Json& j, const std::string& path) {
+RawConstraint DecodeConstraint(config::StrictDecoder& d, const Json& j, const std::string& path) {
   RawConstraint c;
   if (!d.Object(j, path,
                 {"maxSkew", "topologyKey", "whenUnsatisfiable", "labelSelector", "minDomains", "nodeAffinityPolicy",
                  "nodeTaintsPolicy", "matchLabelKeys"})) {
     return c;
   }
-  auto member = [&](std::string_view key) -> const Json& { return helper::Member(j, key); };
-  auto child = [&](std::string_view key) { return helper::PathChild(path, key); };
+  auto member = [&](std::string_view key) -> const Json& { return config::Member(j, key); };
+  auto child = [&](std::string_view key) { return api::field_path::Child(path, key); };
   c.max_skew = d.Int32(member("maxSkew"), child("maxSkew")).value_or(0);
   c.topology_key = d.String(member("topologyKey"), child("topologyKey")).value_or("");
   c.when_unsatisfiable = d.String(member("whenUnsatisfiable"), child("whenUnsatisfiable")).value_or("");
   const Json& selector = member("labelSelector");
   if (d.Object(selector, child("labelSelector"), {"matchLabels", "matchExpressions"})) {
     c.has_label_selector = true;  // forbidden by validation, whatever it holds
-    const std::string exprs_path = helper::PathChild(child("labelSelector"), "matchExpressions");
-    const Json& exprs = helper::Member(selector, "matchExpressions");
+    const std::string exprs_path = api::field_path::Child(child("labelSelector"), "matchExpressions");
+    const Json& exprs = config::Member(selector, "matchExpressions");
     if (d.Array(exprs, exprs_path)) {
       for (size_t i = 0; i < exprs.size(); ++i)
-        d.Object(exprs[i], helper::PathIndex(exprs_path, i), {"key", "operator", "values"});
+        d.Object(exprs[i], api::field_path::Index(exprs_path, i), {"key", "operator", "values"});
     }
   }
   c.min_domains = d.Int32(member("minDomains"), child("minDomains"));
@@ -70,18 +70,18 @@ RawConstraint DecodeConstraint(helper::StrictDecoder& d, const Json& j, const st
   return c;
 }
 
-RawArgs DecodeRawArgs(helper::StrictDecoder& d, const Json& j, const std::string& path) {
+RawArgs DecodeRawArgs(config::StrictDecoder& d, const Json& j, const std::string& path) {
   RawArgs raw;
   if (!d.Object(j, path, {"defaultConstraints", "defaultingType", "apiVersion", "kind"})) return raw;
-  const std::string constraints_path = helper::PathChild(path, "defaultConstraints");
-  const Json& constraints = helper::Member(j, "defaultConstraints");
+  const std::string constraints_path = api::field_path::Child(path, "defaultConstraints");
+  const Json& constraints = config::Member(j, "defaultConstraints");
   if (d.Array(constraints, constraints_path)) {
     for (size_t i = 0; i < constraints.size(); ++i) {
-      raw.constraints.push_back(DecodeConstraint(d, constraints[i], helper::PathIndex(constraints_path, i)));
+      raw.constraints.push_back(DecodeConstraint(d, constraints[i], api::field_path::Index(constraints_path, i)));
     }
   }
   raw.defaulting_type =
-      d.String(helper::Member(j, "defaultingType"), helper::PathChild(path, "defaultingType")).value_or("");
+      d.String(config::Member(j, "defaultingType"), api::field_path::Child(path, "defaultingType")).value_or("");
   return raw;
 }
 
@@ -91,7 +91,7 @@ constexpr std::string_view kScheduleAnyway = "ScheduleAnyway";
 // ValidatePodTopologySpreadArgs, in upstream's order and wording.
 std::vector<std::string> Validate(const RawArgs& args, const std::string& path) {
   std::vector<std::string> errs;
-  const std::string type_path = helper::PathChild(path, "defaultingType");
+  const std::string type_path = api::field_path::Child(path, "defaultingType");
   if (args.defaulting_type != kSystemDefaulting && args.defaulting_type != kListDefaulting) {
     errs.push_back(FieldNotSupported(type_path, args.defaulting_type, {kSystemDefaulting, kListDefaulting}));
   } else if (args.defaulting_type == kSystemDefaulting && !args.constraints.empty()) {
@@ -99,14 +99,14 @@ std::vector<std::string> Validate(const RawArgs& args, const std::string& path) 
   }
   for (size_t i = 0; i < args.constraints.size(); ++i) {
     const RawConstraint& c = args.constraints[i];
-    std::string p = helper::PathIndex(helper::PathChild(path, "defaultConstraints"), i);
+    std::string p = api::field_path::Index(api::field_path::Child(path, "defaultConstraints"), i);
     if (c.max_skew <= 0) {
       errs.push_back(FieldInvalid(p + ".maxSkew", std::to_string(c.max_skew), "not in valid range (0, inf)"));
     }
     if (c.topology_key.empty()) {
       errs.push_back(FieldRequired(p + ".topologyKey", "can not be empty"));
     } else {
-      for (auto& e : helper::IsQualifiedName(c.topology_key)) {
+      for (auto& e : api::IsQualifiedName(c.topology_key)) {
         errs.push_back(FieldInvalid(p + ".topologyKey", GoQuote(c.topology_key), e));
       }
     }
@@ -175,7 +175,7 @@ const std::vector<api::TopologySpreadConstraint>& SystemDefaultConstraints() {
 std::expected<PodTopologySpreadArgs, framework::ArgsErrors> DecodeArgs(const nlohmann::json& json,
                                                                        const std::string& path) {
   std::vector<std::string> errors;
-  helper::StrictDecoder d(errors);
+  config::StrictDecoder d(errors);
   RawArgs raw = DecodeRawArgs(d, json, path);
   if (!errors.empty()) return std::unexpected(framework::ArgsErrors{true, std::move(errors)});
   // v1 defaulting: an unset defaultingType means System.

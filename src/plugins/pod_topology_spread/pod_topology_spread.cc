@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "plugins/helper/taints.h"
+#include "api/taints.h"
 #include "util/parallelizer.h"
 
 namespace kubesched::plugins::pod_topology_spread {
@@ -55,10 +55,10 @@ class NodeInclusion {
     }
     if (c.node_taints_policy == NodeInclusionPolicy::kHonor) {
       if (taints_ < 0)
-        taints_ = helper::FindMatchingUntoleratedTaint(node_.spec.taints, pod_.spec.tolerations,
-                                                       helper::DoNotScheduleTaintsFilter)
-                      ? 0
-                      : 1;
+        taints_ =
+            api::FindMatchingUntoleratedTaint(node_.spec.taints, pod_.spec.tolerations, api::DoNotScheduleTaintsFilter)
+                ? 0
+                : 1;
       if (taints_ == 0) return false;
     }
     return true;

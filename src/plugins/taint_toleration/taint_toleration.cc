@@ -1,7 +1,7 @@
 #include "plugins/taint_toleration/taint_toleration.h"
 
+#include "api/taints.h"
 #include "plugins/helper/normalize_score.h"
-#include "plugins/helper/taints.h"
 
 namespace kubesched::plugins::taint_toleration {
 namespace {
@@ -19,8 +19,8 @@ framework::Status TaintToleration::Filter(const framework::CycleState& /*state*/
                                           const framework::NodeInfo& node_info) {
   const api::Node* node = node_info.node();
   if (node == nullptr) return framework::Status::Error("node not found");
-  const api::Taint* taint = helper::FindMatchingUntoleratedTaint(node->spec.taints, pod.pod().spec.tolerations,
-                                                                 helper::DoNotScheduleTaintsFilter);
+  const api::Taint* taint =
+      api::FindMatchingUntoleratedTaint(node->spec.taints, pod.pod().spec.tolerations, api::DoNotScheduleTaintsFilter);
   if (taint == nullptr) return framework::Status::Success();
   static const framework::StaticReasons kReasons{kErrReasonNotMatch};
   return framework::Status(framework::Code::kUnschedulableAndUnresolvable, kReasons);
@@ -49,7 +49,7 @@ std::pair<int64_t, framework::Status> TaintToleration::Score(const framework::Cy
   int64_t intolerable = 0;
   for (const auto& taint : node->spec.taints) {
     if (taint.effect != api::TaintEffect::kPreferNoSchedule) continue;
-    if (!helper::TolerationsTolerateTaint(s->tolerations_prefer_no_schedule, taint)) ++intolerable;
+    if (!api::TolerationsTolerateTaint(s->tolerations_prefer_no_schedule, taint)) ++intolerable;
   }
   return {intolerable, framework::Status::Success()};
 }
@@ -65,11 +65,11 @@ framework::QueueingHint IsSchedulableAfterNodeChange(const api::Pod& pod, const 
   const auto& tolerations = pod.spec.tolerations;
   bool was_untolerated = true;
   if (event.old_node != nullptr) {
-    was_untolerated = helper::FindMatchingUntoleratedTaint(event.old_node->spec.taints, tolerations,
-                                                           helper::DoNotScheduleTaintsFilter) != nullptr;
+    was_untolerated = api::FindMatchingUntoleratedTaint(event.old_node->spec.taints, tolerations,
+                                                        api::DoNotScheduleTaintsFilter) != nullptr;
   }
-  bool is_untolerated = helper::FindMatchingUntoleratedTaint(modified->spec.taints, tolerations,
-                                                             helper::DoNotScheduleTaintsFilter) != nullptr;
+  bool is_untolerated =
+      api::FindMatchingUntoleratedTaint(modified->spec.taints, tolerations, api::DoNotScheduleTaintsFilter) != nullptr;
   return was_untolerated && !is_untolerated ? framework::QueueingHint::kQueue : framework::QueueingHint::kSkip;
 }
 

@@ -67,7 +67,7 @@ bool Matches(const DaemonPlacement::Requirement& r, const std::string* value) {
   return false;
 }
 
-bool TermMatches(const DaemonPlacement::Term& t, const NodeInfo& node) {
+bool TermMatches(const DaemonPlacement::Term& t, const NodeFacts& node) {
   // An empty term selects no node.
   if (t.expressions.empty() && t.fields.empty()) return false;
   for (const auto& r : t.expressions) {
@@ -123,7 +123,7 @@ DaemonPlacement ParseDaemonPlacement(const json::Value& pod_template) {
   return p;
 }
 
-DaemonVerdict EvaluateDaemonPlacement(const DaemonPlacement& p, const NodeInfo& node) {
+DaemonVerdict EvaluateDaemonPlacement(const DaemonPlacement& p, const NodeFacts& node) {
   if (!p.node_name.empty() && p.node_name != node.name()) return {};
   for (const auto& [key, value] : p.node_selector) {
     const std::string* have = Label(node.labels(), key);

@@ -48,7 +48,7 @@ struct DaemonVerdict {
 //! NodeShouldRunDaemonPod: nodeName, node selector and required node affinity must match, and
 //! every NoSchedule and NoExecute taint be tolerated to run; a pod already there may stay unless a
 //! NoExecute taint is not tolerated.
-DaemonVerdict EvaluateDaemonPlacement(const DaemonPlacement& placement, const NodeInfo& node);
+DaemonVerdict EvaluateDaemonPlacement(const DaemonPlacement& placement, const NodeFacts& node);
 
 //! Adds the tolerations of every daemon pod (not-ready and unreachable NoExecute; disk-, memory-,
 //! pid-pressure and unschedulable NoSchedule; network-unavailable NoSchedule with hostNetwork)

@@ -52,7 +52,7 @@ void DaemonSetController::OnDaemon(const WatchEvent& event) {
       for (const auto& [node, s] : it->second.nodes) expectations_.Forget(ExpectationKey(uid, node));
       by_uid_.erase(it);
     }
-    std::vector<PodInfoPtr> pods;
+    std::vector<PodFactsPtr> pods;
     for (const auto& [seq, p] : ctx_.pods.OwnedBy(uid)) pods.push_back(p);
     DeletePods(ctx_.store, pods_, pods);
     return;
@@ -95,7 +95,7 @@ void DaemonSetController::Reevaluate(Daemon& d) {
     if (node.empty()) continue;
     auto [it, inserted] = d.nodes.try_emplace(node);
     if (inserted) {
-      NodeInfoPtr info = ctx_.nodes.Get(node);
+      NodeFactsPtr info = ctx_.nodes.Get(node);
       it->second.node_exists = info != nullptr;
       if (info) it->second.verdict = EvaluateDaemonPlacement(d.placement, *info);
     }
@@ -118,7 +118,7 @@ DaemonSetController::Counts DaemonSetController::Contribution(const Daemon& d, c
     c.desired = 1;
     if (scheduled) {
       c.current = 1;
-      const PodInfo& oldest = *s.pods.begin()->second;
+      const PodFacts& oldest = *s.pods.begin()->second;
       c.ready = oldest.ready ? 1 : 0;
       const std::string* rev = LabelValue(oldest.object->labels(), api::kLabelControllerRevisionHash);
       c.updated = rev && *rev == d.revision ? 1 : 0;
@@ -134,7 +134,7 @@ void DaemonSetController::Update(Daemon& d, const std::string& node, F&& change)
   auto [it, inserted] = d.nodes.try_emplace(node);
   NodeState& s = it->second;
   if (inserted) {
-    NodeInfoPtr info = ctx_.nodes.Get(node);
+    NodeFactsPtr info = ctx_.nodes.Get(node);
     s.node_exists = info != nullptr;
     if (info) s.verdict = EvaluateDaemonPlacement(d.placement, *info);
   }
@@ -150,9 +150,9 @@ void DaemonSetController::Update(Daemon& d, const std::string& node, F&& change)
 }
 
 void DaemonSetController::OnPod() {
-  const PodInfoPtr& before = ctx_.pods.Previous();
-  const PodInfoPtr& after = ctx_.pods.Current();
-  const PodInfo* any = after ? after.get() : before.get();
+  const PodFactsPtr& before = ctx_.pods.Previous();
+  const PodFactsPtr& after = ctx_.pods.Current();
+  const PodFacts* any = after ? after.get() : before.get();
   if (any == nullptr || !any->controller || any->controller->kind != "DaemonSet") return;
   auto it = by_uid_.find(any->controller->uid);
   if (it == by_uid_.end()) return;
@@ -175,7 +175,7 @@ void DaemonSetController::OnPod() {
 
 void DaemonSetController::OnNode(const WatchEvent& event) {
   const std::string& name = event.object->name;
-  NodeInfoPtr node = event.type == EventType::kDeleted ? nullptr : ctx_.nodes.Get(name);
+  NodeFactsPtr node = event.type == EventType::kDeleted ? nullptr : ctx_.nodes.Get(name);
   std::vector<std::string> uids;
   for (const auto& [uid, d] : by_uid_) uids.push_back(uid);
   std::sort(uids.begin(), uids.end());  // a fixed order: pod names are drawn in it
@@ -203,7 +203,7 @@ void DaemonSetController::ManageNode(Daemon& d, const std::string& node) {
     if (!s.verdict.should_run && s.pods.empty()) d.nodes.erase(it);
     return;
   }
-  std::vector<PodInfoPtr> to_delete;
+  std::vector<PodFactsPtr> to_delete;
   bool create = false;
   if (!s.node_exists) {
     // Pods bound to a node that is gone are the pod garbage collector's; unscheduled ones pinned
@@ -246,8 +246,8 @@ void DaemonSetController::ManageNode(Daemon& d, const std::string& node) {
       }
     }
   }
-  for (const PodInfoPtr& p : to_delete) expectations_.ExpectDeletion(key, p->uid());
-  for (const PodInfoPtr& p : to_delete) {
+  for (const PodFactsPtr& p : to_delete) expectations_.ExpectDeletion(key, p->uid());
+  for (const PodFactsPtr& p : to_delete) {
     DeleteOptions options;
     options.precondition_uid = p->uid();
     if (!ctx_.store.Delete(pods_, p->namespace_(), p->name(), options)) expectations_.DeletionObserved(key, p->uid());

@@ -86,9 +86,9 @@ void DisruptionController::OnBudget(const WatchEvent& event) {
 }
 
 void DisruptionController::OnPod() {
-  const PodInfoPtr& before = ctx_.pods.Previous();
-  const PodInfoPtr& after = ctx_.pods.Current();
-  const PodInfo* any = after ? after.get() : before.get();
+  const PodFactsPtr& before = ctx_.pods.Previous();
+  const PodFactsPtr& after = ctx_.pods.Current();
+  const PodFacts* any = after ? after.get() : before.get();
   if (any == nullptr) return;
   auto ns = by_namespace_.find(any->namespace_());
   if (ns == by_namespace_.end()) return;
@@ -122,7 +122,7 @@ void DisruptionController::Sync(const Budget& pdb) {
   int64_t expected = 0, healthy = 0;
   std::vector<std::pair<std::string, std::string>> disrupted;  // still counted as disrupted
   for (const std::string& uid : pdb.members) {
-    PodInfoPtr pod = ctx_.pods.Get(uid);
+    PodFactsPtr pod = ctx_.pods.Get(uid);
     if (!pod || pod->Finished()) continue;
     ++expected;
     if (pod->Terminating()) continue;

@@ -20,7 +20,7 @@ namespace {
 constexpr size_t kMaxGeneratedNameBaseLength = 58;
 
 // controller.ActivePods' order, most deletable first.
-bool MoreDeletable(const PodInfoPtr& x, const PodInfoPtr& y) {
+bool MoreDeletable(const PodFactsPtr& x, const PodFactsPtr& y) {
   if (x->node_name.empty() != y->node_name.empty()) return x->node_name.empty();
   if ((x->phase == "Running") != (y->phase == "Running")) return x->phase != "Running";
   if (x->ready != y->ready) return !x->ready;
@@ -101,9 +101,9 @@ void JobController::OnJob(const WatchEvent& event) {
 }
 
 void JobController::OnPod(const WatchEvent& event) {
-  const PodInfoPtr& before = ctx_.pods.Previous();
-  const PodInfoPtr& after = ctx_.pods.Current();
-  const PodInfo* any = after ? after.get() : before.get();
+  const PodFactsPtr& before = ctx_.pods.Previous();
+  const PodFactsPtr& after = ctx_.pods.Current();
+  const PodFacts* any = after ? after.get() : before.get();
   if (any == nullptr || !any->controller || any->controller->kind != "Job") return;
   auto it = by_uid_.find(any->controller->uid);
   if (it == by_uid_.end()) return;
@@ -158,7 +158,7 @@ void JobController::Manage(const Job& job) {
   if (w.deleting || w.template_json.empty()) return;
   Tally t = Count(job);
   const std::string outcome = Outcome(job, t);
-  std::vector<PodInfoPtr> to_delete;
+  std::vector<PodFactsPtr> to_delete;
   std::vector<std::optional<int64_t>> to_create;  // completion indexes (nullopt: NonIndexed)
   if (!outcome.empty() || job.suspend) {
     to_delete = t.active;
@@ -166,7 +166,7 @@ void JobController::Manage(const Job& job) {
     return;
   } else if (job.indexed) {
     std::set<int64_t> taken(t.succeeded_indexes.begin(), t.succeeded_indexes.end());
-    for (const PodInfoPtr& p : t.active) {
+    for (const PodFactsPtr& p : t.active) {
       if (p->completion_index) taken.insert(*p->completion_index);
     }
     int64_t budget = job.parallelism - static_cast<int64_t>(t.active.size());
@@ -217,8 +217,8 @@ void JobController::Manage(const Job& job) {
       }
     }
   }
-  for (const PodInfoPtr& p : to_delete) expectations_.ExpectDeletion(w.uid(), p->uid());
-  for (const PodInfoPtr& p : to_delete) {
+  for (const PodFactsPtr& p : to_delete) expectations_.ExpectDeletion(w.uid(), p->uid());
+  for (const PodFactsPtr& p : to_delete) {
     DeleteOptions options;
     options.precondition_uid = p->uid();
     if (!ctx_.store.Delete(pods_, p->namespace_(), p->name(), options))

@@ -48,7 +48,7 @@ class JobController final : public Controller {
   };
   //! The pods of a Job as the controller counts them.
   struct Tally {
-    std::vector<PodInfoPtr> active;
+    std::vector<PodFactsPtr> active;
     int64_t ready = 0, succeeded = 0, failed = 0, terminating = 0;
     std::vector<int64_t> succeeded_indexes;  //!< sorted, unique
   };

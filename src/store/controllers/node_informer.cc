@@ -6,14 +6,14 @@ namespace kubesched::store::controllers {
 
 namespace json = api::json;
 
-NodeInfo ParseNodeInfo(const ObjectPtr& node, const json::Value* parsed) {
+NodeFacts ParseNodeFacts(const ObjectPtr& node, const json::Value* parsed) {
   json::Document scratch;
   if (parsed == nullptr) {
     scratch = Parse(*node);
     parsed = &scratch;
   }
   const json::Value& doc = *parsed;
-  NodeInfo info;
+  NodeFacts info;
   info.object = node;
   if (const json::Value* addresses = At(doc, {"status", "addresses"}); addresses && addresses->IsArray()) {
     for (const auto& a : addresses->GetArray()) {
@@ -33,7 +33,7 @@ NodeInfo ParseNodeInfo(const ObjectPtr& node, const json::Value* parsed) {
 }
 
 void NodeInformer::Fill(const std::vector<ObjectPtr>& nodes) {
-  for (const ObjectPtr& n : nodes) by_name_[n->name] = std::make_shared<NodeInfo>(ParseNodeInfo(n));
+  for (const ObjectPtr& n : nodes) by_name_[n->name] = std::make_shared<NodeFacts>(ParseNodeFacts(n));
 }
 
 void NodeInformer::Apply(const WatchEvent& event) {
@@ -42,12 +42,12 @@ void NodeInformer::Apply(const WatchEvent& event) {
     by_name_.erase(event.object->name);
     return;
   }
-  NodeInfoPtr& slot = by_name_[event.object->name];
+  NodeFactsPtr& slot = by_name_[event.object->name];
   if (slot && slot->object->resource_version >= event.object->resource_version) return;
-  slot = std::make_shared<NodeInfo>(ParseNodeInfo(event.object, event.parsed.get()));
+  slot = std::make_shared<NodeFacts>(ParseNodeFacts(event.object, event.parsed.get()));
 }
 
-NodeInfoPtr NodeInformer::Get(const std::string& name) const {
+NodeFactsPtr NodeInformer::Get(const std::string& name) const {
   auto it = by_name_.find(name);
   return it == by_name_.end() ? nullptr : it->second;
 }

@@ -18,7 +18,7 @@ struct NodeTaint {
   std::string effect;  //!< "NoSchedule", "PreferNoSchedule" or "NoExecute"
 };
 
-struct NodeInfo {
+struct NodeFacts {
   ObjectPtr object;
   std::string internal_ip;  //!< status.addresses' InternalIP, or empty
   std::vector<NodeTaint> taints;
@@ -26,10 +26,10 @@ struct NodeInfo {
   const std::string& name() const { return object->name; }
   const LabelPairs& labels() const { return object->labels(); }
 };
-using NodeInfoPtr = std::shared_ptr<const NodeInfo>;
+using NodeFactsPtr = std::shared_ptr<const NodeFacts>;
 
 //! `parsed`: the node's JSON as a DOM when the caller has it (WatchEvent::parsed); null to parse.
-NodeInfo ParseNodeInfo(const ObjectPtr& node, const api::json::Value* parsed = nullptr);
+NodeFacts ParseNodeFacts(const ObjectPtr& node, const api::json::Value* parsed = nullptr);
 
 class NodeInformer {
  public:
@@ -39,12 +39,12 @@ class NodeInformer {
   //! Applies a store event; other kinds are ignored.
   void Apply(const WatchEvent& event);
   //! The node, or null.
-  NodeInfoPtr Get(const std::string& name) const;
-  const std::unordered_map<std::string, NodeInfoPtr>& All() const { return by_name_; }
+  NodeFactsPtr Get(const std::string& name) const;
+  const std::unordered_map<std::string, NodeFactsPtr>& All() const { return by_name_; }
 
  private:
   const ResourceType& nodes_;
-  std::unordered_map<std::string, NodeInfoPtr> by_name_;
+  std::unordered_map<std::string, NodeFactsPtr> by_name_;
 };
 
 }  // namespace kubesched::store::controllers

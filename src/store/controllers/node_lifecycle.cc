@@ -72,7 +72,7 @@ void NodeLifecycle::OnEvent(const WatchEvent& event) {
       Forget(completions_, completion_at_, event.object->uid);
       return;
     }
-    if (const PodInfoPtr& pod = ctx_.pods.Current()) OnPod(*pod);
+    if (const PodFactsPtr& pod = ctx_.pods.Current()) OnPod(*pod);
   } else if (type == &nodes_) {
     if (event.type == EventType::kDeleted) {
       RemovePodsOf(event.object->name);
@@ -99,7 +99,7 @@ void NodeLifecycle::Forget(std::multimap<int64_t, Removal>& timers, std::unorder
 void NodeLifecycle::Resync() {
   const int64_t now = ctx_.clock.NowNs();
   for (const ObjectPtr& pod : ListAll(ctx_.store, pods_, "")) {
-    PodInfoPtr info = ctx_.pods.Get(pod->uid);
+    PodFactsPtr info = ctx_.pods.Get(pod->uid);
     if (!info) continue;
     if (options_.leave_overdue_terminating_pods && info->deletion_ns && *info->deletion_ns <= now) {
       std::lock_guard lock(mu_);
@@ -110,7 +110,7 @@ void NodeLifecycle::Resync() {
   }
 }
 
-void NodeLifecycle::OnPod(const PodInfo& pod) {
+void NodeLifecycle::OnPod(const PodFacts& pod) {
   if (pod.deletion_ns) {
     {
       std::lock_guard lock(mu_);
@@ -138,12 +138,12 @@ void NodeLifecycle::OnPod(const PodInfo& pod) {
     return;
   }
   if (pod.node_name.empty() || (!pod.phase.empty() && pod.phase != "Pending")) return;
-  NodeInfoPtr node = ctx_.nodes.Get(pod.node_name);
+  NodeFactsPtr node = ctx_.nodes.Get(pod.node_name);
   if (!node) return;  // it starts when its node appears
   StartPod(pod, *node);
 }
 
-void NodeLifecycle::ScheduleCompletion(const PodInfo& pod) {
+void NodeLifecycle::ScheduleCompletion(const PodFacts& pod) {
   {
     std::lock_guard lock(mu_);
     if (completion_at_.contains(pod.uid())) return;
@@ -164,13 +164,13 @@ void NodeLifecycle::ScheduleCompletion(const PodInfo& pod) {
   completion_at_[pod.uid()] = at;
 }
 
-void NodeLifecycle::CompletePod(const PodInfo& pod) {
+void NodeLifecycle::CompletePod(const PodFacts& pod) {
   auto view = pod.object->View<api::Pod>();
   const int64_t now = ctx_.clock.NowNs();
   WriteKubeletStatus(pod, view && view->status.start_time_ns ? *view->status.start_time_ns : now, now, nullptr);
 }
 
-void NodeLifecycle::WriteKubeletStatus(const PodInfo& pod, int64_t started_ns, std::optional<int64_t> finished_ns,
+void NodeLifecycle::WriteKubeletStatus(const PodFacts& pod, int64_t started_ns, std::optional<int64_t> finished_ns,
                                        const std::function<void(json::Value&, json::Allocator&)>& running_status) {
   const bool completed = finished_ns.has_value();
   const std::string started = api::FormatRFC3339(started_ns);
@@ -226,9 +226,9 @@ void NodeLifecycle::WriteKubeletStatus(const PodInfo& pod, int64_t started_ns, s
 }
 
 void NodeLifecycle::StartPodsOn(const std::string& node_name) {
-  std::vector<PodInfoPtr> pods;
+  std::vector<PodFactsPtr> pods;
   for (const auto& [seq, pod] : ctx_.pods.OnNode(node_name)) pods.push_back(pod);
-  for (const PodInfoPtr& pod : pods) OnPod(*pod);
+  for (const PodFactsPtr& pod : pods) OnPod(*pod);
 }
 
 std::string NodeLifecycle::NextPodIP(const std::string& node_name) {
@@ -241,7 +241,7 @@ std::string NodeLifecycle::NextPodIP(const std::string& node_name) {
   return fmt::format("10.{}.{}.{}", 244 + n / (256 * 253), (n / 253) % 256, 2 + n % 253);
 }
 
-void NodeLifecycle::StartPod(const PodInfo& pod, const NodeInfo& node) {
+void NodeLifecycle::StartPod(const PodFacts& pod, const NodeFacts& node) {
   const std::string& host_ip = node.internal_ip;
   const std::string pod_ip = pod.host_network && !host_ip.empty() ? host_ip : NextPodIP(node.name());
   const int64_t now_ns = ctx_.clock.NowNs();
@@ -267,9 +267,9 @@ void NodeLifecycle::StartPod(const PodInfo& pod, const NodeInfo& node) {
 void NodeLifecycle::RemovePodsOf(const std::string& node_name) {
   // In creation order, as SimulatedCluster removed them (their controllers' replacements draw
   // their names in this order).
-  std::vector<PodInfoPtr> pods;
+  std::vector<PodFactsPtr> pods;
   for (const auto& [seq, pod] : ctx_.pods.OnNode(node_name)) pods.push_back(pod);
-  for (const PodInfoPtr& pod : pods) {
+  for (const PodFactsPtr& pod : pods) {
     DeleteOptions d;
     d.grace_period_seconds = 0;
     d.precondition_uid = pod->uid();
@@ -302,7 +302,7 @@ void NodeLifecycle::FireEvents(int64_t now_ns) {
   }
   for (const Removal& r : done) {
     // Still running, and still that pod (a terminating pod goes as it was deleted).
-    PodInfoPtr pod = ctx_.pods.Get(r.uid);
+    PodFactsPtr pod = ctx_.pods.Get(r.uid);
     if (pod && pod->phase == "Running" && !pod->Terminating()) CompletePod(*pod);
   }
   for (const Removal& r : due) {

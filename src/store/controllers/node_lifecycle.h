@@ -37,19 +37,19 @@ class NodeLifecycle final : public Controller {
     std::string name;
     std::string uid;
   };
-  void OnPod(const PodInfo& pod);
+  void OnPod(const PodFacts& pod);
   //! A running pod with kAnnotationRunFor (and restartPolicy Never or OnFailure): when it succeeds.
-  void ScheduleCompletion(const PodInfo& pod);
+  void ScheduleCompletion(const PodFacts& pod);
   //! Its containers exit 0: phase Succeeded, Ready and ContainersReady False (PodCompleted).
-  void CompletePod(const PodInfo& pod);
+  void CompletePod(const PodFacts& pod);
   void Forget(std::multimap<int64_t, Removal>& timers, std::unordered_map<std::string, int64_t>& at,
               const std::string& uid);
-  void StartPod(const PodInfo& pod, const NodeInfo& node);
+  void StartPod(const PodFacts& pod, const NodeFacts& node);
   //! The status the kubelet writes for a pod that started at `started_ns` and runs (phase
   //! Running, its conditions True, containers running; `running_status` adds the start time and
   //! IPs) or, with `finished_ns`, that ran to completion (Succeeded, not Ready for PodCompleted,
   //! containers terminated with exit code 0). Written only while the pod is still this version.
-  void WriteKubeletStatus(const PodInfo& pod, int64_t started_ns, std::optional<int64_t> finished_ns,
+  void WriteKubeletStatus(const PodFacts& pod, int64_t started_ns, std::optional<int64_t> finished_ns,
                           const std::function<void(api::json::Value&, api::json::Allocator&)>& running_status);
   void RemovePodsOf(const std::string& node_name);
   void StartPodsOn(const std::string& node_name);

@@ -42,14 +42,14 @@ std::string PinnedNode(const json::Value& spec) {
 
 }  // namespace
 
-PodInfo ParsePodInfo(const ObjectPtr& pod, const json::Value* parsed) {
+PodFacts ParsePodFacts(const ObjectPtr& pod, const json::Value* parsed) {
   json::Document scratch;
   if (parsed == nullptr) {
     scratch = Parse(*pod);
     parsed = &scratch;
   }
   const json::Value& doc = *parsed;
-  PodInfo info;
+  PodFacts info;
   info.object = pod;
   if (auto controller = ControllerOf(doc)) info.controller = std::make_shared<const OwnerRef>(std::move(*controller));
   const json::Value* meta = json::Find(doc, "metadata");
@@ -98,9 +98,9 @@ void PodInformer::Fill(std::vector<ObjectPtr> pods) {
   std::erase_if(pods, [&](const ObjectPtr& p) { return by_uid_.contains(p->uid); });
   // Reading the pods' JSON is the cost, one pod independent of another: two threads share it on
   // a large list (a cluster's start), then the pods are indexed in order.
-  std::vector<std::shared_ptr<PodInfo>> infos(pods.size());
+  std::vector<std::shared_ptr<PodFacts>> infos(pods.size());
   auto parse = [&](size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i) infos[i] = std::make_shared<PodInfo>(ParsePodInfo(pods[i]));
+    for (size_t i = begin; i < end; ++i) infos[i] = std::make_shared<PodFacts>(ParsePodFacts(pods[i]));
   };
   constexpr size_t kMinPodsForTwoThreads = 512;
   if (pods.size() >= kMinPodsForTwoThreads && std::thread::hardware_concurrency() > 1) {
@@ -132,14 +132,14 @@ void PodInformer::Apply(const WatchEvent& event) {
     current_ = previous_;
     return;
   }
-  auto info = std::make_shared<PodInfo>(ParsePodInfo(event.object, event.parsed.get()));
+  auto info = std::make_shared<PodFacts>(ParsePodFacts(event.object, event.parsed.get()));
   info->seq = previous_ ? previous_->seq : next_seq_++;
   if (previous_) Remove(uid);
   current_ = info;
   Put(std::move(info));
 }
 
-PodInfoPtr PodInformer::Get(const std::string& uid) const {
+PodFactsPtr PodInformer::Get(const std::string& uid) const {
   auto it = by_uid_.find(uid);
   return it == by_uid_.end() ? nullptr : it->second;
 }
@@ -156,7 +156,7 @@ const PodsBySeq& PodInformer::OnNode(const std::string& node_name) const {
   return it == by_node_.end() ? kNone : it->second;
 }
 
-void PodInformer::Put(PodInfoPtr info) {
+void PodInformer::Put(PodFactsPtr info) {
   if (info->controller) by_owner_[info->controller->uid][info->seq] = info;
   if (!info->node_name.empty()) by_node_[info->node_name][info->seq] = info;
   by_uid_[info->uid()] = std::move(info);
@@ -165,7 +165,7 @@ void PodInformer::Put(PodInfoPtr info) {
 void PodInformer::Remove(const std::string& uid) {
   auto it = by_uid_.find(uid);
   if (it == by_uid_.end()) return;
-  const PodInfoPtr info = it->second;
+  const PodFactsPtr info = it->second;
   by_uid_.erase(it);
   if (info->controller) Unindex(by_owner_, info->controller->uid, info->seq);
   if (!info->node_name.empty()) Unindex(by_node_, info->node_name, info->seq);

@@ -1,7 +1,7 @@
 #pragma once
 // The controllers' shared view of the pods, as upstream's controllers share one pod informer
 // (SharedInformerFactory): every pod version is parsed once, into the facts the controllers read
-// (PodInfo), and indexed by uid, by controller uid (upstream's controller-uid indexer) and by node
+// (PodFacts), and indexed by uid, by controller uid (upstream's controller-uid indexer) and by node
 // name, each index kept in creation order. It is updated from the store's events before any
 // controller sees them, so an event costs O(1) here and a controller's work is O(its owner's pods)
 // at most. Like an informer it lags the store: a controller's own writes show up when their events
@@ -23,7 +23,7 @@
 namespace kubesched::store::controllers {
 
 //! What the controllers read from one pod version.
-struct PodInfo {
+struct PodFacts {
   ObjectPtr object;
   //! The ownerReference with controller: true, or null (a pointer: most pods of a large cluster
   //! have none, and the reference is bigger than the rest of the facts).
@@ -53,14 +53,14 @@ struct PodInfo {
   //! The node it runs on or is pinned to.
   const std::string& TargetNode() const { return node_name.empty() ? pinned_node : node_name; }
 };
-using PodInfoPtr = std::shared_ptr<const PodInfo>;
+using PodFactsPtr = std::shared_ptr<const PodFacts>;
 
 //! Parses one pod version's facts (seq left 0).
 //! `parsed`: the pod's JSON as a DOM when the caller has it (WatchEvent::parsed); null to parse.
-PodInfo ParsePodInfo(const ObjectPtr& pod, const api::json::Value* parsed = nullptr);
+PodFacts ParsePodFacts(const ObjectPtr& pod, const api::json::Value* parsed = nullptr);
 
 //! Pods in creation order (the seq of each).
-using PodsBySeq = std::map<uint64_t, PodInfoPtr>;
+using PodsBySeq = std::map<uint64_t, PodFactsPtr>;
 
 class PodInformer {
  public:
@@ -73,11 +73,11 @@ class PodInformer {
   //! Applies a store event; other kinds are ignored. Afterwards Previous() and Current() give the
   //! pod's facts before and after it (null when it did not exist), until the next Apply.
   void Apply(const WatchEvent& event);
-  const PodInfoPtr& Previous() const { return previous_; }
-  const PodInfoPtr& Current() const { return current_; }
+  const PodFactsPtr& Previous() const { return previous_; }
+  const PodFactsPtr& Current() const { return current_; }
 
   //! The pod with this uid, or null.
-  PodInfoPtr Get(const std::string& uid) const;
+  PodFactsPtr Get(const std::string& uid) const;
   //! The pods whose controller has this uid (empty when none).
   const PodsBySeq& OwnedBy(const std::string& owner_uid) const;
   //! The pods bound to the node (spec.nodeName).
@@ -85,16 +85,16 @@ class PodInformer {
   size_t size() const { return by_uid_.size(); }
 
  private:
-  void Put(PodInfoPtr info);
+  void Put(PodFactsPtr info);
   void Remove(const std::string& uid);
   static void Unindex(std::unordered_map<std::string, PodsBySeq>& index, const std::string& key, uint64_t seq);
 
   const ResourceType& pods_;
   uint64_t next_seq_ = 1;
-  std::unordered_map<std::string, PodInfoPtr> by_uid_;
+  std::unordered_map<std::string, PodFactsPtr> by_uid_;
   std::unordered_map<std::string, PodsBySeq> by_owner_;
   std::unordered_map<std::string, PodsBySeq> by_node_;
-  PodInfoPtr previous_, current_;
+  PodFactsPtr previous_, current_;
 };
 
 }  // namespace kubesched::store::controllers

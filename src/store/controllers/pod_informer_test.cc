@@ -58,7 +58,7 @@ TEST_F(PodInformerTest, ParsesWhatControllersRead) {
       "spec":{"hostNetwork":true,"containers":[{"name":"c","image":"x:1"}],
       "affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":{"nodeSelectorTerms":[
         {"matchFields":[{"key":"metadata.name","operator":"In","values":["n9"]}]}]}}}}})");
-  PodInfo info = ParsePodInfo(p);
+  PodFacts info = ParsePodFacts(p);
   EXPECT_EQ(info.ordinal, 3);
   EXPECT_EQ(info.completion_index, 7);
   EXPECT_TRUE(info.host_network);
@@ -67,7 +67,7 @@ TEST_F(PodInformerTest, ParsesWhatControllersRead) {
   EXPECT_EQ(info.phase, "Pending");
   EXPECT_TRUE(info.Active());
   EXPECT_EQ(info.created_ns, testing::kStartNs);
-  EXPECT_FALSE(ParsePodInfo(MustCreate(Pods(), "default", PodJson("plain"))).ordinal.has_value());
+  EXPECT_FALSE(ParsePodFacts(MustCreate(Pods(), "default", PodJson("plain"))).ordinal.has_value());
 }
 
 TEST_F(PodInformerTest, FillNumbersByResourceVersion) {

@@ -14,8 +14,8 @@ bool LabelsInclude(const LabelPairs& labels, const LabelPairs& wanted) {
   return std::includes(labels.begin(), labels.end(), wanted.begin(), wanted.end());
 }
 
-std::vector<PodInfoPtr> Values(const PodsBySeq& pods) {
-  std::vector<PodInfoPtr> out;
+std::vector<PodFactsPtr> Values(const PodsBySeq& pods) {
+  std::vector<PodFactsPtr> out;
   out.reserve(pods.size());
   for (const auto& [seq, p] : pods) out.push_back(p);
   return out;
@@ -23,8 +23,8 @@ std::vector<PodInfoPtr> Values(const PodsBySeq& pods) {
 
 }  // namespace
 
-void DeletePods(Store& store, const ResourceType& pod_type, const std::vector<PodInfoPtr>& pods) {
-  for (const PodInfoPtr& p : pods) {
+void DeletePods(Store& store, const ResourceType& pod_type, const std::vector<PodFactsPtr>& pods) {
+  for (const PodFactsPtr& p : pods) {
     DeleteOptions options;
     options.precondition_uid = p->uid();
     (void)store.Delete(pod_type, p->namespace_(), p->name(), options);
@@ -81,9 +81,9 @@ void ReplicaSetController::OnOwner(const WatchEvent& event) {
 }
 
 void ReplicaSetController::OnPod(const WatchEvent& event) {
-  const PodInfoPtr& before = ctx_.pods.Previous();
-  const PodInfoPtr& after = ctx_.pods.Current();
-  const PodInfo* any = after ? after.get() : before.get();
+  const PodFactsPtr& before = ctx_.pods.Previous();
+  const PodFactsPtr& after = ctx_.pods.Current();
+  const PodFacts* any = after ? after.get() : before.get();
   if (any == nullptr || !any->controller) return;
   auto it = by_uid_.find(any->controller->uid);
   if (it == by_uid_.end()) return;
@@ -101,7 +101,7 @@ void ReplicaSetController::OnPod(const WatchEvent& event) {
   dirty_.push_back(owner.info.uid());
 }
 
-void ReplicaSetController::Count(Owner& owner, const PodInfo& pod, int sign) const {
+void ReplicaSetController::Count(Owner& owner, const PodFacts& pod, int sign) const {
   if (!pod.Active()) return;
   owner.tally.active += sign;
   if (pod.ready) owner.tally.ready += sign;
@@ -137,11 +137,11 @@ void ReplicaSetController::Manage(Owner& owner) {
   } else if (diff > 0) {
     // controller.ActivePods' order, most deletable first: unassigned before assigned, Pending
     // before Running, not ready before ready, then newer before older.
-    std::vector<PodInfoPtr> active;
+    std::vector<PodFactsPtr> active;
     for (const auto& [seq, p] : ctx_.pods.OwnedBy(w.uid())) {
       if (p->Active()) active.push_back(p);
     }
-    std::stable_sort(active.begin(), active.end(), [](const PodInfoPtr& x, const PodInfoPtr& y) {
+    std::stable_sort(active.begin(), active.end(), [](const PodFactsPtr& x, const PodFactsPtr& y) {
       if (x->node_name.empty() != y->node_name.empty()) return x->node_name.empty();
       if ((x->phase == "Running") != (y->phase == "Running")) return x->phase != "Running";
       if (x->ready != y->ready) return !x->ready;
@@ -149,8 +149,8 @@ void ReplicaSetController::Manage(Owner& owner) {
       return x->seq > y->seq;
     });
     active.resize(static_cast<size_t>(std::min<int64_t>(diff, static_cast<int64_t>(active.size()))));
-    for (const PodInfoPtr& p : active) expectations_.ExpectDeletion(w.uid(), p->uid());
-    for (const PodInfoPtr& p : active) {
+    for (const PodFactsPtr& p : active) expectations_.ExpectDeletion(w.uid(), p->uid());
+    for (const PodFactsPtr& p : active) {
       DeleteOptions options;
       options.precondition_uid = p->uid();
       if (!ctx_.store.Delete(pods_, p->namespace_(), p->name(), options)) {

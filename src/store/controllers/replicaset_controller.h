@@ -57,7 +57,7 @@ class ReplicaSetController : public Controller {
 
   void OnOwner(const WatchEvent& event);
   void OnPod(const WatchEvent& event);
-  void Count(Owner& owner, const PodInfo& pod, int sign) const;
+  void Count(Owner& owner, const PodFacts& pod, int sign) const;
   void Recount(Owner& owner) const;
   //! Creates or deletes pods to reach spec.replicas (when expectations allow).
   void Manage(Owner& owner);
@@ -73,6 +73,6 @@ class ReplicaSetController : public Controller {
 };
 
 //! Deletes `pods` (the garbage collector's background propagation of an owner's deletion).
-void DeletePods(Store& store, const ResourceType& pod_type, const std::vector<PodInfoPtr>& pods);
+void DeletePods(Store& store, const ResourceType& pod_type, const std::vector<PodFactsPtr>& pods);
 
 }  // namespace kubesched::store::controllers

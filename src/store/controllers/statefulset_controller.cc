@@ -14,7 +14,7 @@ namespace json = api::json;
 
 namespace {
 
-bool Healthy(const PodInfo& p) { return p.phase == "Running" && p.ready && !p.Terminating(); }
+bool Healthy(const PodFacts& p) { return p.phase == "Running" && p.ready && !p.Terminating(); }
 
 }  // namespace
 
@@ -41,7 +41,7 @@ void StatefulSetController::OnSet(const WatchEvent& event) {
   if (event.type == EventType::kDeleted) {
     by_uid_.erase(uid);
     expectations_.Forget(uid);
-    std::vector<PodInfoPtr> pods;
+    std::vector<PodFactsPtr> pods;
     for (const auto& [seq, p] : ctx_.pods.OwnedBy(uid)) pods.push_back(p);
     DeletePods(ctx_.store, pods_, pods);
     return;
@@ -68,9 +68,9 @@ void StatefulSetController::OnSet(const WatchEvent& event) {
 }
 
 void StatefulSetController::OnPod(const WatchEvent& event) {
-  const PodInfoPtr& before = ctx_.pods.Previous();
-  const PodInfoPtr& after = ctx_.pods.Current();
-  const PodInfo* any = after ? after.get() : before.get();
+  const PodFactsPtr& before = ctx_.pods.Previous();
+  const PodFactsPtr& after = ctx_.pods.Current();
+  const PodFacts* any = after ? after.get() : before.get();
   if (any == nullptr || !any->controller || any->controller->kind != "StatefulSet") return;
   auto it = by_uid_.find(any->controller->uid);
   if (it == by_uid_.end()) return;
@@ -85,8 +85,8 @@ void StatefulSetController::Manage(const Set& set) {
   if (w.deleting || w.template_json.empty() || !expectations_.Satisfied(w.uid())) return;
   const int64_t replicas = w.replicas.value_or(1);
   // Pods by ordinal; a pod without one (not made by a StatefulSet) is surplus.
-  std::map<int64_t, PodInfoPtr> by_ordinal;
-  std::vector<PodInfoPtr> condemned;
+  std::map<int64_t, PodFactsPtr> by_ordinal;
+  std::vector<PodFactsPtr> condemned;
   for (const auto& [seq, p] : ctx_.pods.OwnedBy(w.uid())) {
     if (p->ordinal && *p->ordinal < replicas && !by_ordinal.contains(*p->ordinal)) {
       by_ordinal[*p->ordinal] = p;
@@ -95,7 +95,7 @@ void StatefulSetController::Manage(const Set& set) {
     }
   }
   std::vector<int64_t> to_create;
-  std::vector<PodInfoPtr> to_delete;
+  std::vector<PodFactsPtr> to_delete;
   bool blocked = false;  // OrderedReady: a lower ordinal is not healthy yet
   for (int64_t i = 0; i < replicas && !blocked; ++i) {
     auto it = by_ordinal.find(i);
@@ -104,7 +104,7 @@ void StatefulSetController::Manage(const Set& set) {
       blocked = !set.parallel;
       continue;
     }
-    const PodInfo& p = *it->second;
+    const PodFacts& p = *it->second;
     if (p.phase == "Failed" && !p.Terminating()) {
       // Deleted, then recreated under the same name once it is gone.
       to_delete.push_back(it->second);
@@ -114,9 +114,10 @@ void StatefulSetController::Manage(const Set& set) {
     }
   }
   // Surplus pods: highest ordinal first; OrderedReady one at a time, once the rest is healthy.
-  std::sort(condemned.begin(), condemned.end(),
-            [](const PodInfoPtr& a, const PodInfoPtr& b) { return a->ordinal.value_or(-1) > b->ordinal.value_or(-1); });
-  for (const PodInfoPtr& p : condemned) {
+  std::sort(condemned.begin(), condemned.end(), [](const PodFactsPtr& a, const PodFactsPtr& b) {
+    return a->ordinal.value_or(-1) > b->ordinal.value_or(-1);
+  });
+  for (const PodFactsPtr& p : condemned) {
     if (!set.parallel && (blocked || !to_create.empty() || !to_delete.empty())) break;
     if (p->Terminating()) {
       if (!set.parallel) break;
@@ -146,8 +147,8 @@ void StatefulSetController::Manage(const Set& set) {
       }
     }
   }
-  for (const PodInfoPtr& p : to_delete) expectations_.ExpectDeletion(w.uid(), p->uid());
-  for (const PodInfoPtr& p : to_delete) {
+  for (const PodFactsPtr& p : to_delete) expectations_.ExpectDeletion(w.uid(), p->uid());
+  for (const PodFactsPtr& p : to_delete) {
     DeleteOptions options;
     options.precondition_uid = p->uid();
     if (!ctx_.store.Delete(pods_, p->namespace_(), p->name(), options))

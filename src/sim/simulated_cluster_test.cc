@@ -1,7 +1,7 @@
 // Tests of the simulated cluster as an API server: graceful deletion on the virtual clock, the
 // controllers' replacements, moves, and the scenario timeline.
 
-#include "cluster/simulated_cluster.h"
+#include "sim/simulated_cluster.h"
 
 #include <utility>
 
@@ -10,14 +10,14 @@
 #include "api/manifest.h"
 #include "util/duration.h"
 
-namespace kubesched::cluster {
+namespace kubesched::sim {
 namespace {
 
 constexpr int64_t kStart = 1'000 * util::kNanosPerSecond;
 constexpr int64_t kSecond = util::kNanosPerSecond;
 
 // Records what an informer would see, one line each ("update default/a", "delete default/a").
-class Recorder final : public EventHandler {
+class Recorder final : public cluster::EventHandler {
  public:
   void OnNodeAdd(std::shared_ptr<const api::Node> n) override { log.push_back("node-add " + n->metadata.name); }
   void OnNodeUpdate(std::shared_ptr<const api::Node>, std::shared_ptr<const api::Node> n) override {
@@ -410,4 +410,4 @@ TEST(Timeline, DurationSyntax) {
 }
 
 }  // namespace
-}  // namespace kubesched::cluster
+}  // namespace kubesched::sim

@@ -1,11 +1,11 @@
-#include "scheduler/simulation_summary.h"
+#include "sim/simulation_summary.h"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-namespace kubesched::scheduler {
+namespace kubesched::sim {
 
 bool IsTerminal(const api::Pod& pod) {
   return pod.status.phase == api::PodPhase::kSucceeded || pod.status.phase == api::PodPhase::kFailed;
@@ -60,4 +60,4 @@ SimulationSummary Summarize(const SimulationResult& result) {
   return s;
 }
 
-}  // namespace kubesched::scheduler
+}  // namespace kubesched::sim

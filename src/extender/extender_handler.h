@@ -17,7 +17,7 @@
 #include "scheduler/scheduler.h"
 #include "server/http_types.h"
 
-namespace kubesched::server {
+namespace kubesched::extender {
 
 //! Room for 5,000 full Node objects (a few KiB each) in one filter request.
 inline constexpr size_t kExtenderMaxBodyBytes = 64 * 1024 * 1024;
@@ -33,36 +33,36 @@ struct ExtenderHandlerOptions {
   //! otherwise the view's own version of each node is evaluated.
   bool learn_nodes = false;
   //! Binds the pod (pods/binding); unset: every bind fails with kNoClusterToBind.
-  std::function<std::expected<void, std::string>(const extender::ExtenderBindingArgs&)> bind;
+  std::function<std::expected<void, std::string>(const ExtenderBindingArgs&)> bind;
   size_t max_body_bytes = kExtenderMaxBodyBytes;
 };
 
-class ExtenderHandler final : public Handler {
+class ExtenderHandler final : public server::Handler {
  public:
   //! `scheduler` must outlive the handler.
   ExtenderHandler(scheduler::Scheduler& scheduler, ExtenderHandlerOptions options);
 
   //! Never throws: whatever the request, the answer is a response. Thread-safe (the scheduler
   //! serializes the evaluations).
-  HttpResponse Handle(const HttpRequest& request) override;
+  server::HttpResponse Handle(const server::HttpRequest& request) override;
   //! 413 (a body past the HTTP layer's limit) becomes a 400 as for any unreadable request.
-  HttpResponse Refused(int status, std::string_view detail) const override;
+  server::HttpResponse Refused(int status, std::string_view detail) const override;
   size_t MaxBodyBytes() const override { return options_.max_body_bytes; }
   //! Nothing to end: no response is streamed.
   void Stop() override {}
 
  private:
-  HttpResponse Route(const HttpRequest& request);
+  server::HttpResponse Route(const server::HttpRequest& request);
   //! The names of the nodes a filter or prioritize request carries; node objects go into the
   //! view first when options_.learn_nodes.
-  std::vector<std::string> RequestedNodes(const extender::ExtenderArgs& args);
-  HttpResponse Filter(std::string_view body);
-  HttpResponse Prioritize(std::string_view body);
-  HttpResponse Preempt(std::string_view body);
-  HttpResponse Bind(std::string_view body);
+  std::vector<std::string> RequestedNodes(const ExtenderArgs& args);
+  server::HttpResponse Filter(std::string_view body);
+  server::HttpResponse Prioritize(std::string_view body);
+  server::HttpResponse Preempt(std::string_view body);
+  server::HttpResponse Bind(std::string_view body);
 
   scheduler::Scheduler& scheduler_;
   ExtenderHandlerOptions options_;
 };
 
-}  // namespace kubesched::server
+}  // namespace kubesched::extender

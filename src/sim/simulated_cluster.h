@@ -4,8 +4,8 @@
 // objects read from manifests into an in-memory store on the simulation's virtual clock, runs
 // the store's controllers beside it (node lifecycle, Deployment, ReplicaSet,
 // ReplicationController, StatefulSet, Job, DaemonSet, disruption) and the scenario timeline
-// (cluster/timeline.h), answers the scheduler's writes through StoreClient and tells the
-// scheduler about every change through StoreInformer.
+// (sim/timeline.h), answers the scheduler's writes through cluster::StoreClient and tells the
+// scheduler about every change through cluster::StoreInformer.
 //
 // What that gives, as on a real cluster: deletion is graceful (metadata.deletionTimestamp = now +
 // the pod's terminationGracePeriodSeconds, removal by the node lifecycle when it comes; an
@@ -38,7 +38,7 @@
 #include "store/store.h"
 #include "util/clock.h"
 
-namespace kubesched::cluster {
+namespace kubesched::sim {
 
 //! A pod deleted by the scheduler (preemption), and what its controller made of it.
 struct Eviction {
@@ -52,29 +52,29 @@ struct Eviction {
 };
 
 namespace detail {
-//! Holds the store so that it exists before the StoreClient base that uses it (a base is built
+//! Holds the store so that it exists before the cluster::StoreClient base that uses it (a base is built
 //! before members).
 struct OwnedStore {
   std::unique_ptr<store::Store> owned_store;
 };
 }  // namespace detail
 
-class SimulatedCluster final : private detail::OwnedStore, public StoreClient {
+class SimulatedCluster final : private detail::OwnedStore, public cluster::StoreClient {
  public:
   //! Loads `objects` (their timeline objects onto the timeline) and starts the controllers.
   //! Pending pods are created in `creation_order`, drawn from `seed`, which also seeds the names
   //! of the pods controllers create. Throws std::runtime_error naming the object when the store
   //! refuses one (the loader checked them, so this means the two disagree).
   SimulatedCluster(api::ClusterObjects objects, const util::Clock& clock, uint64_t seed,
-                   CreationOrder creation_order = CreationOrder::kManifest);
+                   cluster::CreationOrder creation_order = cluster::CreationOrder::kManifest);
   ~SimulatedCluster() override;
 
   //! Registers the handler and replays the current objects to it as adds: nodes, then pods in
   //! the order they were created (bound pods in manifest order, then pending pods in creation
-  //! order). Pods in phase Succeeded or Failed are left out (StoreInformer).
-  void Subscribe(EventHandler* handler);
+  //! order). Pods in phase Succeeded or Failed are left out (cluster::StoreInformer).
+  void Subscribe(cluster::EventHandler* handler);
 
-  //! Records the eviction (Evictions()), then StoreClient::DeletePod.
+  //! Records the eviction (Evictions()), then cluster::StoreClient::DeletePod.
   framework::Status DeletePod(const api::Pod& pod, std::string_view reason) override;
   //! No one else writes to the simulated cluster: a pod an extender bound is bound here.
   framework::Status BoundByExtender(const api::Pod& pod, const std::string& node_name) override {
@@ -105,7 +105,7 @@ class SimulatedCluster final : private detail::OwnedStore, public StoreClient {
 
  private:
   framework::Status Evict(const api::Pod& pod, std::string_view reason, const std::string& moved_to);
-  void Load(api::ClusterObjects& objects, uint64_t seed, CreationOrder creation_order);
+  void Load(api::ClusterObjects& objects, uint64_t seed, cluster::CreationOrder creation_order);
   void OnStoreEvent(const store::WatchEvent& event);
   //! The resource's views, ordered by `order` (keyed by uid or name; unknown ones last).
   template <typename T>
@@ -115,7 +115,7 @@ class SimulatedCluster final : private detail::OwnedStore, public StoreClient {
 
   const util::Clock& clock_;
   std::unique_ptr<store::controllers::ControllerManager> controllers_;
-  std::unique_ptr<StoreInformer> informer_;
+  std::unique_ptr<cluster::StoreInformer> informer_;
   std::optional<uint64_t> observer_;
 
   mutable std::mutex mu_;  // guards what follows
@@ -128,4 +128,4 @@ class SimulatedCluster final : private detail::OwnedStore, public StoreClient {
   std::unordered_map<std::string, std::vector<size_t>> awaiting_replacement_;
 };
 
-}  // namespace kubesched::cluster
+}  // namespace kubesched::sim

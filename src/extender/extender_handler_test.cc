@@ -2,7 +2,7 @@
 // ExtenderArgs, ExtenderPreemptionArgs and ExtenderBindingArgs) answered by a real scheduler's
 // default profile, the routing, and every kind of bad request answered with a 400 and a reason.
 
-#include "server/extender_handler.h"
+#include "extender/extender_handler.h"
 
 #include <httplib.h>
 
@@ -20,7 +20,12 @@
 #include "testing/raw_http.h"
 #include "testing/scheduler_fixtures.h"
 
-namespace kubesched::server {
+namespace kubesched::extender {
+
+using server::HttpRequest;
+using server::HttpResponse;
+using server::HttpServer;
+using server::HttpServerOptions;
 namespace {
 
 using testing::MakeNode;
@@ -163,10 +168,10 @@ TEST_F(ExtenderHandlerTest, BindWithoutAClusterIsTheResultsError) {
 }
 
 TEST_F(ExtenderHandlerTest, BindGoesThroughTheBinderAndReportsItsError) {
-  std::vector<extender::ExtenderBindingArgs> calls;
+  std::vector<ExtenderBindingArgs> calls;
   bool fail = false;
   ExtenderHandlerOptions options;
-  options.bind = [&](const extender::ExtenderBindingArgs& a) -> std::expected<void, std::string> {
+  options.bind = [&](const ExtenderBindingArgs& a) -> std::expected<void, std::string> {
     calls.push_back(a);
     if (fail) return std::unexpected("pods \"p\" is already assigned to node \"n0\"");
     return {};
@@ -354,4 +359,4 @@ TEST_F(ExtenderHandlerTest, TwoHundredConcurrentFiltersOfAThousandNodes) {
 }
 
 }  // namespace
-}  // namespace kubesched::server
+}  // namespace kubesched::extender

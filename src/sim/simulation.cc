@@ -1,12 +1,14 @@
-#include "scheduler/simulation.h"
+#include "sim/simulation.h"
 
 #include <algorithm>
+#include <any>
 #include <chrono>
 #include <memory>
 
+#include "extender/http_extender.h"
 #include "scheduler/run_loop.h"
 
-namespace kubesched::scheduler {
+namespace kubesched::sim {
 
 int64_t SimulationStartTime(const api::ClusterObjects& objects, int64_t now_ns) {
   int64_t latest = 0;
@@ -51,38 +53,43 @@ std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects o
   // the clock): with the result, or later (SimulationResult::run_state).
   struct RunState {
     std::unique_ptr<util::VirtualClock> clock;
-    std::unique_ptr<cluster::SimulatedCluster> cluster;
-    std::unique_ptr<Scheduler> scheduler;
+    std::unique_ptr<sim::SimulatedCluster> cluster;
+    std::unique_ptr<scheduler::Scheduler> scheduler;
   };
   auto state = std::make_shared<RunState>();
   state->clock = std::make_unique<util::VirtualClock>(start_ns);
   util::VirtualClock& clock = *state->clock;
-  std::unique_ptr<cluster::SimulatedCluster>& loaded = state->cluster;
+  std::unique_ptr<sim::SimulatedCluster>& loaded = state->cluster;
   try {
-    loaded = std::make_unique<cluster::SimulatedCluster>(std::move(objects), clock, options.scheduler.seed,
-                                                         options.creation_order);
+    loaded = std::make_unique<sim::SimulatedCluster>(std::move(objects), clock, options.scheduler.seed,
+                                                     options.creation_order);
   } catch (const std::exception& e) {
     return std::unexpected(e.what());  // an object the store refused (named in the message)
   }
-  cluster::SimulatedCluster& cluster = *loaded;
-  SchedulerOptions sopts = options.scheduler;
+  sim::SimulatedCluster& cluster = *loaded;
+  scheduler::SchedulerOptions sopts = options.scheduler;
   sopts.async_binding = false;
-  auto created = Scheduler::Create(sopts, cluster, clock, registry);
+  if (sopts.extenders.empty()) {
+    auto extenders = extender::BuildExtenders(sopts.config.extenders);
+    if (!extenders) return std::unexpected(extenders.error());
+    sopts.extenders = std::move(*extenders);
+  }
+  auto created = scheduler::Scheduler::Create(sopts, cluster, clock, registry);
   if (!created) return std::unexpected(created.error());
   state->scheduler = std::move(*created);
-  Scheduler& sched = *state->scheduler;
+  scheduler::Scheduler& sched = *state->scheduler;
   cluster.Subscribe(&sched);
 
   // The simulated cluster's graceful removals and scenario timeline drive the loop's clock too.
-  struct Events final : ClusterEvents {
-    cluster::SimulatedCluster& cluster;
-    explicit Events(cluster::SimulatedCluster& c) : cluster(c) {}
+  struct Events final : scheduler::ClusterEvents {
+    sim::SimulatedCluster& cluster;
+    explicit Events(sim::SimulatedCluster& c) : cluster(c) {}
     std::optional<int64_t> NextEventNs() const override { return cluster.NextEventNs(); }
     bool FireEvents() override { return cluster.FireEvents(); }
   } events(cluster);
-  RunLoopOptions loop;
+  scheduler::RunLoopOptions loop;
   loop.deadline_ns = start_ns + options.max_virtual_time_ns;
-  RunUntilIdle(sched, clock, &events, loop);
+  scheduler::RunUntilIdle(sched, clock, &events, loop);
 
   result.run_state = state;
   result.pods = cluster.Pods();
@@ -109,12 +116,12 @@ std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects o
                                             ? p.percentage_of_nodes_to_score
                                             : options.scheduler.config.percentage_of_nodes_to_score;
     }
-    if (auto* xnode = fwk ? dynamic_cast<plugins::cross_node_preemption::CrossNodePreemption*>(
-                                fwk->GetPlugin(plugins::cross_node_preemption::CrossNodePreemption::kName))
-                          : nullptr) {
+    const std::any xnode_statistics =
+        fwk ? fwk->PluginStatistics(plugins::cross_node_preemption::CrossNodePreemption::kName) : std::any();
+    if (const auto* xnode = std::any_cast<plugins::cross_node_preemption::CrossNodeReport>(&xnode_statistics)) {
       if (!result.cross_node) result.cross_node.emplace();
       auto& c = *result.cross_node;
-      const auto s = xnode->stats();
+      const auto& s = xnode->stats;
       c.stats.attempts += s.attempts;
       c.stats.plans += s.plans;
       c.stats.no_plan += s.no_plan;
@@ -130,14 +137,14 @@ std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects o
       c.stats.solver_seconds += s.solver_seconds;
       c.stats.decision_seconds.insert(c.stats.decision_seconds.end(), s.decision_seconds.begin(),
                                       s.decision_seconds.end());
-      c.active_plans += xnode->active_plans();
-      c.held_moves += xnode->held_moves();
+      c.active_plans += xnode->active_plans;
+      c.held_moves += xnode->held_moves;
     }
-    auto* batch = fwk ? dynamic_cast<plugins::batch_placement::BatchPlacement*>(
-                            fwk->GetPlugin(plugins::batch_placement::BatchPlacement::kName))
-                      : nullptr;
+    const std::any batch_statistics =
+        fwk ? fwk->PluginStatistics(plugins::batch_placement::BatchPlacement::kName) : std::any();
+    const auto* batch = std::any_cast<plugins::batch_placement::BatchStats>(&batch_statistics);
     if (!batch) continue;
-    const auto s = batch->stats();
+    const auto& s = *batch;
     if (!result.optimizer) {
       result.optimizer = s;
       continue;
@@ -160,4 +167,4 @@ std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects o
   return result;
 }
 
-}  // namespace kubesched::scheduler
+}  // namespace kubesched::sim

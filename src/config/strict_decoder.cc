@@ -1,4 +1,4 @@
-#include "plugins/helper/strict_decoder.h"
+#include "config/strict_decoder.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,17 +7,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "plugins/helper/validation.h"
+#include "config/validation.h"
 
-namespace kubesched::plugins::helper {
+namespace kubesched::config {
 
 using json = nlohmann::json;
-
-std::string PathChild(std::string_view path, std::string_view name) {
-  return path.empty() ? std::string(name) : fmt::format("{}.{}", path, name);
-}
-
-std::string PathIndex(std::string_view path, size_t index) { return fmt::format("{}[{}]", path, index); }
 
 std::string_view JsonTypeName(const json& j) {
   switch (j.type()) {
@@ -56,7 +50,7 @@ bool StrictDecoder::Object(const json& j, std::string_view path, std::initialize
   }
   for (const auto& [key, value] : j.items()) {
     if (std::ranges::find(fields, std::string_view(key)) == fields.end()) {
-      errors_.push_back(fmt::format("unknown field {}", GoQuote(PathChild(path, key))));
+      errors_.push_back(fmt::format("unknown field {}", util::GoQuote(api::field_path::Child(path, key))));
     }
   }
   return true;
@@ -130,7 +124,7 @@ std::vector<std::string> StrictDecoder::StringList(const json& j, std::string_vi
   std::vector<std::string> out;
   if (!Array(j, path)) return out;
   for (size_t i = 0; i < j.size(); ++i) {
-    out.push_back(String(j[i], PathIndex(path, i)).value_or(""));
+    out.push_back(String(j[i], api::field_path::Index(path, i)).value_or(""));
   }
   return out;
 }
@@ -140,4 +134,4 @@ void StrictDecoder::TypeError(const json& j, std::string_view path, std::string_
   errors_.push_back(path.empty() ? message : fmt::format("{}: {}", path, message));
 }
 
-}  // namespace kubesched::plugins::helper
+}  // namespace kubesched::config

@@ -14,7 +14,7 @@
 #include "store/resources.h"
 #include "util/clock.h"
 
-namespace kubesched::client {
+namespace kubesched::testing {
 
 class ApiTestBed {
  public:
@@ -52,4 +52,4 @@ class ApiTestBed {
   std::thread thread_;
 };
 
-}  // namespace kubesched::client
+}  // namespace kubesched::testing

@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "plugins/helper/taints.h"
+#include "api/taints.h"
 
-namespace kubesched::plugins::helper {
+namespace kubesched::api {
 namespace {
 
 using api::TaintEffect;
@@ -99,4 +99,4 @@ TEST(FindMatchingUntoleratedTaintTest, Table) {
 }
 
 }  // namespace
-}  // namespace kubesched::plugins::helper
+}  // namespace kubesched::api

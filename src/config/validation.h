@@ -2,7 +2,7 @@
 // Upstream's validation vocabulary for plugin args: field.Error renderings
 // (k8s.io/apimachinery/pkg/util/validation/field), the aggregate error text, and (from
 // api/names.h) the name checks of k8s.io/apimachinery/pkg/util/validation, with upstream's exact
-// wording so that messages match kube-scheduler's.
+// wording so that messages match kube-scheduler's. The name checks themselves are api/names.h's.
 
 #include <initializer_list>
 #include <span>
@@ -11,15 +11,14 @@
 #include <vector>
 
 #include "api/names.h"
+#include "util/go_quote.h"
 
-namespace kubesched::plugins::helper {
+namespace kubesched::config {
 
-//! Go's %q rendering of a string (quotes, backslash escapes for quotes and control characters).
-std::string GoQuote(std::string_view s);
 //! Go's %#v rendering of a []string: []string{"a", "b"}, or []string(nil) when empty.
 std::string GoStringSlice(std::span<const std::string> values);
 
-//! "<path>: Invalid value: <value>: <detail>"; `value` must already be rendered (GoQuote for
+//! "<path>: Invalid value: <value>: <detail>"; `value` must already be rendered (util::GoQuote for
 //! strings, plain digits for numbers). An empty path (the args object itself) drops "<path>: ".
 std::string FieldInvalid(std::string_view path, std::string_view rendered_value, std::string_view detail);
 //! "<path>: Unsupported value: "<value>": supported values: "a", "b"".
@@ -36,13 +35,7 @@ std::string FieldForbidden(std::string_view path, std::string_view detail);
 //! (duplicates dropped, as upstream).
 std::string AggregateErrors(std::span<const std::string> errs);
 
-// The name checks of k8s.io/apimachinery/pkg/util/validation live with the API types (the manifest
-// loader uses them too).
-using api::IsDNS1123Subdomain;
-using api::IsQualifiedName;
-using api::IsValidLabelValue;
-
 //! Joins messages with "; " (how upstream folds several checks into one field.Error detail).
 std::string JoinDetails(std::span<const std::string> msgs);
 
-}  // namespace kubesched::plugins::helper
+}  // namespace kubesched::config

@@ -4,9 +4,9 @@
 #include <string>
 #include <vector>
 
-#include "plugins/helper/strict_decoder.h"
+#include "config/strict_decoder.h"
 
-namespace kubesched::plugins::helper {
+namespace kubesched::config {
 namespace {
 
 using nlohmann::json;
@@ -45,9 +45,9 @@ TEST(StrictDecoderTest, RootPath) {
   EXPECT_FALSE(d.Object(json::array(), "", {}));
   EXPECT_TRUE(d.Object(json{{"x", 1}}, "", {}));
   EXPECT_EQ(errors, (std::vector<std::string>{"Invalid type: expected object, got array", "unknown field \"x\""}));
-  EXPECT_EQ(PathChild("", "a"), "a");
-  EXPECT_EQ(PathIndex(PathChild("a", "b"), 2), "a.b[2]");
+  EXPECT_EQ(api::field_path::Child("", "a"), "a");
+  EXPECT_EQ(api::field_path::Index(api::field_path::Child("a", "b"), 2), "a.b[2]");
 }
 
 }  // namespace
-}  // namespace kubesched::plugins::helper
+}  // namespace kubesched::config

@@ -1,7 +1,7 @@
 // Tests of the simulation as a cluster: one time epoch for manifests and the clock (victim order),
 // terminal and terminating pods, and pod-level resources, each through the whole scheduler.
 
-#include "scheduler/simulation.h"
+#include "sim/simulation.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include "plugins/registry.h"
 #include "testing/builders.h"
 
-namespace kubesched::scheduler {
+namespace kubesched::sim {
 namespace {
 
 api::ClusterObjects Load(const std::string& yaml) {
@@ -250,4 +250,4 @@ status: {capacity: {cpu: "2", memory: 8Gi, pods: "110"}}
 }
 
 }  // namespace
-}  // namespace kubesched::scheduler
+}  // namespace kubesched::sim

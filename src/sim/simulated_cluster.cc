@@ -1,4 +1,4 @@
-#include "cluster/simulated_cluster.h"
+#include "sim/simulated_cluster.h"
 
 #include <algorithm>
 #include <random>
@@ -11,11 +11,11 @@
 #include "api/encode.h"
 #include "api/time_format.h"
 #include "api/workloads.h"
-#include "cluster/timeline.h"
+#include "sim/timeline.h"
 #include "store/meta.h"
 #include "store/resources.h"
 
-namespace kubesched::cluster {
+namespace kubesched::sim {
 
 namespace json = api::json;
 using framework::Status;
@@ -169,8 +169,8 @@ void SetControllerUid(json::Document& pod, const api::Workload& w) {
 }  // namespace
 
 SimulatedCluster::SimulatedCluster(api::ClusterObjects objects, const util::Clock& clock, uint64_t seed,
-                                   CreationOrder creation_order)
-    : detail::OwnedStore{NewSimulationStore(clock, seed)}, StoreClient(*owned_store, clock), clock_(clock) {
+                                   cluster::CreationOrder creation_order)
+    : detail::OwnedStore{NewSimulationStore(clock, seed)}, cluster::StoreClient(*owned_store, clock), clock_(clock) {
   observer_ = owned_store->AddObserver([this](const store::WatchEvent& event) { OnStoreEvent(event); });
   Load(objects, seed, creation_order);
 }
@@ -181,7 +181,7 @@ SimulatedCluster::~SimulatedCluster() {
   if (observer_) owned_store->RemoveObserver(*observer_);
 }
 
-void SimulatedCluster::Load(api::ClusterObjects& objects, uint64_t seed, CreationOrder creation_order) {
+void SimulatedCluster::Load(api::ClusterObjects& objects, uint64_t seed, cluster::CreationOrder creation_order) {
   store::Store& s = *owned_store;
   auto timeline = std::make_unique<Timeline>(s, clock_);
   const int64_t start_ns = clock_.NowNs();
@@ -270,7 +270,7 @@ void SimulatedCluster::Load(api::ClusterObjects& objects, uint64_t seed, Creatio
   // order they are created.
   const auto& pods = Resource(s, "", "pods");
   std::vector<std::shared_ptr<api::Pod>> pending;
-  std::vector<PendingPodOrigin> origins;
+  std::vector<cluster::PendingPodOrigin> origins;
   auto add_pod = [&](const api::Pod& p) {
     const auto create_at = TimelineTime(p.metadata, api::kAnnotationCreateAfter, start_ns);
     const auto delete_at = TimelineTime(p.metadata, api::kAnnotationDeleteAfter, start_ns);
@@ -294,7 +294,7 @@ void SimulatedCluster::Load(api::ClusterObjects& objects, uint64_t seed, Creatio
       p.reset();
       continue;
     }
-    PendingPodOrigin origin;
+    cluster::PendingPodOrigin origin;
     if (const api::Workload* w = OwnerWorkload(*p, objects.workloads)) {
       origin.controller = fmt::format("{}/{}/{}", w->kind, w->metadata.namespace_, w->metadata.name);
     }
@@ -302,7 +302,7 @@ void SimulatedCluster::Load(api::ClusterObjects& objects, uint64_t seed, Creatio
     pending.push_back(std::move(p));
   }
   std::mt19937_64 creation_rng(seed ^ 0x2545f4914f6cdd1dULL);
-  for (size_t i : PodCreationOrder(origins, creation_order, creation_rng)) {
+  for (size_t i : cluster::PodCreationOrder(origins, creation_order, creation_rng)) {
     add_pod(*pending[i]);
     pending[i].reset();
   }
@@ -319,10 +319,10 @@ void SimulatedCluster::Load(api::ClusterObjects& objects, uint64_t seed, Creatio
   controllers_ = store::controllers::NewDefaultControllerManager(s, clock_, seed, controller_options);
   controllers_->Add(std::move(timeline));
   controllers_->Start();
-  informer_ = std::make_unique<StoreInformer>(s);
+  informer_ = std::make_unique<cluster::StoreInformer>(s);
 }
 
-void SimulatedCluster::Subscribe(EventHandler* handler) { informer_->Subscribe(handler); }
+void SimulatedCluster::Subscribe(cluster::EventHandler* handler) { informer_->Subscribe(handler); }
 
 void SimulatedCluster::OnStoreEvent(const store::WatchEvent& event) {
   if (event.type != store::EventType::kAdded || !event.object) return;
@@ -361,7 +361,7 @@ Status SimulatedCluster::Evict(const api::Pod& pod, std::string_view reason, con
     return Status::Error(fmt::format("pods \"{}\" not found", pod.metadata.name));
   }
   auto stored = (*current)->View<api::Pod>();
-  // Already terminating: not evicted again (StoreClient::DeletePod changes nothing either).
+  // Already terminating: not evicted again (cluster::StoreClient::DeletePod changes nothing either).
   if (stored && stored->metadata.deletion_timestamp_ns) return {};
   {
     std::lock_guard lock(mu_);
@@ -372,7 +372,7 @@ Status SimulatedCluster::Evict(const api::Pod& pod, std::string_view reason, con
       if (ref.controller && !ref.uid.empty()) awaiting_replacement_[ref.uid].push_back(index);
     }
   }
-  return StoreClient::DeletePod(pod, reason);
+  return cluster::StoreClient::DeletePod(pod, reason);
 }
 
 std::optional<int64_t> SimulatedCluster::NextEventNs() const { return controllers_->NextEventNs(); }
@@ -414,4 +414,4 @@ std::vector<Eviction> SimulatedCluster::Evictions() const {
   return evictions_;
 }
 
-}  // namespace kubesched::cluster
+}  // namespace kubesched::sim

@@ -8,9 +8,9 @@
 #include <string>
 
 #include "api/types.h"
-#include "scheduler/simulation.h"
+#include "sim/simulation.h"
 
-namespace kubesched::scheduler {
+namespace kubesched::sim {
 
 //! Whether the pod has finished (phase Succeeded or Failed): it holds no resources.
 bool IsTerminal(const api::Pod& pod);
@@ -39,4 +39,4 @@ struct SimulationSummary {
 
 SimulationSummary Summarize(const SimulationResult& result);
 
-}  // namespace kubesched::scheduler
+}  // namespace kubesched::sim

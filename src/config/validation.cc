@@ -1,49 +1,16 @@
-#include "plugins/helper/validation.h"
+#include "config/validation.h"
 
 #include <algorithm>
 #include <cstdio>
 
-namespace kubesched::plugins::helper {
-
-std::string GoQuote(std::string_view s) {
-  std::string out = "\"";
-  for (unsigned char ch : s) {
-    switch (ch) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (ch < 0x20 || ch == 0x7f) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\x%02x", ch);
-          out += buf;
-        } else {
-          out += static_cast<char>(ch);
-        }
-    }
-  }
-  out += '"';
-  return out;
-}
+namespace kubesched::config {
 
 std::string GoStringSlice(std::span<const std::string> values) {
   if (values.empty()) return "[]string(nil)";
   std::string out = "[]string{";
   for (size_t i = 0; i < values.size(); ++i) {
     if (i > 0) out += ", ";
-    out += GoQuote(values[i]);
+    out += util::GoQuote(values[i]);
   }
   return out + "}";
 }
@@ -57,14 +24,14 @@ std::string FieldInvalid(std::string_view path, std::string_view rendered_value,
 
 std::string FieldNotSupported(std::string_view path, std::string_view value,
                               std::initializer_list<std::string_view> supported) {
-  std::string out = std::string(path) + ": Unsupported value: " + GoQuote(value);
+  std::string out = std::string(path) + ": Unsupported value: " + util::GoQuote(value);
   if (supported.size() > 0) {
     out += ": supported values: ";
     bool first = true;
     for (auto s : supported) {
       if (!first) out += ", ";
       first = false;
-      out += GoQuote(s);
+      out += util::GoQuote(s);
     }
   }
   return out;
@@ -108,4 +75,4 @@ std::string JoinDetails(std::span<const std::string> msgs) {
   return out;
 }
 
-}  // namespace kubesched::plugins::helper
+}  // namespace kubesched::config

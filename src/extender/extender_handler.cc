@@ -1,4 +1,4 @@
-#include "server/extender_handler.h"
+#include "extender/extender_handler.h"
 
 #include <exception>
 #include <vector>
@@ -8,7 +8,12 @@
 #include "server/media_type.h"
 #include "util/log.h"
 
-namespace kubesched::server {
+namespace kubesched::extender {
+
+using server::BaseMediaType;
+using server::HttpRequest;
+using server::HttpResponse;
+using server::TextResponse;
 namespace {
 
 // One line of text, as Go's http.Error writes it.
@@ -49,8 +54,7 @@ extender::NodeReuse ReuseFrom(const cache::Cache& cache) {
   };
 }
 
-std::expected<extender::ExtenderArgs, std::string> DecodeArgs(std::string_view body,
-                                                              const extender::NodeReuse& reuse = {}) {
+std::expected<ExtenderArgs, std::string> DecodeArgs(std::string_view body, const extender::NodeReuse& reuse = {}) {
   auto args = extender::DecodeExtenderArgs(body, reuse);
   if (!args) return args;
   if (!args->pod) return std::unexpected(std::string(kPodRequired));
@@ -119,7 +123,7 @@ HttpResponse ExtenderHandler::Route(const HttpRequest& request) {
   return Bind(request.body);
 }
 
-std::vector<std::string> ExtenderHandler::RequestedNodes(const extender::ExtenderArgs& args) {
+std::vector<std::string> ExtenderHandler::RequestedNodes(const ExtenderArgs& args) {
   if (!args.nodes) return *args.node_names;
   std::vector<std::string> names;
   names.reserve(args.nodes->size());
@@ -132,7 +136,7 @@ HttpResponse ExtenderHandler::Filter(std::string_view body) {
   auto args = DecodeArgs(body, ReuseFrom(scheduler_.cache()));
   if (!args) return TextBadRequest(args.error());
   const std::vector<std::string> names = RequestedNodes(*args);
-  extender::ExtenderFilterResult result;
+  ExtenderFilterResult result;
   auto verdict = scheduler_.ExtenderFilter(options_.profile, *args->pod, names);
   if (!verdict) {
     result.error = verdict.error();
@@ -181,7 +185,7 @@ HttpResponse ExtenderHandler::Preempt(std::string_view body) {
   }
   auto chosen = scheduler_.ExtenderPreempt(options_.profile, *args->pod, names);
   if (!chosen) return Refused(500, chosen.error());
-  extender::ExtenderPreemptionResult result;
+  ExtenderPreemptionResult result;
   result.node_name_to_meta_victims.emplace();
   for (const auto& [node, victims] : *chosen) {
     extender::MetaVictims meta;
@@ -198,7 +202,7 @@ HttpResponse ExtenderHandler::Bind(std::string_view body) {
   if (!args) return TextBadRequest(args.error());
   if (args->pod_name.empty()) return TextBadRequest("PodName: Required value");
   if (args->node.empty()) return TextBadRequest("Node: Required value");
-  extender::ExtenderBindingResult result;
+  ExtenderBindingResult result;
   if (!options_.bind) {
     result.error = std::string(kNoClusterToBind);
   } else if (auto bound = options_.bind(*args); !bound) {
@@ -207,4 +211,4 @@ HttpResponse ExtenderHandler::Bind(std::string_view body) {
   return Json(extender::EncodeBindingResult(result));
 }
 
-}  // namespace kubesched::server
+}  // namespace kubesched::extender

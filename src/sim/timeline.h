@@ -16,7 +16,7 @@
 #include "api/json.h"
 #include "store/controllers/controller.h"
 
-namespace kubesched::cluster {
+namespace kubesched::sim {
 
 class Timeline final : public store::controllers::Controller {
  public:
@@ -56,4 +56,4 @@ class Timeline final : public store::controllers::Controller {
 //! annotation is absent or does not parse (the loader reported that already).
 std::optional<int64_t> TimelineTime(const api::ObjectMeta& meta, std::string_view annotation, int64_t start_ns);
 
-}  // namespace kubesched::cluster
+}  // namespace kubesched::sim

@@ -1,11 +1,11 @@
-#include "cluster/timeline.h"
+#include "sim/timeline.h"
 
 #include "api/time_format.h"
 #include "store/meta.h"
 #include "util/duration.h"
 #include "util/log.h"
 
-namespace kubesched::cluster {
+namespace kubesched::sim {
 
 Timeline::Timeline(store::Store& store, const util::Clock& clock) : store_(store), clock_(clock) {}
 
@@ -61,4 +61,4 @@ std::optional<int64_t> TimelineTime(const api::ObjectMeta& meta, std::string_vie
   return start_ns + *d;
 }
 
-}  // namespace kubesched::cluster
+}  // namespace kubesched::sim

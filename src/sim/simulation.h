@@ -21,16 +21,16 @@
 #include <nlohmann/json.hpp>
 
 #include "api/manifest.h"
-#include "cluster/simulated_cluster.h"
 #include "framework/registry.h"
 #include "plugins/batch_placement/batch_placement.h"
 #include "plugins/cross_node_preemption/cross_node_preemption.h"
 #include "scheduler/scheduler.h"
+#include "sim/simulated_cluster.h"
 
-namespace kubesched::scheduler {
+namespace kubesched::sim {
 
 struct SimulationOptions {
-  SchedulerOptions scheduler;
+  scheduler::SchedulerOptions scheduler;
   //! Stop after this much virtual time even if pods are still backing off (pods that fail
   //! with errors forever would otherwise retry forever).
   int64_t max_virtual_time_ns = 3600LL * util::kNanosPerSecond;
@@ -41,20 +41,14 @@ struct SimulationOptions {
   cluster::CreationOrder creation_order = cluster::CreationOrder::kControllers;
 };
 
-//! SimulationResult::cross_node. At namespace scope: clang (16) does not see a nested struct
-//! with default member initializers as default-constructible inside std::optional of its
-//! enclosing class, so `emplace()` failed to compile in the fuzz build.
-struct SimulationCrossNode {
-  plugins::cross_node_preemption::CrossNodeStats stats;
-  size_t active_plans = 0;  //!< plans still in progress when the simulation ended
-  size_t held_moves = 0;    //!< room still held for moved pods then (0: nothing left held)
-};
+//! SimulationResult::cross_node: CrossNodePreemption's statistics summed over the profiles.
+using SimulationCrossNode = plugins::cross_node_preemption::CrossNodeReport;
 
 struct SimulationResult {
   std::vector<std::shared_ptr<const api::Pod>> pods;  // final state, creation order
   std::vector<std::shared_ptr<const api::Node>> nodes;
-  std::vector<cluster::Eviction> evictions;
-  std::optional<AttemptExplanation> explanation;
+  std::vector<sim::Eviction> evictions;
+  std::optional<scheduler::AttemptExplanation> explanation;
   size_t attempts = 0;
   int64_t start_time_ns = 0;    //!< Unix time the simulation started at
   int64_t virtual_time_ns = 0;  //!< Unix time it ended at
@@ -97,4 +91,4 @@ std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects o
                                                            const SimulationOptions& options,
                                                            const framework::Registry& registry);
 
-}  // namespace kubesched::scheduler
+}  // namespace kubesched::sim

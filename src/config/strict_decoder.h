@@ -18,12 +18,9 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-namespace kubesched::plugins::helper {
+#include "api/field_path.h"
 
-//! field.Path rendering over strings: `path.name`, or `name` for the root path "".
-std::string PathChild(std::string_view path, std::string_view name);
-//! `path[index]`.
-std::string PathIndex(std::string_view path, size_t index);
+namespace kubesched::config {
 
 //! The JSON type named in decoding errors: null, object, array, string, bool, integer, number.
 std::string_view JsonTypeName(const nlohmann::json& j);
@@ -65,4 +62,4 @@ class StrictDecoder {
 //! The member `key` of `object`, or a null json when absent (or `object` is not an object).
 const nlohmann::json& Member(const nlohmann::json& object, std::string_view key);
 
-}  // namespace kubesched::plugins::helper
+}  // namespace kubesched::config
