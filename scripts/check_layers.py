@@ -29,6 +29,8 @@ LAYERS = [
     ["metrics"],
     ["config"],
     ["framework/runtime", "framework/preemption"],
+    # The frameworks of a configuration's profiles (upstream's pkg/scheduler/profile).
+    ["profile"],
     ["optimizer"],
     ["plugins"],
     ["queue", "cache", "cluster"],

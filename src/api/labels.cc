@@ -20,8 +20,9 @@ bool Contains(const std::vector<std::string>& values, std::string_view v) {
   return std::find(values.begin(), values.end(), v) != values.end();
 }
 
-// strconv.ParseInt(s, 10, 64): optional sign, decimal digits, no surrounding space.
-std::optional<int64_t> ParseInt64(std::string_view s) {
+}  // namespace
+
+std::optional<int64_t> ParseSelectorInteger(std::string_view s) {
   if (!s.empty() && s.front() == '+') {
     s.remove_prefix(1);
     if (!s.empty() && s.front() == '-') return std::nullopt;
@@ -32,6 +33,8 @@ std::optional<int64_t> ParseInt64(std::string_view s) {
   if (ec != std::errc() || ptr != s.data() + s.size()) return std::nullopt;
   return v;
 }
+
+namespace {
 
 // Shared by label requirements and node field requirements: `value` is the label's value, or
 // nullptr when the object has no such label.
@@ -50,8 +53,8 @@ bool MatchesValue(const SelectorRequirement& r, const std::string* value) {
       // As upstream: a missing label, a non-integer label value, or anything but exactly one
       // integer in values never matches.
       if (value == nullptr || r.values.size() != 1) return false;
-      auto have = ParseInt64(*value);
-      auto want = ParseInt64(r.values.front());
+      auto have = ParseSelectorInteger(*value);
+      auto want = ParseSelectorInteger(r.values.front());
       if (!have || !want) return false;
       return r.op == SelectorOperator::kGt ? *have > *want : *have < *want;
     }
@@ -76,6 +79,12 @@ Labels Labels::FromEntries(std::vector<Entry> entries) {
     out.entries_.push_back(std::move(entries[i]));
   }
   return out;
+}
+
+const std::string* FindLabel(const std::vector<Labels::Entry>& sorted_labels, std::string_view key) {
+  auto it = LowerBound(sorted_labels, key);
+  if (it == sorted_labels.end() || it->first != key) return nullptr;
+  return &it->second;
 }
 
 const std::string* Labels::Find(std::string_view key) const {
@@ -107,6 +116,10 @@ bool Labels::Erase(std::string_view key) {
 
 bool SelectorRequirement::Matches(const Labels& labels) const { return MatchesValue(*this, labels.Find(key)); }
 
+bool SelectorRequirement::Matches(const std::vector<Labels::Entry>& sorted_labels) const {
+  return MatchesValue(*this, FindLabel(sorted_labels, key));
+}
+
 bool LabelSelector::Matches(const Labels& labels) const {
   for (const auto& [k, v] : match_labels) {
     const std::string* have = labels.Find(k);
@@ -116,7 +129,7 @@ bool LabelSelector::Matches(const Labels& labels) const {
                      [&](const SelectorRequirement& r) { return r.Matches(labels); });
 }
 
-bool NodeSelectorTerm::Matches(std::string_view node_name, const Labels& node_labels) const {
+bool NodeSelectorTerm::Matches(std::string_view node_name, const std::vector<Labels::Entry>& node_labels) const {
   if (match_expressions.empty() && match_fields.empty()) return false;
   for (const auto& r : match_expressions) {
     if (!r.Matches(node_labels)) return false;
@@ -132,9 +145,17 @@ bool NodeSelectorTerm::Matches(std::string_view node_name, const Labels& node_la
   return true;
 }
 
-bool NodeSelector::Matches(std::string_view node_name, const Labels& node_labels) const {
+bool NodeSelector::Matches(std::string_view node_name, const std::vector<Labels::Entry>& node_labels) const {
   return std::any_of(terms.begin(), terms.end(),
                      [&](const NodeSelectorTerm& t) { return t.Matches(node_name, node_labels); });
+}
+
+std::optional<SelectorOperator> ParseSelectorOperator(std::string_view text) {
+  for (SelectorOperator op : {SelectorOperator::kIn, SelectorOperator::kNotIn, SelectorOperator::kExists,
+                              SelectorOperator::kDoesNotExist, SelectorOperator::kGt, SelectorOperator::kLt}) {
+    if (ToString(op) == text) return op;
+  }
+  return std::nullopt;
 }
 
 std::string_view ToString(SelectorOperator op) {

@@ -2,7 +2,9 @@
 // Label sets and the two selector languages Kubernetes uses against them:
 // metav1.LabelSelector (pods, namespaces) and v1.NodeSelector (nodes).
 
+#include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -54,8 +56,17 @@ struct SelectorRequirement {
   std::vector<std::string> values;
 
   bool Matches(const Labels& labels) const;
+  //! The same against entries sorted by key (a stored object's labels, Labels::entries()).
+  bool Matches(const std::vector<Labels::Entry>& sorted_labels) const;
   bool operator==(const SelectorRequirement&) const = default;
 };
+
+//! The value of `key` in entries sorted by key, or nullptr when absent.
+const std::string* FindLabel(const std::vector<Labels::Entry>& sorted_labels, std::string_view key);
+
+//! A Gt/Lt operand as upstream reads it (strconv.ParseInt(s, 10, 64)): optional sign, decimal
+//! digits, nothing else.
+std::optional<int64_t> ParseSelectorInteger(std::string_view s);
 
 //! metav1.LabelSelector: matchLabels and matchExpressions ANDed together.
 //! An empty selector matches everything; a null selector (std::optional absent at the use
@@ -75,7 +86,10 @@ struct NodeSelectorTerm {
   std::vector<SelectorRequirement> match_expressions;
   std::vector<SelectorRequirement> match_fields;  // only key "metadata.name" is valid
 
-  bool Matches(std::string_view node_name, const Labels& node_labels) const;
+  bool Matches(std::string_view node_name, const Labels& node_labels) const {
+    return Matches(node_name, node_labels.entries());
+  }
+  bool Matches(std::string_view node_name, const std::vector<Labels::Entry>& sorted_node_labels) const;
   bool operator==(const NodeSelectorTerm&) const = default;
 };
 
@@ -83,10 +97,15 @@ struct NodeSelectorTerm {
 struct NodeSelector {
   std::vector<NodeSelectorTerm> terms;
 
-  bool Matches(std::string_view node_name, const Labels& node_labels) const;
+  bool Matches(std::string_view node_name, const Labels& node_labels) const {
+    return Matches(node_name, node_labels.entries());
+  }
+  bool Matches(std::string_view node_name, const std::vector<Labels::Entry>& sorted_node_labels) const;
   bool operator==(const NodeSelector&) const = default;
 };
 
 std::string_view ToString(SelectorOperator op);
+//! "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"; nullopt for anything else.
+std::optional<SelectorOperator> ParseSelectorOperator(std::string_view text);
 
 }  // namespace kubesched::api

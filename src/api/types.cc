@@ -14,6 +14,13 @@ std::string_view ToString(TaintEffect effect) {
   return "Unknown";
 }
 
+std::optional<TaintEffect> ParseTaintEffect(std::string_view text) {
+  for (TaintEffect effect : {TaintEffect::kNoSchedule, TaintEffect::kPreferNoSchedule, TaintEffect::kNoExecute}) {
+    if (ToString(effect) == text) return effect;
+  }
+  return std::nullopt;
+}
+
 std::string_view ToString(PodPhase phase) {
   switch (phase) {
     case PodPhase::kPending:

@@ -319,6 +319,8 @@ struct Workload {
 };
 
 std::string_view ToString(TaintEffect effect);
+//! "NoSchedule", "PreferNoSchedule", "NoExecute"; nullopt for anything else.
+std::optional<TaintEffect> ParseTaintEffect(std::string_view text);
 std::string_view ToString(PodPhase phase);
 
 }  // namespace kubesched::api

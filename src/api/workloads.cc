@@ -459,27 +459,37 @@ std::vector<Toleration> DaemonSetTolerations(bool host_network) {
   return out;
 }
 
+DaemonPodPlacement DaemonPodPlacementOf(const PodSpec& spec) {
+  DaemonPodPlacement p;
+  p.node_name = spec.node_name;
+  p.node_selector = spec.node_selector;
+  if (spec.affinity && spec.affinity->node_affinity) p.required = spec.affinity->node_affinity->required;
+  p.tolerations = spec.tolerations;
+  for (Toleration& t : DaemonSetTolerations(spec.host_network)) p.tolerations.push_back(std::move(t));
+  return p;
+}
+
+DaemonPodVerdict EvaluateDaemonPod(const DaemonPodPlacement& p, std::string_view node_name,
+                                   const std::vector<Labels::Entry>& node_labels, std::span<const Taint> node_taints) {
+  if (!p.node_name.empty() && p.node_name != node_name) return {};
+  for (const auto& [key, value] : p.node_selector) {
+    const std::string* have = FindLabel(node_labels, key);
+    if (have == nullptr || *have != value) return {};
+  }
+  if (p.required && !p.required->Matches(node_name, node_labels)) return {};
+  bool untolerated_no_schedule = false, untolerated_no_execute = false;
+  for (const Taint& taint : node_taints) {
+    if (!DoNotScheduleTaintsFilter(taint) || TolerationsTolerateTaint(p.tolerations, taint)) continue;
+    (taint.effect == TaintEffect::kNoExecute ? untolerated_no_execute : untolerated_no_schedule) = true;
+  }
+  if (untolerated_no_schedule || untolerated_no_execute) return {false, !untolerated_no_execute};
+  return {true, true};
+}
+
 bool DaemonSetShouldRunOnNode(const Workload& daemon_set, const Node& node) {
-  const PodSpec& spec = daemon_set.template_.spec;
-  const std::string& node_name = node.metadata.name;
-  if (!spec.node_name.empty() && spec.node_name != node_name) return false;
-  for (const auto& [key, value] : spec.node_selector) {
-    const std::string* have = node.metadata.labels.Find(key);
-    if (have == nullptr || *have != value) return false;
-  }
-  if (spec.affinity && spec.affinity->node_affinity && spec.affinity->node_affinity->required &&
-      !spec.affinity->node_affinity->required->Matches(node_name, node.metadata.labels)) {
-    return false;
-  }
-  std::vector<Toleration> tolerations = spec.tolerations;
-  for (Toleration& t : DaemonSetTolerations(spec.host_network)) tolerations.push_back(std::move(t));
-  for (const Taint& taint : node.spec.taints) {
-    if (taint.effect == TaintEffect::kPreferNoSchedule) continue;
-    const bool tolerated = std::any_of(tolerations.begin(), tolerations.end(),
-                                       [&](const Toleration& t) { return ToleratesTaint(t, taint); });
-    if (!tolerated) return false;
-  }
-  return true;
+  return EvaluateDaemonPod(DaemonPodPlacementOf(daemon_set.template_.spec), node.metadata.name,
+                           node.metadata.labels.entries(), node.spec.taints)
+      .should_run;
 }
 
 std::string DaemonPodTargetNode(const Pod& pod) {

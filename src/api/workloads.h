@@ -7,7 +7,9 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,9 +64,33 @@ std::string ReplicaSetNameForDeployment(const Workload& deployment);
 //! NoSchedule for host-network pods).
 std::vector<Toleration> DaemonSetTolerations(bool host_network);
 
-//! Whether the DaemonSet controller would run a daemon pod on this node: the template's nodeName
-//! (if any), nodeSelector and required node affinity match, and every NoSchedule / NoExecute
-//! taint is tolerated by the template's tolerations plus DaemonSetTolerations.
+//! What decides which nodes a DaemonSet's pods run on, read once per template: the loader builds it
+//! from a typed PodSpec, the store's DaemonSet controller from the template's JSON.
+struct DaemonPodPlacement {
+  std::string node_name;  //!< spec.nodeName, empty when unset
+  Labels node_selector;
+  //! The required node affinity, when the template has one (no terms: matches no node).
+  std::optional<NodeSelector> required;
+  //! The template's tolerations followed by DaemonSetTolerations.
+  std::vector<Toleration> tolerations;
+};
+
+DaemonPodPlacement DaemonPodPlacementOf(const PodSpec& spec);
+
+struct DaemonPodVerdict {
+  bool should_run = false;       //!< a daemon pod should be created on the node
+  bool should_continue = false;  //!< a daemon pod already there may stay
+};
+
+//! Upstream's NodeShouldRunDaemonPod: nodeName, node selector and required node affinity must
+//! match, and every NoSchedule and NoExecute taint be tolerated to run; a pod already there may
+//! stay unless a NoExecute taint is not tolerated.
+DaemonPodVerdict EvaluateDaemonPod(const DaemonPodPlacement& placement, std::string_view node_name,
+                                   const std::vector<Labels::Entry>& sorted_node_labels,
+                                   std::span<const Taint> node_taints);
+
+//! Whether the DaemonSet controller would run a daemon pod on this node (EvaluateDaemonPod's
+//! should_run).
 bool DaemonSetShouldRunOnNode(const Workload& daemon_set, const Node& node);
 
 //! The node a daemon pod is pinned to through its matchFields metadata.name affinity, or "".

@@ -179,13 +179,9 @@ std::expected<std::unique_ptr<Scheduler>, std::string> Scheduler::Create(const S
   deps.activate = [self](const std::vector<std::shared_ptr<const api::Pod>>& pods) {
     self->queue_->Activate(pods, /*restamp=*/true);
   };
-  for (size_t i = 0; i < options.config.profiles.size(); ++i) {
-    const auto& profile = options.config.profiles[i];
-    auto fwk = Framework::Create(profile, i, registry, deps);
-    if (!fwk) return std::unexpected(fwk.error());
-    s->profiles_.emplace(profile.scheduler_name, std::move(*fwk));
-  }
-  if (s->profiles_.empty()) return std::unexpected("profiles: Required value: at least one profile is required");
+  auto profiles = profile::NewMap(options.config.profiles, registry, deps);
+  if (!profiles) return std::unexpected(std::move(profiles.error()));
+  s->profiles_ = std::move(*profiles);
 
   // All profiles share one queue and so one QueueSort (validated by the configuration).
   Framework* first = s->profiles_.begin()->second.get();

@@ -34,6 +34,7 @@
 #include "framework/runtime/framework.h"
 #include "framework/runtime/waiting_pods.h"
 #include "metrics/recorder.h"
+#include "profile/profile.h"
 #include "queue/scheduling_queue.h"
 #include "scheduler/extender_verbs.h"
 #include "util/clock.h"
@@ -283,7 +284,7 @@ class Scheduler final : public cluster::EventHandler {
   std::unique_ptr<cache::Cache> cache_;
   std::unique_ptr<cache::Snapshot> snapshot_;
   std::unique_ptr<queue::SchedulingQueue> queue_;
-  std::map<std::string, std::unique_ptr<framework::runtime::Framework>, std::less<>> profiles_;
+  profile::Map profiles_;
   std::vector<std::shared_ptr<framework::Extender>> extenders_;
   std::vector<framework::Extender*> extender_ptrs_;  // the frameworks' view of extenders_
 

@@ -13,17 +13,6 @@ namespace {
 
 namespace json = api::json;
 
-const std::string* FindLabel(const LabelPairs& labels, std::string_view key) {
-  auto it = std::lower_bound(labels.begin(), labels.end(), key,
-                             [](const auto& e, std::string_view k) { return e.first < k; });
-  return it != labels.end() && it->first == key ? &it->second : nullptr;
-}
-
-bool ToInt(std::string_view s, int64_t& v) {
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  return ec == std::errc() && p == s.data() + s.size() && !s.empty();
-}
-
 Error ParseError(std::string_view detail) { return BadRequest(fmt::format("unable to parse requirement: {}", detail)); }
 
 // labels.Lexer's tokens.
@@ -95,46 +84,20 @@ std::optional<Error> CheckValue(std::string_view value) {
 
 bool LabelSelectorExpr::Matches(const LabelPairs& labels) const {
   if (nothing) return false;
-  for (const LabelRequirement& r : requirements) {
-    const std::string* v = FindLabel(labels, r.key);
-    bool ok = false;
-    switch (r.op) {
-      case LabelRequirement::Op::kIn:
-        ok = v && std::find(r.values.begin(), r.values.end(), *v) != r.values.end();
-        break;
-      case LabelRequirement::Op::kNotIn:
-        ok = !v || std::find(r.values.begin(), r.values.end(), *v) == r.values.end();
-        break;
-      case LabelRequirement::Op::kExists:
-        ok = v != nullptr;
-        break;
-      case LabelRequirement::Op::kDoesNotExist:
-        ok = v == nullptr;
-        break;
-      case LabelRequirement::Op::kGt:
-      case LabelRequirement::Op::kLt: {
-        int64_t have = 0, want = 0;
-        if (v && !r.values.empty() && ToInt(*v, have) && ToInt(r.values[0], want)) {
-          ok = r.op == LabelRequirement::Op::kGt ? have > want : have < want;
-        }
-        break;
-      }
-    }
-    if (!ok) return false;
-  }
-  return true;
+  return std::all_of(requirements.begin(), requirements.end(),
+                     [&](const api::SelectorRequirement& r) { return r.Matches(labels); });
 }
 
 Result<LabelSelectorExpr> ParseLabelSelector(std::string_view text) {
   using K = Token::Kind;
-  using Op = LabelRequirement::Op;
+  using Op = api::SelectorOperator;
   LabelSelectorExpr out;
   std::vector<Token> toks = Lex(text);
   size_t i = 0;
   auto peek = [&]() -> const Token& { return toks[i]; };
   if (peek().kind == K::kEnd) return out;
   while (true) {
-    LabelRequirement r;
+    api::SelectorRequirement r;
     if (peek().kind == K::kNot) {
       ++i;
       if (peek().kind != K::kIdent)
@@ -166,8 +129,7 @@ Result<LabelSelectorExpr> ParseLabelSelector(std::string_view text) {
           } else {
             return std::unexpected(ParseError(fmt::format("found '{}', expected: identifier", peek().text)));
           }
-          int64_t ignored = 0;
-          if ((r.op == Op::kGt || r.op == Op::kLt) && !ToInt(r.values[0], ignored)) {
+          if ((r.op == Op::kGt || r.op == Op::kLt) && !api::ParseSelectorInteger(r.values[0])) {
             return std::unexpected(
                 ParseError(fmt::format("for 'Gt', 'Lt' operators, the value must be an integer: \"{}\"", r.values[0])));
           }
@@ -227,22 +189,22 @@ Result<LabelSelectorExpr> LabelSelectorFromJson(const json::Value* selector) {
   if (const json::Value* ml = json::Find(*selector, "matchLabels"); ml && ml->IsObject()) {
     for (const auto& m : ml->GetObject()) {
       out.requirements.push_back(
-          {std::string(json::View(m.name)), LabelRequirement::Op::kIn, {std::string(json::View(m.value))}});
+          {std::string(json::View(m.name)), api::SelectorOperator::kIn, {std::string(json::View(m.value))}});
     }
   }
   if (const json::Value* me = json::Find(*selector, "matchExpressions"); me && me->IsArray()) {
     for (const auto& e : me->GetArray()) {
-      LabelRequirement r;
+      api::SelectorRequirement r;
       r.key = std::string(json::GetString(e, "key"));
       const std::string_view op = json::GetString(e, "operator");
       if (op == "In") {
-        r.op = LabelRequirement::Op::kIn;
+        r.op = api::SelectorOperator::kIn;
       } else if (op == "NotIn") {
-        r.op = LabelRequirement::Op::kNotIn;
+        r.op = api::SelectorOperator::kNotIn;
       } else if (op == "Exists") {
-        r.op = LabelRequirement::Op::kExists;
+        r.op = api::SelectorOperator::kExists;
       } else if (op == "DoesNotExist") {
-        r.op = LabelRequirement::Op::kDoesNotExist;
+        r.op = api::SelectorOperator::kDoesNotExist;
       } else {
         return std::unexpected(BadRequest(fmt::format("\"{}\" is not a valid label selector operator", op)));
       }

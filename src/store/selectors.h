@@ -10,24 +10,17 @@
 #include <vector>
 
 #include "api/json.h"
+#include "api/labels.h"
 #include "store/store.h"
 
 namespace kubesched::store {
 
 using LabelPairs = std::vector<std::pair<std::string, std::string>>;
 
-//! One label requirement: key, operator, values.
-struct LabelRequirement {
-  enum class Op { kIn, kNotIn, kExists, kDoesNotExist, kGt, kLt };
-  std::string key;
-  Op op = Op::kIn;
-  std::vector<std::string> values;
-};
-
-//! Requirements ANDed; empty matches everything. `nothing` (a null metav1.LabelSelector)
-//! matches no object.
+//! Requirements ANDed (matched as the scheduler matches them: api::SelectorRequirement); empty
+//! matches everything. `nothing` (a null metav1.LabelSelector) matches no object.
 struct LabelSelectorExpr {
-  std::vector<LabelRequirement> requirements;
+  std::vector<api::SelectorRequirement> requirements;
   bool nothing = false;
 
   //! `labels` sorted by key, as Object::labels is.

@@ -325,6 +325,20 @@ class FrameworkTest : public ::testing::Test {
     return std::move(*fw);
   }
 
+  //! The framework for a profile whose Permit point runs `plugins` in order: each plugin named in
+  //! `waits` asks the pod to wait that long, the others allow it (unless the test scripts more).
+  std::unique_ptr<Framework> BuildPermit(
+      std::initializer_list<std::string_view> plugins,
+      std::initializer_list<std::pair<std::string_view, std::chrono::nanoseconds>> waits = {}) {
+    config::Profile p = BaseProfile();
+    for (std::string_view name : plugins) p.plugins.permit.enabled.push_back({std::string(name), 0});
+    for (const auto& [plugin, wait] : waits) {
+      script_.status[fmt::format("Permit:{}", plugin)] = Status::Wait();
+      script_.wait[std::string(plugin)] = wait;
+    }
+    return Build(p);
+  }
+
   //! The error Create returns for an invalid profile.
   std::string CreateError(const config::Profile& profile, size_t index = 0) {
     auto fw = Create(profile, index);
@@ -774,9 +788,7 @@ TEST_F(FrameworkTest, ReserveRunsInOrderAndUnreserveInReverse) {
 // --- Permit ----------------------------------------------------------------------------------
 
 TEST_F(FrameworkTest, PermitSuccessLetsThePodThroughWithoutWaiting) {
-  config::Profile p = BaseProfile();
-  p.plugins.permit.enabled = {Ref(kA), Ref(kB)};
-  auto fw = Build(p);
+  auto fw = BuildPermit({kA, kB});
   ASSERT_NE(fw, nullptr);
 
   CycleState state;
@@ -790,13 +802,9 @@ TEST_F(FrameworkTest, PermitSuccessLetsThePodThroughWithoutWaiting) {
 }
 
 TEST_F(FrameworkTest, PermitRejectionStopsAtThePluginAndNothingWaits) {
-  config::Profile p = BaseProfile();
-  p.plugins.permit.enabled = {Ref(kA), Ref(kB), Ref(kC)};
   // A asks to wait, but B rejects: the rejection wins and the pod does not wait.
-  script_.status["Permit:A"] = Status::Wait();
-  script_.wait["A"] = 10s;
   script_.status["Permit:B"] = Status::Unschedulable("quota exceeded");
-  auto fw = Build(p);
+  auto fw = BuildPermit({kA, kB, kC}, {{kA, 10s}});
   ASSERT_NE(fw, nullptr);
 
   CycleState state;
@@ -821,13 +829,7 @@ TEST_F(FrameworkTest, PermitRejectionStopsAtThePluginAndNothingWaits) {
 }
 
 TEST_F(FrameworkTest, PermitWaitEndsWhenEveryWaitingPluginAllowsFromAnotherThread) {
-  config::Profile p = BaseProfile();
-  p.plugins.permit.enabled = {Ref(kA), Ref(kB), Ref(kC)};
-  script_.status["Permit:A"] = Status::Wait();
-  script_.wait["A"] = 10s;
-  script_.status["Permit:C"] = Status::Wait();
-  script_.wait["C"] = 20s;
-  auto fw = Build(p);
+  auto fw = BuildPermit({kA, kB, kC}, {{kA, 10s}, {kC, 20s}});
   ASSERT_NE(fw, nullptr);
 
   CycleState state;
@@ -869,13 +871,7 @@ TEST_F(FrameworkTest, PermitWaitEndsWhenEveryWaitingPluginAllowsFromAnotherThrea
 }
 
 TEST_F(FrameworkTest, PermitWaitTimesOutOnTheFrameworksClock) {
-  config::Profile p = BaseProfile();
-  p.plugins.permit.enabled = {Ref(kA), Ref(kC)};
-  script_.status["Permit:A"] = Status::Wait();
-  script_.wait["A"] = 10s;
-  script_.status["Permit:C"] = Status::Wait();
-  script_.wait["C"] = 20s;
-  auto fw = Build(p);
+  auto fw = BuildPermit({kA, kC}, {{kA, 10s}, {kC, 20s}});
   ASSERT_NE(fw, nullptr);
 
   CycleState state;
@@ -903,11 +899,7 @@ TEST_F(FrameworkTest, PermitWaitTimesOutOnTheFrameworksClock) {
 }
 
 TEST_F(FrameworkTest, PermitWaitIsCappedAtFifteenMinutes) {
-  config::Profile p = BaseProfile();
-  p.plugins.permit.enabled = {Ref(kA)};
-  script_.status["Permit:A"] = Status::Wait();
-  script_.wait["A"] = 1h;
-  auto fw = Build(p);
+  auto fw = BuildPermit({kA}, {{kA, 1h}});
   ASSERT_NE(fw, nullptr);
 
   CycleState state;
@@ -924,11 +916,7 @@ TEST_F(FrameworkTest, PermitWaitIsCappedAtFifteenMinutes) {
 }
 
 TEST_F(FrameworkTest, WaitingPodRejectedByAPluginOrThroughTheHandle) {
-  config::Profile p = BaseProfile();
-  p.plugins.permit.enabled = {Ref(kA)};
-  script_.status["Permit:A"] = Status::Wait();
-  script_.wait["A"] = 10s;
-  auto fw = Build(p);
+  auto fw = BuildPermit({kA}, {{kA, 10s}});
   ASSERT_NE(fw, nullptr);
 
   PermitOutcome first;
@@ -959,13 +947,7 @@ TEST_F(FrameworkTest, WaitingPodRejectedByAPluginOrThroughTheHandle) {
 // %v at plugin %v", waitTime, plugin): waitTime is a time.Duration, printed as Go prints one
 // ("1m30s", "500ms").
 TEST_F(FrameworkTest, PermitTimeoutMessagePrintsTheWaitAsAGoDuration) {
-  config::Profile p = BaseProfile();
-  p.plugins.permit.enabled = {Ref(kA), Ref(kC)};
-  script_.status["Permit:A"] = Status::Wait();
-  script_.wait["A"] = 90s;
-  script_.status["Permit:C"] = Status::Wait();
-  script_.wait["C"] = 500ms;
-  auto fw = Build(p);
+  auto fw = BuildPermit({kA, kC}, {{kA, 90s}, {kC, 500ms}});
   ASSERT_NE(fw, nullptr);
 
   CycleState state;

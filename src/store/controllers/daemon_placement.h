@@ -8,47 +8,25 @@
 #include <vector>
 
 #include "api/json.h"
+#include "api/workloads.h"
 #include "store/controllers/node_informer.h"
 #include "store/selectors.h"
 
 namespace kubesched::store::controllers {
 
-//! What decides a daemon pod's nodes, parsed once per template.
-struct DaemonPlacement {
-  struct Requirement {
-    std::string key;
-    std::string op;  //!< In, NotIn, Exists, DoesNotExist, Gt, Lt
-    std::vector<std::string> values;
-  };
-  struct Term {
-    std::vector<Requirement> expressions;  //!< on the node's labels
-    std::vector<Requirement> fields;       //!< on metadata.name
-  };
-  struct Toleration {
-    std::string key;
-    std::string op;  //!< "Exists" or "Equal" ("" is Equal)
-    std::string value;
-    std::string effect;  //!< "" tolerates every effect
-  };
-  std::string node_name;     //!< spec.nodeName
-  LabelPairs node_selector;  //!< sorted
-  bool has_required_affinity = false;
-  std::vector<Term> required_terms;  //!< ORed
-  //! The template's tolerations plus those the DaemonSet controller adds to every daemon pod.
-  std::vector<Toleration> tolerations;
-};
+//! What decides a daemon pod's nodes, parsed once per template from its JSON; evaluated by the
+//! same api::EvaluateDaemonPod the loader uses. Requirements with an operator or a field key the
+//! API does not define make their term match nothing, as upstream's nodeaffinity does with a term
+//! it cannot convert; tolerations with an unknown operator or effect tolerate nothing.
+using DaemonPlacement = api::DaemonPodPlacement;
+using DaemonVerdict = api::DaemonPodVerdict;
 
 DaemonPlacement ParseDaemonPlacement(const api::json::Value& pod_template);
 
-struct DaemonVerdict {
-  bool should_run = false;       //!< a daemon pod should be created here
-  bool should_continue = false;  //!< a daemon pod already here may stay
-};
-
-//! NodeShouldRunDaemonPod: nodeName, node selector and required node affinity must match, and
-//! every NoSchedule and NoExecute taint be tolerated to run; a pod already there may stay unless a
-//! NoExecute taint is not tolerated.
-DaemonVerdict EvaluateDaemonPlacement(const DaemonPlacement& placement, const NodeFacts& node);
+//! api::EvaluateDaemonPod against a node the informer holds.
+inline DaemonVerdict EvaluateDaemonPlacement(const DaemonPlacement& placement, const NodeFacts& node) {
+  return api::EvaluateDaemonPod(placement, node.name(), node.labels(), node.taints);
+}
 
 //! Adds the tolerations of every daemon pod (not-ready and unreachable NoExecute; disk-, memory-,
 //! pid-pressure and unschedulable NoSchedule; network-unavailable NoSchedule with hostNetwork)

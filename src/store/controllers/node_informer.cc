@@ -25,8 +25,10 @@ NodeFacts ParseNodeFacts(const ObjectPtr& node, const json::Value* parsed) {
   }
   if (const json::Value* taints = At(doc, {"spec", "taints"}); taints && taints->IsArray()) {
     for (const auto& t : taints->GetArray()) {
-      info.taints.push_back(NodeTaint{std::string(json::GetString(t, "key")), std::string(json::GetString(t, "value")),
-                                      std::string(json::GetString(t, "effect"))});
+      if (auto effect = api::ParseTaintEffect(json::GetString(t, "effect"))) {
+        info.taints.push_back(
+            api::Taint{std::string(json::GetString(t, "key")), std::string(json::GetString(t, "value")), *effect});
+      }
     }
   }
   return info;

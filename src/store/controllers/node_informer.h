@@ -7,21 +7,16 @@
 #include <unordered_map>
 #include <vector>
 
+#include "api/types.h"
 #include "store/selectors.h"
 #include "store/store.h"
 
 namespace kubesched::store::controllers {
 
-struct NodeTaint {
-  std::string key;
-  std::string value;
-  std::string effect;  //!< "NoSchedule", "PreferNoSchedule" or "NoExecute"
-};
-
 struct NodeFacts {
   ObjectPtr object;
-  std::string internal_ip;  //!< status.addresses' InternalIP, or empty
-  std::vector<NodeTaint> taints;
+  std::string internal_ip;         //!< status.addresses' InternalIP, or empty
+  std::vector<api::Taint> taints;  //!< those with an effect the API defines
 
   const std::string& name() const { return object->name; }
   const LabelPairs& labels() const { return object->labels(); }

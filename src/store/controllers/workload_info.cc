@@ -42,7 +42,7 @@ WorkloadInfo ParseWorkload(const ObjectPtr& object, const json::Value& doc, Sele
       if (sel && sel->IsObject() && sel->MemberCount() > 0) {
         for (const auto& m : sel->GetObject()) {
           w.selector.requirements.push_back(
-              {std::string(json::View(m.name)), LabelRequirement::Op::kIn, {std::string(json::View(m.value))}});
+              {std::string(json::View(m.name)), api::SelectorOperator::kIn, {std::string(json::View(m.value))}});
         }
       } else {
         w.selector.nothing = true;
