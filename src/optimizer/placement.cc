@@ -643,7 +643,14 @@ void AddRowsOfSpread(FormulationBuilder& fb, int32_t c) {
     auto r = MakeRow(-MipProblem::kInf, s.max_skew + big - (s.domain_eligible[d] ? s.existing[d] : 0));
     if (s.domain_eligible[d]) count_terms(r, d, 1);
     if (min_col >= 0) AddTerm(r, min_col, -1);
-    AddTerm(r, bg, big);
+    // Presence may be the group's own pod-count column (a one-node domain where it fits at most
+    // one pod), which count_d already holds when the group counts for its spread: one column, one
+    // coefficient (a row naming a column twice is refused by every solver).
+    if (auto same = std::find(r.index.begin(), r.index.end(), bg); same != r.index.end()) {
+      r.value[static_cast<size_t>(same - r.index.begin())] += big;
+    } else {
+      AddTerm(r, bg, big);
+    }
     p.AddRow(std::move(r));
   }
 }

@@ -172,6 +172,26 @@ TEST(PlaceBatch, TopologySpreadOutweighsPacking) {
   for (const auto& [node, n] : PodsPerNode(r)) EXPECT_EQ(n, 2) << node;
 }
 
+// Nodes that take one pod of the group each: the spread row's presence of a node is that node's
+// pod-count column itself, which its count also holds. The solver must get one coefficient for
+// it (two made every solver refuse the model, and the heuristic's placement stood unproven).
+TEST(PlaceBatch, SpreadOverNodesThatTakeOnePodEachIsSolved) {
+  api::LabelSelector sel;
+  sel.match_labels.Set("app", "web");
+  auto pods = Replicas(3, "web", "600m", [&](auto& b) {
+    b.SpreadConstraint(1, "kubernetes.io/hostname", api::UnsatisfiableConstraintAction::kDoNotSchedule, sel);
+  });
+  PlacementOptions o;
+  o.heuristic = false;
+  o.bound = false;
+  auto r = Place(Nodes(4), pods, o);
+  EXPECT_EQ(r.placed, 3);
+  EXPECT_EQ(r.new_nodes_used, 3);
+  EXPECT_TRUE(r.optimal) << r.stopped_by;
+  EXPECT_TRUE(r.stopped_by.starts_with("optimal")) << r.stopped_by;
+  EXPECT_EQ(r.solver, "cbc");
+}
+
 TEST(PlaceBatch, HostPortsNeverShareANode) {
   auto pods = Replicas(3, "proxy", "100m", [](auto& b) { b.HostPort(8080); });
   auto r = Place(Nodes(2), pods);
