@@ -230,6 +230,8 @@ std::vector<const NodeInfo*> Scheduler::FindNodesThatFitPod(Framework& fwk, Cycl
       return {};
     }
     diagnosis.node_to_status.set_absent_status(s);
+    // As upstream: the plugins that narrowed the nodes, and the one that rejected.
+    for (const auto& p : narrowing_plugins) diagnosis.unschedulable_plugins.emplace(p);
     AddPluginStatus(diagnosis, s);
     diagnosis.pre_filter_msg = s.Message();
     return {};

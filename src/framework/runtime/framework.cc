@@ -420,8 +420,20 @@ std::pair<PreFilterResult, Status> Framework::RunPreFilterPlugins(CycleState& st
                                                                   std::vector<std::string>* narrowing) {
   PreFilterResult result;
   std::vector<std::string> plugins_with_nodes;
+  // As upstream (kubernetes#119770): an Unschedulable PreFilter does not end the point, because
+  // preemption runs later in this cycle and needs every PreFilter's state; the last one is returned.
+  Status unschedulable;
   std::span<const NodeInfo* const> nodes = snapshot_ ? snapshot_->List() : std::span<const NodeInfo* const>{};
   PointTimer timer(deps_.metrics, metrics::point::kPreFilter, profile_name_);
+  auto done = [&](PreFilterResult r, Status st) {
+    if (narrowing) *narrowing = std::move(plugins_with_nodes);
+    state.skip_filter_mask = 0;
+    for (size_t i = 0; i < filter_.size() && i < 64; ++i) {
+      if (state.SkipsFilter(filter_[i]->Name())) state.skip_filter_mask |= uint64_t{1} << i;
+    }
+    state.skip_filter_mask_entries = state.skip_filter_plugins.size();
+    return timer.Done(std::pair{std::move(r), std::move(st)});
+  };
   for (auto* p : pre_filter_) {
     auto [r, s] = Observed(deps_.metrics, state, "PreFilter", *p, metrics::point::kPreFilter,
                            [&] { return p->PreFilter(state, pod, nodes); });
@@ -431,6 +443,11 @@ std::pair<PreFilterResult, Status> Framework::RunPreFilterPlugins(CycleState& st
     }
     if (!s.IsSuccess()) {
       s.WithPlugin(p->Name());
+      if (s.code() == Code::kUnschedulable) {
+        unschedulable = std::move(s);
+        continue;
+      }
+      // UnschedulableAndUnresolvable (preemption cannot help: nothing more to prepare) and Pending.
       if (s.IsRejected()) return timer.Done(std::pair{PreFilterResult{}, std::move(s)});
       return timer.Done(std::pair{
           PreFilterResult{}, Status::Error(fmt::format("running PreFilter plugin \"{}\": {}", p->Name(), s.Message()))
@@ -439,22 +456,16 @@ std::pair<PreFilterResult, Status> Framework::RunPreFilterPlugins(CycleState& st
     if (!r.AllNodes()) plugins_with_nodes.emplace_back(p->Name());
     result = result.Merge(r);
     if (!result.AllNodes() && result.node_names->empty()) {
+      // The nodes a PreFilter result leaves out are UnschedulableAndUnresolvable for the cycle,
+      // and the plugins that narrowed them are the ones whose events may help.
       std::string msg =
           plugins_with_nodes.size() == 1
               ? fmt::format("node(s) didn't satisfy plugin {}", plugins_with_nodes[0])
               : fmt::format("node(s) didn't satisfy plugin(s) {} simultaneously", JoinNames(plugins_with_nodes));
-      Status st(Code::kUnschedulable, msg);
-      st.WithPlugin(p->Name());
-      return timer.Done(std::pair{PreFilterResult{}, std::move(st)});
+      return done(std::move(result), Status(Code::kUnschedulableAndUnresolvable, msg));
     }
   }
-  if (narrowing) *narrowing = std::move(plugins_with_nodes);
-  state.skip_filter_mask = 0;
-  for (size_t i = 0; i < filter_.size() && i < 64; ++i) {
-    if (state.SkipsFilter(filter_[i]->Name())) state.skip_filter_mask |= uint64_t{1} << i;
-  }
-  state.skip_filter_mask_entries = state.skip_filter_plugins.size();
-  return timer.Done(std::pair{std::move(result), Status()});
+  return done(std::move(result), std::move(unschedulable));
 }
 
 Status Framework::RunPreFilterExtensionAddPod(CycleState& state, const PodInfo& pod_to_schedule,

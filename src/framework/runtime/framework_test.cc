@@ -700,6 +700,64 @@ TEST_F(FrameworkTest, PreFilterRejectionOrErrorEndsTheCycle) {
   EXPECT_THAT(script_.CallsAt("PreFilter"), ElementsAre("PreFilter:A", "PreFilter:B"));
 }
 
+// Upstream since kubernetes#119770: an Unschedulable PreFilter lets the others run, since
+// preemption later in the cycle runs Filter with every plugin's PreFilter state; the last
+// Unschedulable is the point's status, and Skip still counts.
+TEST_F(FrameworkTest, PreFilterUnschedulableLetsTheOtherPluginsRun) {
+  config::Profile p = BaseProfile();
+  p.plugins.pre_filter.enabled = {Ref(kA), Ref(kB), Ref(kC)};
+  p.plugins.filter.enabled = {Ref(kA), Ref(kB), Ref(kC)};
+  script_.status["PreFilter:A"] = Status::Unschedulable("quota");
+  script_.status["PreFilter:C"] = Status::Skip();
+  script_.pre_filter_nodes["B"] = {"n1"};
+  auto fw = Build(p);
+  ASSERT_NE(fw, nullptr);
+
+  CycleState state;
+  std::vector<std::string> narrowing;
+  auto [result, status] = fw->RunPreFilterPlugins(state, *pod_, &narrowing);
+  EXPECT_EQ(status.code(), Code::kUnschedulable);
+  EXPECT_EQ(status.Message(), "quota");
+  EXPECT_EQ(status.plugin(), "A");
+  EXPECT_THAT(script_.CallsAt("PreFilter"), ElementsAre("PreFilter:A", "PreFilter:B", "PreFilter:C"));
+  EXPECT_THAT(narrowing, ElementsAre("B"));
+  EXPECT_TRUE(state.SkipsFilter("C"));
+
+  script_.ClearCalls();
+  script_.status["PreFilter:C"] = Status::Unschedulable("ports");
+  CycleState again;
+  auto [r2, last] = fw->RunPreFilterPlugins(again, *pod_);
+  EXPECT_EQ(last.code(), Code::kUnschedulable);
+  EXPECT_EQ(last.Message(), "ports");
+  EXPECT_EQ(last.plugin(), "C");
+}
+
+// Nodes no PreFilter result has in common: UnschedulableAndUnresolvable (preemption cannot bring
+// a node back into the results), under no single plugin; every narrowing plugin is reported.
+TEST_F(FrameworkTest, PreFilterResultsWithNothingInCommonAreUnresolvable) {
+  config::Profile p = BaseProfile();
+  p.plugins.pre_filter.enabled = {Ref(kA), Ref(kB), Ref(kC)};
+  script_.pre_filter_nodes["A"] = {"n0"};
+  script_.pre_filter_nodes["C"] = {"n1", "n2"};
+  auto fw = Build(p);
+  ASSERT_NE(fw, nullptr);
+
+  CycleState state;
+  std::vector<std::string> narrowing;
+  auto [result, status] = fw->RunPreFilterPlugins(state, *pod_, &narrowing);
+  EXPECT_EQ(status.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(status.Message(), "node(s) didn't satisfy plugin(s) [A C] simultaneously");
+  EXPECT_EQ(status.plugin(), "");
+  EXPECT_THAT(narrowing, ElementsAre("A", "C"));
+
+  script_.pre_filter_nodes.erase("A");
+  script_.pre_filter_nodes["C"] = {};
+  CycleState one;
+  auto [r1, alone] = fw->RunPreFilterPlugins(one, *pod_);
+  EXPECT_EQ(alone.code(), Code::kUnschedulableAndUnresolvable);
+  EXPECT_EQ(alone.Message(), "node(s) didn't satisfy plugin C");
+}
+
 TEST_F(FrameworkTest, PreFilterResultsAreIntersected) {
   config::Profile p = BaseProfile();
   p.plugins.pre_filter.enabled = {Ref(kA), Ref(kB), Ref(kC)};
