@@ -8,7 +8,6 @@
 #include <vector>
 
 #include <benchmark/benchmark.h>
-#include <nlohmann/json.hpp>
 
 #include "api/labels.h"
 #include "api/quantity.h"

@@ -17,7 +17,6 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "api/encode.h"
 #include "api/json.h"
@@ -26,6 +25,8 @@
 #include "cluster/store_informer.h"
 #include "cmd/cli.h"
 #include "config/load.h"
+#include "framework/args_view.h"
+#include "framework/args_writer.h"
 #include "framework/registry.h"
 #include "plugins/registry.h"
 #include "scheduler/run_loop.h"
@@ -585,19 +586,29 @@ void PrintRow(const Result& r, std::ostream& out) {
                      measured, r.pods_per_second, r.p50_ms, r.p90_ms, r.p99_ms, r.peak_rss_mib, threshold);
 }
 
-nlohmann::json ToJson(const Result& r) {
-  nlohmann::json j = {{"workload", r.name},
-                      {"nodes", r.nodes},
-                      {"measuredPods", r.measure_pods},
-                      {"measuredPodsBound", r.scheduled},
-                      {"attempts", r.attempts},
-                      {"evictions", r.evictions},
-                      {"seconds", r.seconds},
-                      {"podsPerSecond", r.pods_per_second},
-                      {"latencyMs", {{"p50", r.p50_ms}, {"p90", r.p90_ms}, {"p99", r.p99_ms}}},
-                      {"peakRssMiB", r.peak_rss_mib}};
-  j["upstreamThreshold"] = r.threshold ? nlohmann::json(*r.threshold) : nlohmann::json(nullptr);
-  return j;
+// One workload's result as a JSON object, its fields sorted by name (as the output has always
+// had them).
+void WriteJson(const Result& r, framework::ArgsWriter& w) {
+  w.StartObject();
+  w.Key("attempts").Int64(static_cast<int64_t>(r.attempts));
+  w.Key("evictions").Int64(static_cast<int64_t>(r.evictions));
+  w.Key("latencyMs").StartObject();
+  w.Key("p50").Double(r.p50_ms).Key("p90").Double(r.p90_ms).Key("p99").Double(r.p99_ms);
+  w.EndObject();
+  w.Key("measuredPods").Int64(r.measure_pods);
+  w.Key("measuredPodsBound").Int64(static_cast<int64_t>(r.scheduled));
+  w.Key("nodes").Int64(r.nodes);
+  w.Key("peakRssMiB").Double(r.peak_rss_mib);
+  w.Key("podsPerSecond").Double(r.pods_per_second);
+  w.Key("seconds").Double(r.seconds);
+  w.Key("upstreamThreshold");
+  if (r.threshold) {
+    w.Double(*r.threshold);
+  } else {
+    w.Null();
+  }
+  w.Key("workload").String(r.name);
+  w.EndObject();
 }
 
 }  // namespace
@@ -662,7 +673,8 @@ int BenchCommand(const BenchFlags& args) {
                              "MEASURED PODS", "PODS/S", "P50 MS", "P90 MS", "P99 MS", "RSS MIB", "UPSTREAM");
     std::cout.flush();
   }
-  nlohmann::json out = nlohmann::json::array();
+  framework::ArgsWriter out;
+  out.StartArray();
   for (const auto& w : selected) {
     auto r = RunWorkload(w, registry);
     if (!r) {
@@ -673,10 +685,15 @@ int BenchCommand(const BenchFlags& args) {
       PrintRow(*r, std::cout);
       std::cout.flush();
     } else {
-      out.push_back(ToJson(*r));
+      WriteJson(*r, out);
     }
   }
-  if (!table) std::cout << out.dump(2) << "\n";
+  if (!table) {
+    // Indented as it has always been printed (two spaces a level).
+    out.EndArray();
+    auto doc = framework::ArgsDocument::Parse(out.text());
+    std::cout << (doc ? doc->View().EncodePretty() : out.text()) << "\n";
+  }
   return 0;
 }
 

@@ -6,9 +6,10 @@
 #include <set>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "api/names.h"
+#include "framework/args_view.h"
+#include "framework/args_writer.h"
 #include "framework/resource.h"
 #include "util/percentile.h"
 
@@ -49,49 +50,9 @@ std::string PreemptorOf(const std::string& reason) {
   return rest.substr(0, rest.find(' '));
 }
 
-// A JSON string as nlohmann's dump writes it (control characters escaped, UTF-8 kept). Text
-// that is not ASCII goes through nlohmann itself, which also rejects invalid UTF-8 as before.
-void AppendJsonString(std::string& out, std::string_view s) {
-  for (char c : s) {
-    if (static_cast<unsigned char>(c) >= 0x80) {
-      out += nlohmann::json(std::string(s)).dump();
-      return;
-    }
-  }
-  out += '"';
-  for (char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += fmt::format("\\u{:04x}", static_cast<unsigned>(c));
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-}
+// A JSON string as `-o json` has always written it (nlohmann/json's escapes: control characters
+// as \u00xx in lower case, UTF-8 kept as it is).
+void AppendJsonString(std::string& out, std::string_view s) { out += framework::QuoteMessageString(s); }
 
 void AppendJsonStringOrNull(std::string& out, std::string_view s) {
   if (s.empty()) {
@@ -112,115 +73,171 @@ std::string EvictionLine(const sim::Eviction& e) {
   return line;
 }
 
-nlohmann::ordered_json SummaryJson(const sim::SimulationResult& result, const sim::SimulationSummary& sum) {
-  using nlohmann::ordered_json;
-  ordered_json j;
-  j["summary"] = {{"scheduled", sum.scheduled},
-                  {"alreadyRunning", sum.already_running},
-                  {"pending", sum.pending},
-                  {"gated", sum.gated},
-                  {"finished", sum.finished},
-                  {"evicted", result.evictions.size()},
-                  {"evictions", sum.evictions},
-                  {"moves", sum.moves},
-                  {"nodesUsed", sum.used_nodes.size()},
-                  {"nodes", result.nodes.size()}};
+// A string, or null when empty.
+void StringOrNull(framework::ArgsWriter& w, std::string_view s) {
+  if (s.empty()) {
+    w.Null();
+  } else {
+    w.String(s);
+  }
+}
+
+// The pods preemption deleted ("evicted" of `-o json`), in order.
+void WriteEvictedJson(const sim::SimulationResult& result, framework::ArgsWriter& j) {
+  j.StartArray();
+  for (const auto& ev : result.evictions) {
+    j.StartObject();
+    j.Key("namespace").String(ev.pod->metadata.namespace_);
+    j.Key("name").String(ev.pod->metadata.name);
+    StringOrNull(j.Key("node"), ev.pod->spec.node_name);
+    j.Key("status").String(ev.moved_to.empty() ? "Preempted" : "Moved");
+    j.Key("priority").Int64(ev.pod->Priority());
+    StringOrNull(j.Key("preemptedBy"), PreemptorOf(ev.reason));
+    j.Key("reason").String(ev.reason);
+    j.Key("replacedBy");
+    if (ev.replacement) {
+      j.String(ev.replacement->Key());
+    } else {
+      j.Null();
+    }
+    if (!ev.moved_to.empty()) j.Key("movedTo").String(ev.moved_to);
+    j.EndObject();
+  }
+  j.EndArray();
+}
+
+// The run's summary object ("summary" of `-o json`).
+void WriteSummaryJson(const sim::SimulationResult& result, const sim::SimulationSummary& sum,
+                      framework::ArgsWriter& w) {
+  const auto count = [](size_t n) { return static_cast<int64_t>(n); };
+  w.StartObject();
+  w.Key("scheduled").Int64(count(sum.scheduled));
+  w.Key("alreadyRunning").Int64(count(sum.already_running));
+  w.Key("pending").Int64(count(sum.pending));
+  w.Key("gated").Int64(count(sum.gated));
+  w.Key("finished").Int64(count(sum.finished));
+  w.Key("evicted").Int64(count(result.evictions.size()));
+  w.Key("evictions").Int64(count(sum.evictions));
+  w.Key("moves").Int64(count(sum.moves));
+  w.Key("nodesUsed").Int64(count(sum.used_nodes.size()));
+  w.Key("nodes").Int64(count(result.nodes.size()));
   // The batch optimizer's verdict (null without BatchPlacement): proved optimal for every
   // batch, the largest relative gap to the bound, and the solver's time summed over batches.
-  auto& s = j["summary"];
   if (const auto& o = result.optimizer) {
     // gap: the pods the batches placed against the pattern LP's bound (largest over batches);
     // runGap: the pods scheduled in the run against the run's bound.
-    s["optimal"] = o->all_optimal;
-    s["gap"] = o->max_placed_gap;
-    s["solverSeconds"] = o->solver_seconds;
-    s["optimizer"] = {{"batches", o->batches},
-                      {"plans", o->plans},
-                      {"pods", o->pods},
-                      {"placed", o->placed},
-                      {"planned", o->planned},
-                      {"runBound", o->run_bound},
-                      {"runGap", RunGap(*o, sum.scheduled)},
-                      {"stranded", o->stranded},
-                      {"objectiveGap", o->max_gap},
-                      {"seconds", o->seconds},
-                      {"solver", o->solver.empty() ? ordered_json(nullptr) : ordered_json(o->solver)}};
+    w.Key("optimal").Bool(o->all_optimal);
+    w.Key("gap").Double(o->max_placed_gap);
+    w.Key("solverSeconds").Double(o->solver_seconds);
+    w.Key("optimizer").StartObject();
+    w.Key("batches").Int64(o->batches);
+    w.Key("plans").Int64(o->plans);
+    w.Key("pods").Int64(o->pods);
+    w.Key("placed").Int64(o->placed);
+    w.Key("planned").Int64(o->planned);
+    w.Key("runBound").Double(o->run_bound);
+    w.Key("runGap").Double(RunGap(*o, sum.scheduled));
+    w.Key("stranded").Double(o->stranded);
+    w.Key("objectiveGap").Double(o->max_gap);
+    w.Key("seconds").Double(o->seconds);
+    StringOrNull(w.Key("solver"), o->solver);
+    w.EndObject();
   } else {
-    s["optimal"] = nullptr;
-    s["gap"] = nullptr;
-    s["solverSeconds"] = nullptr;
+    w.Key("optimal").Null();
+    w.Key("gap").Null();
+    w.Key("solverSeconds").Null();
   }
   // Cross-node preemption's plans (null without the plugin): activePlans and heldMoves are what
   // was still in progress, and held, when the simulation ended.
+  w.Key("crossNodePreemption");
   if (const auto& x = result.cross_node) {
     const auto& st = x->stats;
-    s["crossNodePreemption"] = {{"plans", st.plans},
-                                {"noPlan", st.no_plan},
-                                {"completed", st.completed},
-                                {"expired", st.expired},
-                                {"evictions", st.evictions},
-                                {"moves", st.moves},
-                                {"optimal", st.optimal},
-                                {"maxGap", st.max_gap},
-                                {"solverSeconds", st.solver_seconds},
-                                {"decisionMsP50", Percentile(st.decision_seconds, 0.5) * 1e3},
-                                {"decisionMsP99", Percentile(st.decision_seconds, 0.99) * 1e3},
-                                {"activePlans", x->active_plans},
-                                {"heldMoves", x->held_moves},
-                                {"protectedPods", st.protected_pods}};
+    w.StartObject();
+    w.Key("plans").Int64(st.plans);
+    w.Key("noPlan").Int64(st.no_plan);
+    w.Key("completed").Int64(st.completed);
+    w.Key("expired").Int64(st.expired);
+    w.Key("evictions").Int64(st.evictions);
+    w.Key("moves").Int64(st.moves);
+    w.Key("optimal").Int64(st.optimal);
+    w.Key("maxGap").Double(st.max_gap);
+    w.Key("solverSeconds").Double(st.solver_seconds);
+    w.Key("decisionMsP50").Double(Percentile(st.decision_seconds, 0.5) * 1e3);
+    w.Key("decisionMsP99").Double(Percentile(st.decision_seconds, 0.99) * 1e3);
+    w.Key("activePlans").Int64(count(x->active_plans));
+    w.Key("heldMoves").Int64(count(x->held_moves));
+    w.Key("protectedPods").Int64(st.protected_pods);
     // Why plans expired, by reason (an empty object when none did).
-    ordered_json expired_by = ordered_json::object();
-    for (const auto& [why, n] : st.expired_by) expired_by[why] = n;
-    s["crossNodePreemption"]["expiredBy"] = std::move(expired_by);
+    w.Key("expiredBy").StartObject();
+    for (const auto& [why, n] : st.expired_by) w.Key(why).Int64(n);
+    w.EndObject();
+    w.EndObject();
   } else {
-    s["crossNodePreemption"] = nullptr;
+    w.Null();
   }
   // Scheduling cycles run (ScheduleOne calls, retries included): what a run's time goes into.
-  s["attempts"] = result.attempts;
-  return j["summary"];
+  w.Key("attempts").Int64(count(result.attempts));
+  w.EndObject();
+}
+
+// JSON text indented as `-o json` has always been (two spaces a level, fields in order).
+std::string Indented(const framework::ArgsWriter& w) {
+  auto doc = framework::ArgsDocument::Parse(w.text());
+  return doc ? doc->View().EncodePretty() : w.text();
 }
 
 }  // namespace
 
-nlohmann::ordered_json ExplanationJson(const scheduler::AttemptExplanation& e) {
-  using nlohmann::ordered_json;
-  auto or_null = [](const std::string& s) { return s.empty() ? ordered_json(nullptr) : ordered_json(s); };
-  ordered_json j;
-  j["pod"] = e.pod_key;
-  j["profile"] = e.profile;
-  j["selectedNode"] = or_null(e.selected_node);
-  j["message"] = or_null(e.message);
+void WriteExplanationJson(const scheduler::AttemptExplanation& e, framework::ArgsWriter& w) {
+  w.StartObject();
+  w.Key("pod").String(e.pod_key);
+  w.Key("profile").String(e.profile);
+  StringOrNull(w.Key("selectedNode"), e.selected_node);
+  StringOrNull(w.Key("message"), e.message);
   // What plugins deciding outside the cycle (the batch optimizer, cross-node preemption) say.
-  j["plugins"] = ordered_json::array();
-  for (const auto& [plugin, text] : e.plugin_notes) j["plugins"].push_back({{"plugin", plugin}, {"note", text}});
-  j["nodes"] = ordered_json::array();
-  for (const auto& n : e.nodes) {
-    ordered_json node;
-    node["name"] = n.node;
-    node["feasible"] = n.feasible;
-    node["evaluated"] = n.evaluated;
-    if (!n.excluded.empty()) node["excluded"] = n.excluded;
-    node["filters"] = ordered_json::array();
-    for (const auto& f : n.filters) {
-      ordered_json fj;
-      fj["plugin"] = f.plugin;
-      fj["code"] = std::string(f.status.IsSuccess() ? "Success" : framework::ToString(f.status.code()));
-      if (!f.status.reasons().empty()) fj["reasons"] = f.status.reasons();
-      if (!f.detail.empty()) fj["detail"] = f.detail;
-      node["filters"].push_back(std::move(fj));
-    }
-    node["scores"] = ordered_json::array();
-    for (const auto& sc : n.scores) {
-      node["scores"].push_back({{"plugin", sc.plugin},
-                                {"raw", sc.raw},
-                                {"normalized", sc.normalized},
-                                {"weight", sc.weight},
-                                {"weighted", sc.weighted}});
-    }
-    node["total"] = n.scores.empty() ? ordered_json(nullptr) : ordered_json(n.total);
-    j["nodes"].push_back(std::move(node));
+  w.Key("plugins").StartArray();
+  for (const auto& [plugin, text] : e.plugin_notes) {
+    w.StartObject().Key("plugin").String(plugin).Key("note").String(text).EndObject();
   }
-  return j;
+  w.EndArray();
+  w.Key("nodes").StartArray();
+  for (const auto& n : e.nodes) {
+    w.StartObject();
+    w.Key("name").String(n.node);
+    w.Key("feasible").Bool(n.feasible);
+    w.Key("evaluated").Bool(n.evaluated);
+    if (!n.excluded.empty()) w.Key("excluded").String(n.excluded);
+    w.Key("filters").StartArray();
+    for (const auto& f : n.filters) {
+      w.StartObject();
+      w.Key("plugin").String(f.plugin);
+      w.Key("code").String(f.status.IsSuccess() ? "Success" : framework::ToString(f.status.code()));
+      if (!f.status.reasons().empty()) w.Key("reasons").StringList(f.status.reasons());
+      if (!f.detail.empty()) w.Key("detail").String(f.detail);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.Key("scores").StartArray();
+    for (const auto& sc : n.scores) {
+      w.StartObject();
+      w.Key("plugin").String(sc.plugin);
+      w.Key("raw").Int64(sc.raw);
+      w.Key("normalized").Int64(sc.normalized);
+      w.Key("weight").Int64(sc.weight);
+      w.Key("weighted").Int64(sc.weighted);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.Key("total");
+    if (n.scores.empty()) {
+      w.Null();
+    } else {
+      w.Int64(n.total);
+    }
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
 }
 
 double RunGap(const plugins::batch_placement::BatchStats& o, size_t scheduled) {
@@ -246,31 +263,19 @@ void PrintSimulation(const sim::SimulationResult& result, OutputFormat format, s
   const sim::SimulationSummary sum = sim::Summarize(result);
 
   if (format == OutputFormat::kJson) {
-    using nlohmann::ordered_json;
     // The pods (one object each, the bulk of the output) are written directly, in the layout
-    // nlohmann's dump(2) gives the rest: building a JSON tree for every pod first cost more than
-    // a tenth of a large simulation's run.
-    ordered_json j;
-    j["evicted"] = ordered_json::array();
-    for (const auto& ev : result.evictions) {
-      ordered_json e;
-      e["namespace"] = ev.pod->metadata.namespace_;
-      e["name"] = ev.pod->metadata.name;
-      e["node"] = ev.pod->spec.node_name.empty() ? ordered_json(nullptr) : ordered_json(ev.pod->spec.node_name);
-      e["status"] = ev.moved_to.empty() ? "Preempted" : "Moved";
-      e["priority"] = ev.pod->Priority();
-      const std::string by = PreemptorOf(ev.reason);
-      e["preemptedBy"] = by.empty() ? ordered_json(nullptr) : ordered_json(by);
-      e["reason"] = ev.reason;
-      e["replacedBy"] = ev.replacement ? ordered_json(ev.replacement->Key()) : ordered_json(nullptr);
-      if (!ev.moved_to.empty()) e["movedTo"] = ev.moved_to;
-      j["evicted"].push_back(std::move(e));
-    }
-    j["summary"] = SummaryJson(result, sum);
-    if (result.explanation) j["explanation"] = ExplanationJson(*result.explanation);
-    // j.dump(2) opens with "{\n" and the members at two spaces: the pods go first, streamed (the
-    // text of a large cluster's pods would otherwise be held whole, at the run's peak of memory).
-    const std::string rest = j.dump(2);
+    // Indented gives the rest: building a JSON tree for every pod first cost more than a tenth of
+    // a large simulation's run.
+    framework::ArgsWriter j;
+    j.StartObject();
+    WriteEvictedJson(result, j.Key("evicted"));
+    WriteSummaryJson(result, sum, j.Key("summary"));
+    if (result.explanation) WriteExplanationJson(*result.explanation, j.Key("explanation"));
+    j.EndObject();
+    // The indented text opens with "{\n" and the members at two spaces: the pods go first, streamed
+    // (the text of a large cluster's pods would otherwise be held whole, at the run's peak of
+    // memory).
+    const std::string rest = Indented(j);
     constexpr size_t kFlushBytes = 64 * 1024;
     out << "{\n  \"pods\": ";
     std::string pods = result.pods.empty() ? "[]" : "[\n";
@@ -481,31 +486,33 @@ void PrintComparison(const std::vector<ComparedRun>& runs, OutputFormat format, 
   const auto& nodes = runs.front().result.nodes;
 
   if (format == OutputFormat::kJson) {
-    using nlohmann::ordered_json;
-    ordered_json j;
-    j["configurations"] = ordered_json::array();
+    framework::ArgsWriter j;
+    j.StartObject().Key("configurations").StartArray();
     for (size_t i = 0; i < runs.size(); ++i) {
-      ordered_json c;
-      c["name"] = runs[i].name;
-      c["nodes"] = ordered_json::array();
+      j.StartObject();
+      j.Key("name").String(runs[i].name);
+      j.Key("nodes").StartArray();
       for (const auto& n : nodes) {
         const NodeUse& u = use[i][n->metadata.name];
         const framework::Resource alloc = framework::Resource::FromList(n->status.allocatable);
-        ordered_json e;
-        e["name"] = n->metadata.name;
-        e["pods"] = u.pods;
-        e["cpuRequested"] = Cpu(u.milli_cpu);
-        e["cpuAllocatable"] = Cpu(alloc.milli_cpu);
-        e["memoryRequested"] = u.memory;
-        e["memoryAllocatable"] = alloc.memory;
-        e["workloads"] = ordered_json::object();
-        for (const auto& [w, k] : u.workloads) e["workloads"][w] = k;
-        c["nodes"].push_back(std::move(e));
+        j.StartObject();
+        j.Key("name").String(n->metadata.name);
+        j.Key("pods").Int64(u.pods);
+        j.Key("cpuRequested").String(Cpu(u.milli_cpu));
+        j.Key("cpuAllocatable").String(Cpu(alloc.milli_cpu));
+        j.Key("memoryRequested").Int64(u.memory);
+        j.Key("memoryAllocatable").Int64(alloc.memory);
+        j.Key("workloads").StartObject();
+        for (const auto& [w, k] : u.workloads) j.Key(w).Int64(k);
+        j.EndObject();
+        j.EndObject();
       }
-      c["summary"] = SummaryJson(runs[i].result, sim::Summarize(runs[i].result));
-      j["configurations"].push_back(std::move(c));
+      j.EndArray();
+      WriteSummaryJson(runs[i].result, sim::Summarize(runs[i].result), j.Key("summary"));
+      j.EndObject();
     }
-    out << j.dump(2) << "\n";
+    j.EndArray().EndObject();
+    out << Indented(j) << "\n";
     return;
   }
 

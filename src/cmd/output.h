@@ -4,8 +4,7 @@
 #include <ostream>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
+#include "framework/args_writer.h"
 #include "sim/simulation.h"
 #include "sim/simulation_summary.h"
 
@@ -21,8 +20,8 @@ using sim::GatedMessage;
 using sim::OtherSchedulerMessage;
 using sim::PodStatus;
 using sim::SchedulingMessage;
-//! The explanation as one JSON object (embedded in `-o json` output).
-nlohmann::ordered_json ExplanationJson(const scheduler::AttemptExplanation& explanation);
+//! Writes the explanation as one JSON object (embedded in `-o json` output).
+void WriteExplanationJson(const scheduler::AttemptExplanation& explanation, framework::ArgsWriter& w);
 
 //! "optimizer: 1 batch (1 plan), 20 pods, 20 placed (20 by plans), proved optimal, run bound 20
 //! (gap 0.00%), 0.02 s (cbc 0.01 s)".

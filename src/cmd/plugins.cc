@@ -10,11 +10,12 @@
 #include <vector>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "cmd/cli.h"
 #include "cmd/plugin_registry.h"
 #include "config/default_plugins.h"
+#include "framework/args_view.h"
+#include "framework/args_writer.h"
 #include "framework/extension_points.h"
 #include "framework/handle.h"
 #include "framework/registry.h"
@@ -24,8 +25,6 @@
 
 namespace kubesched::cmd {
 namespace {
-
-using ordered_json = nlohmann::ordered_json;
 
 // A Handle for building plugins that never run: factories may keep it, nothing calls it.
 class InertHandle final : public framework::Handle {
@@ -100,9 +99,9 @@ struct PluginDescription {
   std::string name;
   std::vector<std::string_view> extension_points;
   bool in_default_profile = false;
-  std::optional<int32_t> weight;  // the default profile's score weight, for score plugins in it
-  std::string args_kind;          // "" when the plugin has no args type
-  ordered_json args_defaults;     // the args with every default, as a configuration file spells them
+  std::optional<int32_t> weight;          // the default profile's score weight, for score plugins in it
+  std::string args_kind;                  // "" when the plugin has no args type
+  framework::ArgsDocument args_defaults;  // the args with every default, as a configuration file spells them
 };
 
 std::expected<std::vector<PluginDescription>, std::string> DescribePlugins(const framework::Registry& registry) {
@@ -117,7 +116,7 @@ std::expected<std::vector<PluginDescription>, std::string> DescribePlugins(const
   InertHandle handle;
   std::vector<PluginDescription> out;
   for (const auto& name : names) {
-    auto plugin = (*registry.Find(name))(nlohmann::json(nullptr), handle);
+    auto plugin = (*registry.Find(name))(framework::ArgsView(), handle);
     if (!plugin) return std::unexpected(fmt::format("plugin {}: default args: {}", name, plugin.error()));
     PluginDescription d;
     d.name = name;
@@ -127,10 +126,12 @@ std::expected<std::vector<PluginDescription>, std::string> DescribePlugins(const
     bool scores = std::ranges::find(d.extension_points, std::string_view("Score")) != d.extension_points.end();
     if (d.in_default_profile && scores) d.weight = ref->weight == 0 ? 1 : ref->weight;  // as the runtime does
     if (const framework::ArgsType* type = registry.FindArgsType(name)) {
-      auto args = type->decode(nlohmann::json(nullptr), "");
+      auto args = type->decode(framework::ArgsView(), "");
       if (!args) return std::unexpected(fmt::format("plugin {}: default args: {}", name, args.error().errors.front()));
       d.args_kind = type->kind;
-      d.args_defaults = std::move(*args);
+      auto defaults = framework::ArgsDocument::Parse(*args);
+      if (!defaults) return std::unexpected(fmt::format("plugin {}: default args: {}", name, defaults.error()));
+      d.args_defaults = std::move(*defaults);
     }
     out.push_back(std::move(d));
   }
@@ -138,25 +139,27 @@ std::expected<std::vector<PluginDescription>, std::string> DescribePlugins(const
 }
 
 // A value inside a flattened args line: strings bare, lists and objects in YAML's flow style.
-std::string FlowValue(const ordered_json& v) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_array()) {
+std::string FlowValue(const framework::ArgsView& v) {
+  if (v.IsString()) return std::string(v.GetString());
+  if (v.IsArray()) {
     std::vector<std::string> items;
-    for (const auto& item : v) items.push_back(FlowValue(item));
+    for (size_t i = 0; i < v.Size(); ++i) items.push_back(FlowValue(v[i]));
     return fmt::format("[{}]", fmt::join(items, ", "));
   }
-  if (v.is_object()) {
+  if (v.IsObject()) {
     std::vector<std::string> items;
-    for (const auto& [key, item] : v.items()) items.push_back(fmt::format("{}: {}", key, FlowValue(item)));
+    for (const auto [key, item] : v.Members()) items.push_back(fmt::format("{}: {}", key, FlowValue(item)));
     return fmt::format("{{{}}}", fmt::join(items, ", "));
   }
-  return v.dump();
+  return v.Encode();
 }
 
 // "scoringStrategy.type=LeastAllocated, ...": nested objects flattened into dotted paths.
-void FlattenArgs(const ordered_json& v, const std::string& prefix, std::vector<std::string>& out) {
-  if (v.is_object() && !v.empty()) {
-    for (const auto& [key, item] : v.items()) FlattenArgs(item, prefix.empty() ? key : prefix + "." + key, out);
+void FlattenArgs(const framework::ArgsView& v, const std::string& prefix, std::vector<std::string>& out) {
+  if (v.IsObject() && v.Size() > 0) {
+    for (const auto [key, item] : v.Members()) {
+      FlattenArgs(item, prefix.empty() ? std::string(key) : fmt::format("{}.{}", prefix, key), out);
+    }
     return;
   }
   out.push_back(fmt::format("{}={}", prefix, FlowValue(v)));
@@ -183,24 +186,40 @@ void PrintTable(const std::vector<PluginDescription>& plugins, std::ostream& os)
   for (const PluginDescription& p : plugins) {
     if (p.args_kind.empty()) continue;
     std::vector<std::string> fields;
-    FlattenArgs(p.args_defaults, "", fields);
+    FlattenArgs(p.args_defaults.View(), "", fields);
     os << fmt::format("  {}: {}\n", p.args_kind, fmt::join(fields, ", "));
   }
 }
 
+// Written compact, then indented as `-o json` output has always been (two spaces, fields in order).
 void PrintJson(const std::vector<PluginDescription>& plugins, std::ostream& os) {
-  ordered_json list = ordered_json::array();
+  framework::ArgsWriter w;
+  w.StartObject().Key("plugins").StartArray();
   for (const PluginDescription& p : plugins) {
-    ordered_json j = ordered_json::object();
-    j["name"] = p.name;
-    j["extensionPoints"] = p.extension_points;
-    j["defaultProfile"] = p.in_default_profile;
-    j["weight"] = p.weight ? ordered_json(*p.weight) : ordered_json(nullptr);
-    j["args"] = p.args_kind.empty() ? ordered_json(nullptr)
-                                    : ordered_json{{"kind", p.args_kind}, {"defaults", p.args_defaults}};
-    list.push_back(std::move(j));
+    w.StartObject();
+    w.Key("name").String(p.name);
+    w.Key("extensionPoints").StartArray();
+    for (std::string_view point : p.extension_points) w.String(point);
+    w.EndArray();
+    w.Key("defaultProfile").Bool(p.in_default_profile);
+    w.Key("weight");
+    if (p.weight) {
+      w.Int64(*p.weight);
+    } else {
+      w.Null();
+    }
+    w.Key("args");
+    if (p.args_kind.empty()) {
+      w.Null();
+    } else {
+      w.StartObject().Key("kind").String(p.args_kind).Key("defaults").Json(p.args_defaults.View().Encode());
+      w.EndObject();
+    }
+    w.EndObject();
   }
-  os << ordered_json{{"plugins", std::move(list)}}.dump(2) << "\n";
+  w.EndArray().EndObject();
+  auto doc = framework::ArgsDocument::Parse(w.text());
+  os << (doc ? doc->View().EncodePretty() : w.text()) << "\n";
 }
 
 }  // namespace

@@ -13,7 +13,7 @@ framework::Registry RegistryWith(const std::vector<std::string>& names) {
   for (const auto& name : names) {
     auto ok =
         registry.Register(name,
-                          [](const nlohmann::json&,
+                          [](const framework::ArgsView&,
                              framework::Handle&) -> std::expected<std::unique_ptr<framework::Plugin>, std::string> {
                             return std::unexpected("fake");
                           });

@@ -23,18 +23,18 @@
 #include "config/default_plugins.h"
 #include "config/strict_decoder.h"
 #include "config/validation.h"
+#include "framework/args_view_json.h"
 #include "util/duration.h"
 #include "util/go_quote.h"
 
 namespace kubesched::config {
 namespace {
 
-using json = nlohmann::json;
+using framework::ArgsView;
 
 // ---------------------------------------------------------------------------------------------
 // Field paths and errors, formatted as upstream's field.Error.
 
-using config::Member;
 using util::GoQuote;
 
 std::string QuoteList(const std::vector<std::string>& names) {
@@ -93,31 +93,46 @@ class ErrorList {
 // copied into the JSON the strict decoding reads. A key given twice is an error, as upstream's
 // strict decoding makes it.
 
-json ToConfigJson(const api::json::Value& v, const std::string& path, ErrorList& errors) {
-  if (v.IsNull()) return nullptr;
-  if (v.IsBool()) return v.GetBool();
-  if (v.IsString()) return std::string(v.GetString(), v.GetStringLength());
-  if (v.IsInt64()) return v.GetInt64();
-  if (v.IsUint64()) return v.GetUint64();
-  if (v.IsNumber()) return v.GetDouble();
+// Removes every member whose name an earlier member of its object has, reporting each (the first
+// is the one decoded, as upstream's strict decoding fails on the repetition).
+void RemoveDuplicateFields(api::json::Value& v, const std::string& path, ErrorList& errors) {
   if (v.IsArray()) {
-    json out = json::array();
-    for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
-      out.push_back(ToConfigJson(v[i], api::field_path::Index(path, i), errors));
-    }
-    return out;
+    for (rapidjson::SizeType i = 0; i < v.Size(); ++i)
+      RemoveDuplicateFields(v[i], api::field_path::Index(path, i), errors);
+    return;
   }
-  json out = json::object();
-  for (const auto& m : v.GetObject()) {
-    const std::string key(m.name.GetString(), m.name.GetStringLength());
+  if (!v.IsObject()) return;
+  std::set<std::string_view> seen;
+  for (auto m = v.MemberBegin(); m != v.MemberEnd();) {
+    const std::string_view key = api::json::View(m->name);
     std::string child = api::field_path::Child(path, key);
-    if (out.contains(key)) {
+    if (!seen.insert(key).second) {
       errors.DuplicateField(child);
+      m = v.EraseMember(m);  // the names seen stay in place: erasing moves the later members only
       continue;
     }
-    out[key] = ToConfigJson(m.value, child, errors);
+    RemoveDuplicateFields(m->value, child, errors);
+    ++m;
   }
-  return out;
+}
+
+// Sorts every object's members by name, as the configuration's args have always been held (in a
+// map): error messages and the report show them so.
+void SortMembers(api::json::Value& v, api::json::Allocator& alloc) {
+  if (v.IsArray()) {
+    for (api::json::Value& e : v.GetArray()) SortMembers(e, alloc);
+    return;
+  }
+  if (!v.IsObject()) return;
+  std::vector<std::pair<api::json::Value, api::json::Value>> members;
+  members.reserve(v.MemberCount());
+  for (auto m = v.MemberBegin(); m != v.MemberEnd(); ++m) {
+    SortMembers(m->value, alloc);
+    members.emplace_back(std::move(m->name), std::move(m->value));
+  }
+  v.RemoveAllMembers();
+  std::ranges::stable_sort(members, {}, [](const auto& m) { return api::json::View(m.first); });
+  for (auto& [name, value] : members) v.AddMember(name, value, alloc);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -134,104 +149,109 @@ struct DecodedProfile {
   std::vector<std::vector<std::string>> args_errors;
 };
 
-void DecodePluginList(Decoder& d, const json& j, const std::string& path, std::vector<PluginRef>& out) {
+void DecodePluginList(Decoder& d, ArgsView j, const std::string& path, std::vector<PluginRef>& out) {
   if (!d.Array(j, path)) return;
-  for (size_t i = 0; i < j.size(); ++i) {
+  for (size_t i = 0; i < j.Size(); ++i) {
     std::string item_path = api::field_path::Index(path, i);
     PluginRef ref;
     if (!d.Object(j[i], item_path, {"name", "weight"})) {
-      if (j[i].is_null()) out.push_back(ref);  // a null entry decodes as an empty one, as in Go
+      if (j[i].IsNull()) out.push_back(ref);  // a null entry decodes as an empty one, as in Go
       continue;
     }
-    ref.name = d.String(Member(j[i], "name"), api::field_path::Child(item_path, "name")).value_or("");
-    ref.weight = d.Int32(Member(j[i], "weight"), api::field_path::Child(item_path, "weight")).value_or(0);
+    ref.name = d.String(j[i].Find("name"), api::field_path::Child(item_path, "name")).value_or("");
+    ref.weight = d.Int32(j[i].Find("weight"), api::field_path::Child(item_path, "weight")).value_or(0);
     out.push_back(std::move(ref));
   }
 }
 
-void DecodePlugins(Decoder& d, const json& j, const std::string& path, Plugins& plugins) {
-  if (j.is_null()) return;
+void DecodePlugins(Decoder& d, ArgsView j, const std::string& path, Plugins& plugins) {
+  if (j.IsNull()) return;
   if (!d.Object(j, path,
                 {"multiPoint", "preEnqueue", "queueSort", "preFilter", "filter", "postFilter", "preScore", "score",
                  "reserve", "permit", "preBind", "bind", "postBind"})) {
     return;
   }
   for (const auto& point : kExtensionPoints) {
-    const json& set = Member(j, point.name);
-    if (set.is_null()) continue;
+    ArgsView set = j.Find(point.name);
+    if (set.IsNull()) continue;
     std::string set_path = api::field_path::Child(path, point.name);
     if (!d.Object(set, set_path, {"enabled", "disabled"})) continue;
-    DecodePluginList(d, Member(set, "enabled"), api::field_path::Child(set_path, "enabled"),
+    DecodePluginList(d, set.Find("enabled"), api::field_path::Child(set_path, "enabled"),
                      (plugins.*point.member).enabled);
-    DecodePluginList(d, Member(set, "disabled"), api::field_path::Child(set_path, "disabled"),
+    DecodePluginList(d, set.Find("disabled"), api::field_path::Child(set_path, "disabled"),
                      (plugins.*point.member).disabled);
   }
 }
 
 // Args of upstream plugins kubesched does not implement are never used, but upstream decodes them
 // strictly all the same: their v1 fields (types_pluginargs.go as of v1.34) are checked.
-void DecodeUnimplementedArgs(Decoder& d, std::string_view plugin, const json& args, const std::string& path) {
+void DecodeUnimplementedArgs(Decoder& d, std::string_view plugin, ArgsView args, const std::string& path) {
   if (plugin == "VolumeBinding") {
     if (!d.Object(args, path, {"bindTimeoutSeconds", "shape"})) return;
-    d.Int64(Member(args, "bindTimeoutSeconds"), api::field_path::Child(path, "bindTimeoutSeconds"));
-    const json& shape = Member(args, "shape");
+    d.Int64(args.Find("bindTimeoutSeconds"), api::field_path::Child(path, "bindTimeoutSeconds"));
+    ArgsView shape = args.Find("shape");
     if (!d.Array(shape, api::field_path::Child(path, "shape"))) return;
-    for (size_t i = 0; i < shape.size(); ++i) {
+    for (size_t i = 0; i < shape.Size(); ++i) {
       std::string point_path = api::field_path::Index(api::field_path::Child(path, "shape"), i);
       if (!d.Object(shape[i], point_path, {"utilization", "score"})) continue;
-      d.Int32(Member(shape[i], "utilization"), api::field_path::Child(point_path, "utilization"));
-      d.Int32(Member(shape[i], "score"), api::field_path::Child(point_path, "score"));
+      d.Int32(shape[i].Find("utilization"), api::field_path::Child(point_path, "utilization"));
+      d.Int32(shape[i].Find("score"), api::field_path::Child(point_path, "score"));
     }
   } else if (plugin == "DynamicResources") {
     if (!d.Object(args, path, {"filterTimeout"})) return;
-    d.String(Member(args, "filterTimeout"), api::field_path::Child(path, "filterTimeout"));  // a duration, "10s"
+    d.String(args.Find("filterTimeout"), api::field_path::Child(path, "filterTimeout"));  // a duration, "10s"
   }
 }
 
-void DecodePluginConfig(Decoder& d, ErrorList& errors, const json& j, const std::string& path,
+void DecodePluginConfig(Decoder& d, ErrorList& errors, ArgsView j, const std::string& path,
                         const framework::Registry& registry, std::vector<PluginConfig>& out,
                         std::vector<std::vector<std::string>>& args_errors) {
   if (!d.Array(j, path)) return;
-  for (size_t i = 0; i < j.size(); ++i) {
+  for (size_t i = 0; i < j.Size(); ++i) {
     std::string item_path = api::field_path::Index(path, i);
     PluginConfig pc;
     if (!d.Object(j[i], item_path, {"name", "args"})) {
-      if (j[i].is_null()) {  // a null entry decodes as an empty one, as in Go
+      if (j[i].IsNull()) {  // a null entry decodes as an empty one, as in Go
         out.push_back(std::move(pc));
         args_errors.emplace_back();
       }
       continue;
     }
-    pc.name = d.String(Member(j[i], "name"), api::field_path::Child(item_path, "name")).value_or("");
-    pc.args = Member(j[i], "args");
+    pc.name = d.String(j[i].Find("name"), api::field_path::Child(item_path, "name")).value_or("");
     std::string args_path = api::field_path::Child(item_path, "args");
     bool typed = true;  // the args can be decoded as the plugin's args type
-    if (!pc.args.is_null() && !pc.args.is_object()) {
-      errors.Add(args_path, fmt::format("Invalid type: expected object, got {}", config::JsonTypeName(pc.args)));
-      pc.args = nullptr;
+    const ArgsView given = j[i].Find("args");
+    if (!given.IsNull() && !given.IsObject()) {
+      errors.Add(args_path, fmt::format("Invalid type: expected object, got {}", given.TypeName()));
       typed = false;
     }
-    if (pc.args.is_object()) {
+    if (given.IsObject()) {
+      // The args are copied out of the file's document, to be kept with the configuration.
+      api::json::Document args;
+      args.CopyFrom(*framework::ValueOf(given), args.GetAllocator());
+      const auto shown = [](const api::json::Value& v) {
+        return v.IsString() ? GoQuote(api::json::View(v)) : framework::ViewOf(v).Encode();
+      };
       // Upstream decodes in-tree args as the typed object "<Name>Args" of the config group, so a
       // TypeMeta in args must name that type. It is removed here: factories see only the fields.
-      if (auto it = pc.args.find("kind"); it != pc.args.end()) {
+      if (const api::json::Value* kind = api::json::Find(args, "kind")) {
         std::string want = pc.name + "Args";
-        if (!it->is_string() || it->get<std::string>() != want) {
-          errors.Invalid(api::field_path::Child(args_path, "kind"),
-                         it->is_string() ? GoQuote(it->get<std::string>()) : it->dump(),
+        if (!kind->IsString() || api::json::View(*kind) != want) {
+          errors.Invalid(api::field_path::Child(args_path, "kind"), shown(*kind),
                          fmt::format("args for plugin {} must be of kind {}", pc.name, want));
           typed = false;
         }
-        pc.args.erase(it);
+        api::json::Remove(args, "kind");
       }
-      if (auto it = pc.args.find("apiVersion"); it != pc.args.end()) {
-        if (!it->is_string() || it->get<std::string>() != kApiVersion) {
-          errors.Unsupported(api::field_path::Child(args_path, "apiVersion"),
-                             it->is_string() ? GoQuote(it->get<std::string>()) : it->dump(), GoQuote(kApiVersion));
+      if (const api::json::Value* version = api::json::Find(args, "apiVersion")) {
+        if (!version->IsString() || api::json::View(*version) != kApiVersion) {
+          errors.Unsupported(api::field_path::Child(args_path, "apiVersion"), shown(*version), GoQuote(kApiVersion));
           typed = false;
         }
-        pc.args.erase(it);
+        api::json::Remove(args, "apiVersion");
       }
+      SortMembers(args, args.GetAllocator());
+      pc.args = framework::AdoptArgs(std::move(args));
     }
     // Typed args are decoded strictly now (as upstream's DecodeNestedObjects) and validated with
     // the rest of the configuration; the args of plugins without an args type are passed on as
@@ -239,11 +259,11 @@ void DecodePluginConfig(Decoder& d, ErrorList& errors, const json& j, const std:
     std::vector<std::string> validation_errors;
     if (typed) {
       if (const framework::ArgsType* type = registry.FindArgsType(pc.name)) {
-        auto checked = type->decode(pc.args, args_path);
+        auto checked = type->decode(pc.args.View(), args_path);
         if (!checked && checked.error().decoding) errors.Append(checked.error().errors);
         if (!checked && !checked.error().decoding) validation_errors = std::move(checked.error().errors);
       } else if (registry.Find(pc.name) == nullptr && ClassifyUpstreamPlugin(pc.name) == UpstreamPlugin::kUnsupported) {
-        DecodeUnimplementedArgs(d, pc.name, pc.args, args_path);
+        DecodeUnimplementedArgs(d, pc.name, pc.args.View(), args_path);
       }
     }
     out.push_back(std::move(pc));
@@ -251,22 +271,22 @@ void DecodePluginConfig(Decoder& d, ErrorList& errors, const json& j, const std:
   }
 }
 
-void DecodeProfile(Decoder& d, ErrorList& errors, const json& j, const std::string& path,
+void DecodeProfile(Decoder& d, ErrorList& errors, ArgsView j, const std::string& path,
                    const framework::Registry& registry, Profile& profile, DecodedProfile& decoded) {
   if (!d.Object(j, path, {"schedulerName", "percentageOfNodesToScore", "plugins", "pluginConfig"})) return;
-  if (auto name = d.String(Member(j, "schedulerName"), api::field_path::Child(path, "schedulerName"))) {
+  if (auto name = d.String(j.Find("schedulerName"), api::field_path::Child(path, "schedulerName"))) {
     profile.scheduler_name = *name;
     decoded.has_scheduler_name = true;
   }
   profile.percentage_of_nodes_to_score =
-      d.Int32(Member(j, "percentageOfNodesToScore"), api::field_path::Child(path, "percentageOfNodesToScore"));
-  DecodePlugins(d, Member(j, "plugins"), api::field_path::Child(path, "plugins"), decoded.custom);
-  DecodePluginConfig(d, errors, Member(j, "pluginConfig"), api::field_path::Child(path, "pluginConfig"), registry,
+      d.Int32(j.Find("percentageOfNodesToScore"), api::field_path::Child(path, "percentageOfNodesToScore"));
+  DecodePlugins(d, j.Find("plugins"), api::field_path::Child(path, "plugins"), decoded.custom);
+  DecodePluginConfig(d, errors, j.Find("pluginConfig"), api::field_path::Child(path, "pluginConfig"), registry,
                      profile.plugin_config, decoded.args_errors);
 }
 
 // A duration as metav1.Duration writes it ("15s", "1m30s"); nullopt when absent or invalid.
-std::optional<int64_t> DecodeDuration(Decoder& d, const json& j, const std::string& path) {
+std::optional<int64_t> DecodeDuration(Decoder& d, ArgsView j, const std::string& path) {
   std::optional<std::string> text = d.String(j, path);
   if (!text) return std::nullopt;
   auto ns = util::ParseDuration(*text);
@@ -279,102 +299,102 @@ std::optional<int64_t> DecodeDuration(Decoder& d, const json& j, const std::stri
 
 // Upstream's component-base blocks: leaderElection and clientConnection (read by `kubesched
 // run`), the profiling switches (checked, not used).
-void DecodeComponentBlocks(Decoder& d, const json& doc, Configuration& cfg) {
-  if (const json& le = Member(doc, "leaderElection"); !le.is_null()) {
+void DecodeComponentBlocks(Decoder& d, ArgsView doc, Configuration& cfg) {
+  if (ArgsView le = doc.Find("leaderElection"); !le.IsNull()) {
     if (d.Object(le, "leaderElection",
                  {"leaderElect", "leaseDuration", "renewDeadline", "retryPeriod", "resourceLock", "resourceName",
                   "resourceNamespace"})) {
       LeaderElection& out = cfg.leader_election;
-      if (auto v = d.Bool(Member(le, "leaderElect"), "leaderElection.leaderElect")) out.leader_elect = *v;
-      if (auto v = DecodeDuration(d, Member(le, "leaseDuration"), "leaderElection.leaseDuration")) {
+      if (auto v = d.Bool(le.Find("leaderElect"), "leaderElection.leaderElect")) out.leader_elect = *v;
+      if (auto v = DecodeDuration(d, le.Find("leaseDuration"), "leaderElection.leaseDuration")) {
         out.lease_duration_ns = *v;
       }
-      if (auto v = DecodeDuration(d, Member(le, "renewDeadline"), "leaderElection.renewDeadline")) {
+      if (auto v = DecodeDuration(d, le.Find("renewDeadline"), "leaderElection.renewDeadline")) {
         out.renew_deadline_ns = *v;
       }
-      if (auto v = DecodeDuration(d, Member(le, "retryPeriod"), "leaderElection.retryPeriod")) {
+      if (auto v = DecodeDuration(d, le.Find("retryPeriod"), "leaderElection.retryPeriod")) {
         out.retry_period_ns = *v;
       }
-      if (auto v = d.String(Member(le, "resourceLock"), "leaderElection.resourceLock")) out.resource_lock = *v;
-      if (auto v = d.String(Member(le, "resourceName"), "leaderElection.resourceName")) out.resource_name = *v;
-      if (auto v = d.String(Member(le, "resourceNamespace"), "leaderElection.resourceNamespace")) {
+      if (auto v = d.String(le.Find("resourceLock"), "leaderElection.resourceLock")) out.resource_lock = *v;
+      if (auto v = d.String(le.Find("resourceName"), "leaderElection.resourceName")) out.resource_name = *v;
+      if (auto v = d.String(le.Find("resourceNamespace"), "leaderElection.resourceNamespace")) {
         out.resource_namespace = *v;
       }
     }
   }
-  if (const json& cc = Member(doc, "clientConnection"); !cc.is_null()) {
+  if (ArgsView cc = doc.Find("clientConnection"); !cc.IsNull()) {
     if (d.Object(cc, "clientConnection", {"kubeconfig", "acceptContentTypes", "contentType", "qps", "burst"})) {
       ClientConnection& out = cfg.client_connection;
-      if (auto v = d.String(Member(cc, "kubeconfig"), "clientConnection.kubeconfig")) out.kubeconfig = *v;
-      if (auto v = d.String(Member(cc, "acceptContentTypes"), "clientConnection.acceptContentTypes")) {
+      if (auto v = d.String(cc.Find("kubeconfig"), "clientConnection.kubeconfig")) out.kubeconfig = *v;
+      if (auto v = d.String(cc.Find("acceptContentTypes"), "clientConnection.acceptContentTypes")) {
         out.accept_content_types = *v;
       }
-      if (auto v = d.String(Member(cc, "contentType"), "clientConnection.contentType")) out.content_type = *v;
+      if (auto v = d.String(cc.Find("contentType"), "clientConnection.contentType")) out.content_type = *v;
       // qps is a float32; any JSON number.
-      if (auto v = d.Seconds(Member(cc, "qps"), "clientConnection.qps")) out.qps = static_cast<float>(*v);
-      if (auto v = d.Int32(Member(cc, "burst"), "clientConnection.burst")) out.burst = *v;
+      if (auto v = d.Seconds(cc.Find("qps"), "clientConnection.qps")) out.qps = static_cast<float>(*v);
+      if (auto v = d.Int32(cc.Find("burst"), "clientConnection.burst")) out.burst = *v;
     }
   }
-  d.Bool(Member(doc, "enableProfiling"), "enableProfiling");
-  d.Bool(Member(doc, "enableContentionProfiling"), "enableContentionProfiling");
-  d.Bool(Member(doc, "delayCacheUntilActive"), "delayCacheUntilActive");
+  d.Bool(doc.Find("enableProfiling"), "enableProfiling");
+  d.Bool(doc.Find("enableContentionProfiling"), "enableContentionProfiling");
+  d.Bool(doc.Find("delayCacheUntilActive"), "delayCacheUntilActive");
 }
 
 // upstream's Extender, field by field (its v1 type has no defaults: httpTimeout 0 means the
 // client's 5 s).
-void DecodeExtenders(Decoder& d, const json& extenders, std::vector<Extender>& out) {
+void DecodeExtenders(Decoder& d, ArgsView extenders, std::vector<Extender>& out) {
   if (!d.Array(extenders, "extenders")) return;
-  for (size_t i = 0; i < extenders.size(); ++i) {
+  for (size_t i = 0; i < extenders.Size(); ++i) {
     std::string path = api::field_path::Index("extenders", i);
-    const json& e = extenders[i];
+    ArgsView e = extenders[i];
     if (!d.Object(e, path,
                   {"urlPrefix", "filterVerb", "preemptVerb", "prioritizeVerb", "weight", "bindVerb", "enableHTTPS",
                    "tlsConfig", "httpTimeout", "nodeCacheCapable", "managedResources", "ignorable"})) {
       continue;
     }
     Extender x;
-    auto str = [&](const json& j, const std::string& p, std::string& to) {
+    auto str = [&](ArgsView j, const std::string& p, std::string& to) {
       if (auto v = d.String(j, p)) to = std::move(*v);
     };
-    auto flag = [&](const json& j, const std::string& p, bool& to) {
+    auto flag = [&](ArgsView j, const std::string& p, bool& to) {
       if (auto v = d.Bool(j, p)) to = *v;
     };
-    str(Member(e, "urlPrefix"), api::field_path::Child(path, "urlPrefix"), x.url_prefix);
-    str(Member(e, "filterVerb"), api::field_path::Child(path, "filterVerb"), x.filter_verb);
-    str(Member(e, "preemptVerb"), api::field_path::Child(path, "preemptVerb"), x.preempt_verb);
-    str(Member(e, "prioritizeVerb"), api::field_path::Child(path, "prioritizeVerb"), x.prioritize_verb);
-    str(Member(e, "bindVerb"), api::field_path::Child(path, "bindVerb"), x.bind_verb);
-    if (auto v = d.Int64(Member(e, "weight"), api::field_path::Child(path, "weight"))) x.weight = *v;
-    flag(Member(e, "enableHTTPS"), api::field_path::Child(path, "enableHTTPS"), x.enable_https);
-    flag(Member(e, "nodeCacheCapable"), api::field_path::Child(path, "nodeCacheCapable"), x.node_cache_capable);
-    flag(Member(e, "ignorable"), api::field_path::Child(path, "ignorable"), x.ignorable);
-    if (const json& timeout = Member(e, "httpTimeout"); !timeout.is_null()) {
+    str(e.Find("urlPrefix"), api::field_path::Child(path, "urlPrefix"), x.url_prefix);
+    str(e.Find("filterVerb"), api::field_path::Child(path, "filterVerb"), x.filter_verb);
+    str(e.Find("preemptVerb"), api::field_path::Child(path, "preemptVerb"), x.preempt_verb);
+    str(e.Find("prioritizeVerb"), api::field_path::Child(path, "prioritizeVerb"), x.prioritize_verb);
+    str(e.Find("bindVerb"), api::field_path::Child(path, "bindVerb"), x.bind_verb);
+    if (auto v = d.Int64(e.Find("weight"), api::field_path::Child(path, "weight"))) x.weight = *v;
+    flag(e.Find("enableHTTPS"), api::field_path::Child(path, "enableHTTPS"), x.enable_https);
+    flag(e.Find("nodeCacheCapable"), api::field_path::Child(path, "nodeCacheCapable"), x.node_cache_capable);
+    flag(e.Find("ignorable"), api::field_path::Child(path, "ignorable"), x.ignorable);
+    if (ArgsView timeout = e.Find("httpTimeout"); !timeout.IsNull()) {
       if (auto ns = DecodeDuration(d, timeout, api::field_path::Child(path, "httpTimeout"))) x.http_timeout_ns = *ns;
     }
-    if (const json& tls = Member(e, "tlsConfig"); !tls.is_null()) {
+    if (ArgsView tls = e.Find("tlsConfig"); !tls.IsNull()) {
       std::string tpath = api::field_path::Child(path, "tlsConfig");
       if (d.Object(tls, tpath,
                    {"insecure", "serverName", "certFile", "keyFile", "caFile", "certData", "keyData", "caData"})) {
         ExtenderTlsConfig t;
-        flag(Member(tls, "insecure"), api::field_path::Child(tpath, "insecure"), t.insecure);
-        str(Member(tls, "serverName"), api::field_path::Child(tpath, "serverName"), t.server_name);
-        str(Member(tls, "certFile"), api::field_path::Child(tpath, "certFile"), t.cert_file);
-        str(Member(tls, "keyFile"), api::field_path::Child(tpath, "keyFile"), t.key_file);
-        str(Member(tls, "caFile"), api::field_path::Child(tpath, "caFile"), t.ca_file);
-        str(Member(tls, "certData"), api::field_path::Child(tpath, "certData"), t.cert_data);
-        str(Member(tls, "keyData"), api::field_path::Child(tpath, "keyData"), t.key_data);
-        str(Member(tls, "caData"), api::field_path::Child(tpath, "caData"), t.ca_data);
+        flag(tls.Find("insecure"), api::field_path::Child(tpath, "insecure"), t.insecure);
+        str(tls.Find("serverName"), api::field_path::Child(tpath, "serverName"), t.server_name);
+        str(tls.Find("certFile"), api::field_path::Child(tpath, "certFile"), t.cert_file);
+        str(tls.Find("keyFile"), api::field_path::Child(tpath, "keyFile"), t.key_file);
+        str(tls.Find("caFile"), api::field_path::Child(tpath, "caFile"), t.ca_file);
+        str(tls.Find("certData"), api::field_path::Child(tpath, "certData"), t.cert_data);
+        str(tls.Find("keyData"), api::field_path::Child(tpath, "keyData"), t.key_data);
+        str(tls.Find("caData"), api::field_path::Child(tpath, "caData"), t.ca_data);
         x.tls_config = std::move(t);
       }
     }
-    const json& resources = Member(e, "managedResources");
+    ArgsView resources = e.Find("managedResources");
     if (d.Array(resources, api::field_path::Child(path, "managedResources"))) {
-      for (size_t j = 0; j < resources.size(); ++j) {
+      for (size_t j = 0; j < resources.Size(); ++j) {
         std::string rpath = api::field_path::Index(api::field_path::Child(path, "managedResources"), j);
         if (!d.Object(resources[j], rpath, {"name", "ignoredByScheduler"})) continue;
         ExtenderManagedResource r;
-        str(Member(resources[j], "name"), api::field_path::Child(rpath, "name"), r.name);
-        flag(Member(resources[j], "ignoredByScheduler"), api::field_path::Child(rpath, "ignoredByScheduler"),
+        str(resources[j].Find("name"), api::field_path::Child(rpath, "name"), r.name);
+        flag(resources[j].Find("ignoredByScheduler"), api::field_path::Child(rpath, "ignoredByScheduler"),
              r.ignored_by_scheduler);
         x.managed_resources.push_back(std::move(r));
       }
@@ -383,7 +403,7 @@ void DecodeExtenders(Decoder& d, const json& extenders, std::vector<Extender>& o
   }
 }
 
-void Decode(const json& doc, ErrorList& errors, const framework::Registry& registry, Configuration& cfg,
+void Decode(ArgsView doc, ErrorList& errors, const framework::Registry& registry, Configuration& cfg,
             std::vector<DecodedProfile>& decoded) {
   Decoder d(errors.list());
   // KubeSchedulerConfiguration's v1 fields. healthzBindAddress and metricsBindAddress are not
@@ -394,32 +414,32 @@ void Decode(const json& doc, ErrorList& errors, const framework::Registry& regis
                  "podMaxBackoffSeconds", "profiles", "extenders", "delayCacheUntilActive"})) {
     return;
   }
-  auto api_version = d.String(Member(doc, "apiVersion"), "apiVersion");
+  auto api_version = d.String(doc.Find("apiVersion"), "apiVersion");
   if (!api_version || api_version->empty()) {
     errors.Required("apiVersion");
   } else if (*api_version != kApiVersion) {
     errors.Unsupported("apiVersion", GoQuote(*api_version), GoQuote(kApiVersion));
   }
-  auto kind = d.String(Member(doc, "kind"), "kind");
+  auto kind = d.String(doc.Find("kind"), "kind");
   if (!kind || kind->empty()) {
     errors.Required("kind");
   } else if (*kind != kKind) {
     errors.Unsupported("kind", GoQuote(*kind), GoQuote(kKind));
   }
 
-  if (auto v = d.Int32(Member(doc, "parallelism"), "parallelism")) cfg.parallelism = *v;
-  cfg.percentage_of_nodes_to_score = d.Int32(Member(doc, "percentageOfNodesToScore"), "percentageOfNodesToScore");
-  if (auto v = d.Int64(Member(doc, "podInitialBackoffSeconds"), "podInitialBackoffSeconds")) {
+  if (auto v = d.Int32(doc.Find("parallelism"), "parallelism")) cfg.parallelism = *v;
+  cfg.percentage_of_nodes_to_score = d.Int32(doc.Find("percentageOfNodesToScore"), "percentageOfNodesToScore");
+  if (auto v = d.Int64(doc.Find("podInitialBackoffSeconds"), "podInitialBackoffSeconds")) {
     cfg.pod_initial_backoff_seconds = *v;
   }
-  if (auto v = d.Int64(Member(doc, "podMaxBackoffSeconds"), "podMaxBackoffSeconds")) {
+  if (auto v = d.Int64(doc.Find("podMaxBackoffSeconds"), "podMaxBackoffSeconds")) {
     cfg.pod_max_backoff_seconds = *v;
   }
   DecodeComponentBlocks(d, doc, cfg);
 
-  const json& profiles = Member(doc, "profiles");
+  ArgsView profiles = doc.Find("profiles");
   if (d.Array(profiles, "profiles")) {
-    for (size_t i = 0; i < profiles.size(); ++i) {
+    for (size_t i = 0; i < profiles.Size(); ++i) {
       Profile profile;
       DecodedProfile extra;
       DecodeProfile(d, errors, profiles[i], api::field_path::Index("profiles", i), registry, profile, extra);
@@ -428,7 +448,7 @@ void Decode(const json& doc, ErrorList& errors, const framework::Registry& regis
     }
   }
 
-  DecodeExtenders(d, Member(doc, "extenders"), cfg.extenders);
+  DecodeExtenders(d, doc.Find("extenders"), cfg.extenders);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -603,7 +623,7 @@ void ValidateCommonQueueSort(ErrorList& errors, const std::vector<Profile>& prof
         index ? api::field_path::Child(api::field_path::Index(api::field_path::Child(path, "pluginConfig"), *index),
                                        "args")
               : api::field_path::Child(path, "pluginConfig");
-    errors.Invalid(args_path, p.ArgsFor(sort).dump(), "queueSort must be the same for all profiles");
+    errors.Invalid(args_path, p.ArgsFor(sort).Encode(), "queueSort must be the same for all profiles");
   }
 }
 
@@ -711,7 +731,7 @@ void Validate(ErrorList& errors, const Configuration& cfg, const std::vector<Dec
 // so every profile's NodeResourcesFit ignores them (replacing the ignoredResources its args give,
 // as upstream does). Upstream fails a profile without NodeResourcesFit args; they are added here.
 void ApplyExtenderIgnoredResources(Configuration& cfg) {
-  json ignored = json::array();
+  std::vector<std::string_view> ignored;
   for (const Extender& e : cfg.extenders) {
     for (const ExtenderManagedResource& r : e.managed_resources) {
       if (r.ignored_by_scheduler) ignored.push_back(r.name);
@@ -721,9 +741,19 @@ void ApplyExtenderIgnoredResources(Configuration& cfg) {
   for (Profile& p : cfg.profiles) {
     auto it = std::find_if(p.plugin_config.begin(), p.plugin_config.end(),
                            [](const PluginConfig& c) { return c.name == "NodeResourcesFit"; });
-    if (it == p.plugin_config.end()) it = p.plugin_config.insert(p.plugin_config.end(), {"NodeResourcesFit", json()});
-    if (!it->args.is_object()) it->args = json::object();
-    it->args["ignoredResources"] = ignored;
+    if (it == p.plugin_config.end()) it = p.plugin_config.insert(p.plugin_config.end(), {"NodeResourcesFit", {}});
+    api::json::Document args;
+    if (it->args.View().IsObject()) {
+      args.CopyFrom(*framework::ValueOf(it->args.View()), args.GetAllocator());
+    } else {
+      args.SetObject();
+    }
+    api::json::Value list(rapidjson::kArrayType);
+    for (std::string_view name : ignored)
+      list.PushBack(api::json::MakeString(name, args.GetAllocator()), args.GetAllocator());
+    api::json::Set(args, "ignoredResources", std::move(list), args.GetAllocator());
+    SortMembers(args, args.GetAllocator());
+    it->args = framework::AdoptArgs(std::move(args));
   }
 }
 
@@ -739,8 +769,9 @@ std::expected<Configuration, std::string> LoadConfigFromString(const std::string
                                 : fmt::format("yaml: line {}: {}", e.line, e.message));
     return std::unexpected(errors.Join(source_name));
   }
-  json doc = ToConfigJson(root, "", errors);
-  if (doc.is_null()) doc = json::object();  // an empty file: report the missing apiVersion/kind
+  RemoveDuplicateFields(root, "", errors);
+  if (root.IsNull()) root.SetObject();  // an empty file: report the missing apiVersion/kind
+  const ArgsView doc = framework::ViewOf(root);
 
   Configuration cfg;
   std::vector<DecodedProfile> decoded;

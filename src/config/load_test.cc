@@ -10,12 +10,13 @@
 
 #include "config/default_plugins.h"
 #include "plugins/registry.h"
+#include "testing/args.h"
 #include "testing/fake_handle.h"
 
 namespace kubesched::config {
 namespace {
 
-using json = nlohmann::json;
+using testing::ArgsJson;
 
 const std::string kHeader = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n";
 
@@ -30,10 +31,12 @@ const std::vector<std::string> kCustom = {"CustomSort", "AnotherSort", "CustomBi
 framework::Registry RegistryWith(const std::vector<std::string>& names) {
   framework::Registry registry;
   for (const auto& name : names) {
-    auto ok = registry.Register(
-        name, [](const json&, framework::Handle&) -> std::expected<std::unique_ptr<framework::Plugin>, std::string> {
-          return std::unexpected("fake");
-        });
+    auto ok =
+        registry.Register(name,
+                          [](const framework::ArgsView&,
+                             framework::Handle&) -> std::expected<std::unique_ptr<framework::Plugin>, std::string> {
+                            return std::unexpected("fake");
+                          });
     EXPECT_TRUE(ok.has_value());
   }
   return registry;
@@ -541,7 +544,7 @@ profiles:
   EXPECT_EQ(cfg->extenders[1], other);
   // Upstream's buildExtenders replaces each profile's NodeResourcesFit ignoredResources.
   for (const Profile& p : cfg->profiles) {
-    EXPECT_EQ(p.ArgsFor("NodeResourcesFit")["ignoredResources"], nlohmann::json::array({"example.com/gpu"}))
+    EXPECT_EQ(p.ArgsFor("NodeResourcesFit").Find("ignoredResources").Encode(), R"(["example.com/gpu"])")
         << p.scheduler_name;
   }
   RunErrorCases(
@@ -759,8 +762,8 @@ profiles:
     multi[7] = {"NodeResourcesFit", 4};
     EXPECT_EQ(p.plugins.multi_point.enabled, multi);
     EXPECT_EQ(p.plugins.score.disabled, (std::vector<PluginRef>{{"NodeResourcesBalancedAllocation", 0}}));
-    EXPECT_EQ(p.ArgsFor("NodeResourcesFit")["scoringStrategy"]["type"], "MostAllocated");
-    EXPECT_EQ(p.ArgsFor("NodeResourcesFit")["scoringStrategy"]["resources"][1]["weight"], 1);
+    EXPECT_EQ(p.ArgsFor("NodeResourcesFit").Find("scoringStrategy").Find("type").GetString(), "MostAllocated");
+    EXPECT_EQ(p.ArgsFor("NodeResourcesFit").Find("scoringStrategy").Find("resources")[1].Find("weight").GetInt64(), 1);
   }
   EXPECT_EQ(from_yaml->profiles[0].plugins, from_json->profiles[0].plugins);
   EXPECT_EQ(from_yaml->profiles[0].plugin_config, from_json->profiles[0].plugin_config);
@@ -860,9 +863,15 @@ TEST(LoadTest, TwoProfiles) {
   second.pre_score.disabled = {{"*", 0}};
   second.score.disabled = {{"*", 0}};
   EXPECT_EQ(cfg->profiles[1].plugins, second);
-  EXPECT_TRUE(cfg->profiles[0].ArgsFor("NodeAffinity").is_null());
-  EXPECT_EQ(cfg->profiles[1].ArgsFor("NodeAffinity")["addedAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
-                                                    ["nodeSelectorTerms"][0]["matchExpressions"][0]["values"][0],
+  EXPECT_TRUE(cfg->profiles[0].ArgsFor("NodeAffinity").IsNull());
+  EXPECT_EQ(cfg->profiles[1]
+                .ArgsFor("NodeAffinity")
+                .Find("addedAffinity")
+                .Find("requiredDuringSchedulingIgnoredDuringExecution")
+                .Find("nodeSelectorTerms")[0]
+                .Find("matchExpressions")[0]
+                .Find("values")[0]
+                .GetString(),
             "batch");
 }
 
@@ -887,9 +896,9 @@ TEST(LoadTest, PluginConfigLookupAndTypeMeta) {
   EXPECT_EQ(PluginConfigIndex(p, "VolumeBinding"), 2u);
   EXPECT_EQ(PluginConfigIndex(p, "ImageLocality"), std::nullopt);
   // TypeMeta is checked and removed: the factory sees only the args' own fields.
-  EXPECT_EQ(p.ArgsFor("NodeResourcesFit"), json::parse(R"({"ignoredResources": ["example.com/foo"]})"));
-  EXPECT_TRUE(p.ArgsFor("DefaultPreemption").is_null());
-  EXPECT_TRUE(p.ArgsFor("ImageLocality").is_null());
+  EXPECT_EQ(p.ArgsFor("NodeResourcesFit"), ArgsJson(R"({"ignoredResources": ["example.com/foo"]})").View());
+  EXPECT_TRUE(p.ArgsFor("DefaultPreemption").IsNull());
+  EXPECT_TRUE(p.ArgsFor("ImageLocality").IsNull());
 }
 
 TEST(LoadTest, ScalarsKeepTheirYamlTypes) {
@@ -908,16 +917,19 @@ TEST(LoadTest, ScalarsKeepTheirYamlTypes) {
 )";
   auto cfg = LoadConfigFromString(text, "cfg.yaml", FullRegistry());
   ASSERT_TRUE(cfg.has_value()) << cfg.error();
-  const json& args = cfg->profiles[0].ArgsFor("NodeAffinity");
-  EXPECT_EQ(args["quoted"], json("10"));
-  EXPECT_EQ(args["number"], json(10));
-  EXPECT_TRUE(args["number"].is_number_integer());
-  EXPECT_EQ(args["float"], json(0.5));
-  EXPECT_EQ(args["flag"], json(true));
-  EXPECT_TRUE(args["empty"].is_null());
-  EXPECT_TRUE(args["tilde"].is_null());
-  EXPECT_EQ(args["text"], json("MostAllocated"));
-  EXPECT_EQ(args["big"].get<int64_t>(), INT64_MAX);
+  const framework::ArgsView args = cfg->profiles[0].ArgsFor("NodeAffinity");
+  EXPECT_TRUE(args.Find("quoted").IsString());
+  EXPECT_EQ(args.Find("quoted").GetString(), "10");
+  EXPECT_EQ(args.Find("number").GetInt64(), 10);
+  EXPECT_TRUE(args.Find("number").IsInt64());
+  EXPECT_TRUE(args.Find("float").IsDouble());
+  EXPECT_EQ(args.Find("float").GetDouble(), 0.5);
+  EXPECT_TRUE(args.Find("flag").IsBool());
+  EXPECT_TRUE(args.Find("flag").GetBool());
+  EXPECT_TRUE(args.Find("empty").IsNull());
+  EXPECT_TRUE(args.Find("tilde").IsNull());
+  EXPECT_EQ(args.Find("text").GetString(), "MostAllocated");
+  EXPECT_EQ(args.Find("big").GetInt64(), INT64_MAX);
 }
 
 TEST(LoadTest, ConfigFiles) {
@@ -938,9 +950,10 @@ TEST(LoadTest, ConfigFiles) {
     const Profile& p = cfg->profiles[0];
     EXPECT_EQ(p.scheduler_name, "default-scheduler");
     EXPECT_EQ(p.plugins.multi_point.enabled, DefaultMultiPoint());
-    EXPECT_EQ(p.ArgsFor("NodeResourcesFit"), json::parse(R"({"scoringStrategy": {"type": "MostAllocated",
-        "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}})"));
-    EXPECT_TRUE(p.ArgsFor("PodTopologySpread").is_null());
+    EXPECT_EQ(p.ArgsFor("NodeResourcesFit"), ArgsJson(R"({"scoringStrategy": {"type": "MostAllocated",
+        "resources": [{"name": "cpu", "weight": 1}, {"name": "memory", "weight": 1}]}})")
+                                                 .View());
+    EXPECT_TRUE(p.ArgsFor("PodTopologySpread").IsNull());
   }
   {
     SCOPED_TRACE("most-allocated-no-spread.yaml");
@@ -949,8 +962,9 @@ TEST(LoadTest, ConfigFiles) {
     ASSERT_EQ(cfg->profiles.size(), 1u);
     const Profile& p = cfg->profiles[0];
     EXPECT_EQ(p.plugins.multi_point.enabled, DefaultMultiPoint());
-    EXPECT_EQ(p.ArgsFor("NodeResourcesFit")["scoringStrategy"]["type"], "MostAllocated");
-    EXPECT_EQ(p.ArgsFor("PodTopologySpread"), json::parse(R"({"defaultingType": "List", "defaultConstraints": []})"));
+    EXPECT_EQ(p.ArgsFor("NodeResourcesFit").Find("scoringStrategy").Find("type").GetString(), "MostAllocated");
+    EXPECT_EQ(p.ArgsFor("PodTopologySpread"),
+              ArgsJson(R"({"defaultingType": "List", "defaultConstraints": []})").View());
   }
 }
 
@@ -983,7 +997,7 @@ TEST(LoadTest, InTreeRegistry) {
       const framework::PluginFactory* factory = registry.Find(pc.name);
       if (factory == nullptr) continue;  // an in-tree plugin not implemented yet
       testing::FakeHandle handle;
-      auto plugin = (*factory)(pc.args, handle);
+      auto plugin = (*factory)(pc.args.View(), handle);
       EXPECT_TRUE(plugin.has_value()) << pc.name << ": " << plugin.error();
     }
   }

@@ -16,14 +16,13 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "api/field_path.h"
+#include "framework/args_view.h"
 
 namespace kubesched::config {
 
 //! The JSON type named in decoding errors: null, object, array, string, bool, integer, number.
-std::string_view JsonTypeName(const nlohmann::json& j);
+inline std::string_view JsonTypeName(const framework::ArgsView& j) { return j.TypeName(); }
 
 class StrictDecoder {
  public:
@@ -32,20 +31,20 @@ class StrictDecoder {
 
   //! True when `j` is an object; each member not in `fields` is reported as unknown. Null (an
   //! absent value) is false without error.
-  bool Object(const nlohmann::json& j, std::string_view path, std::initializer_list<std::string_view> fields);
+  bool Object(const framework::ArgsView& j, std::string_view path, std::initializer_list<std::string_view> fields);
   //! True when `j` is an array. Null is false without error.
-  bool Array(const nlohmann::json& j, std::string_view path);
+  bool Array(const framework::ArgsView& j, std::string_view path);
 
   //! The value, or nullopt when null (absent) or on error. Integral floats (1.0) read as
   //! integers, as sigs.k8s.io/yaml converts them; other floats are type errors.
-  std::optional<int32_t> Int32(const nlohmann::json& j, std::string_view path);
-  std::optional<int64_t> Int64(const nlohmann::json& j, std::string_view path);
-  std::optional<std::string> String(const nlohmann::json& j, std::string_view path);
-  std::optional<bool> Bool(const nlohmann::json& j, std::string_view path);
+  std::optional<int32_t> Int32(const framework::ArgsView& j, std::string_view path);
+  std::optional<int64_t> Int64(const framework::ArgsView& j, std::string_view path);
+  std::optional<std::string> String(const framework::ArgsView& j, std::string_view path);
+  std::optional<bool> Bool(const framework::ArgsView& j, std::string_view path);
   //! A duration in seconds: any JSON number (kubesched's own args, e.g. solverTimeoutSeconds).
-  std::optional<double> Seconds(const nlohmann::json& j, std::string_view path);
+  std::optional<double> Seconds(const framework::ArgsView& j, std::string_view path);
   //! A list of strings; null reads as empty.
-  std::vector<std::string> StringList(const nlohmann::json& j, std::string_view path);
+  std::vector<std::string> StringList(const framework::ArgsView& j, std::string_view path);
 
   //! Adds an error (for checks the decoder cannot make itself, e.g. a wrong kind).
   void Add(std::string error) { errors_.push_back(std::move(error)); }
@@ -53,13 +52,10 @@ class StrictDecoder {
 
  private:
   template <class Int>
-  std::optional<Int> Integer(const nlohmann::json& j, std::string_view path, std::string_view type_name);
-  void TypeError(const nlohmann::json& j, std::string_view path, std::string_view expected);
+  std::optional<Int> Integer(const framework::ArgsView& j, std::string_view path, std::string_view type_name);
+  void TypeError(const framework::ArgsView& j, std::string_view path, std::string_view expected);
 
   std::vector<std::string>& errors_;
 };
-
-//! The member `key` of `object`, or a null json when absent (or `object` is not an object).
-const nlohmann::json& Member(const nlohmann::json& object, std::string_view key);
 
 }  // namespace kubesched::config

@@ -1,32 +1,34 @@
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "config/strict_decoder.h"
+#include "testing/args.h"
 
 namespace kubesched::config {
 namespace {
 
-using nlohmann::json;
+using testing::ArgsJson;
 
 TEST(StrictDecoderTest, CollectsEveryErrorWithItsPath) {
   std::vector<std::string> errors;
   StrictDecoder d(errors);
-  json j = json::parse(R"({"a": 1, "n": "x", "big": 4294967296, "f": 1.5, "whole": 2.0, "s": 3, "b": "yes",
+  const framework::ArgsDocument doc =
+      ArgsJson(R"({"a": 1, "n": "x", "big": 4294967296, "f": 1.5, "whole": 2.0, "s": 3, "b": "yes",
                            "list": ["ok", 7], "obj": [1]})");
+  const framework::ArgsView j = doc.View();
   ASSERT_TRUE(d.Object(j, "args", {"n", "big", "f", "whole", "s", "b", "list", "obj"}));
-  EXPECT_EQ(d.Int32(Member(j, "n"), "args.n"), std::nullopt);
-  EXPECT_EQ(d.Int32(Member(j, "big"), "args.big"), std::nullopt);
-  EXPECT_EQ(d.Int64(Member(j, "big"), "args.big"), 4294967296);
-  EXPECT_EQ(d.Int64(Member(j, "f"), "args.f"), std::nullopt);
-  EXPECT_EQ(d.Int32(Member(j, "whole"), "args.whole"), 2);  // as sigs.k8s.io/yaml converts 2.0
-  EXPECT_EQ(d.String(Member(j, "s"), "args.s"), std::nullopt);
-  EXPECT_EQ(d.Bool(Member(j, "b"), "args.b"), std::nullopt);
-  EXPECT_EQ(d.StringList(Member(j, "list"), "args.list"), (std::vector<std::string>{"ok", ""}));
-  EXPECT_FALSE(d.Object(Member(j, "obj"), "args.obj", {}));
-  EXPECT_FALSE(d.Object(Member(j, "absent"), "args.absent", {}));  // null: absent, no error
+  EXPECT_EQ(d.Int32(j.Find("n"), "args.n"), std::nullopt);
+  EXPECT_EQ(d.Int32(j.Find("big"), "args.big"), std::nullopt);
+  EXPECT_EQ(d.Int64(j.Find("big"), "args.big"), 4294967296);
+  EXPECT_EQ(d.Int64(j.Find("f"), "args.f"), std::nullopt);
+  EXPECT_EQ(d.Int32(j.Find("whole"), "args.whole"), 2);  // as sigs.k8s.io/yaml converts 2.0
+  EXPECT_EQ(d.String(j.Find("s"), "args.s"), std::nullopt);
+  EXPECT_EQ(d.Bool(j.Find("b"), "args.b"), std::nullopt);
+  EXPECT_EQ(d.StringList(j.Find("list"), "args.list"), (std::vector<std::string>{"ok", ""}));
+  EXPECT_FALSE(d.Object(j.Find("obj"), "args.obj", {}));
+  EXPECT_FALSE(d.Object(j.Find("absent"), "args.absent", {}));  // null: absent, no error
   EXPECT_EQ(errors, (std::vector<std::string>{
                         "unknown field \"args.a\"",
                         "args.n: Invalid type: expected int32, got string",
@@ -42,8 +44,8 @@ TEST(StrictDecoderTest, CollectsEveryErrorWithItsPath) {
 TEST(StrictDecoderTest, RootPath) {
   std::vector<std::string> errors;
   StrictDecoder d(errors);
-  EXPECT_FALSE(d.Object(json::array(), "", {}));
-  EXPECT_TRUE(d.Object(json{{"x", 1}}, "", {}));
+  EXPECT_FALSE(d.Object(ArgsJson("[]").View(), "", {}));
+  EXPECT_TRUE(d.Object(ArgsJson(R"({"x": 1})").View(), "", {}));
   EXPECT_EQ(errors, (std::vector<std::string>{"Invalid type: expected object, got array", "unknown field \"x\""}));
   EXPECT_EQ(api::field_path::Child("", "a"), "a");
   EXPECT_EQ(api::field_path::Index(api::field_path::Child("a", "b"), 2), "a.b[2]");

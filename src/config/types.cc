@@ -8,10 +8,9 @@ bool PluginSet::IsDisabled(std::string_view name) const {
   return std::ranges::any_of(disabled, [&](const PluginRef& p) { return p.name == name || p.name == "*"; });
 }
 
-const nlohmann::json& Profile::ArgsFor(std::string_view name) const {
-  static const nlohmann::json kNull;
+framework::ArgsView Profile::ArgsFor(std::string_view name) const {
   auto index = PluginConfigIndex(*this, name);
-  return index ? plugin_config[*index].args : kNull;
+  return index ? plugin_config[*index].args.View() : framework::ArgsView();
 }
 
 std::optional<size_t> PluginConfigIndex(const Profile& profile, std::string_view name) {

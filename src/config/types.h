@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include "framework/args_view.h"
 
 namespace kubesched::config {
 
@@ -86,7 +86,7 @@ inline constexpr std::array<ExtensionPointField, 13> kExtensionPoints = {{
 //! plugin's factory applies its defaults and validates it.
 struct PluginConfig {
   std::string name;
-  nlohmann::json args;
+  framework::ArgsDocument args;
 
   bool operator==(const PluginConfig&) const = default;
 };
@@ -98,8 +98,8 @@ struct Profile {
   Plugins plugins;
   std::vector<PluginConfig> plugin_config;
 
-  //! The args configured for plugin `name`, or a null json when there are none.
-  const nlohmann::json& ArgsFor(std::string_view name) const;
+  //! The args configured for plugin `name`, or a null view when there are none.
+  framework::ArgsView ArgsFor(std::string_view name) const;
 };
 
 //! Index of plugin `name` in profile.plugin_config, so that the runtime can report an args error

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
+#include "framework/args_view.h"
 
 namespace kubesched::framework {
 
@@ -27,11 +27,10 @@ struct ArgsType {
   //! The args kind, "<Plugin>Args".
   std::string kind;
   //! Decodes `args` strictly (null: none given), applies upstream's v1 defaults and validates.
-  //! Returns the defaulted args encoded as in a configuration file (fields in upstream's order,
-  //! unset optional fields as null), or every error, paths rooted at `path` ("" for relative
-  //! paths). Pure: safe to call from any thread.
-  std::function<std::expected<nlohmann::ordered_json, ArgsErrors>(const nlohmann::json& args, const std::string& path)>
-      decode;
+  //! Returns the defaulted args encoded as in a configuration file, as compact JSON text (fields
+  //! in upstream's order, unset optional fields as null; written with ArgsWriter), or every
+  //! error, paths rooted at `path` ("" for relative paths). Pure: safe to call from any thread.
+  std::function<std::expected<std::string, ArgsErrors>(const ArgsView& args, const std::string& path)> decode;
 };
 
 }  // namespace kubesched::framework

@@ -1,5 +1,5 @@
 #pragma once
-// The registry of named plugin factories. Each factory reads its typed args (JSON, null when the
+// The registry of named plugin factories. Each factory reads its typed args (a JSON view, null when the
 // configuration gives none), applies upstream's defaults, validates, and builds the plugin. A
 // plugin with typed args also registers their ArgsType (framework/args.h).
 
@@ -12,9 +12,8 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "framework/args.h"
+#include "framework/args_view.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
 
@@ -23,7 +22,7 @@ namespace kubesched::framework {
 //! Builds a plugin. On invalid args returns a message naming the field (relative to args,
 //! e.g. "scoringStrategy.type: Unsupported value: \"Foo\"").
 using PluginFactory =
-    std::function<std::expected<std::unique_ptr<Plugin>, std::string>(const nlohmann::json& args, Handle& handle)>;
+    std::function<std::expected<std::unique_ptr<Plugin>, std::string>(const ArgsView& args, Handle& handle)>;
 
 class Registry {
  public:

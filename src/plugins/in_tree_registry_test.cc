@@ -1,9 +1,8 @@
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include "plugins/names.h"
 #include "plugins/registry.h"
+#include "testing/args.h"
 #include "testing/fake_handle.h"
 
 namespace kubesched::plugins {
@@ -28,7 +27,7 @@ TEST(InTreeRegistryTest, RegistersEveryImplementedPluginByUpstreamName) {
     const framework::PluginFactory* factory = registry.Find(name);
     ASSERT_NE(factory, nullptr);
     // Every factory accepts absent args (upstream defaults) and builds a plugin with that name.
-    auto plugin = (*factory)(nlohmann::json(nullptr), handle);
+    auto plugin = (*factory)(framework::ArgsView(), handle);
     ASSERT_TRUE(plugin.has_value()) << plugin.error();
     EXPECT_EQ((*plugin)->Name(), name);
   }
@@ -39,7 +38,7 @@ TEST(InTreeRegistryTest, NodeAffinityFactoryValidatesArgs) {
   framework::Registry registry;
   RegisterInTreePlugins(registry);
   testing::FakeHandle handle;
-  auto plugin = (*registry.Find(names::kNodeAffinity))(nlohmann::json::parse(R"({"bogus": true})"), handle);
+  auto plugin = (*registry.Find(names::kNodeAffinity))(testing::ArgsJson(R"({"bogus": true})").View(), handle);
   ASSERT_FALSE(plugin.has_value());
   EXPECT_EQ(plugin.error(), "unknown field \"bogus\"");
 }
@@ -76,14 +75,14 @@ TEST(InTreeRegistryTest, ArgsTypesAndTheirDefaults) {
     }
     ASSERT_NE(type, nullptr);
     EXPECT_EQ(type->kind, std::string(c.plugin) + "Args");
-    auto defaults = type->decode(nlohmann::json(nullptr), "");
+    auto defaults = type->decode(framework::ArgsView(), "");
     ASSERT_TRUE(defaults.has_value());
-    EXPECT_EQ(defaults->dump(), c.defaults);
+    EXPECT_EQ(*defaults, c.defaults);
     // The encoding reads back as the same args.
-    auto again = type->decode(nlohmann::json::parse(defaults->dump()), "");
+    auto again = type->decode(testing::ArgsJson(*defaults).View(), "");
     ASSERT_TRUE(again.has_value()) << again.error().errors.front();
-    EXPECT_EQ(again->dump(), c.defaults);
-    auto unknown = type->decode(nlohmann::json::parse(R"({"bogus": 1})"), "profiles[0].pluginConfig[3].args");
+    EXPECT_EQ(*again, c.defaults);
+    auto unknown = type->decode(testing::ArgsJson(R"({"bogus": 1})").View(), "profiles[0].pluginConfig[3].args");
     ASSERT_FALSE(unknown.has_value());
     EXPECT_TRUE(unknown.error().decoding);
     EXPECT_EQ(unknown.error().errors,
@@ -95,8 +94,9 @@ TEST(InTreeRegistryTest, ArgsErrorsAreAllListedWithTheirFullPaths) {
   framework::Registry registry;
   RegisterInTreePlugins(registry);
   auto got = registry.FindArgsType(names::kNodeResourcesFit)
-                 ->decode(nlohmann::json::parse(R"({"ignoredResourceGroups": ["a/b"], "scoringStrategy":
-                     {"type": "Sideways", "resources": [{"name": "cpu", "weight": 500}]}})"),
+                 ->decode(testing::ArgsJson(R"({"ignoredResourceGroups": ["a/b"], "scoringStrategy":
+                     {"type": "Sideways", "resources": [{"name": "cpu", "weight": 500}]}})")
+                              .View(),
                           "profiles[0].pluginConfig[1].args");
   ASSERT_FALSE(got.has_value());
   EXPECT_FALSE(got.error().decoding);

@@ -4,8 +4,7 @@
 #include <optional>
 #include <string>
 
-#include <nlohmann/json.hpp>
-
+#include "framework/args_writer.h"
 #include "plugins/batch_placement/batch_placement.h"
 #include "plugins/cross_node_preemption/cross_node_preemption.h"
 #include "plugins/default_binder/default_binder.h"
@@ -41,12 +40,12 @@ void MustRegister(framework::Registry& registry, std::string_view name, framewor
 // `encode` (kind "<name>Args", as upstream names every in-tree args type).
 template <class Args>
 framework::ArgsType ArgsTypeOf(std::string_view name,
-                               std::expected<Args, framework::ArgsErrors> (*decode)(const nlohmann::json&,
+                               std::expected<Args, framework::ArgsErrors> (*decode)(const framework::ArgsView&,
                                                                                     const std::string&),
-                               nlohmann::ordered_json (*encode)(const Args&)) {
+                               std::string (*encode)(const Args&)) {
   return {std::string(name) + "Args",
-          [decode, encode](const nlohmann::json& args,
-                           const std::string& path) -> std::expected<nlohmann::ordered_json, framework::ArgsErrors> {
+          [decode, encode](const framework::ArgsView& args,
+                           const std::string& path) -> std::expected<std::string, framework::ArgsErrors> {
             auto decoded = decode(args, path);
             if (!decoded) return std::unexpected(std::move(decoded.error()));
             return encode(*decoded);

@@ -8,9 +8,9 @@
 #include <unordered_map>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "api/names.h"
+#include "framework/args_view.h"
 #include "framework/resource.h"
 #include "sim/simulation_summary.h"
 
@@ -1076,10 +1076,15 @@ class Page {
                                                  : std::string("adaptive (upstream's default)")) +
                 "</td></tr>\n</table>\n";
         if (!pc.plugin_args.empty()) {
-          nlohmann::ordered_json args = nlohmann::ordered_json::object();
-          for (const auto& [n, a] : pc.plugin_args) args[n] = a;
-          out_ += "<details class=\"cfg\"><summary>pluginConfig</summary><pre>" + EscapeHtml(args.dump(2)) +
-                  "</pre></details>\n";
+          // {"<plugin>": args, ...} indented by two spaces a level, as it has always been shown.
+          std::string args = "{";
+          for (const auto& [n, a] : pc.plugin_args) {
+            args += fmt::format("{}\n  {}: {}", args.size() > 1 ? "," : "", framework::QuoteMessageString(n),
+                                a.View().EncodePretty(1));
+          }
+          args += pc.plugin_args.empty() ? "}" : "\n}";
+          out_ +=
+              "<details class=\"cfg\"><summary>pluginConfig</summary><pre>" + EscapeHtml(args) + "</pre></details>\n";
         }
       }
       out_ += "</div>\n";

@@ -5,7 +5,6 @@
 #include <atomic>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "api/manifest.h"
 #include "config/load.h"
@@ -33,7 +32,7 @@ using testing::MakePod;
 
 template <typename T>
 framework::PluginFactory Factory() {
-  return [](const nlohmann::json&,
+  return [](const framework::ArgsView&,
             framework::Handle& h) -> std::expected<std::unique_ptr<framework::Plugin>, std::string> {
     return std::make_unique<T>(h);
   };

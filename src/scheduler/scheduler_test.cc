@@ -10,7 +10,6 @@
 #include <thread>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "cluster/store_client.h"
 #include "config/load.h"
@@ -107,20 +106,20 @@ framework::Registry TestRegistry() {
   framework::Registry r;
   plugins::RegisterInTreePlugins(r);
   (void)r.Register("GangPermit",
-                   [](const nlohmann::json&,
+                   [](const framework::ArgsView&,
                       framework::Handle& h) -> std::expected<std::unique_ptr<framework::Plugin>, std::string> {
                      return std::make_unique<GangPermit>(h);
                    });
-  (void)r.Register(
-      "ReserveA",
-      [](const nlohmann::json&, framework::Handle&) -> std::expected<std::unique_ptr<framework::Plugin>, std::string> {
-        return std::make_unique<RecordingReserve>("ReserveA");
-      });
-  (void)r.Register(
-      "ReserveB",
-      [](const nlohmann::json&, framework::Handle&) -> std::expected<std::unique_ptr<framework::Plugin>, std::string> {
-        return std::make_unique<RecordingReserve>("ReserveB");
-      });
+  (void)r.Register("ReserveA",
+                   [](const framework::ArgsView&,
+                      framework::Handle&) -> std::expected<std::unique_ptr<framework::Plugin>, std::string> {
+                     return std::make_unique<RecordingReserve>("ReserveA");
+                   });
+  (void)r.Register("ReserveB",
+                   [](const framework::ArgsView&,
+                      framework::Handle&) -> std::expected<std::unique_ptr<framework::Plugin>, std::string> {
+                     return std::make_unique<RecordingReserve>("ReserveB");
+                   });
   return r;
 }
 
@@ -284,11 +283,11 @@ class HoldingPreBind final : public framework::PreBindPlugin, public framework::
 TEST(SchedulerBinding, BindingCyclesRunConcurrentlyWithLaterSchedulingCycles) {
   framework::Registry registry;
   plugins::RegisterInTreePlugins(registry);
-  (void)registry.Register(
-      "HoldingPreBind",
-      [](const nlohmann::json&, framework::Handle&) -> std::expected<std::unique_ptr<framework::Plugin>, std::string> {
-        return std::make_unique<HoldingPreBind>();
-      });
+  (void)registry.Register("HoldingPreBind",
+                          [](const framework::ArgsView&,
+                             framework::Handle&) -> std::expected<std::unique_ptr<framework::Plugin>, std::string> {
+                            return std::make_unique<HoldingPreBind>();
+                          });
   SchedulerOptions opts;
   opts.config = config::DefaultConfiguration(registry);
   opts.config.profiles[0].plugins.pre_bind.enabled.push_back({"HoldingPreBind", 0});

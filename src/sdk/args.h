@@ -1,8 +1,9 @@
 #pragma once
 // Typed plugin args for plugin libraries: a plugin's `pluginConfig` args (JSON, as the
-// configuration file gives them) decoded strictly into a struct of the plugin's, with defaults
-// and validation errors that name the field's full path, as kubesched's in-tree plugins report
-// theirs:
+// configuration file gives them, read through framework::ArgsView) decoded strictly into a struct
+// of the plugin's, with defaults and validation errors that name the field's full path, as
+// kubesched's in-tree plugins report theirs; and encoded back (the defaults `kubesched plugins`
+// shows) through ArgsEncoder. No JSON library's type is part of this API:
 //
 //   struct MyPluginArgs { int64_t arg = 42; };   // the defaults are the struct's initialisers
 //
@@ -10,7 +11,7 @@
 //     d.Int64("arg", args.arg);                  // kept at 42 when absent
 //     if (args.arg < 0) d.Invalid("arg", args.arg, "must not be negative");
 //   }
-//   nlohmann::ordered_json Encode(const MyPluginArgs& args) { return {{"arg", args.arg}}; }
+//   void Encode(sdk::ArgsEncoder& e, const MyPluginArgs& args) { e.Int64("arg", args.arg); }
 //
 //   sdk::RegisterPlugin<MyPluginArgs>(registry, "MyPlugin", Decode, Encode,
 //       [](const MyPluginArgs& args, framework::Handle&) { return std::make_unique<MyPlugin>(args); });
@@ -19,6 +20,7 @@
 //   profiles[0].pluginConfig[0].args.arg: Invalid type: expected int64, got string
 //   unknown field "profiles[0].pluginConfig[0].args.foo"
 
+#include <concepts>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -28,9 +30,9 @@
 #include <type_traits>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "framework/args.h"
+#include "framework/args_view.h"
+#include "framework/args_writer.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
 #include "framework/registry.h"
@@ -46,9 +48,9 @@ class ArgsDecoder {
  public:
   //! `path` is the object's field path in the configuration ("" for paths relative to the args).
   //! Null reads as an empty object; anything else that is not an object is a type error.
-  ArgsDecoder(const nlohmann::json& object, std::string path);
+  ArgsDecoder(const framework::ArgsView& object, std::string path);
   //! False when the args are not an object (nothing can be read; Finish reports it).
-  bool IsObject() const { return object_.is_object(); }
+  bool IsObject() const { return object_.IsNull() || object_.IsObject(); }
   ArgsDecoder(const ArgsDecoder&) = delete;
   ArgsDecoder& operator=(const ArgsDecoder&) = delete;
 
@@ -62,10 +64,23 @@ class ArgsDecoder {
   void Object(std::string_view field, const std::function<void(ArgsDecoder&)>& read);
   //! The member as given (null when absent), marked as known, for shapes the readers above do not
   //! cover; report problems with Invalid.
-  const nlohmann::json& Raw(std::string_view field);
+  framework::ArgsView Raw(std::string_view field);
 
-  //! `<path>.<field>: Invalid value: <value>: <detail>`.
-  void Invalid(std::string_view field, const nlohmann::json& value, std::string_view detail);
+  //! `<path>.<field>: Invalid value: <value>: <detail>`, the value as JSON (a string quoted).
+  void Invalid(std::string_view field, const framework::ArgsView& value, std::string_view detail);
+  void Invalid(std::string_view field, std::string_view value, std::string_view detail);
+  void Invalid(std::string_view field, const char* value, std::string_view detail) {
+    Invalid(field, std::string_view(value), detail);
+  }
+  void Invalid(std::string_view field, double value, std::string_view detail);
+  template <std::integral Int>
+  void Invalid(std::string_view field, Int value, std::string_view detail) {
+    if constexpr (std::same_as<Int, bool>) {
+      InvalidShown(field, value ? "true" : "false", detail);
+    } else {
+      InvalidShown(field, std::to_string(value), detail);
+    }
+  }
   //! `<path>.<field>: Required value: <detail>`.
   void Required(std::string_view field, std::string_view detail);
   //! `<path>.<field>: Unsupported value: "<value>": supported values: "a", "b"`.
@@ -78,9 +93,10 @@ class ArgsDecoder {
   std::optional<framework::ArgsErrors> Finish();
 
  private:
-  const nlohmann::json* Member(std::string_view field);
+  framework::ArgsView Member(std::string_view field);
+  void InvalidShown(std::string_view field, std::string_view shown, std::string_view detail);
 
-  const nlohmann::json& object_;
+  framework::ArgsView object_;
   std::string path_;
   std::vector<std::string> known_;
   std::vector<std::string> decoding_errors_;
@@ -88,10 +104,47 @@ class ArgsDecoder {
   bool finished_ = false;
 };
 
+//! Writes one JSON object of args, fields in the order written (upstream's order, by convention).
+class ArgsEncoder {
+ public:
+  explicit ArgsEncoder(framework::ArgsWriter& writer) : writer_(writer) {}
+  ArgsEncoder(const ArgsEncoder&) = delete;
+  ArgsEncoder& operator=(const ArgsEncoder&) = delete;
+
+  void Int64(std::string_view field, int64_t value) { writer_.Key(field).Int64(value); }
+  void Double(std::string_view field, double value) { writer_.Key(field).Double(value); }
+  void Bool(std::string_view field, bool value) { writer_.Key(field).Bool(value); }
+  void String(std::string_view field, std::string_view value) { writer_.Key(field).String(value); }
+  void StringList(std::string_view field, const std::vector<std::string>& value) {
+    writer_.Key(field).StringList(value);
+  }
+  //! An unset optional field.
+  void Null(std::string_view field) { writer_.Key(field).Null(); }
+  //! A nested object, written by `write`.
+  void Object(std::string_view field, const std::function<void(ArgsEncoder&)>& write);
+  //! The writer, after the field's key: for shapes the writers above do not cover (exactly one
+  //! value must be written).
+  framework::ArgsWriter& Raw(std::string_view field) { return writer_.Key(field); }
+
+ private:
+  framework::ArgsWriter& writer_;
+};
+
+//! `args` as compact JSON text, one object written by `encode`.
+template <class Args>
+std::string EncodeArgs(const Args& args, void (*encode)(ArgsEncoder&, const Args&)) {
+  framework::ArgsWriter writer;
+  writer.StartObject();
+  ArgsEncoder e(writer);
+  encode(e, args);
+  writer.EndObject();
+  return std::move(writer).Take();
+}
+
 //! Decodes `args` (null when the configuration gives none) at `path` into a default-constructed
 //! Args with `decode`.
 template <class Args>
-std::expected<Args, framework::ArgsErrors> DecodeArgs(const nlohmann::json& args, const std::string& path,
+std::expected<Args, framework::ArgsErrors> DecodeArgs(const framework::ArgsView& args, const std::string& path,
                                                       void (*decode)(ArgsDecoder&, Args&)) {
   static_assert(std::is_default_constructible_v<Args>, "plugin args need a default constructor (their defaults)");
   Args out{};
@@ -108,17 +161,17 @@ std::expected<Args, framework::ArgsErrors> DecodeArgs(const nlohmann::json& args
 template <class Args, class Make>
 std::expected<void, std::string> RegisterPlugin(framework::Registry& registry, std::string name,
                                                 void (*decode)(ArgsDecoder&, Args&),
-                                                nlohmann::ordered_json (*encode)(const Args&), Make make) {
+                                                void (*encode)(ArgsEncoder&, const Args&), Make make) {
   framework::ArgsType type{
       name + "Args",
-      [decode, encode](const nlohmann::json& args,
-                       const std::string& path) -> std::expected<nlohmann::ordered_json, framework::ArgsErrors> {
+      [decode, encode](const framework::ArgsView& args,
+                       const std::string& path) -> std::expected<std::string, framework::ArgsErrors> {
         auto decoded = DecodeArgs<Args>(args, path, decode);
         if (!decoded) return std::unexpected(std::move(decoded.error()));
-        return encode(*decoded);
+        return EncodeArgs<Args>(*decoded, encode);
       }};
   framework::PluginFactory factory =
-      [decode, make](const nlohmann::json& args,
+      [decode, make](const framework::ArgsView& args,
                      framework::Handle& handle) -> std::expected<std::unique_ptr<framework::Plugin>, std::string> {
     auto decoded = DecodeArgs<Args>(args, "", decode);
     if (!decoded) {
@@ -135,9 +188,9 @@ std::expected<void, std::string> RegisterPlugin(framework::Registry& registry, s
 template <class Make>
 std::expected<void, std::string> RegisterPlugin(framework::Registry& registry, std::string name, Make make) {
   framework::PluginFactory factory =
-      [name, make](const nlohmann::json& args,
+      [name, make](const framework::ArgsView& args,
                    framework::Handle& handle) -> std::expected<std::unique_ptr<framework::Plugin>, std::string> {
-    if (!args.is_null() && !(args.is_object() && args.empty())) {
+    if (!args.IsNull() && !(args.IsObject() && args.Size() == 0)) {
       return std::unexpected("plugin " + name + " takes no args");
     }
     return std::unique_ptr<framework::Plugin>(make(handle));

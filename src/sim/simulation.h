@@ -18,9 +18,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "api/manifest.h"
+#include "framework/args_view.h"
 #include "framework/registry.h"
 #include "plugins/batch_placement/batch_placement.h"
 #include "plugins/cross_node_preemption/cross_node_preemption.h"
@@ -65,7 +64,7 @@ struct SimulationResult {
     std::vector<std::pair<std::string, std::vector<std::string>>> plugins;
     std::vector<std::pair<std::string, int64_t>> score_weights;
     //! The pluginConfig entries as the configuration gives them (plugin name, args).
-    std::vector<std::pair<std::string, nlohmann::json>> plugin_args;
+    std::vector<std::pair<std::string, framework::ArgsDocument>> plugin_args;
     //! The profile's percentageOfNodesToScore, else the configuration's; unset: adaptive.
     std::optional<int32_t> percentage_of_nodes_to_score;
   };

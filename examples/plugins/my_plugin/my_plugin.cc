@@ -25,7 +25,7 @@ struct MyPluginArgs {
 
 void DecodeArgs(sdk::ArgsDecoder& d, MyPluginArgs& args) { d.Int64("arg", args.arg); }
 
-nlohmann::ordered_json EncodeArgs(const MyPluginArgs& args) { return {{"arg", args.arg}}; }
+void EncodeArgs(sdk::ArgsEncoder& e, const MyPluginArgs& args) { e.Int64("arg", args.arg); }
 
 class MyPlugin final : public framework::PreFilterPlugin {
  public:

@@ -8,8 +8,9 @@ void DecodeArgs(kubesched::sdk::ArgsDecoder& d, RequiredLabelArgs& args) {
   if (args.label.empty()) d.Required("label", "the label nodes must carry");
 }
 
-nlohmann::ordered_json EncodeArgs(const RequiredLabelArgs& args) {
-  return {{"label", args.label}, {"value", args.value}};
+void EncodeArgs(kubesched::sdk::ArgsEncoder& e, const RequiredLabelArgs& args) {
+  e.String("label", args.label);
+  e.String("value", args.value);
 }
 
 kubesched::framework::Status RequiredLabel::Filter(const kubesched::framework::CycleState& /*state*/,

@@ -17,7 +17,8 @@ struct RequiredLabelArgs {
 //! Decodes and validates the args (sdk/args.h): unknown fields and wrong types are refused with
 //! their field path, as are an empty label.
 void DecodeArgs(kubesched::sdk::ArgsDecoder& d, RequiredLabelArgs& args);
-nlohmann::ordered_json EncodeArgs(const RequiredLabelArgs& args);
+//! Encodes the args (their defaults, as `kubesched plugins` shows them), fields in the order read.
+void EncodeArgs(kubesched::sdk::ArgsEncoder& e, const RequiredLabelArgs& args);
 
 class RequiredLabel final : public kubesched::framework::FilterPlugin {
  public:

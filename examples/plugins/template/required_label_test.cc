@@ -43,18 +43,22 @@ TEST(RequiredLabel, ChecksTheValueWhenOneIsGiven) {
 }
 
 TEST(RequiredLabel, ArgsAreDefaultedAndValidatedWithTheirPath) {
-  auto defaults = kubesched::sdk::DecodeArgs<RequiredLabelArgs>(nullptr, "args", DecodeArgs);
+  auto defaults = kubesched::sdk::DecodeArgs<RequiredLabelArgs>({}, "args", DecodeArgs);
   ASSERT_TRUE(defaults.has_value());
   EXPECT_EQ(defaults->label, "example.com/schedulable");
 
-  auto bad = kubesched::sdk::DecodeArgs<RequiredLabelArgs>(nlohmann::json{{"label", 7}, {"colour", "red"}}, "args",
-                                                           DecodeArgs);
+  // Args as the configuration file gives them (JSON text, parsed as kubesched parses pluginConfig).
+  const auto bad_args = kubesched::framework::ArgsDocument::Parse(R"({"label": 7, "colour": "red"})");
+  ASSERT_TRUE(bad_args.has_value());
+  auto bad = kubesched::sdk::DecodeArgs<RequiredLabelArgs>(bad_args->View(), "args", DecodeArgs);
   ASSERT_FALSE(bad.has_value());
   ASSERT_EQ(bad.error().errors.size(), 2u);
   EXPECT_EQ(bad.error().errors[0], "args.label: Invalid type: expected string, got integer");
   EXPECT_EQ(bad.error().errors[1], "unknown field \"args.colour\"");
 
-  auto empty = kubesched::sdk::DecodeArgs<RequiredLabelArgs>(nlohmann::json{{"label", ""}}, "args", DecodeArgs);
+  const auto empty_args = kubesched::framework::ArgsDocument::Parse(R"({"label": ""})");
+  ASSERT_TRUE(empty_args.has_value());
+  auto empty = kubesched::sdk::DecodeArgs<RequiredLabelArgs>(empty_args->View(), "args", DecodeArgs);
   ASSERT_FALSE(empty.has_value());
   EXPECT_EQ(empty.error().errors[0], "args.label: Required value: the label nodes must carry");
 }

@@ -10,7 +10,6 @@
 #include <type_traits>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "framework/statistics.h"
 #include "util/log.h"
@@ -18,16 +17,14 @@
 namespace kubesched::framework::runtime {
 namespace {
 
-const nlohmann::json kNullArgs;
-
-const nlohmann::json& ArgsFor(const config::Profile& profile, std::string_view name, std::optional<size_t>* index) {
+ArgsView ArgsFor(const config::Profile& profile, std::string_view name, std::optional<size_t>* index) {
   for (size_t i = 0; i < profile.plugin_config.size(); ++i) {
     if (profile.plugin_config[i].name == name) {
       *index = i;
-      return profile.plugin_config[i].args;
+      return profile.plugin_config[i].args.View();
     }
   }
-  return kNullArgs;
+  return ArgsView();
 }
 
 std::string JoinNames(const std::vector<std::string>& names) {
@@ -173,7 +170,7 @@ class PluginInstances {
     const PluginFactory* factory = registry_.Find(name);
     if (!factory) return std::unexpected(fmt::format("{}: Invalid value: \"{}\": plugin does not exist", where, name));
     std::optional<size_t> cfg_index;
-    const nlohmann::json& args = ArgsFor(profile_, name, &cfg_index);
+    const ArgsView args = ArgsFor(profile_, name, &cfg_index);
     std::expected<std::unique_ptr<Plugin>, std::string> plugin;
     try {
       plugin = (*factory)(args, handle_);

@@ -17,10 +17,10 @@
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "config/types.h"
 #include "framework/registry.h"
+#include "testing/args.h"
 #include "testing/builders.h"
 #include "testing/fake_handle.h"
 #include "testing/printers.h"
@@ -249,7 +249,7 @@ template <class P>
 void Add(Registry& registry, std::string_view name, Script& script) {
   auto added = registry.Register(
       std::string(name),
-      [name, &script](const nlohmann::json&, Handle&) -> std::expected<std::unique_ptr<Plugin>, std::string> {
+      [name, &script](const ArgsView&, Handle&) -> std::expected<std::unique_ptr<Plugin>, std::string> {
         script.Built(name);
         return std::make_unique<P>(name, &script);
       });
@@ -286,9 +286,8 @@ class FrameworkTest : public ::testing::Test {
     Add<Fake<FilterPart>>(registry_, kX, script_);
     Add<Fake<NormalizedScorePart>>(registry_, kN, script_);
     auto added = registry_.Register(
-        std::string(kPicky),
-        [](const nlohmann::json& args, Handle&) -> std::expected<std::unique_ptr<Plugin>, std::string> {
-          return std::unexpected(args.is_null() ? std::string("needs args") : std::string("level: Invalid value: 7"));
+        std::string(kPicky), [](const ArgsView& args, Handle&) -> std::expected<std::unique_ptr<Plugin>, std::string> {
+          return std::unexpected(args.IsNull() ? std::string("needs args") : std::string("level: Invalid value: 7"));
         });
     EXPECT_TRUE(added.has_value());
   }
@@ -539,7 +538,7 @@ TEST_F(FrameworkTest, ExactlyOneQueueSortAndAtLeastOneBindPluginAreRequired) {
 TEST_F(FrameworkTest, FactoryErrorsNameTheConfiguration) {
   config::Profile with_args = BaseProfile();
   with_args.plugins.filter.enabled = {Ref(kPicky)};
-  with_args.plugin_config = {{"Other", nlohmann::json::object()}, {"Picky", nlohmann::json{{"level", 7}}}};
+  with_args.plugin_config = {{"Other", testing::ArgsJson("{}")}, {"Picky", testing::ArgsJson(R"({"level": 7})")}};
   EXPECT_EQ(CreateError(with_args), "profiles[0].pluginConfig[1].args: level: Invalid value: 7");
 
   config::Profile without = BaseProfile();

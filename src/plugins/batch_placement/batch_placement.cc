@@ -7,11 +7,11 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 
 #include "api/taints.h"
 #include "config/strict_decoder.h"
 #include "config/validation.h"
+#include "framework/args_writer.h"
 #include "optimizer/mip.h"
 #include "optimizer/pattern_bound.h"
 #include "plugins/node_affinity/node_selector.h"
@@ -41,7 +41,7 @@ PodInfoPtr Relaxed(const PodInfo& pi) {
 
 }  // namespace
 
-std::expected<BatchPlacementArgs, framework::ArgsErrors> DecodeArgs(const nlohmann::json& json,
+std::expected<BatchPlacementArgs, framework::ArgsErrors> DecodeArgs(const framework::ArgsView& json,
                                                                     const std::string& path) {
   BatchPlacementArgs args;
   std::vector<std::string> errors;
@@ -54,13 +54,13 @@ std::expected<BatchPlacementArgs, framework::ArgsErrors> DecodeArgs(const nlohma
   if (d.Object(json, path,
                {"maxBatchSize", "batchWindowSeconds", "solverTimeoutSeconds", "objective", "solver", "apiVersion",
                 "kind"})) {
-    if (auto v = d.Int32(config::Member(json, "maxBatchSize"), size_path)) args.max_batch_size = *v;
-    if (auto v = d.Seconds(config::Member(json, "batchWindowSeconds"), window_path)) args.batch_window_seconds = *v;
-    if (auto v = d.Seconds(config::Member(json, "solverTimeoutSeconds"), timeout_path)) {
+    if (auto v = d.Int32(json.Find("maxBatchSize"), size_path)) args.max_batch_size = *v;
+    if (auto v = d.Seconds(json.Find("batchWindowSeconds"), window_path)) args.batch_window_seconds = *v;
+    if (auto v = d.Seconds(json.Find("solverTimeoutSeconds"), timeout_path)) {
       args.solver_timeout_seconds = *v;
     }
-    if (auto v = d.String(config::Member(json, "objective"), objective_path)) args.objective = *v;
-    if (auto v = d.String(config::Member(json, "solver"), solver_path)) args.solver = *v;
+    if (auto v = d.String(json.Find("objective"), objective_path)) args.objective = *v;
+    if (auto v = d.String(json.Find("solver"), solver_path)) args.solver = *v;
   }
   if (!errors.empty()) return std::unexpected(framework::ArgsErrors{true, std::move(errors)});
 
@@ -86,14 +86,16 @@ std::expected<BatchPlacementArgs, framework::ArgsErrors> DecodeArgs(const nlohma
   return args;
 }
 
-nlohmann::ordered_json EncodeArgs(const BatchPlacementArgs& args) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::object();
-  out["maxBatchSize"] = args.max_batch_size;
-  out["batchWindowSeconds"] = args.batch_window_seconds;
-  out["solverTimeoutSeconds"] = args.solver_timeout_seconds;
-  out["objective"] = args.objective;
-  out["solver"] = args.solver;
-  return out;
+std::string EncodeArgs(const BatchPlacementArgs& args) {
+  framework::ArgsWriter w;
+  w.StartObject();
+  w.Key("maxBatchSize").Int64(args.max_batch_size);
+  w.Key("batchWindowSeconds").Double(args.batch_window_seconds);
+  w.Key("solverTimeoutSeconds").Double(args.solver_timeout_seconds);
+  w.Key("objective").String(args.objective);
+  w.Key("solver").String(args.solver);
+  w.EndObject();
+  return std::move(w).Take();
 }
 
 Status BatchPlacement::PreEnqueue(const api::Pod& pod) {
@@ -454,7 +456,7 @@ double BatchPlacement::RunBoundLocked() const {
   return r ? r->bound : static_cast<double>(batched_.size());
 }
 
-std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& args,
                                                                    framework::Handle& handle) {
   auto decoded = DecodeArgs(args, "");
   if (!decoded) return std::unexpected(config::AggregateErrors(decoded.error().errors));

@@ -11,7 +11,6 @@
 #include <expected>
 #include <map>
 #include <mutex>
-#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <set>
 #include <span>
@@ -21,6 +20,7 @@
 #include <vector>
 
 #include "framework/args.h"
+#include "framework/args_view.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
 #include "framework/statistics.h"
@@ -37,9 +37,9 @@ struct BatchPlacementArgs {
   std::string solver = "cbc";
 };
 
-std::expected<BatchPlacementArgs, framework::ArgsErrors> DecodeArgs(const nlohmann::json& args,
+std::expected<BatchPlacementArgs, framework::ArgsErrors> DecodeArgs(const framework::ArgsView& args,
                                                                     const std::string& path);
-nlohmann::ordered_json EncodeArgs(const BatchPlacementArgs& args);
+std::string EncodeArgs(const BatchPlacementArgs& args);
 
 //! What the batches decided (simulate's summary). Pods are counted once however many batches
 //! they went through (a pod left out is retried in a later batch).
@@ -137,7 +137,7 @@ class BatchPlacement final : public framework::PreEnqueuePlugin,
   BatchStats stats_;
 };
 
-std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& args,
                                                                    framework::Handle& handle);
 
 }  // namespace kubesched::plugins::batch_placement

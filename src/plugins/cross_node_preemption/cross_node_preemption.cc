@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 
 #include <fmt/format.h>
 
 #include "config/strict_decoder.h"
 #include "config/validation.h"
+#include "framework/args_writer.h"
 #include "util/log.h"
 
 namespace kubesched::plugins::cross_node_preemption {
@@ -142,7 +142,7 @@ struct Resources {
 // ---------------------------------------------------------------------------------------------
 // Args
 
-std::expected<CrossNodePreemptionArgs, framework::ArgsErrors> DecodeArgs(const nlohmann::json& json,
+std::expected<CrossNodePreemptionArgs, framework::ArgsErrors> DecodeArgs(const framework::ArgsView& json,
                                                                          const std::string& path) {
   CrossNodePreemptionArgs args;
   std::vector<std::string> errors;
@@ -158,19 +158,18 @@ std::expected<CrossNodePreemptionArgs, framework::ArgsErrors> DecodeArgs(const n
   if (d.Object(json, path,
                {"solverTimeoutSeconds", "protectedNamespaces", "allowMoves", "maxCandidatePods", "maxDestinationNodes",
                 "planTimeoutSeconds", "disruptionCooldownSeconds", "solver", "apiVersion", "kind"})) {
-    if (auto v = d.Seconds(config::Member(json, "solverTimeoutSeconds"), timeout_path))
-      args.solver_timeout_seconds = *v;
-    if (!config::Member(json, "protectedNamespaces").is_null()) {
-      args.protected_namespaces = d.StringList(config::Member(json, "protectedNamespaces"), ns_path);
+    if (auto v = d.Seconds(json.Find("solverTimeoutSeconds"), timeout_path)) args.solver_timeout_seconds = *v;
+    if (!json.Find("protectedNamespaces").IsNull()) {
+      args.protected_namespaces = d.StringList(json.Find("protectedNamespaces"), ns_path);
     }
-    if (auto v = d.Bool(config::Member(json, "allowMoves"), moves_path)) args.allow_moves = *v;
-    if (auto v = d.Int32(config::Member(json, "maxCandidatePods"), pods_path)) args.max_candidate_pods = *v;
-    if (auto v = d.Int32(config::Member(json, "maxDestinationNodes"), dest_path)) args.max_destination_nodes = *v;
-    if (auto v = d.Seconds(config::Member(json, "planTimeoutSeconds"), plan_path)) args.plan_timeout_seconds = *v;
-    if (auto v = d.Seconds(config::Member(json, "disruptionCooldownSeconds"), cooldown_path)) {
+    if (auto v = d.Bool(json.Find("allowMoves"), moves_path)) args.allow_moves = *v;
+    if (auto v = d.Int32(json.Find("maxCandidatePods"), pods_path)) args.max_candidate_pods = *v;
+    if (auto v = d.Int32(json.Find("maxDestinationNodes"), dest_path)) args.max_destination_nodes = *v;
+    if (auto v = d.Seconds(json.Find("planTimeoutSeconds"), plan_path)) args.plan_timeout_seconds = *v;
+    if (auto v = d.Seconds(json.Find("disruptionCooldownSeconds"), cooldown_path)) {
       args.disruption_cooldown_seconds = *v;
     }
-    if (auto v = d.String(config::Member(json, "solver"), solver_path)) args.solver = *v;
+    if (auto v = d.String(json.Find("solver"), solver_path)) args.solver = *v;
   }
   if (!errors.empty()) return std::unexpected(framework::ArgsErrors{true, std::move(errors)});
 
@@ -206,17 +205,19 @@ std::expected<CrossNodePreemptionArgs, framework::ArgsErrors> DecodeArgs(const n
   return args;
 }
 
-nlohmann::ordered_json EncodeArgs(const CrossNodePreemptionArgs& args) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::object();
-  out["solverTimeoutSeconds"] = args.solver_timeout_seconds;
-  out["protectedNamespaces"] = args.protected_namespaces;
-  out["allowMoves"] = args.allow_moves;
-  out["maxCandidatePods"] = args.max_candidate_pods;
-  out["maxDestinationNodes"] = args.max_destination_nodes;
-  out["planTimeoutSeconds"] = args.plan_timeout_seconds;
-  out["disruptionCooldownSeconds"] = args.disruption_cooldown_seconds;
-  out["solver"] = args.solver;
-  return out;
+std::string EncodeArgs(const CrossNodePreemptionArgs& args) {
+  framework::ArgsWriter w;
+  w.StartObject();
+  w.Key("solverTimeoutSeconds").Double(args.solver_timeout_seconds);
+  w.Key("protectedNamespaces").StringList(args.protected_namespaces);
+  w.Key("allowMoves").Bool(args.allow_moves);
+  w.Key("maxCandidatePods").Int64(args.max_candidate_pods);
+  w.Key("maxDestinationNodes").Int64(args.max_destination_nodes);
+  w.Key("planTimeoutSeconds").Double(args.plan_timeout_seconds);
+  w.Key("disruptionCooldownSeconds").Double(args.disruption_cooldown_seconds);
+  w.Key("solver").String(args.solver);
+  w.EndObject();
+  return std::move(w).Take();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1231,7 +1232,7 @@ void CrossNodePreemption::Tick(const std::vector<PodInfoPtr>&) {
   if (!retry.empty()) handle_.Activate(retry);
 }
 
-std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& args,
                                                                    framework::Handle& handle) {
   auto decoded = DecodeArgs(args, "");
   if (!decoded) return std::unexpected(config::AggregateErrors(decoded.error().errors));

@@ -26,7 +26,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,6 +33,7 @@
 #include <vector>
 
 #include "framework/args.h"
+#include "framework/args_view.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
 #include "framework/preemption/evaluator.h"
@@ -64,9 +64,9 @@ struct CrossNodePreemptionArgs {
   std::string solver = "glpk";
 };
 
-std::expected<CrossNodePreemptionArgs, framework::ArgsErrors> DecodeArgs(const nlohmann::json& args,
+std::expected<CrossNodePreemptionArgs, framework::ArgsErrors> DecodeArgs(const framework::ArgsView& args,
                                                                          const std::string& path);
-nlohmann::ordered_json EncodeArgs(const CrossNodePreemptionArgs& args);
+std::string EncodeArgs(const CrossNodePreemptionArgs& args);
 
 //! One plan as it went (simulate's summary, --explain, the property tests).
 struct PlanRecord {
@@ -264,7 +264,7 @@ class CrossNodePreemption final : public framework::PreFilterPlugin,
   CrossNodeStats stats_;                                            // guarded by mu_
 };
 
-std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& args,
                                                                    framework::Handle& handle);
 
 }  // namespace kubesched::plugins::cross_node_preemption

@@ -2,13 +2,13 @@
 
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
+#include "testing/args.h"
 
 namespace kubesched::plugins::cross_node_preemption {
 namespace {
 
 TEST(CrossNodePreemptionArgsTest, Defaults) {
-  auto args = DecodeArgs(nullptr, "args");
+  auto args = DecodeArgs({}, "args");
   ASSERT_TRUE(args.has_value());
   EXPECT_EQ(args->solver_timeout_seconds, 1);
   EXPECT_EQ(args->protected_namespaces, std::vector<std::string>{"kube-system"});
@@ -19,16 +19,17 @@ TEST(CrossNodePreemptionArgsTest, Defaults) {
   EXPECT_EQ(args->disruption_cooldown_seconds, 300);
   EXPECT_EQ(args->solver, "glpk");
   // Encoding then decoding gives the same args.
-  auto again = DecodeArgs(nlohmann::json::parse(EncodeArgs(*args).dump()), "args");
+  auto again = DecodeArgs(testing::ArgsJson(EncodeArgs(*args)).View(), "args");
   ASSERT_TRUE(again.has_value());
   EXPECT_EQ(again->protected_namespaces, args->protected_namespaces);
   EXPECT_EQ(again->solver, args->solver);
 }
 
 TEST(CrossNodePreemptionArgsTest, ExplicitValues) {
-  auto args = DecodeArgs(nlohmann::json::parse(R"({"solverTimeoutSeconds": 0.5, "protectedNamespaces": [],
+  auto args = DecodeArgs(testing::ArgsJson(R"({"solverTimeoutSeconds": 0.5, "protectedNamespaces": [],
       "allowMoves": false, "maxCandidatePods": 50, "maxDestinationNodes": 0, "planTimeoutSeconds": 10,
-      "solver": "cbc"})"),
+      "solver": "cbc"})")
+                             .View(),
                          "args");
   ASSERT_TRUE(args.has_value());
   EXPECT_EQ(args->solver_timeout_seconds, 0.5);
@@ -63,7 +64,7 @@ TEST(CrossNodePreemptionArgsTest, ErrorsNameTheField) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.json);
-    auto args = DecodeArgs(nlohmann::json::parse(c.json), "args");
+    auto args = DecodeArgs(testing::ArgsJson(c.json).View(), "args");
     ASSERT_FALSE(args.has_value());
     EXPECT_EQ(args.error().decoding, c.decoding);
     ASSERT_FALSE(args.error().errors.empty());

@@ -11,7 +11,7 @@ framework::Status DefaultBinder::Bind(framework::CycleState& /*state*/, const fr
   return framework::Status::Error(status.Message());
 }
 
-std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& /*args*/,
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& /*args*/,
                                                                    framework::Handle& handle) {
   return std::make_unique<DefaultBinder>(handle);
 }

@@ -3,10 +3,10 @@
 
 #include <expected>
 #include <memory>
-#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 
+#include "framework/args_view.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
 
@@ -28,7 +28,7 @@ class DefaultBinder final : public framework::BindPlugin {
 };
 
 //! Takes no args (ignored).
-std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& args,
                                                                    framework::Handle& handle);
 
 }  // namespace kubesched::plugins::default_binder

@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include "testing/builders.h"
 #include "testing/fake_handle.h"
 #include "testing/printers.h"
@@ -29,7 +27,7 @@ TEST(DefaultBinderTest, Bind) {
     SCOPED_TRACE(c.name);
     testing::FakeHandle handle;
     handle.fake_client().SetBindResult(c.client_result);
-    auto plugin = New(nullptr, handle);
+    auto plugin = New({}, handle);
     ASSERT_TRUE(plugin.has_value());
     auto* binder = dynamic_cast<framework::BindPlugin*>(plugin->get());
     ASSERT_NE(binder, nullptr);

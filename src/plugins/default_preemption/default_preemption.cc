@@ -5,12 +5,12 @@
 #include <cmath>
 #include <limits>
 #include <map>
-#include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
 
 #include "config/strict_decoder.h"
 #include "config/validation.h"
+#include "framework/args_writer.h"
 
 namespace kubesched::plugins::default_preemption {
 namespace {
@@ -25,7 +25,7 @@ using framework::Status;
 // ---------------------------------------------------------------------------------------------
 // Args
 
-std::expected<DefaultPreemptionArgs, framework::ArgsErrors> DecodeArgs(const nlohmann::json& json,
+std::expected<DefaultPreemptionArgs, framework::ArgsErrors> DecodeArgs(const framework::ArgsView& json,
                                                                        const std::string& path) {
   DefaultPreemptionArgs args;
   std::vector<std::string> errors;
@@ -33,10 +33,10 @@ std::expected<DefaultPreemptionArgs, framework::ArgsErrors> DecodeArgs(const nlo
   const std::string pct_path = api::field_path::Child(path, "minCandidateNodesPercentage");
   const std::string abs_path = api::field_path::Child(path, "minCandidateNodesAbsolute");
   if (d.Object(json, path, {"minCandidateNodesPercentage", "minCandidateNodesAbsolute", "apiVersion", "kind"})) {
-    if (auto v = d.Int32(config::Member(json, "minCandidateNodesPercentage"), pct_path)) {
+    if (auto v = d.Int32(json.Find("minCandidateNodesPercentage"), pct_path)) {
       args.min_candidate_nodes_percentage = *v;
     }
-    if (auto v = d.Int32(config::Member(json, "minCandidateNodesAbsolute"), abs_path)) {
+    if (auto v = d.Int32(json.Find("minCandidateNodesAbsolute"), abs_path)) {
       args.min_candidate_nodes_absolute = *v;
     }
   }
@@ -59,17 +59,19 @@ std::expected<DefaultPreemptionArgs, framework::ArgsErrors> DecodeArgs(const nlo
   return args;
 }
 
-std::expected<DefaultPreemptionArgs, std::string> ParseArgs(const nlohmann::json& json) {
+std::expected<DefaultPreemptionArgs, std::string> ParseArgs(const framework::ArgsView& json) {
   auto decoded = DecodeArgs(json, "");
   if (!decoded) return std::unexpected(config::AggregateErrors(decoded.error().errors));
   return *decoded;
 }
 
-nlohmann::ordered_json EncodeArgs(const DefaultPreemptionArgs& args) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::object();
-  out["minCandidateNodesPercentage"] = args.min_candidate_nodes_percentage;
-  out["minCandidateNodesAbsolute"] = args.min_candidate_nodes_absolute;
-  return out;
+std::string EncodeArgs(const DefaultPreemptionArgs& args) {
+  framework::ArgsWriter w;
+  w.StartObject();
+  w.Key("minCandidateNodesPercentage").Int64(args.min_candidate_nodes_percentage);
+  w.Key("minCandidateNodesAbsolute").Int64(args.min_candidate_nodes_absolute);
+  w.EndObject();
+  return std::move(w).Take();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -156,7 +158,7 @@ std::pair<framework::PostFilterResult, Status> DefaultPreemption::PostFilter(
   return {{framework::NominatingMode::kOverride, chosen.node_name}, Status()};
 }
 
-std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& args,
                                                                    framework::Handle& handle) {
   auto parsed = ParseArgs(args);
   if (!parsed) return std::unexpected(parsed.error());

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <expected>
 #include <memory>
-#include <nlohmann/json_fwd.hpp>
 #include <random>
 #include <span>
 #include <string>
@@ -16,6 +15,7 @@
 #include <vector>
 
 #include "framework/args.h"
+#include "framework/args_view.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
 #include "framework/preemption/evaluator.h"
@@ -43,12 +43,12 @@ struct DefaultPreemptionArgs {
 
 //! Decodes the args strictly, applies the defaults (null/absent fields) and validates them; every
 //! error names its field under `path` in upstream's field.Error wording.
-std::expected<DefaultPreemptionArgs, framework::ArgsErrors> DecodeArgs(const nlohmann::json& args,
+std::expected<DefaultPreemptionArgs, framework::ArgsErrors> DecodeArgs(const framework::ArgsView& args,
                                                                        const std::string& path);
 //! DecodeArgs with paths relative to args, the errors joined as upstream's aggregate ("[e1, e2]").
-std::expected<DefaultPreemptionArgs, std::string> ParseArgs(const nlohmann::json& args);
+std::expected<DefaultPreemptionArgs, std::string> ParseArgs(const framework::ArgsView& args);
 //! The args as a configuration file spells them.
-nlohmann::ordered_json EncodeArgs(const DefaultPreemptionArgs& args);
+std::string EncodeArgs(const DefaultPreemptionArgs& args);
 
 class DefaultPreemption final : public framework::PostFilterPlugin {
  public:
@@ -100,7 +100,7 @@ class DefaultPreemption final : public framework::PostFilterPlugin {
   int32_t fixed_offset_ = -1;
 };
 
-std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& args,
                                                                    framework::Handle& handle);
 
 }  // namespace kubesched::plugins::default_preemption

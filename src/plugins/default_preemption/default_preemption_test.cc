@@ -2,9 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include "plugins/node_resources_fit/node_resources_fit.h"
+#include "testing/args.h"
 #include "testing/builders.h"
 #include "testing/fake_handle.h"
 
@@ -41,7 +40,7 @@ class Env {
  public:
   Env(std::vector<std::shared_ptr<api::Node>> nodes, std::vector<std::shared_ptr<api::Pod>> pods)
       : handle_(nodes, pods) {
-    auto fit = node_resources_fit::New(nullptr, handle_);
+    auto fit = node_resources_fit::New({}, handle_);
     EXPECT_TRUE(fit.has_value());
     fit_plugin_ = std::move(*fit);
     auto* pre_filter = dynamic_cast<framework::PreFilterPlugin*>(fit_plugin_.get());
@@ -73,7 +72,7 @@ class Env {
 
   testing::FakeHandle& handle() { return handle_; }
 
-  std::unique_ptr<DefaultPreemption> Plugin(const nlohmann::json& args = nullptr) {
+  std::unique_ptr<DefaultPreemption> Plugin(const framework::ArgsView& args = {}) {
     auto p = New(args, handle_);
     EXPECT_TRUE(p.has_value());
     auto* dp = dynamic_cast<DefaultPreemption*>(p->release());
@@ -135,7 +134,7 @@ TEST(DefaultPreemptionArgsTest, ParseAndValidate) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
-    auto got = ParseArgs(nlohmann::json::parse(c.json));
+    auto got = ParseArgs(testing::ArgsJson(c.json).View());
     if (!c.want_err.empty()) {
       ASSERT_FALSE(got.has_value());
       EXPECT_EQ(got.error(), c.want_err);

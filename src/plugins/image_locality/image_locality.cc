@@ -2,8 +2,6 @@
 
 #include <cstring>
 
-#include <nlohmann/json.hpp>
-
 namespace kubesched::plugins::image_locality {
 namespace {
 
@@ -75,7 +73,7 @@ std::pair<int64_t, framework::Status> ImageLocality::Score(const framework::Cycl
   return {CalculatePriority(sum, num_containers), framework::Status()};
 }
 
-std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& args,
                                                                    framework::Handle& handle) {
   return std::make_unique<ImageLocality>(handle);
 }

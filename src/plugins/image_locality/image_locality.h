@@ -10,8 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include <nlohmann/json_fwd.hpp>
-
+#include "framework/args_view.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
 
@@ -44,7 +43,7 @@ class ImageLocality final : public framework::ScorePlugin {
 int64_t CalculatePriority(int64_t sum_scores, int num_containers);
 
 //! Factory: ImageLocality takes no args.
-std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& args,
                                                                    framework::Handle& handle);
 
 }  // namespace kubesched::plugins::image_locality

@@ -7,8 +7,6 @@
 #include <set>
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
-
 #include "testing/builders.h"
 #include "testing/fake_handle.h"
 
@@ -130,7 +128,7 @@ TEST(ImageLocality, Score) {
     SCOPED_TRACE(c.name);
     testing::FakeHandle handle(c.nodes, {});
     SetImageStates(handle.snapshot(), c.nodes);
-    auto created = New(nullptr, handle);
+    auto created = New({}, handle);
     ASSERT_TRUE(created.has_value());
     auto* pl = dynamic_cast<framework::ScorePlugin*>(created->get());
     ASSERT_NE(pl, nullptr);
@@ -155,7 +153,7 @@ TEST(ImageLocality, ImageNamesWithTagsAndDigests) {
                                                    ImageNode("node2", {{{"gcr.io/app:latest"}, 1000 * kMb}})};
   testing::FakeHandle handle(nodes, {});
   SetImageStates(handle.snapshot(), nodes);
-  auto created = New(nullptr, handle);
+  auto created = New({}, handle);
   ASSERT_TRUE(created.has_value());
   auto* pl = dynamic_cast<framework::ScorePlugin*>(created->get());
   framework::CycleState state;

@@ -2,14 +2,13 @@
 
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
-
 #include "config/strict_decoder.h"
 #include "config/validation.h"
+#include "framework/args_writer.h"
 
 namespace kubesched::plugins::inter_pod_affinity {
 
-std::expected<InterPodAffinityArgs, framework::ArgsErrors> DecodeArgs(const nlohmann::json& args,
+std::expected<InterPodAffinityArgs, framework::ArgsErrors> DecodeArgs(const framework::ArgsView& args,
                                                                       const std::string& path) {
   InterPodAffinityArgs out;
   std::vector<std::string> errors;
@@ -17,8 +16,8 @@ std::expected<InterPodAffinityArgs, framework::ArgsErrors> DecodeArgs(const nloh
   if (d.Object(args, path, {"hardPodAffinityWeight", "ignorePreferredTermsOfExistingPods", "apiVersion", "kind"})) {
     // An explicit null keeps the default, as a nil pointer does.
     const std::string weight_path = api::field_path::Child(path, "hardPodAffinityWeight");
-    if (auto w = d.Int32(config::Member(args, "hardPodAffinityWeight"), weight_path)) out.hard_pod_affinity_weight = *w;
-    if (auto b = d.Bool(config::Member(args, "ignorePreferredTermsOfExistingPods"),
+    if (auto w = d.Int32(args.Find("hardPodAffinityWeight"), weight_path)) out.hard_pod_affinity_weight = *w;
+    if (auto b = d.Bool(args.Find("ignorePreferredTermsOfExistingPods"),
                         api::field_path::Child(path, "ignorePreferredTermsOfExistingPods"))) {
       out.ignore_preferred_terms_of_existing_pods = *b;
     }
@@ -36,17 +35,19 @@ std::expected<InterPodAffinityArgs, framework::ArgsErrors> DecodeArgs(const nloh
   return out;
 }
 
-std::expected<InterPodAffinityArgs, std::string> ParseArgs(const nlohmann::json& args) {
+std::expected<InterPodAffinityArgs, std::string> ParseArgs(const framework::ArgsView& args) {
   auto decoded = DecodeArgs(args, "");
   if (!decoded) return std::unexpected(config::AggregateErrors(decoded.error().errors));
   return *decoded;
 }
 
-nlohmann::ordered_json EncodeArgs(const InterPodAffinityArgs& args) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::object();
-  out["hardPodAffinityWeight"] = args.hard_pod_affinity_weight;
-  out["ignorePreferredTermsOfExistingPods"] = args.ignore_preferred_terms_of_existing_pods;
-  return out;
+std::string EncodeArgs(const InterPodAffinityArgs& args) {
+  framework::ArgsWriter w;
+  w.StartObject();
+  w.Key("hardPodAffinityWeight").Int64(args.hard_pod_affinity_weight);
+  w.Key("ignorePreferredTermsOfExistingPods").Bool(args.ignore_preferred_terms_of_existing_pods);
+  w.EndObject();
+  return std::move(w).Take();
 }
 
 }  // namespace kubesched::plugins::inter_pod_affinity

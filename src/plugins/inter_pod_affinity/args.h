@@ -4,10 +4,10 @@
 
 #include <cstdint>
 #include <expected>
-#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 #include "framework/args.h"
+#include "framework/args_view.h"
 
 namespace kubesched::plugins::inter_pod_affinity {
 
@@ -27,11 +27,11 @@ struct InterPodAffinityArgs {
 //! Decodes the args strictly, applies the defaults (null/absent fields) and validates them. Every
 //! error names its field under `path` in upstream's field.Error wording, e.g.
 //! `<path>.hardPodAffinityWeight: Invalid value: 101: not in valid range [0, 100]`.
-std::expected<InterPodAffinityArgs, framework::ArgsErrors> DecodeArgs(const nlohmann::json& args,
+std::expected<InterPodAffinityArgs, framework::ArgsErrors> DecodeArgs(const framework::ArgsView& args,
                                                                       const std::string& path);
 //! DecodeArgs with paths relative to args, the errors joined as upstream's aggregate ("[e1, e2]").
-std::expected<InterPodAffinityArgs, std::string> ParseArgs(const nlohmann::json& args);
+std::expected<InterPodAffinityArgs, std::string> ParseArgs(const framework::ArgsView& args);
 //! The args as a configuration file spells them.
-nlohmann::ordered_json EncodeArgs(const InterPodAffinityArgs& args);
+std::string EncodeArgs(const InterPodAffinityArgs& args);
 
 }  // namespace kubesched::plugins::inter_pod_affinity

@@ -206,7 +206,7 @@ InterPodAffinity::InterPodAffinity(InterPodAffinityArgs args, framework::Handle&
       incoming_counts_(internal::NewIncomingCountCache()),
       existing_counts_(internal::NewExistingCountCache()) {}
 
-std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& args,
                                                                    framework::Handle& handle) {
   auto parsed = ParseArgs(args);
   if (!parsed) return std::unexpected(parsed.error());

@@ -18,7 +18,6 @@
 #include <expected>
 #include <map>
 #include <memory>
-#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <span>
 #include <string>
@@ -27,6 +26,7 @@
 #include <utility>
 #include <vector>
 
+#include "framework/args_view.h"
 #include "framework/client.h"
 #include "framework/cycle_state.h"
 #include "framework/handle.h"
@@ -231,7 +231,7 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
 };
 
 //! Factory: args as InterPodAffinityArgs JSON (null => defaults).
-std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& args,
                                                                    framework::Handle& handle);
 
 //! The state PreFilter wrote, or nullptr (for tests).

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "framework/cycle_state.h"
+#include "testing/args.h"
 #include "testing/builders.h"
 #include "testing/fake_handle.h"
 
@@ -124,8 +125,11 @@ void AddTeamNamespaces(FakeHandle& handle) {
   handle.fake_client().SetNamespaceLabels("subteam2.team2", {{"team", "team2"}});
 }
 
+// The args as plugins read them, from the nlohmann/json values the cases below are written as.
+framework::ArgsDocument ArgsOf(const nlohmann::json& j) { return testing::ArgsJson(j.dump()); }
+
 std::unique_ptr<InterPodAffinity> MakePlugin(FakeHandle& handle, nlohmann::json args = nullptr) {
-  auto p = New(args, handle);
+  auto p = New(ArgsOf(args).View(), handle);
   EXPECT_TRUE(p.has_value()) << (p ? "" : p.error());
   return std::unique_ptr<InterPodAffinity>(dynamic_cast<InterPodAffinity*>(p->release()));
 }
@@ -1315,7 +1319,7 @@ TEST(InterPodAffinityArgs, DefaultsAndValidation) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
-    auto got = ParseArgs(c.args);
+    auto got = ParseArgs(ArgsOf(c.args).View());
     if (c.want) {
       ASSERT_TRUE(got.has_value()) << got.error();
       EXPECT_EQ(got->hard_pod_affinity_weight, c.want->hard_pod_affinity_weight);
@@ -1326,8 +1330,8 @@ TEST(InterPodAffinityArgs, DefaultsAndValidation) {
     }
   }
   FakeHandle handle;
-  EXPECT_FALSE(New({{"hardPodAffinityWeight", 200}}, handle).has_value());
-  auto plugin = New(nullptr, handle);
+  EXPECT_FALSE(New(ArgsOf({{"hardPodAffinityWeight", 200}}).View(), handle).has_value());
+  auto plugin = New({}, handle);
   ASSERT_TRUE(plugin.has_value());
   EXPECT_EQ((*plugin)->Name(), "InterPodAffinity");
 }

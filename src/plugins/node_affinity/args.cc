@@ -2,16 +2,14 @@
 
 #include <initializer_list>
 #include <limits>
-#include <nlohmann/json.hpp>
 
 #include "config/strict_decoder.h"
 #include "config/validation.h"
+#include "framework/args_writer.h"
 #include "plugins/node_affinity/node_selector.h"
 
 namespace kubesched::plugins::node_affinity {
 namespace {
-
-using Json = nlohmann::json;
 
 // The args as written, before validation: operators stay strings so that unsupported ones can be
 // reported in upstream's words.
@@ -50,57 +48,55 @@ class Decoder {
  public:
   explicit Decoder(std::vector<std::string>& errs) : d_(errs) {}
 
-  RawRequirement Requirement(const Json& j, const std::string& path) {
+  RawRequirement Requirement(const framework::ArgsView& j, const std::string& path) {
     RawRequirement r;
     if (!d_.Object(j, path, {"key", "operator", "values"})) return r;
-    r.key = d_.String(config::Member(j, "key"), api::field_path::Child(path, "key")).value_or("");
-    r.op = d_.String(config::Member(j, "operator"), api::field_path::Child(path, "operator")).value_or("");
-    r.values = d_.StringList(config::Member(j, "values"), api::field_path::Child(path, "values"));
+    r.key = d_.String(j.Find("key"), api::field_path::Child(path, "key")).value_or("");
+    r.op = d_.String(j.Find("operator"), api::field_path::Child(path, "operator")).value_or("");
+    r.values = d_.StringList(j.Find("values"), api::field_path::Child(path, "values"));
     return r;
   }
 
-  std::vector<RawRequirement> Requirements(const Json& j, const std::string& path) {
+  std::vector<RawRequirement> Requirements(const framework::ArgsView& j, const std::string& path) {
     std::vector<RawRequirement> out;
     if (!d_.Array(j, path)) return out;
-    for (size_t i = 0; i < j.size(); ++i) out.push_back(Requirement(j[i], api::field_path::Index(path, i)));
+    for (size_t i = 0; i < j.Size(); ++i) out.push_back(Requirement(j[i], api::field_path::Index(path, i)));
     return out;
   }
 
-  RawTerm Term(const Json& j, const std::string& path) {
+  RawTerm Term(const framework::ArgsView& j, const std::string& path) {
     RawTerm t;
     if (!d_.Object(j, path, {"matchExpressions", "matchFields"})) return t;
-    t.match_expressions =
-        Requirements(config::Member(j, "matchExpressions"), api::field_path::Child(path, "matchExpressions"));
-    t.match_fields = Requirements(config::Member(j, "matchFields"), api::field_path::Child(path, "matchFields"));
+    t.match_expressions = Requirements(j.Find("matchExpressions"), api::field_path::Child(path, "matchExpressions"));
+    t.match_fields = Requirements(j.Find("matchFields"), api::field_path::Child(path, "matchFields"));
     return t;
   }
 
-  RawAffinity Affinity(const Json& j, const std::string& path) {
+  RawAffinity Affinity(const framework::ArgsView& j, const std::string& path) {
     RawAffinity a;
     static constexpr std::string_view kRequired = "requiredDuringSchedulingIgnoredDuringExecution";
     static constexpr std::string_view kPreferred = "preferredDuringSchedulingIgnoredDuringExecution";
     if (!d_.Object(j, path, {kRequired, kPreferred})) return a;
-    const Json& required = config::Member(j, kRequired);
+    const framework::ArgsView& required = j.Find(kRequired);
     const std::string required_path = api::field_path::Child(path, kRequired);
     if (d_.Object(required, required_path, {"nodeSelectorTerms"})) {
       a.required.emplace();
-      const Json& terms = config::Member(required, "nodeSelectorTerms");
+      const framework::ArgsView& terms = required.Find("nodeSelectorTerms");
       const std::string terms_path = api::field_path::Child(required_path, "nodeSelectorTerms");
       if (d_.Array(terms, terms_path)) {
-        for (size_t i = 0; i < terms.size(); ++i)
+        for (size_t i = 0; i < terms.Size(); ++i)
           a.required->push_back(Term(terms[i], api::field_path::Index(terms_path, i)));
       }
     }
-    const Json& preferred = config::Member(j, kPreferred);
+    const framework::ArgsView& preferred = j.Find(kPreferred);
     const std::string preferred_path = api::field_path::Child(path, kPreferred);
     if (d_.Array(preferred, preferred_path)) {
-      for (size_t i = 0; i < preferred.size(); ++i) {
+      for (size_t i = 0; i < preferred.Size(); ++i) {
         const std::string p = api::field_path::Index(preferred_path, i);
         RawPreferred pref;
         if (d_.Object(preferred[i], p, {"weight", "preference"})) {
-          pref.weight =
-              d_.Int32(config::Member(preferred[i], "weight"), api::field_path::Child(p, "weight")).value_or(0);
-          pref.preference = Term(config::Member(preferred[i], "preference"), api::field_path::Child(p, "preference"));
+          pref.weight = d_.Int32(preferred[i].Find("weight"), api::field_path::Child(p, "weight")).value_or(0);
+          pref.preference = Term(preferred[i].Find("preference"), api::field_path::Child(p, "preference"));
         }
         a.preferred.push_back(std::move(pref));
       }
@@ -147,7 +143,7 @@ std::vector<api::SelectorRequirement> Convert(const std::vector<RawRequirement>&
 
 api::NodeSelectorTerm Convert(const RawTerm& t) { return {Convert(t.match_expressions), Convert(t.match_fields)}; }
 
-std::expected<api::NodeAffinity, framework::ArgsErrors> DecodeNodeAffinityStrict(const Json& json,
+std::expected<api::NodeAffinity, framework::ArgsErrors> DecodeNodeAffinityStrict(const framework::ArgsView& json,
                                                                                  const std::string& path) {
   std::vector<std::string> errs;
   RawAffinity raw = Decoder(errs).Affinity(json, path);
@@ -181,13 +177,15 @@ std::expected<api::NodeAffinity, framework::ArgsErrors> DecodeNodeAffinityStrict
 
 }  // namespace
 
-std::expected<api::NodeAffinity, std::string> DecodeNodeAffinity(const Json& json, const std::string& path) {
+std::expected<api::NodeAffinity, std::string> DecodeNodeAffinity(const framework::ArgsView& json,
+                                                                 const std::string& path) {
   auto decoded = DecodeNodeAffinityStrict(json, path);
   if (!decoded) return std::unexpected(config::AggregateErrors(decoded.error().errors));
   return *decoded;
 }
 
-std::expected<NodeAffinityArgs, framework::ArgsErrors> DecodeArgs(const Json& args, const std::string& path) {
+std::expected<NodeAffinityArgs, framework::ArgsErrors> DecodeArgs(const framework::ArgsView& args,
+                                                                  const std::string& path) {
   NodeAffinityArgs out;
   std::vector<std::string> errs;
   config::StrictDecoder d(errs);
@@ -195,8 +193,8 @@ std::expected<NodeAffinityArgs, framework::ArgsErrors> DecodeArgs(const Json& ar
     if (!errs.empty()) return std::unexpected(framework::ArgsErrors{true, std::move(errs)});
     return out;  // null: no added affinity
   }
-  const Json& added = config::Member(args, "addedAffinity");
-  if (added.is_null()) {
+  const framework::ArgsView& added = args.Find("addedAffinity");
+  if (added.IsNull()) {
     if (!errs.empty()) return std::unexpected(framework::ArgsErrors{true, std::move(errs)});
     return out;
   }
@@ -212,7 +210,7 @@ std::expected<NodeAffinityArgs, framework::ArgsErrors> DecodeArgs(const Json& ar
   return out;
 }
 
-std::expected<NodeAffinityArgs, std::string> ParseArgs(const Json& args) {
+std::expected<NodeAffinityArgs, std::string> ParseArgs(const framework::ArgsView& args) {
   auto decoded = DecodeArgs(args, "");
   if (!decoded) return std::unexpected(config::AggregateErrors(decoded.error().errors));
   return *decoded;
@@ -220,48 +218,53 @@ std::expected<NodeAffinityArgs, std::string> ParseArgs(const Json& args) {
 
 namespace {
 
-nlohmann::ordered_json EncodeRequirements(const std::vector<api::SelectorRequirement>& reqs) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+void EncodeRequirements(framework::ArgsWriter& w, const std::vector<api::SelectorRequirement>& reqs) {
+  w.StartArray();
   for (const auto& r : reqs) {
-    nlohmann::ordered_json e = nlohmann::ordered_json::object();
-    e["key"] = r.key;
-    e["operator"] = api::ToString(r.op);
-    if (!r.values.empty()) e["values"] = r.values;
-    out.push_back(std::move(e));
+    w.StartObject();
+    w.Key("key").String(r.key);
+    w.Key("operator").String(api::ToString(r.op));
+    if (!r.values.empty()) w.Key("values").StringList(r.values);
+    w.EndObject();
   }
-  return out;
+  w.EndArray();
 }
 
-nlohmann::ordered_json EncodeTerm(const api::NodeSelectorTerm& t) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::object();
-  if (!t.match_expressions.empty()) out["matchExpressions"] = EncodeRequirements(t.match_expressions);
-  if (!t.match_fields.empty()) out["matchFields"] = EncodeRequirements(t.match_fields);
-  return out;
+void EncodeTerm(framework::ArgsWriter& w, const api::NodeSelectorTerm& t) {
+  w.StartObject();
+  if (!t.match_expressions.empty()) EncodeRequirements(w.Key("matchExpressions"), t.match_expressions);
+  if (!t.match_fields.empty()) EncodeRequirements(w.Key("matchFields"), t.match_fields);
+  w.EndObject();
 }
 
 }  // namespace
 
-nlohmann::ordered_json EncodeArgs(const NodeAffinityArgs& args) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+std::string EncodeArgs(const NodeAffinityArgs& args) {
+  framework::ArgsWriter w;
+  w.StartObject();
+  w.Key("addedAffinity");
   if (!args.added_affinity) {
-    out["addedAffinity"] = nullptr;
-    return out;
-  }
-  nlohmann::ordered_json affinity = nlohmann::ordered_json::object();
-  if (args.added_affinity->required) {
-    nlohmann::ordered_json terms = nlohmann::ordered_json::array();
-    for (const auto& t : args.added_affinity->required->terms) terms.push_back(EncodeTerm(t));
-    affinity["requiredDuringSchedulingIgnoredDuringExecution"] = {{"nodeSelectorTerms", std::move(terms)}};
-  }
-  if (!args.added_affinity->preferred.empty()) {
-    nlohmann::ordered_json preferred = nlohmann::ordered_json::array();
-    for (const auto& p : args.added_affinity->preferred) {
-      preferred.push_back({{"weight", p.weight}, {"preference", EncodeTerm(p.preference)}});
+    w.Null();
+  } else {
+    w.StartObject();
+    if (args.added_affinity->required) {
+      w.Key("requiredDuringSchedulingIgnoredDuringExecution").StartObject().Key("nodeSelectorTerms").StartArray();
+      for (const auto& t : args.added_affinity->required->terms) EncodeTerm(w, t);
+      w.EndArray().EndObject();
     }
-    affinity["preferredDuringSchedulingIgnoredDuringExecution"] = std::move(preferred);
+    if (!args.added_affinity->preferred.empty()) {
+      w.Key("preferredDuringSchedulingIgnoredDuringExecution").StartArray();
+      for (const auto& p : args.added_affinity->preferred) {
+        w.StartObject().Key("weight").Int64(p.weight).Key("preference");
+        EncodeTerm(w, p.preference);
+        w.EndObject();
+      }
+      w.EndArray();
+    }
+    w.EndObject();
   }
-  out["addedAffinity"] = std::move(affinity);
-  return out;
+  w.EndObject();
+  return std::move(w).Take();
 }
 
 }  // namespace kubesched::plugins::node_affinity

@@ -4,12 +4,12 @@
 // ValidateNodeAffinityArgs (nodeaffinity.NewNodeSelector / NewPreferredSchedulingTerms).
 
 #include <expected>
-#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 
 #include "api/types.h"
 #include "framework/args.h"
+#include "framework/args_view.h"
 
 namespace kubesched::plugins::node_affinity {
 
@@ -23,13 +23,15 @@ struct NodeAffinityArgs {
 //! is validated, errors named under `path`, e.g. `<path>.addedAffinity.requiredDuringScheduling...
 //! .nodeSelectorTerms[0].matchExpressions[0].operator: Unsupported value: "Foo": supported values:
 //! "In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"`.
-std::expected<NodeAffinityArgs, framework::ArgsErrors> DecodeArgs(const nlohmann::json& args, const std::string& path);
+std::expected<NodeAffinityArgs, framework::ArgsErrors> DecodeArgs(const framework::ArgsView& args,
+                                                                  const std::string& path);
 //! DecodeArgs with paths relative to args, the errors joined as upstream's aggregate ("[e1, e2]").
-std::expected<NodeAffinityArgs, std::string> ParseArgs(const nlohmann::json& args);
+std::expected<NodeAffinityArgs, std::string> ParseArgs(const framework::ArgsView& args);
 //! The args as a configuration file spells them.
-nlohmann::ordered_json EncodeArgs(const NodeAffinityArgs& args);
+std::string EncodeArgs(const NodeAffinityArgs& args);
 
 //! Decodes one v1.NodeAffinity object (same rules, paths rooted at `path`, errors aggregated).
-std::expected<api::NodeAffinity, std::string> DecodeNodeAffinity(const nlohmann::json& json, const std::string& path);
+std::expected<api::NodeAffinity, std::string> DecodeNodeAffinity(const framework::ArgsView& json,
+                                                                 const std::string& path);
 
 }  // namespace kubesched::plugins::node_affinity

@@ -172,7 +172,7 @@ std::vector<framework::ClusterEventWithHint> NodeAffinity::EventsToRegister() co
            }}};
 }
 
-std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& args,
                                                                    framework::Handle& /*handle*/) {
   auto parsed = ParseArgs(args);
   if (!parsed) return std::unexpected(parsed.error());

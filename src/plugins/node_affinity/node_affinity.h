@@ -5,7 +5,6 @@
 
 #include <expected>
 #include <memory>
-#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <span>
 #include <string>
@@ -13,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "framework/args_view.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
 #include "plugins/node_affinity/args.h"
@@ -81,7 +81,7 @@ class NodeAffinity final : public framework::PreFilterPlugin,
 };
 
 //! Parses and validates NodeAffinityArgs, then builds the plugin.
-std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& args,
                                                                    framework::Handle& handle);
 
 }  // namespace kubesched::plugins::node_affinity

@@ -1,13 +1,10 @@
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include "plugins/node_affinity/args.h"
+#include "testing/args.h"
 
 namespace kubesched::plugins::node_affinity {
 namespace {
-
-using nlohmann::json;
 
 const char kQualifiedNameMsg[] =
     "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must start and end with "
@@ -105,7 +102,7 @@ TEST(NodeAffinityArgsTest, Validation) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
-    auto got = ParseArgs(json::parse(c.args));
+    auto got = ParseArgs(testing::ArgsJson(c.args).View());
     if (c.want_error.empty()) {
       EXPECT_TRUE(got.has_value()) << (got ? "" : got.error());
     } else {
@@ -116,13 +113,14 @@ TEST(NodeAffinityArgsTest, Validation) {
 }
 
 TEST(NodeAffinityArgsTest, DecodesIntoApiTypes) {
-  auto got = ParseArgs(json::parse(R"({"addedAffinity": {
+  auto got = ParseArgs(testing::ArgsJson(R"({"addedAffinity": {
       "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
         {"matchExpressions": [{"key": "zone", "operator": "NotIn", "values": ["a", "b"]},
                               {"key": "gpu", "operator": "DoesNotExist"}],
          "matchFields": [{"key": "metadata.name", "operator": "In", "values": ["n1"]}]}]},
       "preferredDuringSchedulingIgnoredDuringExecution": [
-        {"weight": 7, "preference": {"matchExpressions": [{"key": "rank", "operator": "Gt", "values": ["3"]}]}}]}})"));
+        {"weight": 7, "preference": {"matchExpressions": [{"key": "rank", "operator": "Gt", "values": ["3"]}]}}]}})")
+                           .View());
   ASSERT_TRUE(got.has_value()) << got.error();
   ASSERT_TRUE(got->added_affinity.has_value());
   const api::NodeAffinity& a = *got->added_affinity;
@@ -139,7 +137,7 @@ TEST(NodeAffinityArgsTest, DecodesIntoApiTypes) {
   EXPECT_EQ(a.preferred[0].preference.match_expressions[0],
             (api::SelectorRequirement{"rank", api::SelectorOperator::kGt, {"3"}}));
 
-  auto none = ParseArgs(json::parse(R"({"addedAffinity": null})"));
+  auto none = ParseArgs(testing::ArgsJson(R"({"addedAffinity": null})").View());
   ASSERT_TRUE(none.has_value());
   EXPECT_FALSE(none->added_affinity.has_value());
 }

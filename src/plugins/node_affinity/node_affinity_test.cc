@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "testing/args.h"
 #include "testing/builders.h"
 #include "testing/fake_handle.h"
 #include "testing/printers.h"
@@ -50,9 +51,12 @@ std::shared_ptr<api::Node> NodeWith(std::string name, api::Labels labels) {
   return node;
 }
 
+// The args as plugins read them, from the nlohmann/json values the cases below are written as.
+framework::ArgsDocument ArgsOf(const nlohmann::json& j) { return testing::ArgsJson(j.dump()); }
+
 std::unique_ptr<NodeAffinity> MakePlugin(const json& args) {
   testing::FakeHandle handle;
-  auto plugin = New(args, handle);
+  auto plugin = New(ArgsOf(args).View(), handle);
   EXPECT_TRUE(plugin.has_value()) << (plugin ? "" : plugin.error());
   if (!plugin) return nullptr;
   return std::unique_ptr<NodeAffinity>(dynamic_cast<NodeAffinity*>(plugin->release()));
@@ -548,8 +552,9 @@ TEST(NodeAffinityTest, IsSchedulableAfterNodeChange) {
 
 TEST(NodeAffinityTest, NewRejectsInvalidArgs) {
   testing::FakeHandle handle;
-  auto plugin = New(json::parse(R"({"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
-      {"nodeSelectorTerms": [{"matchExpressions": [{"key": "foo", "operator": "Foo"}]}]}}})"),
+  auto plugin = New(testing::ArgsJson(R"({"addedAffinity": {"requiredDuringSchedulingIgnoredDuringExecution":
+      {"nodeSelectorTerms": [{"matchExpressions": [{"key": "foo", "operator": "Foo"}]}]}}})")
+                        .View(),
                     handle);
   ASSERT_FALSE(plugin.has_value());
   EXPECT_EQ(plugin.error(),

@@ -33,7 +33,7 @@ std::vector<framework::ClusterEventWithHint> NodeName::EventsToRegister() const 
   return {{framework::events::NodeAdd(), IsSchedulableAfterNodeAdd}};
 }
 
-std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& /*args*/,
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& /*args*/,
                                                                    framework::Handle& /*handle*/) {
   return std::make_unique<NodeName>();
 }

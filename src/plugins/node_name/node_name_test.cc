@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include "testing/builders.h"
 #include "testing/fake_handle.h"
 #include "testing/printers.h"
@@ -29,7 +27,7 @@ TEST(NodeNameTest, Filter) {
        framework::Status::UnschedulableAndUnresolvable("node(s) didn't match the requested node name")},
   };
   testing::FakeHandle handle;
-  auto plugin = New(nullptr, handle);
+  auto plugin = New({}, handle);
   ASSERT_TRUE(plugin.has_value());
   auto* filter = dynamic_cast<framework::FilterPlugin*>(plugin->get());
   ASSERT_NE(filter, nullptr);

@@ -80,7 +80,7 @@ std::vector<framework::ClusterEventWithHint> NodePorts::EventsToRegister() const
   };
 }
 
-std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& /*args*/,
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& /*args*/,
                                                                    framework::Handle& /*handle*/) {
   return std::make_unique<NodePorts>();
 }

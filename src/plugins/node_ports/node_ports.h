@@ -3,13 +3,13 @@
 
 #include <expected>
 #include <memory>
-#include <nlohmann/json_fwd.hpp>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "framework/args_view.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
 
@@ -46,7 +46,7 @@ std::vector<api::ContainerPort> GetHostPorts(const api::Pod& pod);
 framework::QueueingHint IsSchedulableAfterPodDeleted(const api::Pod& pod, const framework::EventObjects& event);
 
 //! Takes no args (ignored).
-std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& args,
                                                                    framework::Handle& handle);
 
 }  // namespace kubesched::plugins::node_ports

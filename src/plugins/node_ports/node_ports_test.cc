@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include "testing/builders.h"
 #include "testing/fake_handle.h"
 #include "testing/printers.h"
@@ -89,7 +87,7 @@ TEST(NodePortsTest, PreFilterAndFilter) {
        conflict},
   };
   testing::FakeHandle handle;
-  auto plugin = New(nullptr, handle);
+  auto plugin = New({}, handle);
   ASSERT_TRUE(plugin.has_value());
   auto* pre_filter = dynamic_cast<framework::PreFilterPlugin*>(plugin->get());
   auto* filter = dynamic_cast<framework::FilterPlugin*>(plugin->get());

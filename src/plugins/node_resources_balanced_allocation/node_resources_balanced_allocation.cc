@@ -2,10 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
-
 #include "config/strict_decoder.h"
 #include "config/validation.h"
+#include "framework/args_writer.h"
 
 namespace kubesched::plugins::node_resources_balanced_allocation {
 namespace {
@@ -38,14 +37,14 @@ std::vector<std::string> Validate(const NodeResourcesBalancedAllocationArgs& arg
 
 }  // namespace
 
-std::expected<NodeResourcesBalancedAllocationArgs, framework::ArgsErrors> DecodeArgs(const nlohmann::json& json,
+std::expected<NodeResourcesBalancedAllocationArgs, framework::ArgsErrors> DecodeArgs(const framework::ArgsView& json,
                                                                                      const std::string& path) {
   NodeResourcesBalancedAllocationArgs args;
   std::vector<std::string> errors;
   config::StrictDecoder d(errors);
   if (d.Object(json, path, {"resources", "apiVersion", "kind"})) {
     args.resources =
-        args_util::DecodeResourceSpecs(d, config::Member(json, "resources"), api::field_path::Child(path, "resources"));
+        args_util::DecodeResourceSpecs(d, json.Find("resources"), api::field_path::Child(path, "resources"));
   }
   if (!errors.empty()) return std::unexpected(framework::ArgsErrors{true, std::move(errors)});
   // v1 defaulting (SetDefaults_NodeResourcesBalancedAllocationArgs).
@@ -62,16 +61,18 @@ std::expected<NodeResourcesBalancedAllocationArgs, framework::ArgsErrors> Decode
   return args;
 }
 
-std::expected<NodeResourcesBalancedAllocationArgs, std::string> ParseArgs(const nlohmann::json& json) {
+std::expected<NodeResourcesBalancedAllocationArgs, std::string> ParseArgs(const framework::ArgsView& json) {
   auto decoded = DecodeArgs(json, "");
   if (!decoded) return std::unexpected(config::AggregateErrors(decoded.error().errors));
   return *decoded;
 }
 
-nlohmann::ordered_json EncodeArgs(const NodeResourcesBalancedAllocationArgs& args) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::object();
-  out["resources"] = args_util::EncodeResourceSpecs(args.resources);
-  return out;
+std::string EncodeArgs(const NodeResourcesBalancedAllocationArgs& args) {
+  framework::ArgsWriter w;
+  w.StartObject();
+  args_util::EncodeResourceSpecs(w.Key("resources"), args.resources);
+  w.EndObject();
+  return std::move(w).Take();
 }
 
 BalancedAllocation::BalancedAllocation(NodeResourcesBalancedAllocationArgs args)
@@ -99,7 +100,7 @@ std::pair<int64_t, framework::Status> BalancedAllocation::Score(const framework:
   return scorer_.Score(node_info, pod_requests);
 }
 
-std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& args,
                                                                    framework::Handle& handle) {
   auto parsed = ParseArgs(args);
   if (!parsed) return std::unexpected(parsed.error());

@@ -5,7 +5,6 @@
 
 #include <expected>
 #include <memory>
-#include <nlohmann/json_fwd.hpp>
 #include <span>
 #include <string>
 #include <string_view>
@@ -13,6 +12,7 @@
 #include <vector>
 
 #include "framework/args.h"
+#include "framework/args_view.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
 #include "plugins/node_resources_fit/args.h"
@@ -31,12 +31,12 @@ struct NodeResourcesBalancedAllocationArgs {
 //! memory; a weight of 0 becomes 1) and validates them as upstream: names must be unique and every
 //! weight must be 1. Every error names its field under `path`, e.g.
 //! "<path>.resources[1].weight: Invalid value: 2: must be 1".
-std::expected<NodeResourcesBalancedAllocationArgs, framework::ArgsErrors> DecodeArgs(const nlohmann::json& args,
+std::expected<NodeResourcesBalancedAllocationArgs, framework::ArgsErrors> DecodeArgs(const framework::ArgsView& args,
                                                                                      const std::string& path);
 //! DecodeArgs with paths relative to args, the errors joined as upstream's aggregate ("[e1, e2]").
-std::expected<NodeResourcesBalancedAllocationArgs, std::string> ParseArgs(const nlohmann::json& args);
+std::expected<NodeResourcesBalancedAllocationArgs, std::string> ParseArgs(const framework::ArgsView& args);
 //! The args as a configuration file spells them.
-nlohmann::ordered_json EncodeArgs(const NodeResourcesBalancedAllocationArgs& args);
+std::string EncodeArgs(const NodeResourcesBalancedAllocationArgs& args);
 
 class BalancedAllocation final : public framework::PreScorePlugin, public framework::ScorePlugin {
  public:
@@ -63,7 +63,7 @@ class BalancedAllocation final : public framework::PreScorePlugin, public framew
 };
 
 //! Factory: reads, defaults and validates the args, then builds the plugin.
-std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& args,
                                                                    framework::Handle& handle);
 
 }  // namespace kubesched::plugins::node_resources_balanced_allocation

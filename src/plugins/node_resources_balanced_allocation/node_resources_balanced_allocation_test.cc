@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "framework/cycle_state.h"
+#include "testing/args.h"
 #include "testing/builders.h"
 #include "testing/fake_handle.h"
 
@@ -60,8 +61,11 @@ PodPtr CpuOnly(std::string node = "") {
       .Obj();
 }
 
+// The args as plugins read them, from the nlohmann/json values the cases below are written as.
+framework::ArgsDocument ArgsOf(const nlohmann::json& j) { return testing::ArgsJson(j.dump()); }
+
 std::unique_ptr<BalancedAllocation> MakePlugin(const json& args) {
-  auto parsed = ParseArgs(args);
+  auto parsed = ParseArgs(ArgsOf(args).View());
   EXPECT_TRUE(parsed.has_value()) << parsed.error();
   return std::make_unique<BalancedAllocation>(parsed.value_or(NodeResourcesBalancedAllocationArgs{}));
 }
@@ -249,7 +253,7 @@ TEST(NodeResourcesBalancedAllocationTest, Args) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
-    auto parsed = ParseArgs(c.args);
+    auto parsed = ParseArgs(ArgsOf(c.args).View());
     if (c.want_error.empty()) {
       ASSERT_TRUE(parsed.has_value()) << parsed.error();
       EXPECT_EQ(parsed->resources, c.want_resources);
@@ -262,13 +266,13 @@ TEST(NodeResourcesBalancedAllocationTest, Args) {
 
 TEST(NodeResourcesBalancedAllocationTest, Factory) {
   testing::FakeHandle handle;
-  auto plugin = New(nullptr, handle);
+  auto plugin = New({}, handle);
   ASSERT_TRUE(plugin.has_value()) << plugin.error();
   EXPECT_EQ((*plugin)->Name(), "NodeResourcesBalancedAllocation");
   EXPECT_NE(dynamic_cast<framework::ScorePlugin*>(plugin->get()), nullptr);
   EXPECT_NE(dynamic_cast<framework::PreScorePlugin*>(plugin->get()), nullptr);
 
-  auto bad = New(ResourcesArgs({"cpu", "cpu"}), handle);
+  auto bad = New(ArgsOf(ResourcesArgs({"cpu", "cpu"})).View(), handle);
   ASSERT_FALSE(bad.has_value());
   EXPECT_EQ(bad.error(), "resources[1].name: Duplicate value: \"cpu\"");
 }

@@ -2,69 +2,68 @@
 
 #include <fmt/format.h>
 
-#include <nlohmann/json.hpp>
-
 #include "config/validation.h"
+#include "framework/args_writer.h"
 
 namespace kubesched::plugins::node_resources_fit {
 
 using util::GoQuote;
-using Json = nlohmann::json;
 
 namespace args_util {
 
-std::vector<ResourceSpec> DecodeResourceSpecs(config::StrictDecoder& d, const Json& value, std::string_view path) {
+std::vector<ResourceSpec> DecodeResourceSpecs(config::StrictDecoder& d, const framework::ArgsView& value,
+                                              std::string_view path) {
   std::vector<ResourceSpec> out;
   if (!d.Array(value, path)) return out;
-  for (size_t i = 0; i < value.size(); ++i) {
+  for (size_t i = 0; i < value.Size(); ++i) {
     std::string p = api::field_path::Index(path, i);
     ResourceSpec spec;
     if (d.Object(value[i], p, {"name", "weight"})) {
-      spec.name = d.String(config::Member(value[i], "name"), api::field_path::Child(p, "name")).value_or("");
-      spec.weight = d.Int64(config::Member(value[i], "weight"), api::field_path::Child(p, "weight")).value_or(0);
+      spec.name = d.String(value[i].Find("name"), api::field_path::Child(p, "name")).value_or("");
+      spec.weight = d.Int64(value[i].Find("weight"), api::field_path::Child(p, "weight")).value_or(0);
     }
     out.push_back(std::move(spec));
   }
   return out;
 }
 
-nlohmann::ordered_json EncodeResourceSpecs(const std::vector<ResourceSpec>& resources) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (const auto& r : resources) out.push_back({{"name", r.name}, {"weight", r.weight}});
-  return out;
+void EncodeResourceSpecs(framework::ArgsWriter& w, const std::vector<ResourceSpec>& resources) {
+  w.StartArray();
+  for (const auto& r : resources) w.StartObject().Key("name").String(r.name).Key("weight").Int64(r.weight).EndObject();
+  w.EndArray();
 }
 
 }  // namespace args_util
 
 namespace {
 
-std::vector<UtilizationShapePoint> DecodeShape(config::StrictDecoder& d, const Json& v, std::string_view path) {
+std::vector<UtilizationShapePoint> DecodeShape(config::StrictDecoder& d, const framework::ArgsView& v,
+                                               std::string_view path) {
   std::vector<UtilizationShapePoint> out;
   if (!d.Array(v, path)) return out;
-  for (size_t i = 0; i < v.size(); ++i) {
+  for (size_t i = 0; i < v.Size(); ++i) {
     std::string p = api::field_path::Index(path, i);
     UtilizationShapePoint point;
     if (d.Object(v[i], p, {"utilization", "score"})) {  // both int32 upstream
-      point.utilization =
-          d.Int32(config::Member(v[i], "utilization"), api::field_path::Child(p, "utilization")).value_or(0);
-      point.score = d.Int32(config::Member(v[i], "score"), api::field_path::Child(p, "score")).value_or(0);
+      point.utilization = d.Int32(v[i].Find("utilization"), api::field_path::Child(p, "utilization")).value_or(0);
+      point.score = d.Int32(v[i].Find("score"), api::field_path::Child(p, "score")).value_or(0);
     }
     out.push_back(point);
   }
   return out;
 }
 
-void DecodeScoringStrategy(config::StrictDecoder& d, const Json& v, const std::string& path, ScoringStrategy& out) {
+void DecodeScoringStrategy(config::StrictDecoder& d, const framework::ArgsView& v, const std::string& path,
+                           ScoringStrategy& out) {
   // An explicit scoringStrategy gets no default type (upstream only defaults the whole struct).
   out.type.clear();
   if (!d.Object(v, path, {"type", "resources", "requestedToCapacityRatio"})) return;
-  out.type = d.String(config::Member(v, "type"), api::field_path::Child(path, "type")).value_or("");
-  out.resources =
-      args_util::DecodeResourceSpecs(d, config::Member(v, "resources"), api::field_path::Child(path, "resources"));
+  out.type = d.String(v.Find("type"), api::field_path::Child(path, "type")).value_or("");
+  out.resources = args_util::DecodeResourceSpecs(d, v.Find("resources"), api::field_path::Child(path, "resources"));
   const std::string ratio_path = api::field_path::Child(path, "requestedToCapacityRatio");
-  const Json& ratio = config::Member(v, "requestedToCapacityRatio");
+  const framework::ArgsView& ratio = v.Find("requestedToCapacityRatio");
   if (d.Object(ratio, ratio_path, {"shape"})) {
-    out.shape = DecodeShape(d, config::Member(ratio, "shape"), api::field_path::Child(ratio_path, "shape"));
+    out.shape = DecodeShape(d, ratio.Find("shape"), api::field_path::Child(ratio_path, "shape"));
   }
 }
 
@@ -144,7 +143,7 @@ std::vector<std::string> Validate(const NodeResourcesFitArgs& args, const std::s
 
 std::vector<ResourceSpec> DefaultResources() { return {{"cpu", 1}, {"memory", 1}}; }
 
-std::expected<NodeResourcesFitArgs, framework::ArgsErrors> DecodeNodeResourcesFitArgs(const nlohmann::json& json,
+std::expected<NodeResourcesFitArgs, framework::ArgsErrors> DecodeNodeResourcesFitArgs(const framework::ArgsView& json,
                                                                                       const std::string& path) {
   NodeResourcesFitArgs args;
   std::vector<std::string> errors;
@@ -152,10 +151,10 @@ std::expected<NodeResourcesFitArgs, framework::ArgsErrors> DecodeNodeResourcesFi
   bool has_strategy = false;
   if (d.Object(json, path, {"ignoredResources", "ignoredResourceGroups", "scoringStrategy", "apiVersion", "kind"})) {
     args.ignored_resources =
-        d.StringList(config::Member(json, "ignoredResources"), api::field_path::Child(path, "ignoredResources"));
-    args.ignored_resource_groups = d.StringList(config::Member(json, "ignoredResourceGroups"),
-                                                api::field_path::Child(path, "ignoredResourceGroups"));
-    if (const Json& strategy = config::Member(json, "scoringStrategy"); !strategy.is_null()) {
+        d.StringList(json.Find("ignoredResources"), api::field_path::Child(path, "ignoredResources"));
+    args.ignored_resource_groups =
+        d.StringList(json.Find("ignoredResourceGroups"), api::field_path::Child(path, "ignoredResourceGroups"));
+    if (const framework::ArgsView& strategy = json.Find("scoringStrategy"); !strategy.IsNull()) {
       has_strategy = true;
       DecodeScoringStrategy(d, strategy, api::field_path::Child(path, "scoringStrategy"), args.scoring_strategy);
     }
@@ -174,29 +173,33 @@ std::expected<NodeResourcesFitArgs, framework::ArgsErrors> DecodeNodeResourcesFi
   return args;
 }
 
-std::expected<NodeResourcesFitArgs, std::string> ParseNodeResourcesFitArgs(const nlohmann::json& json) {
+std::expected<NodeResourcesFitArgs, std::string> ParseNodeResourcesFitArgs(const framework::ArgsView& json) {
   auto decoded = DecodeNodeResourcesFitArgs(json, "");
   if (!decoded) return std::unexpected(config::AggregateErrors(decoded.error().errors));
   return *decoded;
 }
 
-nlohmann::ordered_json EncodeNodeResourcesFitArgs(const NodeResourcesFitArgs& args) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::object();
-  out["ignoredResources"] = args.ignored_resources;
-  out["ignoredResourceGroups"] = args.ignored_resource_groups;
-  nlohmann::ordered_json strategy = nlohmann::ordered_json::object();
-  strategy["type"] = args.scoring_strategy.type;
-  strategy["resources"] = args_util::EncodeResourceSpecs(args.scoring_strategy.resources);
+std::string EncodeNodeResourcesFitArgs(const NodeResourcesFitArgs& args) {
+  framework::ArgsWriter w;
+  w.StartObject();
+  w.Key("ignoredResources").StringList(args.ignored_resources);
+  w.Key("ignoredResourceGroups").StringList(args.ignored_resource_groups);
+  w.Key("scoringStrategy").StartObject();
+  w.Key("type").String(args.scoring_strategy.type);
+  args_util::EncodeResourceSpecs(w.Key("resources"), args.scoring_strategy.resources);
+  w.Key("requestedToCapacityRatio");
   if (args.scoring_strategy.shape) {
-    nlohmann::ordered_json shape = nlohmann::ordered_json::array();
-    for (const auto& p : *args.scoring_strategy.shape)
-      shape.push_back({{"utilization", p.utilization}, {"score", p.score}});
-    strategy["requestedToCapacityRatio"] = {{"shape", std::move(shape)}};
+    w.StartObject().Key("shape").StartArray();
+    for (const auto& p : *args.scoring_strategy.shape) {
+      w.StartObject().Key("utilization").Int64(p.utilization).Key("score").Int64(p.score).EndObject();
+    }
+    w.EndArray().EndObject();
   } else {
-    strategy["requestedToCapacityRatio"] = nullptr;
+    w.Null();
   }
-  out["scoringStrategy"] = std::move(strategy);
-  return out;
+  w.EndObject();  // scoringStrategy
+  w.EndObject();
+  return std::move(w).Take();
 }
 
 }  // namespace kubesched::plugins::node_resources_fit

@@ -5,7 +5,6 @@
 
 #include <cstdint>
 #include <expected>
-#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +12,8 @@
 
 #include "config/strict_decoder.h"
 #include "framework/args.h"
+#include "framework/args_view.h"
+#include "framework/args_writer.h"
 
 namespace kubesched::plugins::node_resources_fit {
 
@@ -61,20 +62,20 @@ std::vector<ResourceSpec> DefaultResources();
 //! validates them. Every error names its field under `path` in upstream's field.Error wording,
 //! e.g. "<path>.scoringStrategy.resources[0].weight: Invalid value: 101: resource weight of cpu
 //! not in valid range (0, 100]".
-std::expected<NodeResourcesFitArgs, framework::ArgsErrors> DecodeNodeResourcesFitArgs(const nlohmann::json& args,
+std::expected<NodeResourcesFitArgs, framework::ArgsErrors> DecodeNodeResourcesFitArgs(const framework::ArgsView& args,
                                                                                       const std::string& path);
 //! DecodeNodeResourcesFitArgs with paths relative to args, the errors joined as upstream's
 //! aggregate ("[e1, e2]").
-std::expected<NodeResourcesFitArgs, std::string> ParseNodeResourcesFitArgs(const nlohmann::json& args);
+std::expected<NodeResourcesFitArgs, std::string> ParseNodeResourcesFitArgs(const framework::ArgsView& args);
 //! The args as a configuration file spells them.
-nlohmann::ordered_json EncodeNodeResourcesFitArgs(const NodeResourcesFitArgs& args);
+std::string EncodeNodeResourcesFitArgs(const NodeResourcesFitArgs& args);
 
 namespace args_util {
 
 //! Decodes a list of {name, weight} at `path` (a missing weight reads as 0).
-std::vector<ResourceSpec> DecodeResourceSpecs(config::StrictDecoder& d, const nlohmann::json& value,
+std::vector<ResourceSpec> DecodeResourceSpecs(config::StrictDecoder& d, const framework::ArgsView& value,
                                               std::string_view path);
-nlohmann::ordered_json EncodeResourceSpecs(const std::vector<ResourceSpec>& resources);
+void EncodeResourceSpecs(framework::ArgsWriter& w, const std::vector<ResourceSpec>& resources);
 
 }  // namespace args_util
 

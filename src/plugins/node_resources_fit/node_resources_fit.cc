@@ -6,7 +6,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <nlohmann/json.hpp>
 
 #include "config/validation.h"
 
@@ -348,7 +347,7 @@ std::pair<int64_t, framework::Status> Fit::Score(const framework::CycleState& st
   return scorer_.Score(node_info, pod_requests);
 }
 
-std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& args,
                                                                    framework::Handle& handle) {
   auto parsed = ParseNodeResourcesFitArgs(args);
   if (!parsed) return std::unexpected(parsed.error());

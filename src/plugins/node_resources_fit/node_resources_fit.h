@@ -6,13 +6,13 @@
 
 #include <expected>
 #include <memory>
-#include <nlohmann/json_fwd.hpp>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "framework/args_view.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
 #include "framework/resource.h"
@@ -101,7 +101,7 @@ class Fit final : public framework::PreFilterPlugin,
 };
 
 //! Factory: reads, defaults and validates NodeResourcesFitArgs, then builds the plugin.
-std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& args,
                                                                    framework::Handle& handle);
 
 }  // namespace kubesched::plugins::node_resources_fit

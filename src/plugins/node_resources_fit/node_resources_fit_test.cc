@@ -14,6 +14,7 @@
 #include <ostream>
 
 #include "framework/cycle_state.h"
+#include "testing/args.h"
 #include "testing/builders.h"
 #include "testing/fake_handle.h"
 
@@ -109,8 +110,11 @@ NodePtr FitTestNode() {
       .Obj();
 }
 
+// The args as plugins read them, from the nlohmann/json values the cases below are written as.
+framework::ArgsDocument ArgsOf(const nlohmann::json& j) { return testing::ArgsJson(j.dump()); }
+
 std::unique_ptr<Fit> MakeFit(const json& args = nullptr) {
-  auto parsed = ParseNodeResourcesFitArgs(args);
+  auto parsed = ParseNodeResourcesFitArgs(ArgsOf(args).View());
   EXPECT_TRUE(parsed.has_value()) << parsed.error();
   return std::make_unique<Fit>(parsed.value_or(NodeResourcesFitArgs{}));
 }
@@ -1083,7 +1087,7 @@ TEST(NodeResourcesFitTest, ArgsDefaults) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
-    auto parsed = ParseNodeResourcesFitArgs(c.args);
+    auto parsed = ParseNodeResourcesFitArgs(ArgsOf(c.args).View());
     ASSERT_TRUE(parsed.has_value()) << parsed.error();
     EXPECT_EQ(parsed->scoring_strategy.type, c.want_type);
     EXPECT_EQ(parsed->scoring_strategy.resources, c.want_resources);
@@ -1092,8 +1096,8 @@ TEST(NodeResourcesFitTest, ArgsDefaults) {
 }
 
 TEST(NodeResourcesFitTest, ArgsShapeIsRead) {
-  auto parsed =
-      ParseNodeResourcesFitArgs(StrategyArgs(kRequestedToCapacityRatio, kDefaultResources, {{0, 0}, {50, 7}}));
+  auto parsed = ParseNodeResourcesFitArgs(
+      ArgsOf(StrategyArgs(kRequestedToCapacityRatio, kDefaultResources, {{0, 0}, {50, 7}})).View());
   ASSERT_TRUE(parsed.has_value()) << parsed.error();
   ASSERT_TRUE(parsed->scoring_strategy.shape.has_value());
   EXPECT_EQ(*parsed->scoring_strategy.shape, (std::vector<UtilizationShapePoint>{{0, 0}, {50, 7}}));
@@ -1165,7 +1169,7 @@ TEST(NodeResourcesFitTest, ArgsValidation) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
-    auto parsed = ParseNodeResourcesFitArgs(c.args);
+    auto parsed = ParseNodeResourcesFitArgs(ArgsOf(c.args).View());
     if (c.want_error.empty()) {
       EXPECT_TRUE(parsed.has_value()) << parsed.error();
     } else {
@@ -1193,7 +1197,7 @@ TEST(NodeResourcesFitTest, ArgsValidationQualifiedNames) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
-    auto parsed = ParseNodeResourcesFitArgs(c.args);
+    auto parsed = ParseNodeResourcesFitArgs(ArgsOf(c.args).View());
     ASSERT_FALSE(parsed.has_value());
     EXPECT_THAT(parsed.error(), HasSubstr(c.want_substr));
   }
@@ -1201,14 +1205,14 @@ TEST(NodeResourcesFitTest, ArgsValidationQualifiedNames) {
 
 TEST(NodeResourcesFitTest, FactoryBuildsThePlugin) {
   testing::FakeHandle handle;
-  auto plugin = New(StrategyArgs(kMostAllocated, kDefaultResources), handle);
+  auto plugin = New(ArgsOf(StrategyArgs(kMostAllocated, kDefaultResources)).View(), handle);
   ASSERT_TRUE(plugin.has_value()) << plugin.error();
   EXPECT_EQ((*plugin)->Name(), "NodeResourcesFit");
   auto* fit = dynamic_cast<Fit*>(plugin->get());
   ASSERT_NE(fit, nullptr);
   EXPECT_EQ(fit->args().scoring_strategy.type, kMostAllocated);
 
-  auto bad = New(json{{"scoringStrategy", {{"type", "Foo"}}}}, handle);
+  auto bad = New(ArgsOf(json{{"scoringStrategy", {{"type", "Foo"}}}}).View(), handle);
   ASSERT_FALSE(bad.has_value());
   EXPECT_THAT(bad.error(), HasSubstr("scoringStrategy.type: Unsupported value: \"Foo\""));
 }

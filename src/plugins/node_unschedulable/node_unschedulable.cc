@@ -52,7 +52,7 @@ std::vector<framework::ClusterEventWithHint> NodeUnschedulable::EventsToRegister
   };
 }
 
-std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& /*args*/,
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& /*args*/,
                                                                    framework::Handle& /*handle*/) {
   return std::make_unique<NodeUnschedulable>();
 }

@@ -3,15 +3,13 @@
 #include <optional>
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include "config/strict_decoder.h"
 #include "config/validation.h"
+#include "framework/args_writer.h"
 
 namespace kubesched::plugins::pod_topology_spread {
 namespace {
-
-using Json = nlohmann::json;
 
 // A default constraint as written, before validation: enums stay strings so that validation can
 // report unsupported values in upstream's words.
@@ -41,25 +39,25 @@ using util::GoQuote;
 
 // --- JSON decoding ---------------------------------------------------------------------------
 
-RawConstraint DecodeConstraint(config::StrictDecoder& d, const Json& j, const std::string& path) {
+RawConstraint DecodeConstraint(config::StrictDecoder& d, const framework::ArgsView& j, const std::string& path) {
   RawConstraint c;
   if (!d.Object(j, path,
                 {"maxSkew", "topologyKey", "whenUnsatisfiable", "labelSelector", "minDomains", "nodeAffinityPolicy",
                  "nodeTaintsPolicy", "matchLabelKeys"})) {
     return c;
   }
-  auto member = [&](std::string_view key) -> const Json& { return config::Member(j, key); };
+  auto member = [&](std::string_view key) { return j.Find(key); };
   auto child = [&](std::string_view key) { return api::field_path::Child(path, key); };
   c.max_skew = d.Int32(member("maxSkew"), child("maxSkew")).value_or(0);
   c.topology_key = d.String(member("topologyKey"), child("topologyKey")).value_or("");
   c.when_unsatisfiable = d.String(member("whenUnsatisfiable"), child("whenUnsatisfiable")).value_or("");
-  const Json& selector = member("labelSelector");
+  const framework::ArgsView selector = member("labelSelector");
   if (d.Object(selector, child("labelSelector"), {"matchLabels", "matchExpressions"})) {
     c.has_label_selector = true;  // forbidden by validation, whatever it holds
     const std::string exprs_path = api::field_path::Child(child("labelSelector"), "matchExpressions");
-    const Json& exprs = config::Member(selector, "matchExpressions");
+    const framework::ArgsView exprs = selector.Find("matchExpressions");
     if (d.Array(exprs, exprs_path)) {
-      for (size_t i = 0; i < exprs.size(); ++i)
+      for (size_t i = 0; i < exprs.Size(); ++i)
         d.Object(exprs[i], api::field_path::Index(exprs_path, i), {"key", "operator", "values"});
     }
   }
@@ -70,18 +68,17 @@ RawConstraint DecodeConstraint(config::StrictDecoder& d, const Json& j, const st
   return c;
 }
 
-RawArgs DecodeRawArgs(config::StrictDecoder& d, const Json& j, const std::string& path) {
+RawArgs DecodeRawArgs(config::StrictDecoder& d, const framework::ArgsView& j, const std::string& path) {
   RawArgs raw;
   if (!d.Object(j, path, {"defaultConstraints", "defaultingType", "apiVersion", "kind"})) return raw;
   const std::string constraints_path = api::field_path::Child(path, "defaultConstraints");
-  const Json& constraints = config::Member(j, "defaultConstraints");
+  const framework::ArgsView constraints = j.Find("defaultConstraints");
   if (d.Array(constraints, constraints_path)) {
-    for (size_t i = 0; i < constraints.size(); ++i) {
+    for (size_t i = 0; i < constraints.Size(); ++i) {
       raw.constraints.push_back(DecodeConstraint(d, constraints[i], api::field_path::Index(constraints_path, i)));
     }
   }
-  raw.defaulting_type =
-      d.String(config::Member(j, "defaultingType"), api::field_path::Child(path, "defaultingType")).value_or("");
+  raw.defaulting_type = d.String(j.Find("defaultingType"), api::field_path::Child(path, "defaultingType")).value_or("");
   return raw;
 }
 
@@ -172,7 +169,7 @@ const std::vector<api::TopologySpreadConstraint>& SystemDefaultConstraints() {
   return kDefaults;
 }
 
-std::expected<PodTopologySpreadArgs, framework::ArgsErrors> DecodeArgs(const nlohmann::json& json,
+std::expected<PodTopologySpreadArgs, framework::ArgsErrors> DecodeArgs(const framework::ArgsView& json,
                                                                        const std::string& path) {
   std::vector<std::string> errors;
   config::StrictDecoder d(errors);
@@ -189,31 +186,34 @@ std::expected<PodTopologySpreadArgs, framework::ArgsErrors> DecodeArgs(const nlo
   return args;
 }
 
-std::expected<PodTopologySpreadArgs, std::string> ParseArgs(const nlohmann::json& json) {
+std::expected<PodTopologySpreadArgs, std::string> ParseArgs(const framework::ArgsView& json) {
   auto decoded = DecodeArgs(json, "");
   if (!decoded) return std::unexpected(AggregateErrors(decoded.error().errors));
   return *decoded;
 }
 
-nlohmann::ordered_json EncodeArgs(const PodTopologySpreadArgs& args) {
-  nlohmann::ordered_json out = nlohmann::ordered_json::object();
-  nlohmann::ordered_json constraints = nlohmann::ordered_json::array();
+std::string EncodeArgs(const PodTopologySpreadArgs& args) {
+  framework::ArgsWriter w;
+  w.StartObject();
+  w.Key("defaultConstraints").StartArray();
   for (const auto& c : args.default_constraints) {
-    nlohmann::ordered_json e = nlohmann::ordered_json::object();
-    e["maxSkew"] = c.max_skew;
-    e["topologyKey"] = c.topology_key;
-    e["whenUnsatisfiable"] =
-        c.when_unsatisfiable == api::UnsatisfiableConstraintAction::kDoNotSchedule ? kDoNotSchedule : kScheduleAnyway;
-    if (c.min_domains) e["minDomains"] = *c.min_domains;
+    w.StartObject();
+    w.Key("maxSkew").Int64(c.max_skew);
+    w.Key("topologyKey").String(c.topology_key);
+    w.Key("whenUnsatisfiable")
+        .String(c.when_unsatisfiable == api::UnsatisfiableConstraintAction::kDoNotSchedule ? kDoNotSchedule
+                                                                                           : kScheduleAnyway);
+    if (c.min_domains) w.Key("minDomains").Int64(*c.min_domains);
     auto policy = [](api::NodeInclusionPolicy p) { return p == api::NodeInclusionPolicy::kHonor ? "Honor" : "Ignore"; };
-    if (c.node_affinity_policy) e["nodeAffinityPolicy"] = policy(*c.node_affinity_policy);
-    if (c.node_taints_policy) e["nodeTaintsPolicy"] = policy(*c.node_taints_policy);
-    if (!c.match_label_keys.empty()) e["matchLabelKeys"] = c.match_label_keys;
-    constraints.push_back(std::move(e));
+    if (c.node_affinity_policy) w.Key("nodeAffinityPolicy").String(policy(*c.node_affinity_policy));
+    if (c.node_taints_policy) w.Key("nodeTaintsPolicy").String(policy(*c.node_taints_policy));
+    if (!c.match_label_keys.empty()) w.Key("matchLabelKeys").StringList(c.match_label_keys);
+    w.EndObject();
   }
-  out["defaultConstraints"] = std::move(constraints);
-  out["defaultingType"] = args.defaulting_type;
-  return out;
+  w.EndArray();
+  w.Key("defaultingType").String(args.defaulting_type);
+  w.EndObject();
+  return std::move(w).Take();
 }
 
 }  // namespace kubesched::plugins::pod_topology_spread

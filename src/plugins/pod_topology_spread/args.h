@@ -6,10 +6,9 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
 #include "api/types.h"
 #include "framework/args.h"
+#include "framework/args_view.h"
 
 namespace kubesched::plugins::pod_topology_spread {
 
@@ -29,11 +28,11 @@ const std::vector<api::TopologySpreadConstraint>& SystemDefaultConstraints();
 
 //! Decodes the args strictly, applies the defaults (null/absent => defaultingType System) and
 //! validates them; every error names its field under `path` in upstream's field.Error wording.
-std::expected<PodTopologySpreadArgs, framework::ArgsErrors> DecodeArgs(const nlohmann::json& args,
+std::expected<PodTopologySpreadArgs, framework::ArgsErrors> DecodeArgs(const framework::ArgsView& args,
                                                                        const std::string& path);
 //! DecodeArgs with paths relative to args, the errors joined as upstream's aggregate ("[e1, e2]").
-std::expected<PodTopologySpreadArgs, std::string> ParseArgs(const nlohmann::json& args);
+std::expected<PodTopologySpreadArgs, std::string> ParseArgs(const framework::ArgsView& args);
 //! The args as a configuration file spells them.
-nlohmann::ordered_json EncodeArgs(const PodTopologySpreadArgs& args);
+std::string EncodeArgs(const PodTopologySpreadArgs& args);
 
 }  // namespace kubesched::plugins::pod_topology_spread

@@ -5,8 +5,6 @@
 #include <mutex>
 #include <span>
 
-#include <nlohmann/json.hpp>
-
 #include "api/taints.h"
 #include "util/parallelizer.h"
 
@@ -742,7 +740,7 @@ framework::QueueingHint PodTopologySpread::IsSchedulableAfterNodeChange(const ap
   return QueueingHint::kQueue;
 }
 
-std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& args,
                                                                    framework::Handle& handle) {
   auto parsed = ParseArgs(args);
   if (!parsed) return std::unexpected(parsed.error());

@@ -22,8 +22,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include <nlohmann/json_fwd.hpp>
-
+#include "framework/args_view.h"
 #include "framework/cycle_state.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
@@ -274,7 +273,7 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
 };
 
 //! Factory: reads PodTopologySpreadArgs (null => System defaulting) and builds the plugin.
-std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& args,
                                                                    framework::Handle& handle);
 
 }  // namespace kubesched::plugins::pod_topology_spread

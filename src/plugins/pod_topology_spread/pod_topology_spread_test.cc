@@ -14,6 +14,7 @@
 
 #include "framework/cycle_state.h"
 #include "framework/handle.h"
+#include "testing/args.h"
 #include "testing/builders.h"
 #include "testing/printers.h"
 
@@ -231,8 +232,11 @@ struct PluginUnderTest {
   PodTopologySpread* pl = nullptr;
 };
 
+// The args as plugins read them, from the nlohmann/json values the cases below are written as.
+framework::ArgsDocument ArgsOf(const nlohmann::json& j) { return testing::ArgsJson(j.dump()); }
+
 PluginUnderTest MakePlugin(TestHandle& handle, const Json& args) {
-  auto created = New(args, handle);
+  auto created = New(ArgsOf(args).View(), handle);
   EXPECT_TRUE(created.has_value()) << (created ? "" : created.error());
   PluginUnderTest out;
   if (!created) return out;
@@ -2025,7 +2029,7 @@ TEST(PodTopologySpreadArgs, Validation) {
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
-    auto got = ParseArgs(c.args);
+    auto got = ParseArgs(ArgsOf(c.args).View());
     if (c.want_err.empty()) {
       EXPECT_TRUE(got.has_value()) << got.error();
     } else {
@@ -2034,15 +2038,16 @@ TEST(PodTopologySpreadArgs, Validation) {
     }
   }
   // Parsed values.
-  auto args = ParseArgs({{"defaultingType", "List"},
-                         {"defaultConstraints",
-                          {{{"maxSkew", 2},
-                            {"topologyKey", "zone"},
-                            {"whenUnsatisfiable", "ScheduleAnyway"},
-                            {"minDomains", 3},
-                            {"nodeAffinityPolicy", "Ignore"},
-                            {"nodeTaintsPolicy", "Honor"},
-                            {"matchLabelKeys", {"app"}}}}}});
+  auto args = ParseArgs(ArgsOf({{"defaultingType", "List"},
+                                {"defaultConstraints",
+                                 {{{"maxSkew", 2},
+                                   {"topologyKey", "zone"},
+                                   {"whenUnsatisfiable", "ScheduleAnyway"},
+                                   {"minDomains", 3},
+                                   {"nodeAffinityPolicy", "Ignore"},
+                                   {"nodeTaintsPolicy", "Honor"},
+                                   {"matchLabelKeys", {"app"}}}}}})
+                            .View());
   ASSERT_TRUE(args.has_value()) << args.error();
   ASSERT_EQ(args->default_constraints.size(), 1u);
   const auto& dc = args->default_constraints[0];
@@ -2053,15 +2058,15 @@ TEST(PodTopologySpreadArgs, Validation) {
   EXPECT_EQ(dc.node_affinity_policy, kIgnore);
   EXPECT_EQ(dc.node_taints_policy, kHonor);
   EXPECT_EQ(dc.match_label_keys, std::vector<std::string>{"app"});
-  EXPECT_EQ(ParseArgs(Json(nullptr))->defaulting_type, "System");
+  EXPECT_EQ(ParseArgs(framework::ArgsView())->defaulting_type, "System");
 }
 
 TEST(PodTopologySpreadArgs, FactoryRejectsInvalidArgs) {
   TestHandle handle({}, {});
-  auto created = New({{"defaultingType", "Foo"}}, handle);
+  auto created = New(ArgsOf({{"defaultingType", "Foo"}}).View(), handle);
   ASSERT_FALSE(created.has_value());
   EXPECT_EQ(created.error(), "defaultingType: Unsupported value: \"Foo\": supported values: \"System\", \"List\"");
-  auto ok = New(nullptr, handle);
+  auto ok = New({}, handle);
   ASSERT_TRUE(ok.has_value());
   EXPECT_EQ((*ok)->Name(), "PodTopologySpread");
 }

@@ -8,7 +8,7 @@ bool PrioritySort::Less(const framework::QueuedPodInfo& a, const framework::Queu
   return pa > pb || (pa == pb && a.timestamp_ns < b.timestamp_ns);
 }
 
-std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& /*args*/,
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& /*args*/,
                                                                    framework::Handle& /*handle*/) {
   return std::make_unique<PrioritySort>();
 }

@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include "testing/builders.h"
 #include "testing/fake_handle.h"
 #include "testing/printers.h"
@@ -37,7 +35,7 @@ TEST(PrioritySortTest, Less) {
       {"equal priority and timestamp is not less", Queued(100, t), Queued(100, t), false},
   };
   testing::FakeHandle handle;
-  auto plugin = New(nullptr, handle);
+  auto plugin = New({}, handle);
   ASSERT_TRUE(plugin.has_value());
   auto* sorter = dynamic_cast<framework::QueueSortPlugin*>(plugin->get());
   ASSERT_NE(sorter, nullptr);

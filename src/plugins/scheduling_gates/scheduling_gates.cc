@@ -30,7 +30,7 @@ std::vector<framework::ClusterEventWithHint> SchedulingGates::EventsToRegister()
            IsSchedulableAfterUpdatePodSchedulingGatesEliminated}};
 }
 
-std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& /*args*/,
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& /*args*/,
                                                                    framework::Handle& /*handle*/) {
   return std::make_unique<SchedulingGates>();
 }

@@ -4,11 +4,11 @@
 
 #include <expected>
 #include <memory>
-#include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "framework/args_view.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
 
@@ -31,7 +31,7 @@ framework::QueueingHint IsSchedulableAfterUpdatePodSchedulingGatesEliminated(con
                                                                              const framework::EventObjects& event);
 
 //! Takes no args (ignored).
-std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& args,
                                                                    framework::Handle& handle);
 
 }  // namespace kubesched::plugins::scheduling_gates

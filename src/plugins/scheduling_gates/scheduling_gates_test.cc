@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include "testing/builders.h"
 #include "testing/fake_handle.h"
 #include "testing/printers.h"
@@ -28,7 +26,7 @@ TEST(SchedulingGatesTest, PreEnqueue) {
        framework::Status::UnschedulableAndUnresolvable("waiting for scheduling gates: [only]")},
   };
   testing::FakeHandle handle;
-  auto plugin = New(nullptr, handle);
+  auto plugin = New({}, handle);
   ASSERT_TRUE(plugin.has_value());
   auto* pre_enqueue = dynamic_cast<framework::PreEnqueuePlugin*>(plugin->get());
   ASSERT_NE(pre_enqueue, nullptr);

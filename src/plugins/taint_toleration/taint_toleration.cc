@@ -91,7 +91,7 @@ std::vector<framework::ClusterEventWithHint> TaintToleration::EventsToRegister()
   };
 }
 
-std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& /*args*/,
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& /*args*/,
                                                                    framework::Handle& /*handle*/) {
   return std::make_unique<TaintToleration>();
 }

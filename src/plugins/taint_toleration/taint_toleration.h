@@ -4,13 +4,13 @@
 
 #include <expected>
 #include <memory>
-#include <nlohmann/json_fwd.hpp>
 #include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "framework/args_view.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
 
@@ -56,7 +56,7 @@ framework::QueueingHint IsSchedulableAfterPodTolerationChange(const api::Pod& po
                                                               const framework::EventObjects& event);
 
 //! Takes no args (ignored).
-std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const nlohmann::json& args,
+std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& args,
                                                                    framework::Handle& handle);
 
 }  // namespace kubesched::plugins::taint_toleration

@@ -2,8 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include <nlohmann/json.hpp>
-
 #include "testing/builders.h"
 #include "testing/fake_handle.h"
 #include "testing/printers.h"
@@ -34,7 +32,7 @@ api::Toleration Tol(std::string key, TolerationOperator op, std::string value, s
 }
 
 std::unique_ptr<framework::Plugin> MakePlugin(testing::FakeHandle& handle) {
-  auto plugin = New(nullptr, handle);
+  auto plugin = New({}, handle);
   EXPECT_TRUE(plugin.has_value());
   return std::move(*plugin);
 }
