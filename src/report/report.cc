@@ -147,6 +147,13 @@ constexpr std::string_view kScript = R"js(
 
 std::string Fixed1(double v) { return fmt::format("{:.1f}", v); }
 
+// A profile's pluginConfig as its <pre> shows it: {"<plugin>": args, ...}, two spaces a level.
+std::string PluginConfigText(const sim::SimulationResult::ProfileConfig& pc) {
+  nlohmann::ordered_json args = nlohmann::ordered_json::object();
+  for (const auto& [n, a] : pc.plugin_args) args[n] = a;
+  return args.dump(2);
+}
+
 std::string Plural(size_t n) { return n == 1 ? "" : "s"; }
 
 // Walks the model with the writer: the page's structure, nothing computed.
@@ -167,7 +174,7 @@ class Renderer {
     Placement();
     Pending();
     Evictions();
-    Explanations();
+    for (const model::ExplanationView& e : m_.explanations) Explanation(e);
     Configuration();
     w_.Open("script");
     w_.Raw(kScript);
@@ -672,14 +679,9 @@ class Renderer {
 
   // --- --explain ----------------------------------------------------------------------------
 
-  void Explanations() {
-    for (size_t r = 0; r < m_.runs.size(); ++r) {
-      if (const auto& e = m_.runs[r].result->explanation) Explanation(r, *e);
-    }
-  }
-
-  void Explanation(size_t run, const scheduler::AttemptExplanation& e) {
-    w_.Open("section", {{"id", fmt::format("explain-{}", run)}, {"class", "explain"}, {"data-pod", e.pod_key}});
+  void Explanation(const model::ExplanationView& v) {
+    const scheduler::AttemptExplanation& e = *v.attempt;
+    w_.Open("section", {{"id", fmt::format("explain-{}", v.run)}, {"class", "explain"}, {"data-pod", e.pod_key}});
     w_.Element("h2", fmt::format("Why {} went where it went", e.pod_key));
     w_.Newline();
     w_.Open("p");
@@ -698,23 +700,21 @@ class Renderer {
     if (!e.pre_filter_message.empty()) w_.Text(" PreFilter: " + e.pre_filter_message);
     w_.Close();
     w_.Newline();
-    const std::vector<std::string> plugins = model::ScorePlugins(e);
     w_.Open("div", {{"class", "scroll"}});
     w_.Open("table", {{"class", "xp"}});
     w_.Raw("<tr><th>node</th><th>Filter</th>");
-    for (const auto& p : plugins) {
+    for (const auto& p : v.score_plugins) {
       w_.Open("th");
       w_.Text(p);
       w_.Raw("<br><span class=\"note\">raw → weighted (normalized×weight)</span>");
       w_.Close();
     }
     w_.Raw("<th>total</th></tr>\n");
-    bool any_unevaluated = false;
-    for (const auto& n : e.nodes) any_unevaluated = ExplanationRow(e, n, plugins) || any_unevaluated;
+    for (const model::ExplainedNode& n : v.nodes) ExplanationRow(n);
     w_.Close();
     w_.Close();
     w_.Newline();
-    if (any_unevaluated) {
+    if (v.any_unevaluated) {
       w_.Element("p", {{"class", "note"}},
                  "* not filtered by the scheduling cycle (node sampling stopped before it, or the nominated node was "
                  "chosen); filtered here for display only.");
@@ -724,43 +724,37 @@ class Renderer {
     w_.Newline();
   }
 
-  // Whether the node was left unevaluated by the cycle (marked *).
-  bool ExplanationRow(const scheduler::AttemptExplanation& e, const scheduler::AttemptExplanation::NodeDetail& n,
-                      const std::vector<std::string>& plugins) {
-    const bool selected = n.node == e.selected_node;
-    w_.Open("tr", {{"data-node", n.node}, Attr::When(selected, "class", "sel")});
-    w_.Element("th", {{"class", "mono"}}, selected ? n.node + " (selected)" : n.node);
+  void ExplanationRow(const model::ExplainedNode& row) {
+    const scheduler::AttemptExplanation::NodeDetail& n = *row.node;
+    w_.Open("tr", {{"data-node", n.node}, Attr::When(row.selected, "class", "sel")});
+    w_.Element("th", {{"class", "mono"}}, row.selected ? n.node + " (selected)" : n.node);
     w_.Open("td");
     if (!n.excluded.empty()) {
       w_.Element("span", {{"class", "rej"}}, "excluded by PreFilter: " + n.excluded);
     } else if (n.feasible) {
       w_.Element("span", {{"class", "ok"}}, "passed");
-    } else {
-      for (const auto& f : n.filters) {
-        if (f.status.IsSuccess() || f.status.IsSkip()) continue;
-        w_.Open("div", {{"class", "rej"}});
-        w_.Element("b", f.plugin);
-        w_.Text(": " + f.status.Message());
-        if (!f.detail.empty()) {
-          w_.Text(" ");
-          w_.Element("span", {{"class", "note"}}, "[" + f.detail + "]");
-        }
-        w_.Close();
-      }
     }
-    const bool unevaluated = !n.evaluated && n.excluded.empty();
-    if (unevaluated) w_.Text(" *");
-    w_.Close();
-    for (const auto& p : plugins) {
-      auto it = std::find_if(n.scores.begin(), n.scores.end(), [&](const auto& s) { return s.plugin == p; });
-      if (it == n.scores.end()) {
-        w_.Element("td", {{"class", "z"}}, "-");
-      } else {
-        w_.RawNumbers(
-            "<td class=\"n\" title=\"raw {0}, normalized {1}, weight {2}\">{0} → <b>{3}</b> "
-            "<span class=\"note\">({1}×{2})</span></td>",
-            it->raw, it->normalized, it->weight, it->weighted);
+    for (const auto* f : row.rejections) {
+      w_.Open("div", {{"class", "rej"}});
+      w_.Element("b", f->plugin);
+      w_.Text(": " + f->status.Message());
+      if (!f->detail.empty()) {
+        w_.Text(" ");
+        w_.Element("span", {{"class", "note"}}, "[" + f->detail + "]");
       }
+      w_.Close();
+    }
+    if (row.unevaluated) w_.Text(" *");
+    w_.Close();
+    for (const auto* score : row.scores) {
+      if (!score) {
+        w_.Element("td", {{"class", "z"}}, "-");
+        continue;
+      }
+      w_.RawNumbers(
+          "<td class=\"n\" title=\"raw {0}, normalized {1}, weight {2}\">{0} → <b>{3}</b> "
+          "<span class=\"note\">({1}×{2})</span></td>",
+          score->raw, score->normalized, score->weight, score->weighted);
     }
     if (n.scores.empty()) {
       w_.Element("td", {{"class", "z"}}, "-");
@@ -771,7 +765,6 @@ class Renderer {
     }
     w_.Close();
     w_.Newline();
-    return unevaluated;
   }
 
   // --- configuration ------------------------------------------------------------------------
@@ -831,10 +824,8 @@ class Renderer {
     w_.Close();
     w_.Newline();
     if (!pc.plugin_args.empty()) {
-      nlohmann::ordered_json args = nlohmann::ordered_json::object();
-      for (const auto& [n, a] : pc.plugin_args) args[n] = a;
       w_.Raw("<details class=\"cfg\"><summary>pluginConfig</summary>");
-      w_.Element("pre", args.dump(2));
+      w_.Element("pre", PluginConfigText(pc));
       w_.Raw("</details>\n");
     }
   }

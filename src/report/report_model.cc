@@ -534,6 +534,31 @@ std::vector<std::string> ScorePlugins(const scheduler::AttemptExplanation& expla
   return plugins;
 }
 
+ExplanationView BuildExplanation(size_t run, const scheduler::AttemptExplanation& attempt) {
+  ExplanationView v;
+  v.run = run;
+  v.attempt = &attempt;
+  v.score_plugins = ScorePlugins(attempt);
+  for (const auto& n : attempt.nodes) {
+    ExplainedNode row;
+    row.node = &n;
+    row.selected = n.node == attempt.selected_node;
+    row.unevaluated = !n.evaluated && n.excluded.empty();
+    v.any_unevaluated = v.any_unevaluated || row.unevaluated;
+    if (n.excluded.empty() && !n.feasible) {
+      for (const auto& f : n.filters) {
+        if (!f.status.IsSuccess() && !f.status.IsSkip()) row.rejections.push_back(&f);
+      }
+    }
+    for (const std::string& plugin : v.score_plugins) {
+      auto it = std::find_if(n.scores.begin(), n.scores.end(), [&](const auto& s) { return s.plugin == plugin; });
+      row.scores.push_back(it == n.scores.end() ? nullptr : &*it);
+    }
+    v.nodes.push_back(std::move(row));
+  }
+  return v;
+}
+
 // --- the page -------------------------------------------------------------------------------
 
 ReportModel BuildModel(std::span<const Run> runs, const ReportOptions& options) {
@@ -564,6 +589,9 @@ ReportModel BuildModel(std::span<const Run> runs, const ReportOptions& options) 
   }
   if (evicted) {
     for (const RunData& run : m.runs) m.evictions.push_back(BuildEvictions(*run.result, m.qualified_names));
+  }
+  for (size_t r = 0; r < m.runs.size(); ++r) {
+    if (const auto& e = m.runs[r].result->explanation) m.explanations.push_back(BuildExplanation(r, *e));
   }
   return m;
 }

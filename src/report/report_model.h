@@ -259,6 +259,30 @@ std::vector<EvictionRow> BuildEvictions(const sim::SimulationResult& result, boo
 //! The explained pod's Score plugins, in the order the scored nodes first list them.
 std::vector<std::string> ScorePlugins(const scheduler::AttemptExplanation& explanation);
 
+//! A row of the explained pod's table: what Filter said of the node, and its scores.
+struct ExplainedNode {
+  const scheduler::AttemptExplanation::NodeDetail* node = nullptr;
+  bool selected = false;
+  //! Filtered for display only (node sampling stopped before it, or the nominated node was
+  //! chosen): marked with a *.
+  bool unevaluated = false;
+  //! The Filter plugins that rejected the node (their Success and Skip left out).
+  std::vector<const scheduler::AttemptExplanation::FilterVerdict*> rejections;
+  //! Per column of score_plugins, the node's score; null where that plugin did not score it.
+  std::vector<const scheduler::AttemptExplanation::ScoreDetail*> scores;
+};
+
+//! The explained pod's last attempt (`--explain`), node by node.
+struct ExplanationView {
+  size_t run = 0;
+  const scheduler::AttemptExplanation* attempt = nullptr;
+  std::vector<std::string> score_plugins;
+  std::vector<ExplainedNode> nodes;
+  bool any_unevaluated = false;
+};
+
+ExplanationView BuildExplanation(size_t run, const scheduler::AttemptExplanation& attempt);
+
 //! The whole page.
 struct ReportModel {
   std::string title;
@@ -275,6 +299,7 @@ struct ReportModel {
   PlacementView placement;
   std::vector<PendingView> pending;
   std::vector<std::vector<EvictionRow>> evictions;  //!< per run; empty when no run evicted
+  std::vector<ExplanationView> explanations;        //!< of the runs that explained a pod
 };
 
 ReportModel BuildModel(std::span<const Run> runs, const ReportOptions& options);

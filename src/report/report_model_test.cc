@@ -188,5 +188,41 @@ TEST(ReportModel, ScorePluginsInFirstSeenOrder) {
   EXPECT_EQ(ScorePlugins(e), (std::vector<std::string>{"B", "A"}));
 }
 
+TEST(ReportModel, ExplanationRowsHoldRejectionsAndScoresByColumn) {
+  scheduler::AttemptExplanation e;
+  e.selected_node = "b";
+  e.nodes.resize(4);
+  e.nodes[0].node = "a";  // rejected by one of its two Filter plugins
+  e.nodes[0].evaluated = true;
+  e.nodes[0].filters = {{"NodeName", framework::Status(), ""},
+                        {"NodeResourcesFit", framework::Status(framework::Code::kUnschedulable, "Insufficient cpu"),
+                         "cpu: requested 3, free 1"}};
+  e.nodes[1].node = "b";  // selected, scored by A only
+  e.nodes[1].evaluated = true;
+  e.nodes[1].feasible = true;
+  e.nodes[1].scores = {{"A", 5, 50, 2, 100}};
+  e.nodes[2].node = "c";  // scored by both, filtered for display only
+  e.nodes[2].feasible = true;
+  e.nodes[2].scores = {{"B", 1, 10, 1, 10}, {"A", 1, 10, 2, 20}};
+  e.nodes[3].node = "d";  // left out by PreFilter: neither rejected by Filter nor unevaluated
+  e.nodes[3].excluded = "not in PreFilter's node set";
+  const ExplanationView v = BuildExplanation(1, e);
+  EXPECT_EQ(v.run, 1u);
+  EXPECT_EQ(v.score_plugins, (std::vector<std::string>{"A", "B"}));
+  ASSERT_EQ(v.nodes.size(), 4u);
+  ASSERT_EQ(v.nodes[0].rejections.size(), 1u);
+  EXPECT_EQ(v.nodes[0].rejections[0]->plugin, "NodeResourcesFit");
+  EXPECT_FALSE(v.nodes[0].selected);
+  EXPECT_TRUE(v.nodes[1].selected);
+  ASSERT_EQ(v.nodes[1].scores.size(), 2u);
+  EXPECT_EQ(v.nodes[1].scores[0]->weighted, 100);
+  EXPECT_EQ(v.nodes[1].scores[1], nullptr);
+  EXPECT_EQ(v.nodes[2].scores[0]->weighted, 20) << "columns in the table's order, not the node's";
+  EXPECT_TRUE(v.nodes[2].unevaluated);
+  EXPECT_FALSE(v.nodes[3].unevaluated);
+  EXPECT_TRUE(v.nodes[3].rejections.empty());
+  EXPECT_TRUE(v.any_unevaluated);
+}
+
 }  // namespace
 }  // namespace kubesched::report::model
