@@ -10,8 +10,13 @@
 // storage and extended resources when used or offered) with the pods as segments coloured and
 // patterned by workload, nodes grouped by zone, empty nodes marked; past `heat_map_threshold`
 // nodes a heat map with a search box instead of every node's bars; a node × workload table; the
-// pending pods grouped by their FailedScheduling message; evictions; the explained pod's Filter
-// verdicts and Score results per node.
+// pending pods grouped by their FailedScheduling message, with the Filter reasons of their last
+// attempts counted (from SimulationResult::failed_attempts, not from the message's text);
+// evictions; the explained pod's Filter verdicts and Score results per node.
+//
+// How it is made: report_model.h computes what the page shows as plain structs (no HTML), and
+// the renderer here walks them with html_writer.h's HtmlWriter, which escapes every text and
+// attribute value it is given: only our own constant markup and numbers are written as is.
 //
 // The DOM is part of the contract (the end-to-end test reads it): every node is a
 // `.node[data-node][data-run]` element holding its pods as `[data-pod="ns/name"]` (in its pods
@@ -52,7 +57,7 @@ struct ReportOptions {
 std::string RenderReport(std::span<const Run> runs, const ReportOptions& options);
 
 //! `text` with &, <, >, " and ' replaced by character references: safe in element content and
-//! in quoted attribute values.
+//! in quoted attribute values (html_writer.cc; the writer escapes with it).
 std::string EscapeHtml(std::string_view text);
 
 //! What one run achieved against another (B against A), as the report highlights it.

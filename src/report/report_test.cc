@@ -103,6 +103,11 @@ TEST(Report, SummaryNumbers) {
             testing::MakePod().Name("done").Node("n2").Phase(api::PodPhase::kSucceeded).Obj()};
   r.evictions.push_back(
       {testing::MakePod().Name("victim").Node("n0").Obj(), "Preempted by pod default/a on node n0", nullptr, ""});
+  // What the simulation records of their last attempts: the reasons the table counts.
+  r.failed_attempts[r.pods[3]->metadata.uid].filter_reasons = {{"Insufficient cpu", 3}};
+  r.failed_attempts[r.pods[4]->metadata.uid].filter_reasons = {{"Insufficient cpu", 3}};
+  r.failed_attempts[r.pods[5]->metadata.uid].filter_reasons = {
+      {"node(s) didn't match Pod's node affinity/selector", 3}};
   r.attempts = 9;
   r.profiles = {"default-scheduler"};
   const std::string html = Render(r);
@@ -130,6 +135,24 @@ TEST(Report, SummaryNumbers) {
   // n2 holds only a finished pod: it is empty.
   EXPECT_NE(html.find("<div class=\"node empty\" data-node=\"n2\""), std::string::npos);
   EXPECT_EQ(html.find("<div class=\"node empty\" data-node=\"n0\""), std::string::npos);
+}
+
+TEST(Report, ReasonTableCountsTheRecordedReasons) {
+  sim::SimulationResult r;
+  r.nodes = {testing::MakeNode().Name("n0").Capacity({{"cpu", "4"}}).Obj()};
+  r.profiles = {"default-scheduler"};
+  // A reason with ", " in it: the message's text would split it in two.
+  const std::string taint = "node(s) had untolerated taint {a: b, c: d}";
+  r.pods = {Pending("a", "0/3 nodes are available: 2 " + taint + ", 1 Insufficient cpu."),
+            Pending("b", "0/3 nodes are available: 3 Insufficient cpu.")};
+  r.failed_attempts[r.pods[0]->metadata.uid].filter_reasons = {{taint, 2}, {"Insufficient cpu", 1}};
+  r.failed_attempts[r.pods[1]->metadata.uid].filter_reasons = {{"Insufficient cpu", 3}};
+  const std::string html = Render(r);
+  EXPECT_NE(html.find("<tr><td>Insufficient cpu</td><td class=\"n\">2</td><td class=\"n\">3</td></tr>"),
+            std::string::npos);
+  EXPECT_NE(html.find("<tr><td>" + taint + "</td><td class=\"n\">1</td><td class=\"n\">2</td></tr>"),
+            std::string::npos);
+  EXPECT_EQ(Count(html, "<tr><td>c: d}"), 0u);
 }
 
 TEST(Report, BarsPerResourceWithPodSegments) {

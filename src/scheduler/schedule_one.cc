@@ -120,11 +120,12 @@ void Scheduler::SchedulePopped(QueuedPodInfo qpi) {
       nominating = std::move(pf_result);
       if (metrics_) metrics_->ObservePreemptionAttempt();
     }
-    const std::string message = FitErrorMessage(snapshot_->NumNodes(), diagnosis);
+    std::vector<FilterReasonCount> reasons = FitErrorReasons(snapshot_->NumNodes(), diagnosis);
+    const std::string message = FitErrorMessage(snapshot_->NumNodes(), diagnosis, reasons);
     if (explaining_) Explain(*fwk, *state, *pod_info, diagnosis, {}, nullptr, "", message);
     ObserveFailedAttempt(*fwk, Status(framework::Code::kUnschedulable), start);
     HandleSchedulingFailure(*fwk, std::move(qpi), Status(framework::Code::kUnschedulable, message), &diagnosis,
-                            nominating, message);
+                            nominating, message, std::move(reasons));
     return;
   }
 
@@ -552,15 +553,21 @@ void Scheduler::HandleRejectionOnNode(Framework& fwk, QueuedPodInfo qpi, const S
   Diagnosis diagnosis;
   diagnosis.node_to_status.Set(host, status);
   AddPluginStatus(diagnosis, status);
-  const std::string message = FitErrorMessage(1, diagnosis);
-  HandleSchedulingFailure(fwk, std::move(qpi), status, &diagnosis, kClearNomination, message);
+  std::vector<FilterReasonCount> reasons = FitErrorReasons(1, diagnosis);
+  const std::string message = FitErrorMessage(1, diagnosis, reasons);
+  HandleSchedulingFailure(fwk, std::move(qpi), status, &diagnosis, kClearNomination, message, std::move(reasons));
 }
 
 void Scheduler::HandleSchedulingFailure(Framework& fwk, QueuedPodInfo qpi, const Status& status, const Diagnosis* fit,
-                                        const framework::PostFilterResult& nominating, const std::string& message) {
+                                        const framework::PostFilterResult& nominating, const std::string& message,
+                                        std::vector<FilterReasonCount> filter_reasons) {
   const api::Pod& pod = qpi.pod();
   const std::string uid = pod.metadata.uid;
   const bool rejected = status.IsRejected();
+  if (options_.record_failed_attempts) {
+    std::lock_guard lock(failed_attempts_mu_);
+    failed_attempts_[uid] = FailedAttempt{.filter_reasons = std::move(filter_reasons)};
+  }
   // Upstream records the event about the pod as this attempt saw it, even when it has since been
   // deleted or bound.
   if (client_->RecordsEvents()) {

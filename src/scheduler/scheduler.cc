@@ -61,25 +61,47 @@ framework::ActionType NodeUpdateActions(const api::Node& o, const api::Node& n) 
 // ---------------------------------------------------------------------------------------------
 // Messages and sampling
 
+std::vector<FilterReasonCount> FitErrorReasons(size_t num_all_nodes, const Diagnosis& diagnosis) {
+  std::vector<FilterReasonCount> reasons;
+  if (!diagnosis.pre_filter_msg.empty()) return reasons;
+  std::map<std::string, size_t> histogram;
+  for (const auto& [node, status] : diagnosis.node_to_status.statuses()) {
+    for (const auto& r : status.reasons()) ++histogram[r];
+  }
+  size_t explicit_nodes = diagnosis.node_to_status.size();
+  if (explicit_nodes < num_all_nodes) {
+    for (const auto& r : diagnosis.node_to_status.absent_status().reasons()) {
+      histogram[r] += num_all_nodes - explicit_nodes;
+    }
+  }
+  // Ordered as the message lists them: upstream sorts the "<count> <reason>" strings
+  // (sort.Strings), so "10 x" comes before "9 y".
+  std::vector<std::pair<std::string, FilterReasonCount>> entries;
+  entries.reserve(histogram.size());
+  for (auto& [reason, count] : histogram) {
+    entries.emplace_back(fmt::format("{} {}", count, reason), FilterReasonCount{reason, count});
+  }
+  std::sort(entries.begin(), entries.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  reasons.reserve(entries.size());
+  for (auto& [text, entry] : entries) reasons.push_back(std::move(entry));
+  return reasons;
+}
+
 std::string FitErrorMessage(size_t num_all_nodes, const Diagnosis& diagnosis) {
+  return FitErrorMessage(num_all_nodes, diagnosis, FitErrorReasons(num_all_nodes, diagnosis));
+}
+
+std::string FitErrorMessage(size_t num_all_nodes, const Diagnosis& diagnosis,
+                            std::span<const FilterReasonCount> reasons) {
   std::string msg = fmt::format("0/{} nodes are available:", num_all_nodes);
   if (!diagnosis.pre_filter_msg.empty()) {
     msg += fmt::format(" {}.", diagnosis.pre_filter_msg);
-  } else {
-    std::map<std::string, size_t> histogram;
-    for (const auto& [node, status] : diagnosis.node_to_status.statuses()) {
-      for (const auto& r : status.reasons()) ++histogram[r];
+  } else if (!reasons.empty()) {
+    msg += ' ';
+    for (size_t i = 0; i < reasons.size(); ++i) {
+      msg += fmt::format("{}{} {}", i == 0 ? "" : ", ", reasons[i].nodes, reasons[i].reason);
     }
-    size_t explicit_nodes = diagnosis.node_to_status.size();
-    if (explicit_nodes < num_all_nodes) {
-      for (const auto& r : diagnosis.node_to_status.absent_status().reasons()) {
-        histogram[r] += num_all_nodes - explicit_nodes;
-      }
-    }
-    std::vector<std::string> parts;
-    for (const auto& [reason, count] : histogram) parts.push_back(fmt::format("{} {}", count, reason));
-    std::sort(parts.begin(), parts.end());  // as strings, like upstream's sort.Strings
-    if (!parts.empty()) msg += fmt::format(" {}.", fmt::join(parts, ", "));
+    msg += '.';
   }
   if (!diagnosis.post_filter_msg.empty()) msg += fmt::format(" {}", diagnosis.post_filter_msg);
   return msg;

@@ -51,8 +51,32 @@ struct Diagnosis {
   std::string post_filter_msg;
 };
 
+//! One entry of a FitError's reason histogram: how many nodes Filter rejected for `reason`.
+struct FilterReasonCount {
+  std::string reason;  //!< as the plugin's status gives it ("Insufficient cpu")
+  size_t nodes = 0;
+  bool operator==(const FilterReasonCount&) const = default;
+};
+
+//! The reason histogram FitErrorMessage lists, in its order: "4 Insufficient cpu" is
+//! {"Insufficient cpu", 4}. Empty when PreFilter rejected the pod (the message then gives
+//! PreFilter's text, with no count per node).
+std::vector<FilterReasonCount> FitErrorReasons(size_t num_all_nodes, const Diagnosis& diagnosis);
+
 //! upstream's FitError.Error(): "0/N nodes are available: <sorted reason histogram>.[ <postfilter>]"
 std::string FitErrorMessage(size_t num_all_nodes, const Diagnosis& diagnosis);
+//! The same, from the histogram FitErrorReasons(num_all_nodes, diagnosis) gave, for a caller that
+//! keeps the histogram too.
+std::string FitErrorMessage(size_t num_all_nodes, const Diagnosis& diagnosis,
+                            std::span<const FilterReasonCount> reasons);
+
+//! A pod's last failed scheduling attempt in structured form (SchedulerOptions::
+//! record_failed_attempts), so that a report can count reasons without parsing the message.
+struct FailedAttempt {
+  //! The FitError's histogram; empty when the attempt failed with an error, or when PreFilter
+  //! rejected the pod.
+  std::vector<FilterReasonCount> filter_reasons;
+};
 
 //! Below this many nodes, Filter runs on the calling thread (a scheduling cycle's round, an
 //! extender request): handing a few nodes to the workers costs more than it saves.
@@ -128,6 +152,9 @@ struct SchedulerOptions {
   //! The extenders to call: extender::BuildExtenders(config.extenders) (HTTP extenders), or
   //! tests' own. Create refuses a configuration with extenders when none are given.
   std::vector<std::shared_ptr<framework::Extender>> extenders;
+  //! Keep each pod's last failed attempt (Scheduler::failed_attempts()): simulate's report counts
+  //! its reasons. Off elsewhere: a long-running scheduler would keep an entry per pod for ever.
+  bool record_failed_attempts = false;
 };
 
 class Scheduler final : public cluster::EventHandler {
@@ -192,6 +219,9 @@ class Scheduler final : public cluster::EventHandler {
   cache::Cache& cache() { return *cache_; }
   const std::optional<AttemptExplanation>& explanation() const { return explanation_; }
   size_t attempts() const { return attempts_; }
+  //! By pod uid, the last failed attempt of every pod that failed one, when
+  //! SchedulerOptions::record_failed_attempts is set. Read once no cycle runs.
+  const std::unordered_map<std::string, FailedAttempt>& failed_attempts() const { return failed_attempts_; }
   //! Where the next cycle's node sampling starts (upstream's nextStartNodeIndex).
   size_t next_start_node_index() const { return next_start_node_index_; }
   //! Profile by schedulerName, or nullptr.
@@ -259,7 +289,8 @@ class Scheduler final : public cluster::EventHandler {
   //! backoff.
   void HandleSchedulingFailure(framework::runtime::Framework& fwk, framework::QueuedPodInfo qpi,
                                const framework::Status& status, const Diagnosis* fit,
-                               const framework::PostFilterResult& nominating, const std::string& message);
+                               const framework::PostFilterResult& nominating, const std::string& message,
+                               std::vector<FilterReasonCount> filter_reasons = {});
   //! A rejection at Reserve or Permit, as upstream reports it: a FitError on the one node.
   void HandleRejectionOnNode(framework::runtime::Framework& fwk, framework::QueuedPodInfo qpi,
                              const framework::Status& status, const std::string& host);
@@ -301,6 +332,8 @@ class Scheduler final : public cluster::EventHandler {
   size_t cycle_evaluated_nodes_ = 0;
   size_t attempts_ = 0;
   std::optional<AttemptExplanation> explanation_;
+  std::mutex failed_attempts_mu_;  // binding cycles fail on worker threads in async mode
+  std::unordered_map<std::string, FailedAttempt> failed_attempts_;
   bool explaining_ = false;  // this cycle's pod is the one to explain
   // When explaining and PreFilter narrowed the nodes: the nodes it left.
   std::optional<std::set<std::string>> explain_candidates_;

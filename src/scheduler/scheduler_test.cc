@@ -233,6 +233,43 @@ TEST(SchedulerFitError, MessageMatchesUpstreamFormat) {
   EXPECT_EQ(FitErrorMessage(5, pre), "0/5 nodes are available: node(s) didn't satisfy plugin NodeAffinity.");
 }
 
+TEST(SchedulerFitError, ReasonsAreTheMessagesHistogramInItsOrder) {
+  Diagnosis d;
+  d.node_to_status.Set("n1", Status(framework::Code::kUnschedulable,
+                                    std::vector<std::string>{"Insufficient cpu", "Insufficient memory"}));
+  d.node_to_status.Set("n2", Status(framework::Code::kUnschedulable, "Insufficient cpu"));
+  // Nodes without a status of their own count with the absent status (here 10 of 12).
+  d.node_to_status.set_absent_status(Status(framework::Code::kUnschedulableAndUnresolvable, "taint {a, b}"));
+  const std::vector<FilterReasonCount> reasons = FitErrorReasons(12, d);
+  // Ordered as strings, as the message lists them: "1 Insufficient memory" < "10 taint" < "2 Insufficient cpu".
+  EXPECT_EQ(reasons, (std::vector<FilterReasonCount>{
+                         {"Insufficient memory", 1}, {"taint {a, b}", 10}, {"Insufficient cpu", 2}}));
+  EXPECT_EQ(FitErrorMessage(12, d, reasons), FitErrorMessage(12, d));
+  EXPECT_EQ(FitErrorMessage(12, d),
+            "0/12 nodes are available: 1 Insufficient memory, 10 taint {a, b}, 2 Insufficient cpu.");
+  Diagnosis pre;
+  pre.pre_filter_msg = "node(s) didn't satisfy plugin NodeAffinity";
+  EXPECT_TRUE(FitErrorReasons(5, pre).empty()) << "PreFilter's rejection counts no node";
+  EXPECT_EQ(FitErrorMessage(0, Diagnosis{}), "0/0 nodes are available:");
+}
+
+TEST(SchedulerFitError, SimulationKeepsEachPodsLastFailedAttempt) {
+  auto registry = TestRegistry();
+  SimulationOptions opts;
+  opts.scheduler.config = ConfigWith(registry, {}, {"ReserveA", "ReserveB"});
+  auto pod = MakePod().Name("p").Label("fail-reserve", "ReserveB").Req({{"cpu", "100m"}}).Obj();
+  auto big = MakePod().Name("big").Req({{"cpu", "1000"}}).Obj();
+  auto r = RunSimulation(Cluster(1, {pod, big}), opts, registry);
+  ASSERT_TRUE(r.has_value()) << r.error();
+  // The simulation asks for them: a Reserve rejection is a FitError on its one node.
+  ASSERT_TRUE(r->failed_attempts.contains(Find(*r, "p")->metadata.uid));
+  EXPECT_EQ(r->failed_attempts.at(Find(*r, "p")->metadata.uid).filter_reasons,
+            (std::vector<FilterReasonCount>{{"reserve failed in ReserveB", 1}}));
+  ASSERT_TRUE(r->failed_attempts.contains(Find(*r, "big")->metadata.uid));
+  EXPECT_EQ(r->failed_attempts.at(Find(*r, "big")->metadata.uid).filter_reasons,
+            (std::vector<FilterReasonCount>{{"Insufficient cpu", 1}}));
+}
+
 TEST(SchedulerSampling, NumFeasibleNodesToFindFollowsUpstream) {
   EXPECT_EQ(NumFeasibleNodesToFind(std::nullopt, 10), 10);
   EXPECT_EQ(NumFeasibleNodesToFind(std::nullopt, 99), 99);

@@ -69,6 +69,7 @@ std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects o
   sim::SimulatedCluster& cluster = *loaded;
   scheduler::SchedulerOptions sopts = options.scheduler;
   sopts.async_binding = false;
+  sopts.record_failed_attempts = true;  // SimulationResult::failed_attempts
   if (sopts.extenders.empty()) {
     auto extenders = extender::BuildExtenders(sopts.config.extenders);
     if (!extenders) return std::unexpected(extenders.error());
@@ -96,6 +97,7 @@ std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects o
   result.nodes = cluster.Nodes();
   result.evictions = cluster.Evictions();
   result.explanation = sched.explanation();
+  result.failed_attempts = sched.failed_attempts();
   result.attempts = sched.attempts();
   result.start_time_ns = start_ns;
   result.virtual_time_ns = clock.NowNs();

@@ -15,6 +15,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -48,6 +49,9 @@ struct SimulationResult {
   std::vector<std::shared_ptr<const api::Node>> nodes;
   std::vector<sim::Eviction> evictions;
   std::optional<scheduler::AttemptExplanation> explanation;
+  //! By pod uid, each pod's last failed attempt (its Filter reasons with their node counts): the
+  //! structured form of the FailedScheduling message a pending pod carries.
+  std::unordered_map<std::string, scheduler::FailedAttempt> failed_attempts;
   size_t attempts = 0;
   int64_t start_time_ns = 0;    //!< Unix time the simulation started at
   int64_t virtual_time_ns = 0;  //!< Unix time it ended at
