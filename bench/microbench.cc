@@ -13,6 +13,7 @@
 #include "api/quantity.h"
 #include "cache/cache.h"
 #include "cache/snapshot.h"
+#include "framework/args_view.h"
 #include "framework/cycle_state.h"
 #include "framework/interface.h"
 #include "framework/pod_info.h"
@@ -41,7 +42,7 @@ std::shared_ptr<api::Node> PerfNode(int i) {
 // NodeResourcesFit with default args: PreFilter + Filter + PreScore + Score of one pod on one
 // node already running 10 pods (the per-node cost that dominates a 5000-node cycle).
 void BM_NodeResourcesFitFilterScore(benchmark::State& state) {
-  auto args = plugins::node_resources_fit::ParseNodeResourcesFitArgs(nullptr);
+  auto args = plugins::node_resources_fit::ParseNodeResourcesFitArgs(framework::ArgsView());
   plugins::node_resources_fit::Fit fit(*args);
   auto node = PerfNode(0);
   std::vector<std::shared_ptr<api::Pod>> running;
@@ -72,7 +73,7 @@ BENCHMARK(BM_NodeResourcesFitFilterScore);
 
 // Filter alone on one node, state prepared once (the innermost per-node call).
 void BM_NodeResourcesFitFilterOnly(benchmark::State& state) {
-  auto args = plugins::node_resources_fit::ParseNodeResourcesFitArgs(nullptr);
+  auto args = plugins::node_resources_fit::ParseNodeResourcesFitArgs(framework::ArgsView());
   plugins::node_resources_fit::Fit fit(*args);
   auto node_info = testing::MakeNodeInfo(PerfNode(0));
   auto pod = MakePod().Name("p").UID("p").Req({{"cpu", "100m"}, {"memory", "500Mi"}}).Info();
@@ -124,7 +125,7 @@ struct SnapshotFixture {
   }
 
   std::unique_ptr<framework::Plugin> Make(std::string_view name) {
-    auto made = (*registry.Find(name))(nullptr, *handle);
+    auto made = (*registry.Find(name))(framework::ArgsView(), *handle);
     return std::move(*made);
   }
 };

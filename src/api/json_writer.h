@@ -29,7 +29,11 @@ class StringWriter {
   StringWriter(const StringWriter&) = delete;
   StringWriter& operator=(const StringWriter&) = delete;
 
-  void Finish() { out_.resize(static_cast<size_t>(p_ - out_.data())); }
+  //! Gives `out` its final size; writing may go on after (the next byte grows it again).
+  void Finish() {
+    out_.resize(static_cast<size_t>(p_ - out_.data()));
+    p_ = end_ = out_.data() + out_.size();
+  }
 
   void StartObject() { Open('{'); }
   void EndObject() { Close('}'); }
@@ -62,6 +66,20 @@ class StringWriter {
   void Uint64(uint64_t u) {
     Prefix();
     p_ = rapidjson::internal::u64toa(u, Reserve(20));
+  }
+  //! A key already quoted as JSON (by an encoder with other escapes than these).
+  void RawKey(std::string_view quoted) {
+    Prefix();
+    std::memcpy(Reserve(quoted.size() + 1), quoted.data(), quoted.size());
+    p_ += quoted.size();
+    Raw(':');
+    comma_ = false;
+  }
+  //! Splices in one complete value already encoded as JSON (a stored object's bytes), as it is.
+  void RawValue(std::string_view json) {
+    Prefix();
+    std::memcpy(Reserve(json.size()), json.data(), json.size());
+    p_ += json.size();
   }
   //! False for NaN and infinities, which JSON cannot hold (only the separator before it is
   //! written, as RapidJSON's Writer does before it stops).

@@ -548,8 +548,11 @@ std::vector<std::shared_ptr<Pod>> ExpandWorkload(const Workload& workload,
     for (const Pod* p : owned) {
       if (IsActive(*p)) covered.insert(p->spec.node_name.empty() ? DaemonPodTargetNode(*p) : p->spec.node_name);
     }
+    const DaemonPodPlacement placement = DaemonPodPlacementOf(workload.template_.spec);
     for (const auto& node : nodes) {
-      if (node == nullptr || covered.contains(node->metadata.name) || !DaemonSetShouldRunOnNode(workload, *node)) {
+      if (node == nullptr || covered.contains(node->metadata.name) ||
+          !EvaluateDaemonPod(placement, node->metadata.name, node->metadata.labels.entries(), node->spec.taints)
+               .should_run) {
         continue;
       }
       add_unique([&] { return NewPod(workload, rng, nullptr, node->metadata.name); });

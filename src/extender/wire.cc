@@ -10,6 +10,8 @@
 #include "api/encode.h"
 #include "api/field_path.h"
 #include "api/json.h"
+#include "api/json_quote.h"
+#include "api/json_writer.h"
 
 namespace kubesched::extender {
 namespace {
@@ -19,163 +21,43 @@ using api::json::Value;
 // ---------------------------------------------------------------------------------------------
 // Encoding
 
-// The length of the valid UTF-8 sequence at s[i] (as Go's utf8.DecodeRuneInString accepts it: no
-// overlong forms, surrogates or code points past U+10FFFF), or 0 when the byte starts none.
-size_t Utf8Length(std::string_view s, size_t i) {
-  const auto at = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = at(i);
-  const auto tail = [&](size_t k, unsigned char lo, unsigned char hi) {
-    return k < s.size() && at(k) >= lo && at(k) <= hi;
-  };
-  if (c >= 0xC2 && c <= 0xDF) return tail(i + 1, 0x80, 0xBF) ? 2 : 0;
-  if (c >= 0xE0 && c <= 0xEF) {
-    const unsigned char lo = c == 0xE0 ? 0xA0 : 0x80;
-    const unsigned char hi = c == 0xED ? 0x9F : 0xBF;
-    return tail(i + 1, lo, hi) && tail(i + 2, 0x80, 0xBF) ? 3 : 0;
-  }
-  if (c >= 0xF0 && c <= 0xF4) {
-    const unsigned char lo = c == 0xF0 ? 0x90 : 0x80;
-    const unsigned char hi = c == 0xF4 ? 0x8F : 0xBF;
-    return tail(i + 1, lo, hi) && tail(i + 2, 0x80, 0xBF) && tail(i + 3, 0x80, 0xBF) ? 4 : 0;
-  }
-  return 0;
-}
-
-// A JSON string as Go's encoding/json writes it, so that the bodies are Go's byte for byte: the
-// HTML characters <, > and & as \u003c-style escapes, \n \r \t \b \f short, other control
-// characters as \u00xx (lowercase hex), U+2028 and U+2029 escaped, and each byte that is not
-// part of valid UTF-8 as \ufffd. RapidJSON's writer escapes differently, hence this one.
-void AppendGoString(std::string& out, std::string_view s) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out.reserve(out.size() + s.size() + 2);
-  out.push_back('"');
-  size_t plain = 0;  // start of the run of bytes copied as they are
-  const auto flush = [&](size_t i) { out.append(s.data() + plain, i - plain); };
-  for (size_t i = 0; i < s.size();) {
-    const unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&') {
-      ++i;
-      continue;
-    }
-    if (c >= 0x80) {
-      const size_t n = Utf8Length(s, i);
-      // U+2028 and U+2029 (E2 80 A8/A9) end lines in JavaScript.
-      const bool separator = n == 3 && c == 0xE2 && static_cast<unsigned char>(s[i + 1]) == 0x80 &&
-                             (static_cast<unsigned char>(s[i + 2]) & 0xFE) == 0xA8;
-      if (n != 0 && !separator) {
-        i += n;
-        continue;
-      }
-      flush(i);
-      if (separator) {
-        out += static_cast<unsigned char>(s[i + 2]) == 0xA8 ? "\\u2028" : "\\u2029";
-        i += 3;
-      } else {
-        out += "\\ufffd";
-        ++i;
-      }
-      plain = i;
-      continue;
-    }
-    flush(i);
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      default:  // other control characters and < > &
-        out += "\\u00";
-        out.push_back(kHex[c >> 4]);
-        out.push_back(kHex[c & 0xF]);
-        break;
-    }
-    plain = ++i;
-  }
-  flush(s.size());
-  out.push_back('"');
-}
-
 // The victims of either kind of map, for code shared by both.
 const std::vector<PodPtr>& Pods(const Victims& v) { return v.pods; }
 const std::vector<std::string>& Pods(const MetaVictims& v) { return v.pod_uids; }
 std::vector<PodPtr>& Pods(Victims& v) { return v.pods; }
 std::vector<std::string>& Pods(MetaVictims& v) { return v.pod_uids; }
 
-// Compact JSON into one string, commas placed as values follow each other. Pods and nodes are
-// spliced in from their kept JSON: a request carries up to thousands of nodes every cycle.
+// Compact JSON into one string, written with the codec's writer (api::json::StringWriter):
+// strings quoted as Go quotes them, pods and nodes spliced in from their kept JSON (a request
+// carries up to thousands of nodes every cycle).
 class Writer {
  public:
-  explicit Writer(std::string& out) : out_(out) {}
+  explicit Writer(std::string& out) : json_(out) {}
 
-  void StartObject() { Open('{'); }
-  void EndObject() { Close('}'); }
-  void StartArray() { Open('['); }
-  void EndArray() { Close(']'); }
-  //! A Go field name: plain ASCII, written as it is.
-  void Field(std::string_view name) {
-    Separate();
-    out_.push_back('"');
-    out_.append(name);
-    out_.append("\":");
-    first_ = true;
-  }
+  void StartObject() { json_.StartObject(); }
+  void EndObject() { json_.EndObject(); }
+  void StartArray() { json_.StartArray(); }
+  void EndArray() { json_.EndArray(); }
+  //! A Go field name: plain ASCII, which every quoting writes alike.
+  void Field(std::string_view name) { json_.Key(name); }
   //! A map key (a node name), escaped.
-  void Key(std::string_view key) {
-    Separate();
-    AppendGoString(out_, key);
-    out_.push_back(':');
-    first_ = true;
-  }
-  void String(std::string_view s) {
-    Separate();
-    AppendGoString(out_, s);
-  }
-  void Int(int64_t v) {
-    Separate();
-    char buf[24];
-    const auto end = std::to_chars(buf, buf + sizeof(buf), v).ptr;
-    out_.append(buf, end);
-  }
-  void Null() {
-    Separate();
-    out_.append("null");
-  }
+  void Key(std::string_view key) { json_.RawKey(GoQuoted(key)); }
+  void String(std::string_view s) { json_.RawValue(GoQuoted(s)); }
+  void Int(int64_t v) { json_.Int64(v); }
+  void Null() { json_.Null(); }
   void Pod(const PodPtr& pod) {
-    Separate();
-    if (pod == nullptr) {
-      out_.append("null");
-    } else if (pod->json) {
-      out_.append(*pod->json);
-    } else {
-      api::EncodePodTo(*pod, out_);
-    }
+    if (pod == nullptr) return Null();
+    if (pod->json) return json_.RawValue(*pod->json);
+    std::string encoded;
+    api::EncodePodTo(*pod, encoded);
+    json_.RawValue(encoded);
   }
   void Node(const NodePtr& node) {
-    Separate();
-    if (node == nullptr) {
-      out_.append("null");
-    } else if (node->json) {
-      out_.append(*node->json);
-    } else {
-      api::EncodeNodeTo(*node, out_);
-    }
+    if (node == nullptr) return Null();
+    if (node->json) return json_.RawValue(*node->json);
+    std::string encoded;
+    api::EncodeNodeTo(*node, encoded);
+    json_.RawValue(encoded);
   }
 
   // Field and value together, for the shapes every type shares.
@@ -194,9 +76,12 @@ class Writer {
   void NodeList(std::string_view name, const std::optional<std::vector<NodePtr>>& nodes) {
     Field(name);
     if (!nodes) return Null();
-    Separate();
-    out_.append("{\"metadata\":{},\"items\":[");
-    first_ = true;
+    StartObject();
+    Field("metadata");
+    StartObject();
+    EndObject();
+    Field("items");
+    StartArray();
     for (const NodePtr& n : *nodes) Node(n);
     EndArray();
     EndObject();
@@ -240,22 +125,13 @@ class Writer {
   }
 
  private:
-  void Separate() {
-    if (!first_) out_.push_back(',');
-    first_ = false;
-  }
-  void Open(char c) {
-    Separate();
-    out_.push_back(c);
-    first_ = true;
-  }
-  void Close(char c) {
-    out_.push_back(c);
-    first_ = false;
+  static std::string GoQuoted(std::string_view s) {
+    std::string quoted;
+    api::json::AppendQuoted(quoted, s, api::json::Quoting::kGo);
+    return quoted;
   }
 
-  std::string& out_;
-  bool first_ = true;  // no comma before the next value
+  api::json::StringWriter json_;
 };
 
 // A Go struct: one JSON object whose fields `fields(writer)` writes.
@@ -263,10 +139,12 @@ template <typename Fields>
 std::string EncodeObject(Fields fields, size_t reserve = 64) {
   std::string out;
   out.reserve(reserve);
-  Writer w(out);
-  w.StartObject();
-  fields(w);
-  w.EndObject();
+  {
+    Writer w(out);  // gives `out` its size when it goes
+    w.StartObject();
+    fields(w);
+    w.EndObject();
+  }
   return out;
 }
 
@@ -620,16 +498,18 @@ std::string EncodeFilterResult(const ExtenderFilterResult& result) {
 
 std::string EncodeHostPriorityList(const HostPriorityList& list) {
   std::string out;
-  Writer w(out);
-  w.StartArray();
-  for (const HostPriority& p : list) {
-    w.StartObject();
-    w.StringField("Host", p.host);
-    w.Field("Score");
-    w.Int(p.score);
-    w.EndObject();
+  {
+    Writer w(out);  // gives `out` its size when it goes
+    w.StartArray();
+    for (const HostPriority& p : list) {
+      w.StartObject();
+      w.StringField("Host", p.host);
+      w.Field("Score");
+      w.Int(p.score);
+      w.EndObject();
+    }
+    w.EndArray();
   }
-  w.EndArray();
   return out;
 }
 

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "api/json_quote.h"
 #include "framework/args_view_json.h"
 
 namespace kubesched::framework {
@@ -17,44 +18,7 @@ const Value* Get(const void* p) { return static_cast<const Value*>(p); }
 
 // Appends `s` quoted with nlohmann/json's escapes (the short ones, \u00xx in lower case for the
 // other control characters; every other byte as it is).
-void AppendQuoted(std::string_view s, std::string& out) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  out += '"';
-  for (const char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\b':
-        out += "\\b";
-        break;
-      case '\f':
-        out += "\\f";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += "\\u00";
-          out += kHex[static_cast<unsigned char>(c) >> 4];
-          out += kHex[static_cast<unsigned char>(c) & 0xF];
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-}
+void AppendQuoted(std::string_view s, std::string& out) { api::json::AppendQuoted(out, s, api::json::Quoting::kPlain); }
 
 // The value as nlohmann/json's dump wrote it: compact when `indent` is negative, else `indent`
 // spaces a level, the value at `level`.

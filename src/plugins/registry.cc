@@ -4,7 +4,6 @@
 #include <optional>
 #include <string>
 
-#include "framework/args_writer.h"
 #include "plugins/batch_placement/batch_placement.h"
 #include "plugins/cross_node_preemption/cross_node_preemption.h"
 #include "plugins/default_binder/default_binder.h"

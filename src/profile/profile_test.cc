@@ -9,11 +9,8 @@
 #include <gtest/gtest.h>
 
 #include "config/load.h"
-#include "framework/runtime/waiting_pods.h"
 #include "plugins/registry.h"
-#include "testing/fake_handle.h"
-#include "util/clock.h"
-#include "util/parallelizer.h"
+#include "testing/framework_deps.h"
 
 // profile::NewMap: one framework per profile, found by scheduler name, with upstream's refusals for
 // configurations built in code (the loader refuses the same files first, with field paths).
@@ -27,15 +24,7 @@ class NewMapTest : public ::testing::Test {
  protected:
   NewMapTest() { plugins::RegisterInTreePlugins(registry_); }
 
-  framework::runtime::FrameworkDeps Deps() {
-    framework::runtime::FrameworkDeps deps;
-    deps.client = &client_;
-    deps.nominator = &nominator_;
-    deps.clock = &clock_;
-    deps.parallelizer = &parallelizer_;
-    deps.waiting_pods = &waiting_;
-    return deps;
-  }
+  framework::runtime::FrameworkDeps Deps() { return fakes_.Deps(); }
 
   //! The default profile under another scheduler name.
   config::Profile DefaultProfile(std::string scheduler_name) {
@@ -51,11 +40,7 @@ class NewMapTest : public ::testing::Test {
   }
 
   framework::Registry registry_;
-  testing::FakeClusterClient client_;
-  testing::FakePodNominator nominator_;
-  util::VirtualClock clock_;
-  util::Parallelizer parallelizer_{1};
-  framework::runtime::WaitingPodsMap waiting_;
+  testing::FakeFrameworkDeps fakes_;
 };
 
 TEST_F(NewMapTest, OneFrameworkPerProfileBySchedulerName) {

@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include "api/json_quote.h"
+#include "testing/args.h"
 #include "testing/builders.h"
 
 namespace kubesched::report {
@@ -55,8 +57,14 @@ TEST(Report, EscapesEveryNameLabelAndMessage) {
   r.pods = {testing::MakePod().Name(evil).Namespace("ns<e2>").Node("n&<e1>").Req({{"cpu", "1"}}).Obj(),
             Pending("pending-" + evil, "0/1 nodes are available: " + evil)};
   r.profiles = {"default-scheduler"};
-  r.profile_configs.push_back(
-      {"sched<e3>", {{"filter", {"Plug<e4>"}}}, {{"Score<e5>", 2}}, {{"A<e6>", {{"k", evil}}}}, {}});
+  sim::SimulationResult::ProfileConfig config;
+  config.scheduler_name = "sched<e3>";
+  config.plugins = {{"filter", {"Plug<e4>"}}};
+  config.score_weights = {{"Score<e5>", 2}};
+  std::string args;
+  api::json::AppendQuoted(args, evil, api::json::Quoting::kPlain);
+  config.plugin_args.emplace_back("A<e6>", testing::ArgsJson("{\"k\":" + args + "}"));
+  r.profile_configs.push_back(std::move(config));
   const std::string html = Render(r);
   EXPECT_EQ(Count(html, "<script"), 1u) << "only the report's own script";
   EXPECT_EQ(Count(html, "alert(\""), 0u);

@@ -205,7 +205,8 @@ std::expected<std::unique_ptr<Scheduler>, std::string> Scheduler::Create(const S
   if (!profiles) return std::unexpected(std::move(profiles.error()));
   s->profiles_ = std::move(*profiles);
 
-  // All profiles share one queue and so one QueueSort (validated by the configuration).
+  // All profiles share one queue and so one QueueSort (profile::NewMap refuses profiles whose
+  // QueueSort plugins differ).
   Framework* first = s->profiles_.begin()->second.get();
   const framework::QueueSortPlugin* sort = first->queue_sort();
   queue::Options qopts;

@@ -1,31 +1,34 @@
 #pragma once
-// A thin layer over RapidJSON's Writer for the documents the server composes (discovery,
-// OpenAPI, Status, Table, lists): string_view keys and values, and raw pre-encoded JSON spliced
-// in (stored objects are kept encoded, so a LIST copies their bytes instead of re-encoding).
+// The documents the server composes (discovery, OpenAPI, Status, Table, lists), written with the
+// codec's writer (api::json::StringWriter): string_view keys and values, and raw pre-encoded JSON
+// spliced in (stored objects are kept encoded, so a LIST copies their bytes instead of
+// re-encoding).
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
+#include <cstdint>
 #include <string>
 #include <string_view>
+
+#include "api/json_writer.h"
 
 namespace kubesched::server {
 
 class JsonWriter {
  public:
-  JsonWriter() : writer_(buffer_) {}
+  JsonWriter() : writer_(out_) {}
+  JsonWriter(const JsonWriter&) = delete;
+  JsonWriter& operator=(const JsonWriter&) = delete;
 
   void StartObject() { writer_.StartObject(); }
   void EndObject() { writer_.EndObject(); }
   void StartArray() { writer_.StartArray(); }
   void EndArray() { writer_.EndArray(); }
-  void Key(std::string_view key) { writer_.Key(key.data(), static_cast<rapidjson::SizeType>(key.size())); }
-  void String(std::string_view s) { writer_.String(s.data(), static_cast<rapidjson::SizeType>(s.size())); }
+  void Key(std::string_view key) { writer_.Key(key); }
+  void String(std::string_view s) { writer_.String(s); }
   void Int(int64_t v) { writer_.Int64(v); }
   void Bool(bool v) { writer_.Bool(v); }
   void Null() { writer_.Null(); }
   //! Splices already-encoded JSON (one complete value) in as the next value.
-  void Raw(std::string_view json) { writer_.RawValue(json.data(), json.size(), rapidjson::kObjectType); }
+  void Raw(std::string_view json) { writer_.RawValue(json); }
 
   void Member(std::string_view key, std::string_view value) {
     Key(key);
@@ -53,12 +56,15 @@ class JsonWriter {
     EndArray();
   }
 
-  //! The text written so far.
-  std::string Take() const { return std::string(buffer_.GetString(), buffer_.GetSize()); }
+  //! The text written so far (writing may go on after).
+  std::string Take() {
+    writer_.Finish();
+    return out_;
+  }
 
  private:
-  rapidjson::StringBuffer buffer_;
-  rapidjson::Writer<rapidjson::StringBuffer> writer_;
+  std::string out_;  // before writer_, which writes into it
+  api::json::StringWriter writer_;
 };
 
 }  // namespace kubesched::server

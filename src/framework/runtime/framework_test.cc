@@ -23,9 +23,9 @@
 #include "testing/args.h"
 #include "testing/builders.h"
 #include "testing/fake_handle.h"
+#include "testing/framework_deps.h"
 #include "testing/printers.h"
 #include "util/clock.h"
-#include "util/parallelizer.h"
 
 // The framework runtime on its own: a profile's configuration turned into per-point plugin lists,
 // and each extension point run with upstream's rules, with small fake plugins whose behaviour each
@@ -301,15 +301,7 @@ class FrameworkTest : public ::testing::Test {
     return p;
   }
 
-  FrameworkDeps Deps() {
-    FrameworkDeps deps;
-    deps.client = &client_;
-    deps.nominator = &nominator_;
-    deps.clock = &clock_;
-    deps.parallelizer = &parallelizer_;
-    deps.waiting_pods = &waiting_;
-    return deps;
-  }
+  FrameworkDeps Deps() { return fakes_.Deps(); }
 
   std::expected<std::unique_ptr<Framework>, std::string> Create(const config::Profile& profile, size_t index = 0) {
     return Framework::Create(profile, index, registry_, Deps());
@@ -338,6 +330,16 @@ class FrameworkTest : public ::testing::Test {
     return Build(p);
   }
 
+  //! The framework for a profile whose PreFilter point runs `pre_filters` in order and whose
+  //! Filter point runs `filters`.
+  std::unique_ptr<Framework> BuildPreFilter(std::initializer_list<std::string_view> pre_filters,
+                                            std::initializer_list<std::string_view> filters = {}) {
+    config::Profile p = BaseProfile();
+    for (std::string_view name : pre_filters) p.plugins.pre_filter.enabled.push_back({std::string(name), 0});
+    for (std::string_view name : filters) p.plugins.filter.enabled.push_back({std::string(name), 0});
+    return Build(p);
+  }
+
   //! The error Create returns for an invalid profile.
   std::string CreateError(const config::Profile& profile, size_t index = 0) {
     auto fw = Create(profile, index);
@@ -350,11 +352,7 @@ class FrameworkTest : public ::testing::Test {
 
   Script script_;
   Registry registry_;
-  testing::FakeClusterClient client_;
-  testing::FakePodNominator nominator_;
-  util::VirtualClock clock_{kStart};
-  util::Parallelizer parallelizer_{2};
-  WaitingPodsMap waiting_;
+  testing::FakeFrameworkDeps fakes_{kStart, /*workers=*/2};
   testing::FakeSnapshot snapshot_;
   PodInfoPtr pod_ = MakePod().Name("p").Namespace("default").UID("uid-p").Info();
 };
@@ -644,11 +642,8 @@ TEST_F(FrameworkTest, FilterStopsAtTheFirstRejectionAndNamesThePlugin) {
 }
 
 TEST_F(FrameworkTest, PreFilterSkipMeansTheCycleDoesNotRunThatPluginsFilter) {
-  config::Profile p = BaseProfile();
-  p.plugins.pre_filter.enabled = {Ref(kA), Ref(kB)};
-  p.plugins.filter.enabled = {Ref(kA), Ref(kB), Ref(kC)};
   script_.status["PreFilter:A"] = Status::Skip();
-  auto fw = Build(p);
+  auto fw = BuildPreFilter({kA, kB}, {kA, kB, kC});
   ASSERT_NE(fw, nullptr);
 
   CycleState state;
@@ -675,9 +670,7 @@ TEST_F(FrameworkTest, PreFilterSkipMeansTheCycleDoesNotRunThatPluginsFilter) {
 }
 
 TEST_F(FrameworkTest, PreFilterRejectionOrErrorEndsTheCycle) {
-  config::Profile p = BaseProfile();
-  p.plugins.pre_filter.enabled = {Ref(kA), Ref(kB), Ref(kC)};
-  auto fw = Build(p);
+  auto fw = BuildPreFilter({kA, kB, kC});
   ASSERT_NE(fw, nullptr);
 
   // UnschedulableAndUnresolvable: preemption cannot help, the other PreFilter plugins do not run.
@@ -703,13 +696,10 @@ TEST_F(FrameworkTest, PreFilterRejectionOrErrorEndsTheCycle) {
 // preemption later in the cycle runs Filter with every plugin's PreFilter state; the last
 // Unschedulable is the point's status, and Skip still counts.
 TEST_F(FrameworkTest, PreFilterUnschedulableLetsTheOtherPluginsRun) {
-  config::Profile p = BaseProfile();
-  p.plugins.pre_filter.enabled = {Ref(kA), Ref(kB), Ref(kC)};
-  p.plugins.filter.enabled = {Ref(kA), Ref(kB), Ref(kC)};
   script_.status["PreFilter:A"] = Status::Unschedulable("quota");
   script_.status["PreFilter:C"] = Status::Skip();
   script_.pre_filter_nodes["B"] = {"n1"};
-  auto fw = Build(p);
+  auto fw = BuildPreFilter({kA, kB, kC}, {kA, kB, kC});
   ASSERT_NE(fw, nullptr);
 
   CycleState state;
@@ -734,11 +724,9 @@ TEST_F(FrameworkTest, PreFilterUnschedulableLetsTheOtherPluginsRun) {
 // Nodes no PreFilter result has in common: UnschedulableAndUnresolvable (preemption cannot bring
 // a node back into the results), under no single plugin; every narrowing plugin is reported.
 TEST_F(FrameworkTest, PreFilterResultsWithNothingInCommonAreUnresolvable) {
-  config::Profile p = BaseProfile();
-  p.plugins.pre_filter.enabled = {Ref(kA), Ref(kB), Ref(kC)};
   script_.pre_filter_nodes["A"] = {"n0"};
   script_.pre_filter_nodes["C"] = {"n1", "n2"};
-  auto fw = Build(p);
+  auto fw = BuildPreFilter({kA, kB, kC});
   ASSERT_NE(fw, nullptr);
 
   CycleState state;
@@ -758,11 +746,9 @@ TEST_F(FrameworkTest, PreFilterResultsWithNothingInCommonAreUnresolvable) {
 }
 
 TEST_F(FrameworkTest, PreFilterResultsAreIntersected) {
-  config::Profile p = BaseProfile();
-  p.plugins.pre_filter.enabled = {Ref(kA), Ref(kB), Ref(kC)};
   script_.pre_filter_nodes["A"] = {"n0", "n1"};
   script_.pre_filter_nodes["C"] = {"n1", "n2"};
-  auto fw = Build(p);
+  auto fw = BuildPreFilter({kA, kB, kC});
   ASSERT_NE(fw, nullptr);
 
   CycleState state;
@@ -852,7 +838,7 @@ TEST_F(FrameworkTest, PermitSuccessLetsThePodThroughWithoutWaiting) {
   PermitOutcome outcome;
   EXPECT_TRUE(fw->RunPermitPlugins(state, pod_, "n0", outcome.Callback()).IsSuccess());
   EXPECT_THAT(script_.CallsAt("Permit"), ElementsAre("Permit:A:n0", "Permit:B:n0"));
-  EXPECT_EQ(waiting_.size(), 0u);
+  EXPECT_EQ(fakes_.waiting.size(), 0u);
   EXPECT_EQ(fw->GetWaitingPod("uid-p"), nullptr);
   // The scheduler continues the binding cycle itself; the callback is for waiting pods.
   EXPECT_THAT(outcome.Done(), IsEmpty());
@@ -871,7 +857,7 @@ TEST_F(FrameworkTest, PermitRejectionStopsAtThePluginAndNothingWaits) {
   EXPECT_EQ(s.Message(), "quota exceeded");
   EXPECT_EQ(s.plugin(), "B");
   EXPECT_THAT(script_.CallsAt("Permit"), ElementsAre("Permit:A:n0", "Permit:B:n0"));
-  EXPECT_EQ(waiting_.size(), 0u);
+  EXPECT_EQ(fakes_.waiting.size(), 0u);
   EXPECT_THAT(outcome.Done(), IsEmpty());
 
   script_.ClearCalls();
@@ -881,7 +867,7 @@ TEST_F(FrameworkTest, PermitRejectionStopsAtThePluginAndNothingWaits) {
   EXPECT_EQ(e.code(), Code::kError);
   EXPECT_EQ(e.Message(), "running Permit plugin \"B\": boom");
   EXPECT_EQ(e.plugin(), "B");
-  EXPECT_EQ(waiting_.size(), 0u);
+  EXPECT_EQ(fakes_.waiting.size(), 0u);
   EXPECT_THAT(outcome.Done(), IsEmpty());
 }
 
@@ -894,12 +880,12 @@ TEST_F(FrameworkTest, PermitWaitEndsWhenEveryWaitingPluginAllowsFromAnotherThrea
   Status s = fw->RunPermitPlugins(state, pod_, "n0", outcome.Callback());
   EXPECT_EQ(s.code(), Code::kWait);
   EXPECT_THAT(script_.CallsAt("Permit"), ElementsAre("Permit:A:n0", "Permit:B:n0", "Permit:C:n0"));
-  ASSERT_EQ(waiting_.size(), 1u);
+  ASSERT_EQ(fakes_.waiting.size(), 1u);
   std::shared_ptr<WaitingPod> wp = fw->GetWaitingPod("uid-p");
   ASSERT_NE(wp, nullptr);
   EXPECT_EQ(wp->pod().metadata.name, "p");
   EXPECT_THAT(wp->GetPendingPlugins(), ElementsAre("A", "C"));
-  EXPECT_EQ(waiting_.NextDeadline(), kStart + 10 * util::kNanosPerSecond);
+  EXPECT_EQ(fakes_.waiting.NextDeadline(), kStart + 10 * util::kNanosPerSecond);
   Names iterated;
   fw->IterateOverWaitingPods([&](WaitingPod& w) { iterated.push_back(w.pod().metadata.uid); });
   EXPECT_THAT(iterated, ElementsAre("uid-p"));
@@ -908,7 +894,7 @@ TEST_F(FrameworkTest, PermitWaitEndsWhenEveryWaitingPluginAllowsFromAnotherThrea
   // Allowed by A from another thread (as a plugin's informer callback would): C still holds it.
   std::thread([&] { fw->GetWaitingPod("uid-p")->Allow("A"); }).join();
   EXPECT_THAT(wp->GetPendingPlugins(), ElementsAre("C"));
-  EXPECT_EQ(waiting_.NextDeadline(), kStart + 20 * util::kNanosPerSecond);
+  EXPECT_EQ(fakes_.waiting.NextDeadline(), kStart + 20 * util::kNanosPerSecond);
   EXPECT_THAT(outcome.Done(), IsEmpty());
   // A plugin that is not waited on allowing changes nothing.
   wp->Allow("B");
@@ -920,11 +906,11 @@ TEST_F(FrameworkTest, PermitWaitEndsWhenEveryWaitingPluginAllowsFromAnotherThrea
   EXPECT_TRUE(done[0].IsSuccess());
 
   // Completed once: no timeout or later verdict reaches the callback again.
-  clock_.Advance(3600 * util::kNanosPerSecond);
-  waiting_.ExpireDue(clock_.NowNs());
+  fakes_.clock.Advance(3600 * util::kNanosPerSecond);
+  fakes_.waiting.ExpireDue(fakes_.clock.NowNs());
   wp->Reject("A", "too late");
   EXPECT_EQ(outcome.Done().size(), 1u);
-  EXPECT_FALSE(waiting_.NextDeadline().has_value());
+  EXPECT_FALSE(fakes_.waiting.NextDeadline().has_value());
 }
 
 TEST_F(FrameworkTest, PermitWaitTimesOutOnTheFrameworksClock) {
@@ -936,11 +922,11 @@ TEST_F(FrameworkTest, PermitWaitTimesOutOnTheFrameworksClock) {
   ASSERT_EQ(fw->RunPermitPlugins(state, pod_, "n0", outcome.Callback()).code(), Code::kWait);
 
   // A's deadline is 10 s after Permit ran, on the clock the framework was given.
-  clock_.Advance(10 * util::kNanosPerSecond - 1);
-  waiting_.ExpireDue(clock_.NowNs());
+  fakes_.clock.Advance(10 * util::kNanosPerSecond - 1);
+  fakes_.waiting.ExpireDue(fakes_.clock.NowNs());
   EXPECT_THAT(outcome.Done(), IsEmpty());
-  clock_.Advance(1);
-  waiting_.ExpireDue(clock_.NowNs());
+  fakes_.clock.Advance(1);
+  fakes_.waiting.ExpireDue(fakes_.clock.NowNs());
   std::vector<Status> done = outcome.Done();
   ASSERT_EQ(done.size(), 1u);
   EXPECT_EQ(done[0].code(), Code::kUnschedulable);
@@ -950,8 +936,8 @@ TEST_F(FrameworkTest, PermitWaitTimesOutOnTheFrameworksClock) {
   // Timed out is final: C's deadline and a late Allow change nothing.
   fw->GetWaitingPod("uid-p")->Allow("A");
   fw->GetWaitingPod("uid-p")->Allow("C");
-  clock_.Advance(20 * util::kNanosPerSecond);
-  waiting_.ExpireDue(clock_.NowNs());
+  fakes_.clock.Advance(20 * util::kNanosPerSecond);
+  fakes_.waiting.ExpireDue(fakes_.clock.NowNs());
   EXPECT_EQ(outcome.Done().size(), 1u);
 }
 
@@ -962,9 +948,9 @@ TEST_F(FrameworkTest, PermitWaitIsCappedAtFifteenMinutes) {
   CycleState state;
   PermitOutcome outcome;
   ASSERT_EQ(fw->RunPermitPlugins(state, pod_, "n0", outcome.Callback()).code(), Code::kWait);
-  EXPECT_EQ(waiting_.NextDeadline(), kStart + 15 * 60 * util::kNanosPerSecond);
-  clock_.Advance(15 * 60 * util::kNanosPerSecond);
-  waiting_.ExpireDue(clock_.NowNs());
+  EXPECT_EQ(fakes_.waiting.NextDeadline(), kStart + 15 * 60 * util::kNanosPerSecond);
+  fakes_.clock.Advance(15 * 60 * util::kNanosPerSecond);
+  fakes_.waiting.ExpireDue(fakes_.clock.NowNs());
   std::vector<Status> done = outcome.Done();
   ASSERT_EQ(done.size(), 1u);
   EXPECT_EQ(done[0].code(), Code::kUnschedulable);
@@ -1010,8 +996,8 @@ TEST_F(FrameworkTest, PermitTimeoutMessagePrintsTheWaitAsAGoDuration) {
   CycleState state;
   PermitOutcome first;
   ASSERT_EQ(fw->RunPermitPlugins(state, pod_, "n0", first.Callback()).code(), Code::kWait);
-  clock_.Advance(500'000'000);
-  waiting_.ExpireDue(clock_.NowNs());
+  fakes_.clock.Advance(500'000'000);
+  fakes_.waiting.ExpireDue(fakes_.clock.NowNs());
   ASSERT_EQ(first.Done().size(), 1u);
   EXPECT_EQ(first.Done()[0].Message(), "rejected due to timeout after waiting 500ms at plugin C");
 
@@ -1021,8 +1007,8 @@ TEST_F(FrameworkTest, PermitTimeoutMessagePrintsTheWaitAsAGoDuration) {
   PermitOutcome second;
   CycleState other_state;
   ASSERT_EQ(fw->RunPermitPlugins(other_state, other, "n0", second.Callback()).code(), Code::kWait);
-  clock_.Advance(90 * util::kNanosPerSecond);
-  waiting_.ExpireDue(clock_.NowNs());
+  fakes_.clock.Advance(90 * util::kNanosPerSecond);
+  fakes_.waiting.ExpireDue(fakes_.clock.NowNs());
   ASSERT_EQ(second.Done().size(), 1u);
   EXPECT_EQ(second.Done()[0].Message(), "rejected due to timeout after waiting 1m30s at plugin A");
 }
