@@ -36,19 +36,21 @@ const KindInfo* CheckKind(const MapView& obj, std::string& kind) {
     }
     Fail(obj.At("kind"), obj.PathOf("kind"), message, kFieldValueNotSupported);
   }
-  const std::string want = info->group.empty() ? "v1" : std::string(info->group) + "/v1";
+  const std::string want =
+      info->group.empty() ? std::string(info->version) : std::string(info->group) + "/" + std::string(info->version);
   if (group != info->group) {
     Fail(obj.At("apiVersion"), obj.PathOf("apiVersion"),
          "apiVersion " + GoQuote(api_version) + " does not serve kind " + kind + "; use " + GoQuote(want),
          kFieldValueNotSupported);
   }
-  // Every kind kubesched reads is served at v1 only: the beta versions (batch/v1beta1 CronJob,
-  // apps/v1beta2 StatefulSet, policy/v1beta1 PodDisruptionBudget, ...) were removed upstream, and
-  // kubectl refuses them as "no matches for kind".
-  if (version != "v1") {
+  // Every kind kubesched reads is served at one version (v1 but for the alpha PodGroup): the beta
+  // versions (batch/v1beta1 CronJob, apps/v1beta2 StatefulSet, policy/v1beta1
+  // PodDisruptionBudget, ...) were removed upstream, and kubectl refuses them as "no matches for
+  // kind".
+  if (version != info->version) {
     Fail(obj.At("apiVersion"), obj.PathOf("apiVersion"),
          "no matches for kind " + GoQuote(kind) + " in version " + GoQuote(api_version) +
-             " (Kubernetes no longer serves it); use " + GoQuote(want),
+             (info->version == "v1" ? " (Kubernetes no longer serves it); use " : "; use ") + GoQuote(want),
          kFieldValueNotSupported);
   }
   return info;
@@ -98,6 +100,11 @@ Object DecodeChecked(const MapView& obj, const KindInfo& info, bool* uses_volume
     read_metadata(pdb->metadata);
     ReadPodDisruptionBudget(obj, *pdb);
     out = std::move(pdb);
+  } else if (kind == "PodGroup") {
+    auto pg = std::make_shared<PodGroup>();
+    read_metadata(pg->metadata);
+    ReadPodGroup(obj, *pg);
+    out = std::move(pg);
   } else {
     auto w = std::make_shared<Workload>();
     w->kind = std::string(kind);
@@ -179,6 +186,9 @@ Decoded<PriorityClass> DecodePriorityClass(const json::Value& object, const Deco
 }
 Decoded<PodDisruptionBudget> DecodePodDisruptionBudget(const json::Value& object, const DecodeOptions& options) {
   return DecodeAs<PodDisruptionBudget>(object, options, "a PodDisruptionBudget");
+}
+Decoded<PodGroup> DecodePodGroup(const json::Value& object, const DecodeOptions& options) {
+  return DecodeAs<PodGroup>(object, options, "a PodGroup");
 }
 Decoded<Workload> DecodeWorkload(const json::Value& object, const DecodeOptions& options) {
   return DecodeAs<Workload>(object, options, "a workload (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, ...)");

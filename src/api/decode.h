@@ -26,7 +26,8 @@ namespace kubesched::api {
 //! An object of a kind kubesched reads.
 using Object =
     std::variant<std::shared_ptr<Node>, std::shared_ptr<Pod>, std::shared_ptr<Namespace>,
-                 std::shared_ptr<PriorityClass>, std::shared_ptr<PodDisruptionBudget>, std::shared_ptr<Workload>>;
+                 std::shared_ptr<PriorityClass>, std::shared_ptr<PodDisruptionBudget>, std::shared_ptr<Workload>,
+                 std::shared_ptr<PodGroup>>;
 
 struct DecodeOptions {
   //! The written form of YAML scalars (api/yaml.h), so "version: 1.10" reads as "1.10".
@@ -49,6 +50,7 @@ std::expected<PodStatus, FieldErrors> DecodePodStatus(const json::Value& pod);
 Decoded<Namespace> DecodeNamespace(const json::Value& object, const DecodeOptions& options = {});
 Decoded<PriorityClass> DecodePriorityClass(const json::Value& object, const DecodeOptions& options = {});
 Decoded<PodDisruptionBudget> DecodePodDisruptionBudget(const json::Value& object, const DecodeOptions& options = {});
+Decoded<PodGroup> DecodePodGroup(const json::Value& object, const DecodeOptions& options = {});
 //! Deployment, ReplicaSet, ReplicationController, StatefulSet, DaemonSet, Job or CronJob.
 Decoded<Workload> DecodeWorkload(const json::Value& object, const DecodeOptions& options = {});
 

@@ -1,9 +1,10 @@
-// Namespaces need nothing beyond metadata; PriorityClasses and PodDisruptionBudgets.
+// Namespaces need nothing beyond metadata; PriorityClasses, PodDisruptionBudgets and PodGroups.
 
 #include <string>
 
 #include "api/decode_internal.h"
 #include "api/manifest.h"
+#include "api/names.h"
 
 namespace kubesched::api::decode {
 namespace {
@@ -49,6 +50,53 @@ void ReadPodDisruptionBudget(const MapView& obj, PodDisruptionBudget& pdb) {
   if (pdb.min_available && pdb.max_unavailable) {
     Fail(spec.At("maxUnavailable"), spec.PathOf("maxUnavailable"), "minAvailable and maxUnavailable cannot both be set",
          kFieldValueForbidden);
+  }
+}
+
+// scheduling.k8s.io/v1alpha2 PodGroup, checked as upstream's ValidatePodGroup checks it: exactly
+// one scheduling policy, a positive gang minCount, a template reference with both names, at most
+// one topology constraint naming a label key.
+void ReadPodGroup(const MapView& obj, PodGroup& pg) {
+  const std::optional<MapView> spec = obj.OptMap("spec");
+  if (!spec) Fail(obj.At("spec"), obj.PathOf("spec"), "required field is missing", kFieldValueRequired);
+  const MapView policy = spec->Map("schedulingPolicy");
+  const bool basic = policy.Has("basic"), gang = policy.Has("gang");
+  if (basic == gang) {
+    Fail(spec->At("schedulingPolicy"), spec->PathOf("schedulingPolicy"),
+         basic ? "exactly one of `basic`, `gang` is required, but multiple fields are set"
+               : "must specify one of: `basic`, `gang`");
+  }
+  (void)policy.Map("basic");  // an object (empty by definition), checked as one
+  if (gang) {
+    const MapView g = policy.Map("gang");
+    const std::optional<int32_t> min_count = g.OptInt32("minCount");
+    if (!min_count || *min_count == 0) {
+      Fail(g.At("minCount"), g.PathOf("minCount"), "required field is missing", kFieldValueRequired);
+    }
+    if (*min_count < 0) {
+      Fail(g.At("minCount"), g.PathOf("minCount"), "must be greater than zero, got " + std::to_string(*min_count));
+    }
+    pg.policy = PodGroupPolicy::kGang;
+    pg.min_count = *min_count;
+  }
+  if (const std::optional<MapView> ref = spec->OptMap("podGroupTemplateRef")) {
+    const MapView workload = ref->Map("workload");
+    for (const auto& [key, out] : {std::pair<std::string_view, std::string*>{"workloadName", &pg.workload_name},
+                                   {"podGroupTemplateName", &pg.template_name}}) {
+      *out = workload.RequiredString(key);
+      if (const std::vector<std::string> errs = IsDNS1123Label(*out); !errs.empty()) {
+        Fail(workload.At(key), workload.PathOf(key), Join(errs));
+      }
+    }
+  }
+  if (const std::optional<MapView> constraints = spec->OptMap("schedulingConstraints")) {
+    constraints->ForEachMap("topology", [&](const MapView& t, size_t i) {
+      if (i > 0) Fail(t.node(), t.path(), "must have at most 1 item", kFieldValueTooMany);
+      pg.topology_key = t.RequiredString("key");
+      if (const std::vector<std::string> errs = IsQualifiedName(pg.topology_key); !errs.empty()) {
+        Fail(t.At("key"), t.PathOf("key"), Join(errs));
+      }
+    });
   }
 }
 

@@ -295,6 +295,8 @@ void ReadWorkload(const MapView& obj, Workload& w);
 
 // decode_cluster.cc
 void ReadPriorityClass(const MapView& obj, PriorityClass& pc);
+//! A PodGroup's spec, with upstream's validation (pkg/apis/scheduling/validation).
+void ReadPodGroup(const MapView& obj, PodGroup& pg);
 void ReadPodDisruptionBudget(const MapView& obj, PodDisruptionBudget& pdb);
 
 }  // namespace kubesched::api::decode

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "api/decode_internal.h"
+#include "api/names.h"
 
 namespace kubesched::api::decode {
 namespace {
@@ -261,6 +262,13 @@ void ReadPodSpec(const MapView& m, PodSpec& s) {
     }
     s.scheduling_gates.push_back(std::move(name));
   });
+  if (const std::optional<MapView> group = m.OptMap("schedulingGroup")) {
+    // PodSchedulingGroup: exactly one way to name the group (podGroupName, today the only one).
+    s.pod_group = group->RequiredString("podGroupName");
+    if (const std::vector<std::string> errs = IsDNS1123Subdomain(s.pod_group); !errs.empty()) {
+      Fail(group->At("podGroupName"), group->PathOf("podGroupName"), Join(errs));
+    }
+  }
   if (!s.scheduling_gates.empty() && !s.node_name.empty()) {
     Fail(m.At("nodeName"), m.PathOf("nodeName"), "cannot be set while the pod has schedulingGates");
   }

@@ -172,6 +172,11 @@ Value PodSpecValue(const PodSpec& s, Allocator& a) {
     }
     Put(o, "schedulingGates", std::move(arr), a);
   }
+  if (!s.pod_group.empty()) {
+    Value group(rapidjson::kObjectType);
+    Put(group, "podGroupName", Str(s.pod_group, a), a);
+    Put(o, "schedulingGroup", std::move(group), a);
+  }
   if (s.resources) {
     Value res(rapidjson::kObjectType);
     if (!s.resources->limits.empty()) Put(res, "limits", Resources(s.resources->limits, a), a);

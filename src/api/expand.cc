@@ -96,6 +96,8 @@ std::optional<LoadError> ExpandAndCollect(State& state, ClusterObjects& out) {
             out.priority_classes.push_back(obj);
           } else if constexpr (std::is_same_v<T, PodDisruptionBudget>) {
             out.pdbs.push_back(obj);
+          } else if constexpr (std::is_same_v<T, PodGroup>) {
+            out.pod_groups.push_back(obj);
           } else if (obj->kind == "CronJob") {
             cron_jobs.push_back(obj->metadata.namespace_ + "/" + obj->metadata.name);
           } else {

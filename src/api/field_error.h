@@ -18,6 +18,7 @@ inline constexpr std::string_view kFieldValueNotSupported = "FieldValueNotSuppor
 inline constexpr std::string_view kFieldValueForbidden = "FieldValueForbidden";
 inline constexpr std::string_view kFieldValueTypeInvalid = "FieldValueTypeInvalid";
 inline constexpr std::string_view kFieldValueTooLong = "FieldValueTooLong";
+inline constexpr std::string_view kFieldValueTooMany = "FieldValueTooMany";
 
 struct FieldError {
   std::string field;   //!< "spec.containers[0].resources.requests.cpu"; empty for the whole object

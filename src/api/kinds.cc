@@ -9,6 +9,9 @@ constexpr KindInfo kKinds[] = {
     {"Namespace", "", false},
     {"PriorityClass", "scheduling.k8s.io", false},
     {"PodDisruptionBudget", "policy", true},
+    // Workload-aware scheduling (GenericWorkload, alpha since 1.35): the runtime group object of
+    // the 1.36 API. The Workload kind (its templates) is read by controllers, not the scheduler.
+    {"PodGroup", "scheduling.k8s.io", true, "v1alpha2"},
     {"Deployment", "apps", true},
     {"ReplicaSet", "apps", true},
     {"ReplicationController", "", true},
@@ -34,7 +37,7 @@ constexpr BuiltinGroup kBuiltinGroups[] = {
     {"networking.k8s.io", "IPAddress Ingress IngressClass NetworkPolicy ServiceCIDR"},
     {"rbac.authorization.k8s.io", "ClusterRole ClusterRoleBinding Role RoleBinding"},
     {"storage.k8s.io", "CSIDriver CSINode CSIStorageCapacity StorageClass VolumeAttachment VolumeAttributesClass"},
-    {"scheduling.k8s.io", "PriorityClass"},
+    {"scheduling.k8s.io", "PodGroup PriorityClass Workload"},
     {"apiextensions.k8s.io", "CustomResourceDefinition"},
     {"admissionregistration.k8s.io",
      "MutatingAdmissionPolicy MutatingAdmissionPolicyBinding MutatingWebhookConfiguration ValidatingAdmissionPolicy "

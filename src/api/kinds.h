@@ -11,6 +11,8 @@ struct KindInfo {
   std::string_view kind;
   std::string_view group;  // "" for core
   bool namespaced;
+  //! The one version kubesched reads it at.
+  std::string_view version = "v1";
 };
 
 //! The kind's entry, or nullptr for a kind kubesched does not read.

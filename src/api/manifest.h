@@ -43,6 +43,7 @@ struct ClusterObjects {
   std::vector<std::shared_ptr<Namespace>> namespaces;
   std::vector<std::shared_ptr<PriorityClass>> priority_classes;
   std::vector<std::shared_ptr<PodDisruptionBudget>> pdbs;
+  std::vector<std::shared_ptr<PodGroup>> pod_groups;
   //! Deployments, ReplicaSets, ReplicationControllers, StatefulSets, DaemonSets and Jobs (not
   //! CronJobs, which create nothing in a snapshot).
   std::vector<std::shared_ptr<Workload>> workloads;

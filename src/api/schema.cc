@@ -276,6 +276,7 @@ PodSpec
   os PodOS
   hostUsers bool
   schedulingGates []PodSchedulingGate
+  schedulingGroup PodSchedulingGroup
   resourceClaims []PodResourceClaim
   resources ResourceRequirements
   hostnameOverride string
@@ -917,6 +918,36 @@ PodDisruptionBudgetStatus
   expectedPods int
   conditions []Condition
 
+PodGroup
+  apiVersion string
+  kind string
+  metadata ObjectMeta
+  spec PodGroupSpec
+  status PodGroupStatus
+PodGroupSpec
+  podGroupTemplateRef PodGroupTemplateReference
+  schedulingPolicy PodGroupSchedulingPolicy
+  schedulingConstraints PodGroupSchedulingConstraints
+PodGroupTemplateReference
+  workload WorkloadPodGroupTemplateReference
+WorkloadPodGroupTemplateReference
+  workloadName string
+  podGroupTemplateName string
+PodGroupSchedulingPolicy
+  basic BasicSchedulingPolicy
+  gang GangSchedulingPolicy
+BasicSchedulingPolicy
+GangSchedulingPolicy
+  minCount int
+PodGroupSchedulingConstraints
+  topology []TopologyConstraint
+TopologyConstraint
+  key string
+PodGroupStatus
+  conditions []Condition
+PodSchedulingGroup
+  podGroupName string
+
 Deployment
   apiVersion string
   kind string
@@ -1233,6 +1264,7 @@ constexpr std::string_view kCheckedKinds[] = {
     "Namespace",
     "PriorityClass",
     "PodDisruptionBudget",
+    "PodGroup",
     "Deployment",
     "ReplicaSet",
     "ReplicationController",

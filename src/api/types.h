@@ -223,6 +223,9 @@ struct PodSpec {
   std::string priority_class_name;
   std::optional<PreemptionPolicy> preemption_policy;
   std::vector<std::string> scheduling_gates;
+  //! spec.schedulingGroup.podGroupName: the PodGroup (scheduling.k8s.io) this pod is a member
+  //! of, in its namespace; empty when it belongs to none.
+  std::string pod_group;
   std::vector<Container> containers;
   std::vector<Container> init_containers;
   ResourceList overhead;
@@ -290,6 +293,28 @@ struct PodDisruptionBudget {
   std::optional<std::string> min_available;
   std::optional<std::string> max_unavailable;
   ObjectJson json;
+};
+
+//! How a PodGroup's members are scheduled (spec.schedulingPolicy: exactly one of basic, gang).
+enum class PodGroupPolicy { kBasic, kGang };
+
+//! A PodGroup (scheduling.k8s.io/v1alpha2): a runtime group of pods, linked by their
+//! spec.schedulingGroup.podGroupName, that the scheduler places together.
+struct PodGroup {
+  ObjectMeta metadata;
+  PodGroupPolicy policy = PodGroupPolicy::kBasic;
+  //! gang.minCount: the members that must be placed at once for any to be (1 for basic).
+  int32_t min_count = 1;
+  //! schedulingConstraints.topology[0].key: the node label whose one domain (a rack, a zone)
+  //! must hold every member; empty without a topology constraint.
+  std::string topology_key;
+  //! spec.podGroupTemplateRef.workload: the Workload and template it was made from, if any.
+  std::string workload_name;
+  std::string template_name;
+  ObjectJson json;
+
+  //! "namespace/name".
+  std::string Key() const { return metadata.namespace_ + "/" + metadata.name; }
 };
 
 //! The pod template shared by the workload controllers.

@@ -17,6 +17,11 @@ class EventHandler {
   virtual void OnPodAdd(std::shared_ptr<const api::Pod> pod) = 0;
   virtual void OnPodUpdate(std::shared_ptr<const api::Pod> old_pod, std::shared_ptr<const api::Pod> new_pod) = 0;
   virtual void OnPodDelete(std::shared_ptr<const api::Pod> pod) = 0;
+  //! PodGroups (scheduling.k8s.io): ignored unless the handler tracks them.
+  virtual void OnPodGroupAdd(std::shared_ptr<const api::PodGroup> /*group*/) {}
+  virtual void OnPodGroupUpdate(std::shared_ptr<const api::PodGroup> /*old_group*/,
+                                std::shared_ptr<const api::PodGroup> /*new_group*/) {}
+  virtual void OnPodGroupDelete(std::shared_ptr<const api::PodGroup> /*group*/) {}
 };
 
 }  // namespace kubesched::cluster

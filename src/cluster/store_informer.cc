@@ -25,6 +25,10 @@ std::shared_ptr<const api::Node> NodeOf(const store::ObjectPtr& object) {
   return object ? object->View<api::Node>() : nullptr;
 }
 
+std::shared_ptr<const api::PodGroup> PodGroupOf(const store::ObjectPtr& object) {
+  return object ? object->View<api::PodGroup>() : nullptr;
+}
+
 std::vector<store::ObjectPtr> ListInCreationOrder(const store::Store& store, const store::ResourceType& type,
                                                   uint64_t& resource_version) {
   auto listed = store.List(type, "", {});
@@ -40,7 +44,10 @@ std::vector<store::ObjectPtr> ListInCreationOrder(const store::Store& store, con
 }  // namespace
 
 StoreInformer::StoreInformer(store::Store& store)
-    : store_(store), pods_(Resource(store, "pods")), nodes_(Resource(store, "nodes")) {}
+    : store_(store),
+      pods_(Resource(store, "pods")),
+      nodes_(Resource(store, "nodes")),
+      pod_groups_(store.FindResource("scheduling.k8s.io", "podgroups")) {}
 
 StoreInformer::~StoreInformer() {
   if (observer_) store_.RemoveObserver(*observer_);
@@ -56,9 +63,23 @@ void StoreInformer::Subscribe(EventHandler* handler) {
   // dropped below by its resourceVersion) or held, never lost.
   observer_ = store_.AddObserver([this](const store::WatchEvent& event) { OnEvent(event); });
   const auto nodes = ListInCreationOrder(store_, nodes_, replayed_through_);
+  // PodGroups only where the store has them: a remote store informs them only when the API
+  // server serves scheduling.k8s.io/v1alpha2 (not yet: `run` does not watch them).
+  std::vector<store::ObjectPtr> groups;
+  if (pod_groups_ != nullptr) {
+    if (store_.List(*pod_groups_, "", {})) {
+      groups = ListInCreationOrder(store_, *pod_groups_, replayed_through_);
+    } else {
+      pod_groups_ = nullptr;
+    }
+  }
   const auto pods = ListInCreationOrder(store_, pods_, replayed_through_);
   for (const auto& n : nodes) {
     if (auto node = NodeOf(n)) handler_->OnNodeAdd(std::move(node));
+  }
+  // Groups before their members, so that PreEnqueue finds a member's group.
+  for (const auto& g : groups) {
+    if (auto group = PodGroupOf(g)) handler_->OnPodGroupAdd(std::move(group));
   }
   for (const auto& p : pods) {
     if (auto pod = PodOf(p); pod && !Terminal(*pod)) handler_->OnPodAdd(std::move(pod));
@@ -115,6 +136,10 @@ void StoreInformer::Forward(const store::WatchEvent& event) {
     }
     return;
   }
+  if (pod_groups_ != nullptr && type == pod_groups_) {
+    ForwardPodGroup(event);
+    return;
+  }
   if (type != &pods_) return;
   auto pod = PodOf(event.object);
   if (!pod) return;
@@ -136,6 +161,28 @@ void StoreInformer::Forward(const store::WatchEvent& event) {
     }
     case store::EventType::kDeleted:
       if (!Terminal(*pod)) handler_->OnPodDelete(std::move(pod));
+      break;
+    case store::EventType::kBookmark:
+      break;
+  }
+}
+
+void StoreInformer::ForwardPodGroup(const store::WatchEvent& event) {
+  auto group = PodGroupOf(event.object);
+  if (!group) return;
+  switch (event.type) {
+    case store::EventType::kAdded:
+      handler_->OnPodGroupAdd(std::move(group));
+      break;
+    case store::EventType::kModified:
+      if (auto old = PodGroupOf(event.old_object)) {
+        handler_->OnPodGroupUpdate(std::move(old), std::move(group));
+      } else {
+        handler_->OnPodGroupAdd(std::move(group));
+      }
+      break;
+    case store::EventType::kDeleted:
+      handler_->OnPodGroupDelete(std::move(group));
       break;
     case store::EventType::kBookmark:
       break;

@@ -25,8 +25,8 @@ class StoreInformer {
   StoreInformer(const StoreInformer&) = delete;
   StoreInformer& operator=(const StoreInformer&) = delete;
 
-  //! Registers the handler and replays the current objects to it as adds: nodes, then pods in
-  //! the order they were created (resourceVersion order), then forwards every later change.
+  //! Registers the handler and replays the current objects to it as adds: nodes, PodGroups, then
+  //! pods in the order they were created (resourceVersion order), then forwards every later change.
   //! Other threads may write meanwhile (a remote store's reflectors do): changes delivered during
   //! the replay wait until it is done, and those the replay already covered are dropped.
   void Subscribe(EventHandler* handler);
@@ -34,10 +34,13 @@ class StoreInformer {
  private:
   void OnEvent(const store::WatchEvent& event);
   void Forward(const store::WatchEvent& event);
+  void ForwardPodGroup(const store::WatchEvent& event);
 
   store::Store& store_;
   const store::ResourceType& pods_;
   const store::ResourceType& nodes_;
+  //! PodGroups (scheduling.k8s.io); null when the store does not serve them.
+  const store::ResourceType* pod_groups_ = nullptr;
   EventHandler* handler_ = nullptr;
   std::optional<uint64_t> observer_;
   //! Changes up to this resourceVersion were replayed by Subscribe.

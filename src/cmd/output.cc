@@ -284,6 +284,7 @@ void PrintSimulation(const sim::SimulationResult& result, OutputFormat format, s
       const api::Pod& p = *result.pods[i];
       std::string msg = SchedulingMessage(p);
       if (msg.empty() && p.spec.node_name.empty() && !p.spec.scheduling_gates.empty()) msg = GatedMessage(p);
+      if (msg.empty()) msg = sim::HeldMessage(p, result);
       if (msg.empty() && p.spec.node_name.empty() && !sim::IsTerminal(p)) {
         msg = OtherSchedulerMessage(p, result.profiles);
       }
@@ -358,6 +359,10 @@ void PrintSimulation(const sim::SimulationResult& result, OutputFormat format, s
     }
     if (!p->spec.scheduling_gates.empty()) {
       line(fmt::format("{}: SchedulingGated: {}", p->Key(), GatedMessage(*p)));
+      continue;
+    }
+    if (std::string held = sim::HeldMessage(*p, result); !held.empty()) {
+      line(fmt::format("{}: Pending: {}", p->Key(), held));
       continue;
     }
     if (p->metadata.deletion_timestamp_ns) {

@@ -19,6 +19,7 @@ enum class EventResource : uint8_t {
   kNode,
   kNamespace,
   kPodDisruptionBudget,
+  kPodGroup,  //!< scheduling.k8s.io PodGroup
   kWildCard,  //!< any resource
 };
 
@@ -72,6 +73,8 @@ struct EventObjects {
   const api::Pod* new_pod = nullptr;
   const api::Node* old_node = nullptr;
   const api::Node* new_node = nullptr;
+  const api::PodGroup* old_pod_group = nullptr;
+  const api::PodGroup* new_pod_group = nullptr;
 };
 
 //! Decides whether `event` may make the rejected `pod` schedulable. May be called concurrently.

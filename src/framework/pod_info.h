@@ -90,8 +90,9 @@ struct QueuedPodInfo {
   std::vector<std::string> pending_plugins;
   //! Blocked by a PreEnqueue plugin (e.g. scheduling gates); sits in the unschedulable pool.
   bool gated = false;
-  //! Plugin that gated the pod.
+  //! Plugin that gated the pod, and the message its PreEnqueue returned.
   std::string gating_plugin;
+  std::string gating_message;
 
   const api::Pod& pod() const { return pod_info->pod(); }
 };

@@ -74,6 +74,8 @@ class Status {
   }
   static Status Skip() { return Status(Code::kSkip); }
   static Status Wait() { return Status(Code::kWait); }
+  //! Wait with the reason the pod waits (shown while it waits and when the wait times out).
+  static Status Wait(std::string reason) { return Status(Code::kWait, std::move(reason)); }
 
   Code code() const { return code_; }
   bool IsSuccess() const { return code_ == Code::kSuccess; }

@@ -11,6 +11,7 @@ inline constexpr std::string_view kPrioritySort = "PrioritySort";
 inline constexpr std::string_view kDefaultBinder = "DefaultBinder";
 inline constexpr std::string_view kDefaultPreemption = "DefaultPreemption";
 inline constexpr std::string_view kDynamicResources = "DynamicResources";
+inline constexpr std::string_view kGangScheduling = "GangScheduling";
 inline constexpr std::string_view kImageLocality = "ImageLocality";
 inline constexpr std::string_view kInterPodAffinity = "InterPodAffinity";
 inline constexpr std::string_view kNodeAffinity = "NodeAffinity";

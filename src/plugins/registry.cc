@@ -8,6 +8,7 @@
 #include "plugins/cross_node_preemption/cross_node_preemption.h"
 #include "plugins/default_binder/default_binder.h"
 #include "plugins/default_preemption/default_preemption.h"
+#include "plugins/gang_scheduling/gang_scheduling.h"
 #include "plugins/image_locality/image_locality.h"
 #include "plugins/inter_pod_affinity/inter_pod_affinity.h"
 #include "plugins/names.h"
@@ -74,6 +75,9 @@ void RegisterInTreePlugins(framework::Registry& registry) {
   MustRegister(registry, names::kPodTopologySpread, pod_topology_spread::New,
                ArgsTypeOf(names::kPodTopologySpread, pod_topology_spread::DecodeArgs, pod_topology_spread::EncodeArgs));
   MustRegister(registry, names::kImageLocality, image_locality::New);
+  // Workload-aware scheduling (alpha upstream, off by default there too): enabled by naming it
+  // in a profile.
+  MustRegister(registry, names::kGangScheduling, gang_scheduling::New);
   MustRegister(registry, names::kDefaultPreemption, default_preemption::New,
                ArgsTypeOf(names::kDefaultPreemption, default_preemption::DecodeArgs, default_preemption::EncodeArgs));
   // kubesched's own.

@@ -211,6 +211,7 @@ void SchedulingQueue::RunPreEnqueuePluginsLocked(QueuedPodInfo& info) {
   if (profile == nullptr || profile->pre_enqueue_plugins.empty()) {
     info.gated = false;
     info.gating_plugin.clear();
+    info.gating_message.clear();
     return;
   }
   auto run = [&](framework::PreEnqueuePlugin* plugin) {
@@ -230,6 +231,7 @@ void SchedulingQueue::RunPreEnqueuePluginsLocked(QueuedPodInfo& info) {
     if (!Contains(info.unschedulable_plugins, name)) info.unschedulable_plugins.push_back(name);
     info.gated = true;
     info.gating_plugin = std::move(name);
+    info.gating_message = s.Message();
     return false;
   };
   // The plugin that gated the pod last time is the likeliest to gate it again: run it first.
@@ -246,6 +248,7 @@ void SchedulingQueue::RunPreEnqueuePluginsLocked(QueuedPodInfo& info) {
   }
   info.gated = false;
   info.gating_plugin.clear();
+  info.gating_message.clear();
 }
 
 void SchedulingQueue::RunPreEnqueuePluginsLocked(Item* item) {

@@ -469,6 +469,7 @@ PlacementView BuildPlacement(std::span<const RunData> runs, const Workloads& wor
 std::string PendingMessage(const api::Pod& pod, const sim::SimulationResult& result) {
   std::string reason = sim::SchedulingMessage(pod);
   if (reason.empty() && !pod.spec.scheduling_gates.empty()) reason = sim::GatedMessage(pod);
+  if (reason.empty()) reason = sim::HeldMessage(pod, result);
   if (reason.empty() && pod.metadata.deletion_timestamp_ns) reason = "not scheduled: the pod is being deleted";
   const auto& profiles = result.profiles;
   if (reason.empty() && std::find(profiles.begin(), profiles.end(), pod.spec.scheduler_name) == profiles.end()) {

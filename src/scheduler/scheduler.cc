@@ -195,6 +195,7 @@ std::expected<std::unique_ptr<Scheduler>, std::string> Scheduler::Create(const S
   deps.parallelizer = s->parallelizer_.get();
   deps.waiting_pods = s->waiting_pods_.get();
   deps.extenders = s->extender_ptrs_;
+  deps.pod_groups = &s->pod_groups_;
   deps.metrics = options.metrics;
   s->metrics_ = options.metrics;
   Scheduler* self = s.get();
@@ -303,6 +304,8 @@ void Scheduler::OnNodeUpdate(std::shared_ptr<const api::Node> old_node, std::sha
 void Scheduler::OnNodeDelete(std::shared_ptr<const api::Node> node) { cache_->RemoveNode(node->metadata.name); }
 
 void Scheduler::OnPodAdd(std::shared_ptr<const api::Pod> pod) {
+  // Group members are counted before the queue runs PreEnqueue on the pod.
+  pod_groups_.SetPod(pod);
   if (Assigned(*pod)) {
     Status s = cache_->AddPod(PodInfo::Create(pod));
     if (!s.IsSuccess()) KS_LOG.ErrorS(s.Message(), "Scheduler cache AddPod failed", "pod", log::KObj(*pod));
@@ -315,9 +318,17 @@ void Scheduler::OnPodAdd(std::shared_ptr<const api::Pod> pod) {
     pending_pods_[pod->metadata.uid] = pod;
   }
   queue_->Add(PodInfo::Create(pod));
+  // A new member may complete its gang: the members PreEnqueue held back are asked again. Only
+  // for members of a group, so that other pods pay nothing for it.
+  if (!pod->spec.pod_group.empty()) {
+    queue_->MoveAllToActiveOrBackoffQueue(
+        {framework::EventResource::kUnscheduledPod, framework::action::kAdd, "UnscheduledPodAdd"},
+        {.new_pod = pod.get()});
+  }
 }
 
 void Scheduler::OnPodUpdate(std::shared_ptr<const api::Pod> old_pod, std::shared_ptr<const api::Pod> new_pod) {
+  pod_groups_.SetPod(new_pod);
   if (Assigned(*new_pod)) {
     if (!Assigned(*old_pod)) {
       // Bound: no longer the queue's; the cache confirms the assumed pod (or learns of it).
@@ -358,6 +369,7 @@ void Scheduler::OnPodUpdate(std::shared_ptr<const api::Pod> old_pod, std::shared
 }
 
 void Scheduler::OnPodDelete(std::shared_ptr<const api::Pod> pod) {
+  pod_groups_.DeletePod(*pod);
   if (Assigned(*pod)) {
     Status s = cache_->RemovePod(*pod);
     // Debug only, as before: a pod the cache never saw (or already forgot) is deleted routinely.
@@ -373,6 +385,20 @@ void Scheduler::OnPodDelete(std::shared_ptr<const api::Pod> pod) {
   queue_->Delete(*pod);
   if (auto wp = waiting_pods_->Get(pod->metadata.uid)) wp->Reject("", "pod was deleted");
 }
+
+void Scheduler::OnPodGroupAdd(std::shared_ptr<const api::PodGroup> group) {
+  pod_groups_.SetGroup(group);
+  queue_->MoveAllToActiveOrBackoffQueue({framework::EventResource::kPodGroup, framework::action::kAdd, "PodGroupAdd"},
+                                        {.new_pod_group = group.get()});
+}
+
+void Scheduler::OnPodGroupUpdate(std::shared_ptr<const api::PodGroup> /*old_group*/,
+                                 std::shared_ptr<const api::PodGroup> new_group) {
+  // The scheduling policy is immutable: nothing a gated member waits for changes.
+  pod_groups_.SetGroup(std::move(new_group));
+}
+
+void Scheduler::OnPodGroupDelete(std::shared_ptr<const api::PodGroup> group) { pod_groups_.DeleteGroup(*group); }
 
 // ---------------------------------------------------------------------------------------------
 // Binding work

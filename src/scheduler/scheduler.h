@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "cache/cache.h"
+#include "cache/pod_group_index.h"
 #include "cache/snapshot.h"
 #include "cluster/event_handler.h"
 #include "config/types.h"
@@ -172,6 +173,10 @@ class Scheduler final : public cluster::EventHandler {
   void OnPodAdd(std::shared_ptr<const api::Pod> pod) override;
   void OnPodUpdate(std::shared_ptr<const api::Pod> old_pod, std::shared_ptr<const api::Pod> new_pod) override;
   void OnPodDelete(std::shared_ptr<const api::Pod> pod) override;
+  void OnPodGroupAdd(std::shared_ptr<const api::PodGroup> group) override;
+  void OnPodGroupUpdate(std::shared_ptr<const api::PodGroup> old_group,
+                        std::shared_ptr<const api::PodGroup> new_group) override;
+  void OnPodGroupDelete(std::shared_ptr<const api::PodGroup> group) override;
 
   //! Runs one scheduling cycle for the next pod in activeQ. Returns false when activeQ is empty.
   bool ScheduleOne();
@@ -313,6 +318,8 @@ class Scheduler final : public cluster::EventHandler {
   std::unique_ptr<framework::runtime::WaitingPodsMap> waiting_pods_;
   std::unique_ptr<framework::PodNominator> nominator_proxy_;
   std::unique_ptr<cache::Cache> cache_;
+  //! PodGroups and their members (Handle::PodGroups), fed by the informer callbacks.
+  cache::PodGroupIndex pod_groups_;
   std::unique_ptr<cache::Snapshot> snapshot_;
   std::unique_ptr<queue::SchedulingQueue> queue_;
   profile::Map profiles_;

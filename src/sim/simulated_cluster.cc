@@ -207,6 +207,11 @@ void SimulatedCluster::Load(api::ClusterObjects& objects, uint64_t seed, cluster
     restore(priority_classes, "", pc->metadata.name,
             RestoreDocument(ObjectText(pc->json, "PriorityClass", "scheduling.k8s.io/v1"), pc->metadata));
   }
+  const auto& pod_groups = Resource(s, "scheduling.k8s.io", "podgroups");
+  for (const auto& pg : objects.pod_groups) {
+    restore(pod_groups, pg->metadata.namespace_, pg->metadata.name,
+            RestoreDocument(ObjectText(pg->json, "PodGroup", "scheduling.k8s.io/v1alpha2"), pg->metadata));
+  }
 
   const auto& nodes = Resource(s, "", "nodes");
   // Each loaded object is released once the store has it (the input's typed objects and the

@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "extender/http_extender.h"
+#include "queue/scheduling_queue.h"
 #include "scheduler/run_loop.h"
 
 namespace kubesched::sim {
@@ -98,6 +99,11 @@ std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects o
   result.evictions = cluster.Evictions();
   result.explanation = sched.explanation();
   result.failed_attempts = sched.failed_attempts();
+  for (const queue::PendingPod& p : sched.queue().PendingPods()) {
+    if (p.info.gated && !p.info.gating_message.empty()) {
+      result.held_messages.emplace(p.info.pod().metadata.uid, p.info.gating_message);
+    }
+  }
   result.attempts = sched.attempts();
   result.start_time_ns = start_ns;
   result.virtual_time_ns = clock.NowNs();

@@ -52,6 +52,9 @@ struct SimulationResult {
   //! By pod uid, each pod's last failed attempt (its Filter reasons with their node counts): the
   //! structured form of the FailedScheduling message a pending pod carries.
   std::unordered_map<std::string, scheduler::FailedAttempt> failed_attempts;
+  //! By pod uid, why a PreEnqueue plugin holds a pending pod back from the queue (its message):
+  //! no scheduling attempt, and so no PodScheduled condition, explains such a pod.
+  std::unordered_map<std::string, std::string> held_messages;
   size_t attempts = 0;
   int64_t start_time_ns = 0;    //!< Unix time the simulation started at
   int64_t virtual_time_ns = 0;  //!< Unix time it ended at

@@ -19,6 +19,12 @@ std::string SchedulingMessage(const api::Pod& pod) {
   return "";
 }
 
+std::string HeldMessage(const api::Pod& pod, const SimulationResult& result) {
+  if (!pod.spec.node_name.empty()) return "";
+  auto it = result.held_messages.find(pod.metadata.uid);
+  return it == result.held_messages.end() ? "" : it->second;
+}
+
 std::string GatedMessage(const api::Pod& pod) {
   return fmt::format("waiting for scheduling gates to be removed: [{}]", fmt::join(pod.spec.scheduling_gates, " "));
 }

@@ -18,6 +18,8 @@ bool IsTerminal(const api::Pod& pod);
 std::string SchedulingMessage(const api::Pod& pod);
 //! Why a pod with scheduling gates waits (the gates, in order).
 std::string GatedMessage(const api::Pod& pod);
+//! Why a PreEnqueue plugin holds the pending pod back (SimulationResult::held_messages), or "".
+std::string HeldMessage(const api::Pod& pod, const SimulationResult& result);
 //! Why an unbound pod is left alone because it names a scheduler none of `profiles` is:
 //! `schedulerName "x" is not a profile of this scheduler`; "" when a profile has its name.
 std::string OtherSchedulerMessage(const api::Pod& pod, const std::vector<std::string>& profiles);

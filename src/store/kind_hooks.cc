@@ -8,6 +8,7 @@
 
 #include "api/decode.h"
 #include "api/encode.h"
+#include "store/errors.h"
 
 namespace kubesched::store {
 
@@ -135,6 +136,31 @@ DecodeResult DecodeNodeChecked(const json::Value& node, const Object* /*old*/) {
 }
 
 void CompleteNodeView(void* node, const Object& stored) { Complete<api::Node>(node, stored); }
+
+DecodeResult DecodePodGroupChecked(const json::Value& pod_group, const Object* old) {
+  DecodeResult result = DecodeChecked<api::PodGroup>(
+      pod_group, [](const json::Value& v, const api::DecodeOptions& o) { return api::DecodePodGroup(v, o); });
+  if (old == nullptr || !result.causes.empty()) return result;
+  // ValidatePodGroupUpdate: spec.podGroupTemplateRef and spec.schedulingPolicy are immutable.
+  json::Document before;
+  if (!json::Parse(old->json, before)) return result;
+  const json::Value* spec = json::Find(pod_group, "spec");
+  const json::Value* old_spec = json::Find(before, "spec");
+  for (std::string_view field : {"podGroupTemplateRef", "schedulingPolicy"}) {
+    const json::Value* now = spec != nullptr ? json::Find(*spec, field) : nullptr;
+    const json::Value* was = old_spec != nullptr ? json::Find(*old_spec, field) : nullptr;
+    const bool same =
+        (now == nullptr || now->IsNull()) ? (was == nullptr || was->IsNull()) : (was != nullptr && *now == *was);
+    if (!same) {
+      result.causes.push_back(InvalidCause("spec." + std::string(field), now != nullptr ? json::Encode(*now) : "null",
+                                           "field is immutable"));
+    }
+  }
+  if (!result.causes.empty()) result.view = nullptr;
+  return result;
+}
+
+void CompletePodGroupView(void* pod_group, const Object& stored) { Complete<api::PodGroup>(pod_group, stored); }
 
 const std::vector<std::pair<std::string, std::string>>* NodeViewLabels(const void* node) {
   return &static_cast<const api::Node*>(node)->metadata.labels.entries();

@@ -27,6 +27,10 @@ DecodeResult DecodePodStatusChange(const api::json::Value& pod, const Object& ol
 DecodeResult DecodePodBinding(const api::json::Value& pod, const Object& old);
 DecodeResult DecodeNodeChecked(const api::json::Value& node, const Object* old);
 void CompleteNodeView(void* node, const Object& stored);
+//! The same for PodGroups (api::DecodePodGroup), with upstream's update rule: the template
+//! reference and the scheduling policy may not change.
+DecodeResult DecodePodGroupChecked(const api::json::Value& pod_group, const Object* old);
+void CompletePodGroupView(void* pod_group, const Object& stored);
 //! ResourceType::view_labels for pods and nodes: the view's metadata.labels entries.
 const std::vector<std::pair<std::string, std::string>>* PodViewLabels(const void* pod);
 const std::vector<std::pair<std::string, std::string>>* NodeViewLabels(const void* node);

@@ -10,10 +10,11 @@ namespace kubesched::store {
 
 namespace {
 
-ResourceType Make(std::string group, std::string resource, std::string kind, std::string singular) {
+ResourceType Make(std::string group, std::string resource, std::string kind, std::string singular,
+                  std::string version = "v1") {
   ResourceType t;
   t.group = std::move(group);
-  t.version = "v1";
+  t.version = std::move(version);
   t.resource = std::move(resource);
   t.kind = std::move(kind);
   t.singular = std::move(singular);
@@ -129,6 +130,20 @@ ResourceType PodDisruptionBudgets() {
   t.short_names = {"pdb"};
   t.subresources = {"status"};
   return t;
+}
+
+// Workload-aware scheduling (scheduling.k8s.io/v1alpha2, GenericWorkload): the runtime PodGroup
+// the scheduler reads, and the Workload its controllers make PodGroups from (stored as written).
+ResourceType PodGroups() {
+  ResourceType t = Make("scheduling.k8s.io", "podgroups", "PodGroup", "podgroup", "v1alpha2");
+  t.subresources = {"status"};
+  t.decode = DecodePodGroupChecked;
+  t.complete_view = CompletePodGroupView;
+  return t;
+}
+
+ResourceType SchedulingWorkloads() {
+  return Make("scheduling.k8s.io", "workloads", "Workload", "workload", "v1alpha2");
 }
 
 ResourceType Deployments() {
@@ -292,6 +307,8 @@ struct Registry {
   ResourceType role_bindings = Rbac("rolebindings", "RoleBinding", "rolebinding", true);
   ResourceType priority_classes = PriorityClasses();
   ResourceType pdbs = PodDisruptionBudgets();
+  ResourceType pod_groups = PodGroups();
+  ResourceType scheduling_workloads = SchedulingWorkloads();
   ResourceType deployments = Deployments();
   ResourceType replica_sets = ReplicaSets();
   ResourceType replication_controllers = ReplicationControllers();
@@ -306,6 +323,8 @@ struct Registry {
                                           &leases,
                                           &priority_classes,
                                           &pdbs,
+                                          &pod_groups,
+                                          &scheduling_workloads,
                                           &deployments,
                                           &replica_sets,
                                           &replication_controllers,

@@ -190,6 +190,10 @@ PodBuilder& PodBuilder::SchedulingGates(std::vector<std::string> gates) {
   pod_->spec.scheduling_gates = std::move(gates);
   return *this;
 }
+PodBuilder& PodBuilder::PodGroup(std::string name) {
+  pod_->spec.pod_group = std::move(name);
+  return *this;
+}
 PodBuilder& PodBuilder::PodAffinityIn(std::string label_key, std::vector<std::string> values,
                                       std::string topology_key) {
   MutablePodAffinity(*pod_, false)

@@ -49,6 +49,8 @@ class PodBuilder {
   PodBuilder& PreferredNodeAffinity(int32_t weight, api::NodeSelectorTerm term);
   PodBuilder& Toleration(api::Toleration toleration);
   PodBuilder& SchedulingGates(std::vector<std::string> gates);
+  //! spec.schedulingGroup.podGroupName.
+  PodBuilder& PodGroup(std::string name);
   //! Required pod affinity / anti-affinity: pods with label key in values, per topology key.
   PodBuilder& PodAffinityIn(std::string label_key, std::vector<std::string> values, std::string topology_key);
   PodBuilder& PodAntiAffinityIn(std::string label_key, std::vector<std::string> values, std::string topology_key);

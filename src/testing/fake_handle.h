@@ -174,6 +174,13 @@ class FakeHandle final : public framework::Handle {
   FakePodNominator& fake_nominator() { return nominator_; }
   util::VirtualClock& virtual_clock() { return clock_; }
   void set_profile_name(std::string name) { profile_name_ = std::move(name); }
+  //! What PodGroups() returns (null by default); the tracker outlives the handle's use.
+  void set_pod_groups(framework::PodGroupTracker* pod_groups) { pod_groups_ = pod_groups; }
+  //! The pods Activate was called with, in order.
+  std::vector<std::shared_ptr<const api::Pod>> activated() const {
+    std::lock_guard lock(waiting_mu_);
+    return activated_;
+  }
   //! Registers a waiting pod (as if a Permit plugin returned Wait).
   std::shared_ptr<FakeWaitingPod> AddWaitingPod(std::shared_ptr<const api::Pod> pod,
                                                 std::vector<std::string> pending_plugins);
@@ -220,6 +227,11 @@ class FakeHandle final : public framework::Handle {
   const util::Clock& clock() const override { return clock_; }
   util::Parallelizer& parallelizer() override { return parallelizer_; }
   std::string_view profile_name() const override { return profile_name_; }
+  framework::PodGroupTracker* PodGroups() const override { return pod_groups_; }
+  void Activate(const std::vector<std::shared_ptr<const api::Pod>>& pods) override {
+    std::lock_guard lock(waiting_mu_);
+    activated_.insert(activated_.end(), pods.begin(), pods.end());
+  }
 
  private:
   FakeSnapshot snapshot_;
@@ -228,8 +240,10 @@ class FakeHandle final : public framework::Handle {
   util::VirtualClock clock_;
   util::Parallelizer parallelizer_{2};
   std::string profile_name_ = std::string(api::kDefaultSchedulerName);
-  std::mutex waiting_mu_;
-  std::vector<std::shared_ptr<FakeWaitingPod>> waiting_;  // guarded by waiting_mu_
+  framework::PodGroupTracker* pod_groups_ = nullptr;
+  mutable std::mutex waiting_mu_;
+  std::vector<std::shared_ptr<FakeWaitingPod>> waiting_;    // guarded by waiting_mu_
+  std::vector<std::shared_ptr<const api::Pod>> activated_;  // guarded by waiting_mu_
 };
 
 }  // namespace kubesched::testing

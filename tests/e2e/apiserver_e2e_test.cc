@@ -249,6 +249,47 @@ count: 1
   }
 }
 
+// scheduling.k8s.io/v1alpha2 PodGroups (workload-aware scheduling): created, listed, validated
+// as upstream's ValidatePodGroup, their scheduling policy immutable, and pods naming them.
+TEST_F(ApiserverE2E, PodGroupsWithKubectl) {
+  ApiServer server;
+  const std::string group = R"(apiVersion: scheduling.k8s.io/v1alpha2
+kind: PodGroup
+metadata:
+  name: train
+spec:
+  schedulingPolicy:
+    gang:
+      minCount: 2
+  schedulingConstraints:
+    topology:
+    - key: topology.example.com/rack
+)";
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, group));
+  RunResult listed = server.Kubectl({"get", "podgroups", "-o", "name"});
+  ASSERT_OK(listed);
+  EXPECT_EQ(listed.out, "podgroup.scheduling.k8s.io/train\n");
+  RunResult min_count = server.Kubectl({"get", "podgroup", "train", "-o", "jsonpath={.spec.schedulingPolicy.gang.minCount}"});
+  ASSERT_OK(min_count);
+  EXPECT_EQ(min_count.out, "2");
+
+  RunResult changed = server.Kubectl({"apply", "-f", "-"}, Replace(group, "minCount: 2", "minCount: 3"));
+  EXPECT_EQ(changed.exit_code, 1);
+  EXPECT_NE(changed.err.find("spec.schedulingPolicy: Invalid value"), std::string::npos) << changed.err;
+  EXPECT_NE(changed.err.find("field is immutable"), std::string::npos) << changed.err;
+
+  RunResult invalid = server.Kubectl({"create", "-f", "-"}, Replace(Replace(group, "train", "bad"), "minCount: 2", "minCount: -1"));
+  EXPECT_EQ(invalid.exit_code, 1);
+  EXPECT_NE(invalid.err.find("The PodGroup \"bad\" is invalid"), std::string::npos) << invalid.err;
+  EXPECT_NE(invalid.err.find("spec.schedulingPolicy.gang.minCount"), std::string::npos) << invalid.err;
+
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"},
+                           Replace(Pod("member"), "spec:\n", "spec:\n  schedulingGroup:\n    podGroupName: train\n")));
+  RunResult member = server.Kubectl({"get", "pod", "member", "-o", "jsonpath={.spec.schedulingGroup.podGroupName}"});
+  ASSERT_OK(member);
+  EXPECT_EQ(member.out, "train");
+}
+
 TEST_F(ApiserverE2E, RefusalsAsKubectlReportsThem) {
   ApiServer server;
   // A field kubectl's strict validation (done by the server) rejects.

@@ -38,6 +38,8 @@ struct FrameworkDeps {
   metrics::Recorder* metrics = nullptr;
   //! The scheduler's extenders (Handle::Extenders), in call order; they outlive the framework.
   std::vector<Extender*> extenders;
+  //! The scheduler's PodGroups and their members (Handle::PodGroups); null: none tracked.
+  PodGroupTracker* pod_groups = nullptr;
 };
 
 //! A plugin's scores on one node after normalisation and weighting.
@@ -79,6 +81,7 @@ class Framework final : public Handle {
     if (deps_.activate) deps_.activate(pods);
   }
   std::span<Extender* const> Extenders() const override { return deps_.extenders; }
+  PodGroupTracker* PodGroups() const override { return deps_.pod_groups; }
   void ObservePreemptionVictims(size_t victims) override {
     if (deps_.metrics) deps_.metrics->ObservePreemptionVictims(victims);
   }

@@ -1,0 +1,60 @@
+#pragma once
+// PodGroupIndex: the scheduler's record of PodGroups and their members (framework::PodGroupTracker),
+// fed by its informer callbacks as upstream's workload manager is: a pod that names a group
+// (spec.schedulingGroup.podGroupName) is a member from the moment it is seen, assigned once it has
+// a node, assumed between a Reserve and its bind or Unreserve. Groups and members are indexed by
+// "namespace/name"; counts are kept as members change, so PreEnqueue and Permit read them in O(1).
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "api/types.h"
+#include "framework/pod_groups.h"
+
+namespace kubesched::cache {
+
+class PodGroupIndex final : public framework::PodGroupTracker {
+ public:
+  //! A PodGroup was added or changed.
+  void SetGroup(std::shared_ptr<const api::PodGroup> group);
+  void DeleteGroup(const api::PodGroup& group);
+  //! A pod was added or changed (a pod that names no group is ignored); its state follows its
+  //! spec.nodeName, and a bound pod is no longer assumed.
+  void SetPod(std::shared_ptr<const api::Pod> pod);
+  void DeletePod(const api::Pod& pod);
+
+  std::shared_ptr<const api::PodGroup> Group(std::string_view namespace_, std::string_view name) const override;
+  framework::PodGroupMembers Members(std::string_view namespace_, std::string_view name) const override;
+  std::vector<std::shared_ptr<const api::Pod>> UnscheduledMembers(std::string_view namespace_,
+                                                                  std::string_view name) const override;
+  void Assume(const api::Pod& pod) override;
+  void Forget(const api::Pod& pod) override;
+
+ private:
+  struct Member {
+    std::shared_ptr<const api::Pod> pod;
+    uint64_t order = 0;  // when first seen
+    bool assumed = false;
+  };
+  struct Entry {
+    std::shared_ptr<const api::PodGroup> group;       // null until the object is seen
+    std::unordered_map<std::string, Member> members;  // by pod uid
+    framework::PodGroupMembers counts;
+  };
+  static std::string KeyOf(std::string_view namespace_, std::string_view name);
+  // Adds or removes `m`'s contribution to the counts.
+  static void Count(Entry& e, const Member& m, int sign);
+  // Drops the entry once it has neither a group object nor members.
+  void EraseIfEmpty(const std::string& key);
+
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, Entry> groups_;
+  uint64_t next_order_ = 0;
+};
+
+}  // namespace kubesched::cache
