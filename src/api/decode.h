@@ -24,10 +24,9 @@
 namespace kubesched::api {
 
 //! An object of a kind kubesched reads.
-using Object =
-    std::variant<std::shared_ptr<Node>, std::shared_ptr<Pod>, std::shared_ptr<Namespace>,
-                 std::shared_ptr<PriorityClass>, std::shared_ptr<PodDisruptionBudget>, std::shared_ptr<Workload>,
-                 std::shared_ptr<PodGroup>>;
+using Object = std::variant<std::shared_ptr<Node>, std::shared_ptr<Pod>, std::shared_ptr<Namespace>,
+                            std::shared_ptr<PriorityClass>, std::shared_ptr<PodDisruptionBudget>,
+                            std::shared_ptr<Workload>, std::shared_ptr<PodGroup>>;
 
 struct DecodeOptions {
   //! The written form of YAML scalars (api/yaml.h), so "version: 1.10" reads as "1.10".

@@ -23,7 +23,8 @@ json::Document Json(std::string_view text) {
 }
 
 std::string Group(std::string_view spec) {
-  return std::string(R"({"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"PodGroup","metadata":{"name":"pg"},"spec":)") +
+  return std::string(
+             R"({"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"PodGroup","metadata":{"name":"pg"},"spec":)") +
          std::string(spec) + "}";
 }
 
@@ -76,8 +77,8 @@ TEST(PodGroupDecode, ValidationAsUpstream) {
     EXPECT_EQ(pg.error()[0].field, c.field);
     EXPECT_THAT(pg.error()[0].message, HasSubstr(c.message));
   }
-  auto no_spec = DecodePodGroup(
-      Json(R"({"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"PodGroup","metadata":{"name":"pg"}})"));
+  auto no_spec =
+      DecodePodGroup(Json(R"({"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"PodGroup","metadata":{"name":"pg"}})"));
   ASSERT_FALSE(no_spec.has_value());
   EXPECT_EQ(no_spec.error()[0].field, "spec");
 }

@@ -19,7 +19,8 @@ TEST(InTreeRegistryTest, RegistersEveryImplementedPluginByUpstreamName) {
       names::kNodeResourcesFit, names::kNodeResourcesBalancedAllocation,
       names::kInterPodAffinity, names::kPodTopologySpread,
       names::kImageLocality,    names::kDefaultPreemption,
-      "BatchPlacement",         "CrossNodePreemption",  // kubesched's own
+      names::kGangScheduling,   "BatchPlacement",
+      "CrossNodePreemption",  // kubesched's own
   };
   testing::FakeHandle handle;
   for (auto name : want) {

@@ -443,6 +443,8 @@ void SchedulingQueue::RecordEventIfAnyInFlightLocked(const ClusterEvent& event, 
   if (objects.new_pod) rec->new_pod = std::make_shared<const api::Pod>(*objects.new_pod);
   if (objects.old_node) rec->old_node = std::make_shared<const api::Node>(*objects.old_node);
   if (objects.new_node) rec->new_node = std::make_shared<const api::Node>(*objects.new_node);
+  if (objects.old_pod_group) rec->old_pod_group = std::make_shared<const api::PodGroup>(*objects.old_pod_group);
+  if (objects.new_pod_group) rec->new_pod_group = std::make_shared<const api::PodGroup>(*objects.new_pod_group);
   in_flight_events_.push_back({"", std::move(rec)});
 }
 

@@ -288,7 +288,10 @@ class SchedulingQueue final : public framework::PodNominator {
     framework::ClusterEvent event;
     std::shared_ptr<const api::Pod> old_pod, new_pod;
     std::shared_ptr<const api::Node> old_node, new_node;
-    framework::EventObjects Objects() const { return {old_pod.get(), new_pod.get(), old_node.get(), new_node.get()}; }
+    std::shared_ptr<const api::PodGroup> old_pod_group, new_pod_group;
+    framework::EventObjects Objects() const {
+      return {old_pod.get(), new_pod.get(), old_node.get(), new_node.get(), old_pod_group.get(), new_pod_group.get()};
+    }
   };
   // One entry of the in-flight list: a popped pod (pod_key set) or an event.
   struct InFlightEntry {

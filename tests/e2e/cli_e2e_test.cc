@@ -52,13 +52,15 @@ TEST(CliE2E, PluginsJson) {
   for (const auto& p : j["plugins"]) names.push_back(p["name"]);
   // The default profile's plugins, in upstream's order, then kubesched's own.
   EXPECT_EQ(names.front(), "SchedulingGates");
-  ASSERT_EQ(names.size(), 16u);
+  ASSERT_EQ(names.size(), 17u);
   EXPECT_EQ(names[13], "DefaultBinder");
   EXPECT_EQ(names[14], "BatchPlacement");
-  EXPECT_EQ(names.back(), "CrossNodePreemption");
+  EXPECT_EQ(names[15], "CrossNodePreemption");
+  EXPECT_EQ(names.back(), "GangScheduling");
   for (const auto& p : j["plugins"]) {
     SCOPED_TRACE(p.dump());
-    EXPECT_EQ(p["defaultProfile"].get<bool>(), p["name"] != "BatchPlacement" && p["name"] != "CrossNodePreemption");
+    EXPECT_EQ(p["defaultProfile"].get<bool>(),
+              p["name"] != "BatchPlacement" && p["name"] != "CrossNodePreemption" && p["name"] != "GangScheduling");
     EXPECT_FALSE(p["extensionPoints"].empty());
     if (p["name"] != "NodeResourcesFit") continue;
     EXPECT_EQ(p["extensionPoints"], json({"PreFilter", "Filter", "PreScore", "Score", "EnqueueExtensions"}));
