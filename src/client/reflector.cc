@@ -124,11 +124,22 @@ bool Reflector::List(std::stop_token stop) {
       KS_LOG.WarningS("Failed to list", "resource", type_.resource, "err", response.error());
       return false;
     }
+    if (response->status == 404 && options_.absent_is_empty) {
+      if (!absent_) {
+        KS_LOG.InfoS("Resource not served; mirrored as empty until it is", "resource", type_.resource, "group",
+                     type_.group);
+      }
+      absent_ = true;
+      items.clear();
+      rv.clear();
+      break;
+    }
     if (response->status != 200) {
       KS_LOG.WarningS("Failed to list", "resource", type_.resource, "code", response->status, "err",
                       BodyMessage(*response));
       return false;
     }
+    absent_ = false;
     json::Document list;
     if (auto parsed = json::Parse(response->body, list); !parsed || !list.IsObject()) {
       KS_LOG.WarningS("Failed to list", "resource", type_.resource, "err",
@@ -259,6 +270,12 @@ void Reflector::Run(std::stop_token stop) {
         continue;
       }
       need_list = false;
+      if (absent_) {
+        // Nothing to watch yet: ask again later.
+        Backoff(stop);
+        need_list = true;
+        continue;
+      }
     }
     switch (Watch(stop)) {
       case WatchEnd::kResume:

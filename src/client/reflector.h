@@ -43,6 +43,10 @@ struct ReflectorOptions {
   //! Each watch asks the server to end it after a random time in [min, 2×min) (client-go: 5 to
   //! 10 minutes), so connections are renewed and load balancers rebalance.
   std::chrono::seconds min_watch_timeout{300};
+  //! A resource the server may not serve (an alpha API such as scheduling.k8s.io/v1alpha2
+  //! PodGroups): a 404 on LIST counts as an empty list (the reflector is synced) and the list is
+  //! retried after the backoff, so the resource is picked up once the server serves it.
+  bool absent_is_empty = false;
 };
 
 class Reflector {
@@ -79,6 +83,8 @@ class Reflector {
   ReflectorOptions options_;
   std::atomic<bool> synced_{false};
   std::atomic<int> lists_{0};
+  //! The last LIST found the resource not served (absent_is_empty). Reflector thread only.
+  bool absent_ = false;
   std::chrono::milliseconds backoff_;
   mutable std::mutex mu_;  // guards last_rv_
   std::string last_rv_;

@@ -133,5 +133,91 @@ TEST(ReflectorTest, AWatchEventOlderThanWhatWasSeenMeansARelist) {
   if (handler.watched_from.size() > 1) EXPECT_EQ(handler.watched_from[1], "60");
 }
 
+// A server that does not serve the resource at first (404, an alpha API turned off) and then does.
+class LateApiHandler final : public server::Handler {
+ public:
+  server::HttpResponse Handle(const server::HttpRequest& request) override {
+    if (request.HasQuery("watch")) {
+      ++watches;
+      server::HttpResponse r;
+      r.stream = std::make_unique<Empty>();
+      return r;
+    }
+    const int n = ++lists;
+    if (n <= 2) return server::TextResponse(404, "404 page not found");
+    if (n == 3) watches_before_served = watches.load();
+    server::HttpResponse r;
+    r.body = R"({"kind":"PodGroupList","apiVersion":"scheduling.k8s.io/v1alpha2","metadata":{"resourceVersion":"7"},)"
+             R"("items":[{"metadata":{"name":"g","namespace":"default","resourceVersion":"7"}}]})";
+    return r;
+  }
+  server::HttpResponse Refused(int status, std::string_view detail) const override {
+    return server::TextResponse(status, std::string(detail));
+  }
+  size_t MaxBodyBytes() const override { return 1 << 20; }
+  void Stop() override {}
+
+  std::atomic<int> lists{0};
+  std::atomic<int> watches{0};
+  std::atomic<int> watches_before_served{-1};
+
+ private:
+  class Empty final : public server::ResponseStream {
+   public:
+    std::optional<std::string> Next(std::chrono::milliseconds) override { return std::nullopt; }
+  };
+};
+
+TEST(ReflectorTest, AResourceTheServerDoesNotServeIsEmptyUntilItDoes) {
+  LateApiHandler handler;
+  server::HttpServerOptions options;
+  options.host = "127.0.0.1";
+  options.port = 0;
+  auto bound = server::HttpServer::Bind(handler, options);
+  ASSERT_TRUE(bound.has_value()) << bound.error();
+  std::unique_ptr<server::HttpServer> http = std::move(*bound);
+  auto serving = std::async(std::launch::async, [&] { return http->Run(); });
+
+  RestConfig config;
+  config.server = http->Url();
+  config.qps = -1;
+  auto rest = RestClient::Create(config);
+  ASSERT_TRUE(rest.has_value()) << rest.error();
+  RecordingSink sink;
+  ReflectorOptions reflector_options;
+  reflector_options.initial_backoff = 1ms;
+  reflector_options.max_backoff = 10ms;
+  reflector_options.absent_is_empty = true;
+  const store::ResourceType* groups = nullptr;
+  for (const store::ResourceType* type : store::BuiltinResources()) {
+    if (type->group == "scheduling.k8s.io" && type->resource == "podgroups") groups = type;
+  }
+  ASSERT_NE(groups, nullptr);
+  Reflector reflector(**rest, *groups, sink, reflector_options);
+  {
+    std::jthread running([&](std::stop_token stop) { reflector.Run(stop); });
+    const auto give_up = std::chrono::steady_clock::now() + 60s;
+    while (!reflector.HasSynced() && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(1ms);
+    EXPECT_TRUE(reflector.HasSynced()) << "a 404 counts as an empty list";
+    while (true) {
+      {
+        std::lock_guard lock(sink.mu);
+        if (sink.replaced.size() >= 3 && sink.replaced.back() == 1) break;
+      }
+      if (std::chrono::steady_clock::now() >= give_up) break;
+      std::this_thread::sleep_for(1ms);
+    }
+  }
+  http->Shutdown();
+  serving.get();
+
+  EXPECT_EQ(handler.watches_before_served.load(), 0) << "nothing is watched while the resource is not served";
+  std::lock_guard lock(sink.mu);
+  ASSERT_GE(sink.replaced.size(), 3u);
+  EXPECT_EQ(sink.replaced[0], 0u);
+  EXPECT_EQ(sink.replaced[1], 0u);
+  EXPECT_EQ(sink.replaced[2], 1u) << "the resource is picked up once served";
+}
+
 }  // namespace
 }  // namespace kubesched::client

@@ -149,7 +149,12 @@ std::vector<std::pair<std::string, std::string>> SchedulerInformedResources() {
           {"scheduling.k8s.io", "priorityclasses"},
           {"apps", "replicasets"},
           {"apps", "statefulsets"},
-          {"", "replicationcontrollers"}};
+          {"", "replicationcontrollers"},
+          {"scheduling.k8s.io", "podgroups"}};
+}
+
+std::vector<std::pair<std::string, std::string>> SchedulerOptionalResources() {
+  return {{"scheduling.k8s.io", "podgroups"}};
 }
 
 RemoteStore::RemoteStore(RestClient& client, const std::vector<const store::ResourceType*>& types,
@@ -161,6 +166,8 @@ RemoteStore::RemoteStore(RestClient& client, const std::vector<const store::Reso
     auto mirror = std::make_unique<Mirror>();
     ReflectorOptions reflector = options_.reflector;
     if (type->group.empty() && type->resource == "pods") reflector.field_selector = options_.pod_field_selector;
+    reflector.absent_is_empty = std::find(options_.optional.begin(), options_.optional.end(),
+                                          std::make_pair(group, resource)) != options_.optional.end();
     mirror->reflector = std::make_unique<Reflector>(client_, *type, static_cast<ReflectorSink&>(*this), reflector);
     mirrors_.emplace(type, std::move(mirror));
   }

@@ -36,14 +36,20 @@ namespace kubesched::client {
 struct RemoteStoreOptions {
   //! The resources mirrored, as (group, plural); each must be among the store's types.
   std::vector<std::pair<std::string, std::string>> informed{};
+  //! Of the informed resources, those a server may not serve (alpha APIs): mirrored as empty
+  //! while it answers 404 (ReflectorOptions::absent_is_empty).
+  std::vector<std::pair<std::string, std::string>> optional{};
   //! The field selector pods are watched with: upstream's scheduler leaves out terminal pods.
   std::string pod_field_selector = "status.phase!=Succeeded,status.phase!=Failed";
   ReflectorOptions reflector{};
 };
 
-//! What kube-scheduler informs: pods, nodes, namespaces, PDBs, PriorityClasses and the workload
-//! controllers a pod's default topology spread and preemption read.
+//! What kube-scheduler informs: pods, nodes, namespaces, PDBs, PriorityClasses, the workload
+//! controllers a pod's default topology spread and preemption read, and PodGroups.
 std::vector<std::pair<std::string, std::string>> SchedulerInformedResources();
+//! Of those, what a cluster may not serve: PodGroups (scheduling.k8s.io/v1alpha2, only with
+//! upstream's GenericWorkload gate on).
+std::vector<std::pair<std::string, std::string>> SchedulerOptionalResources();
 
 class RemoteStore final : public store::Store, private ReflectorSink {
  public:

@@ -101,6 +101,17 @@ Status AsyncClient::SetPodScheduledCondition(const api::Pod& pod, const api::Pod
   return {};
 }
 
+Status AsyncClient::SetPodGroupCondition(const api::PodGroup& group, const api::PodCondition& condition) {
+  auto copy = std::make_shared<const api::PodGroup>(group);
+  // Ordered with the group's other writes (keyed by the group, not a pod).
+  Enqueue("podgroup/" + group.Key(), [this, copy, condition] {
+    if (Status s = inner_.SetPodGroupCondition(*copy, condition); !s.IsSuccess()) {
+      KS_LOG.ErrorS(s.Message(), "Error updating pod group", "podGroup", copy->Key());
+    }
+  });
+  return {};
+}
+
 std::optional<api::Labels> AsyncClient::NamespaceLabels(std::string_view name) const {
   return inner_.NamespaceLabels(name);
 }

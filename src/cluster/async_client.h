@@ -33,6 +33,7 @@ class AsyncClient final : public framework::ClusterClient {
                                      std::string_view reason) override;
   framework::Status SetNominatedNodeName(const api::Pod& pod, const std::string& node_name) override;
   framework::Status SetPodScheduledCondition(const api::Pod& pod, const api::PodCondition& condition) override;
+  framework::Status SetPodGroupCondition(const api::PodGroup& group, const api::PodCondition& condition) override;
   std::optional<api::Labels> NamespaceLabels(std::string_view name) const override;
   std::vector<std::shared_ptr<const api::PodDisruptionBudget>> ListPodDisruptionBudgets() const override;
   std::optional<api::LabelSelector> ControllerSelector(const api::Pod& pod) const override;

@@ -68,7 +68,8 @@ StoreClient::StoreClient(store::Store& store, const util::Clock& clock)
       clock_(clock),
       pods_(Resource(store, "", "pods")),
       namespaces_(Resource(store, "", "namespaces")),
-      pdbs_(Resource(store, "policy", "poddisruptionbudgets")) {}
+      pdbs_(Resource(store, "policy", "poddisruptionbudgets")),
+      pod_groups_(store.FindResource("scheduling.k8s.io", "podgroups")) {}
 
 Status StoreClient::Bind(const api::Pod& pod, const std::string& node_name) {
   auto bound = store_.Bind(pod.metadata.namespace_, pod.metadata.name, pod.metadata.uid, node_name);
@@ -122,6 +123,15 @@ Status StoreClient::SetNominatedNodeName(const api::Pod& pod, const std::string&
 
 Status StoreClient::SetPodScheduledCondition(const api::Pod& pod, const api::PodCondition& condition) {
   return PatchStatus(pod, ConditionPatch(condition, clock_.NowNs()));
+}
+
+Status StoreClient::SetPodGroupCondition(const api::PodGroup& group, const api::PodCondition& condition) {
+  if (pod_groups_ == nullptr) return Status::Error("the cluster has no PodGroups (scheduling.k8s.io)");
+  auto patched =
+      store_.Patch(*pod_groups_, group.metadata.namespace_, group.metadata.name, store::PatchType::kStrategicMergePatch,
+                   ConditionPatch(condition, clock_.NowNs()), "status");
+  if (!patched) return FromError(patched.error());
+  return {};
 }
 
 void StoreClient::RecordEvent(const framework::EventRecord& event) {

@@ -32,6 +32,8 @@ class StoreClient : public framework::ClusterClient {
   framework::Status DeletePod(const api::Pod& pod, std::string_view reason) override;
   framework::Status SetNominatedNodeName(const api::Pod& pod, const std::string& node_name) override;
   framework::Status SetPodScheduledCondition(const api::Pod& pod, const api::PodCondition& condition) override;
+  //! A status patch of the PodGroup; an error when the store has no PodGroups or the group is gone.
+  framework::Status SetPodGroupCondition(const api::PodGroup& group, const api::PodCondition& condition) override;
   std::optional<api::Labels> NamespaceLabels(std::string_view name) const override;
   std::vector<std::shared_ptr<const api::PodDisruptionBudget>> ListPodDisruptionBudgets() const override;
   std::optional<api::LabelSelector> ControllerSelector(const api::Pod& pod) const override;
@@ -56,6 +58,7 @@ class StoreClient : public framework::ClusterClient {
   const store::ResourceType& pods_;
   const store::ResourceType& namespaces_;
   const store::ResourceType& pdbs_;
+  const store::ResourceType* pod_groups_;  // null when the store has none
   EventRecorder* recorder_ = nullptr;
 
   //! Decoded objects by uid, kept while their resourceVersion is current (the scheduler asks

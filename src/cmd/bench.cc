@@ -28,6 +28,7 @@
 #include "framework/args_view.h"
 #include "framework/args_writer.h"
 #include "framework/registry.h"
+#include "plugins/gang_scheduling/gang_scheduling.h"
 #include "plugins/registry.h"
 #include "scheduler/run_loop.h"
 #include "scheduler/scheduler.h"
@@ -77,7 +78,15 @@ struct Workload {
   int churn_interval_ms = 0;
   std::optional<double> threshold;  // upstream's CI threshold (pods/s), when it sets one
   bool in_default_set = true;
+  //! Measured pods in gangs of this many (a scheduling.k8s.io PodGroup each, minCount this many;
+  //! upstream's podgroup/gangscheduling suite); 0: no gangs.
+  int gang_size = 0;
+  //! Nodes labelled topology.example.com/rack in racks of this many, and the gangs' PodGroups
+  //! keep each gang in one rack (upstream's podgroup/tas suite); 0: no racks.
+  int rack_size = 0;
 };
+
+constexpr std::string_view kRackLabel = "topology.example.com/rack";
 
 // The workloads, with upstream's sizes (test/integration/scheduler_perf/{misc,affinity,
 // topology_spreading}/performance-config.yaml, 1.33+). Variants carrying a `threshold` there are
@@ -197,12 +206,36 @@ std::vector<Workload> AllWorkloads() {
     w.insert(it, std::move(x));
   }
   w.front().in_default_set = false;  // SchedulingBasic/500Nodes
+  // Gangs (kubesched's own sizes; upstream's podgroup suites run 10 to 5,000 nodes, 3 to 5,000
+  // pods a group, with no threshold): every gang placed whole by its group's cycle.
+  {
+    Workload& x = add("GangScheduling/1000Nodes_1000Pods_GangsOf10", 1000, 1000, 1000);
+    x.gang_size = 10;
+    x.in_default_set = false;
+  }
+  {
+    Workload& x = add("GangScheduling/5000Nodes_10000Pods_GangsOf100", 5000, 1000, 10000);
+    x.gang_size = 100;
+    x.in_default_set = false;
+  }
+  {
+    Workload& x = add("TopologyAwareGang/1000Nodes_RacksOf4_GangsOf4", 1000, 1000, 1000);
+    x.gang_size = 4;
+    x.rack_size = 4;
+    x.in_default_set = false;
+  }
+  {
+    Workload& x = add("TopologyAwareGang/5000Nodes_RacksOf4_GangsOf4", 5000, 1000, 5000);
+    x.gang_size = 4;
+    x.rack_size = 4;
+    x.in_default_set = false;
+  }
   return w;
 }
 
 api::Quantity Q(std::string_view text) { return *api::Quantity::Parse(text); }
 
-std::shared_ptr<api::Node> MakeNode(int index, const std::vector<std::string>& zones) {
+std::shared_ptr<api::Node> MakeNode(int index, const std::vector<std::string>& zones, int rack_size) {
   auto node = std::make_shared<api::Node>();
   node->metadata.name = fmt::format("scheduler-perf-{:05d}", index);
   node->metadata.uid = "node-uid-" + std::to_string(index);
@@ -210,6 +243,7 @@ std::shared_ptr<api::Node> MakeNode(int index, const std::vector<std::string>& z
   // A real kubelet sets the hostname label; the anti-affinity templates use it as topology key.
   node->metadata.labels.Set(std::string(api::kLabelHostname), node->metadata.name);
   if (!zones.empty()) node->metadata.labels.Set(std::string(api::kLabelTopologyZone), zones[index % zones.size()]);
+  if (rack_size > 0) node->metadata.labels.Set(std::string(kRackLabel), fmt::format("rack-{:05d}", index / rack_size));
   node->status.capacity = {{"pods", Q("110")}, {"cpu", Q("4")}, {"memory", Q("32Gi")}};
   node->status.allocatable = node->status.capacity;
   node->status.conditions.push_back({"Ready", "True"});
@@ -443,6 +477,8 @@ struct Result {
   double p50_ms = 0, p90_ms = 0, p99_ms = 0;
   double peak_rss_mib = 0;
   std::optional<double> threshold;
+  //! Gang workloads: what the group cycles decided.
+  std::optional<plugins::gang_scheduling::GangStats> gangs;
 };
 
 // Peak resident set size. Each workload starts by resetting the kernel's high-water mark
@@ -511,13 +547,15 @@ std::expected<Result, std::string> RunWorkload(const Workload& w, const framewor
     if (auto r = Put(store, namespaces, "", std::move(doc)); !r) return std::unexpected(r.error());
   }
   for (int i = 0; i < w.nodes; ++i) {
-    if (auto r = Put(store, nodes, "", Document<api::Node>(*MakeNode(i, w.zones), api::NodeToValue)); !r) {
+    if (auto r = Put(store, nodes, "", Document<api::Node>(*MakeNode(i, w.zones, w.rack_size), api::NodeToValue)); !r) {
       return std::unexpected(r.error());
     }
   }
   PodFactory factory;
-  auto add_pod = [&](PodTemplate tmpl, const std::string& ns) {
-    return Put(store, pods, ns, Document<api::Pod>(*factory.Make(tmpl, ns, clock.NowNs()), api::PodToValue));
+  auto add_pod = [&](PodTemplate tmpl, const std::string& ns, const std::string& pod_group = "") {
+    auto pod = factory.Make(tmpl, ns, clock.NowNs());
+    pod->spec.pod_group = pod_group;
+    return Put(store, pods, ns, Document<api::Pod>(*pod, api::PodToValue));
   };
   // Init pods: each createPods op completes before the next starts (no skipWaitToCompletion).
   for (const PodGroup& g : w.init_groups) {
@@ -530,8 +568,26 @@ std::expected<Result, std::string> RunWorkload(const Workload& w, const framewor
   // Measured phase: from the measured pods' creation (in the store, before the clock starts, so
   // that building and storing them is set-up) until none is left to attempt.
   counters.Measure(factory.next(), factory.next() + w.measure_pods);
+  if (w.gang_size > 0) {
+    const store::ResourceType& pod_groups = *store.FindResource("scheduling.k8s.io", "podgroups");
+    for (int g = 0; g * w.gang_size < w.measure_pods; ++g) {
+      const int size = std::min(w.gang_size, w.measure_pods - g * w.gang_size);
+      std::string constraints;
+      if (w.rack_size > 0)
+        constraints = fmt::format(R"(,"schedulingConstraints":{{"topology":[{{"key":"{}"}}]}})", kRackLabel);
+      api::json::Document doc;
+      (void)api::json::Parse(
+          fmt::format(
+              R"({{"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"PodGroup","metadata":{{"name":"gang-{:05d}",)"
+              R"("namespace":"{}","uid":"pod-group-uid-{}"}},"spec":{{"schedulingPolicy":{{"gang":{{"minCount":{}}}}}{}}}}})",
+              g, w.measure.ns, g, size, constraints),
+          doc);
+      if (auto r = Put(store, pod_groups, w.measure.ns, std::move(doc)); !r) return std::unexpected(r.error());
+    }
+  }
   for (int i = 0; i < w.measure_pods; ++i) {
-    if (auto r = add_pod(w.measure.tmpl, w.measure.ns); !r) return std::unexpected(r.error());
+    const std::string group = w.gang_size > 0 ? fmt::format("gang-{:05d}", i / w.gang_size) : std::string();
+    if (auto r = add_pod(w.measure.tmpl, w.measure.ns, group); !r) return std::unexpected(r.error());
   }
   std::vector<double> latencies_ms;
   latencies_ms.reserve(static_cast<size_t>(w.measure_pods) * 2);
@@ -567,6 +623,12 @@ std::expected<Result, std::string> RunWorkload(const Workload& w, const framewor
   r.p99_ms = util::PercentileOfSorted(latencies_ms, 0.99);
   r.peak_rss_mib = PeakRssMiB();
   r.threshold = w.threshold;
+  if (w.gang_size > 0) {
+    if (framework::runtime::Framework* fwk = sched.FrameworkFor("default-scheduler")) {
+      const std::any stats = fwk->PluginStatistics(plugins::gang_scheduling::GangScheduling::kName);
+      if (const auto* g = std::any_cast<plugins::gang_scheduling::GangReport>(&stats)) r.gangs = g->stats;
+    }
+  }
   return r;
 }
 
@@ -584,6 +646,15 @@ void PrintRow(const Result& r, std::ostream& out) {
                              : fmt::format("{} ({} bound)", r.measure_pods, r.scheduled);
   out << fmt::format("{:<54} {:>6} {:>14} {:>9.1f} {:>8.3f} {:>8.3f} {:>8.3f} {:>9.1f} {:>10}\n", r.name, r.nodes,
                      measured, r.pods_per_second, r.p50_ms, r.p90_ms, r.p99_ms, r.peak_rss_mib, threshold);
+  if (r.gangs) {
+    const auto& g = *r.gangs;
+    out << fmt::format(
+        "  gangs: {} group cycles, {} placed whole, {} unschedulable; {} solved optimal; {:.2f} ms a "
+        "group (longest {:.2f} ms); {:.1f} domains solved a group\n",
+        g.cycles, g.placed, g.unschedulable, g.all_optimal ? "all" : "not all",
+        g.cycles > 0 ? 1000 * g.seconds / static_cast<double>(g.cycles) : 0, 1000 * g.max_seconds,
+        g.cycles > 0 ? static_cast<double>(g.domains_tried) / static_cast<double>(g.cycles) : 0);
+  }
 }
 
 // One workload's result as a JSON object, its fields sorted by name (as the output has always
@@ -592,6 +663,18 @@ void WriteJson(const Result& r, framework::ArgsWriter& w) {
   w.StartObject();
   w.Key("attempts").Int64(static_cast<int64_t>(r.attempts));
   w.Key("evictions").Int64(static_cast<int64_t>(r.evictions));
+  if (r.gangs) {
+    const auto& g = *r.gangs;
+    w.Key("gangs").StartObject();
+    w.Key("allOptimal").Bool(g.all_optimal);
+    w.Key("cycles").Int64(g.cycles);
+    w.Key("domainsSolved").Int64(g.domains_tried);
+    w.Key("maxSeconds").Double(g.max_seconds);
+    w.Key("placed").Int64(g.placed);
+    w.Key("seconds").Double(g.seconds);
+    w.Key("unschedulable").Int64(g.unschedulable);
+    w.EndObject();
+  }
   w.Key("latencyMs").StartObject();
   w.Key("p50").Double(r.p50_ms).Key("p90").Double(r.p90_ms).Key("p99").Double(r.p99_ms);
   w.EndObject();

@@ -113,6 +113,7 @@ int ExtenderCommand(const ExtenderFlags& args) {
   if (watch) {
     client::RemoteStoreOptions store_options;
     store_options.informed = client::SchedulerInformedResources();
+    store_options.optional = client::SchedulerOptionalResources();
     cluster.store = std::make_unique<client::RemoteStore>(*cluster.rest, store::BuiltinResources(), store_options);
     cluster.store->Start();
     KS_LOG.InfoS("Waiting for caches to sync", "server", cluster.rest->config().server);

@@ -180,6 +180,44 @@ void WriteSummaryJson(const sim::SimulationResult& result, const sim::Simulation
   w.EndObject();
 }
 
+// The pod groups' last decisions ("podGroups" of `-o json`, present when a group cycle ran).
+void WritePodGroupsJson(const plugins::gang_scheduling::GangReport& report, framework::ArgsWriter& w) {
+  w.StartObject();
+  w.Key("cycles").Int64(report.stats.cycles);
+  w.Key("allOptimal").Bool(report.stats.all_optimal);
+  w.Key("seconds").Double(report.stats.seconds);
+  w.Key("groups").StartArray();
+  for (const auto& [key, d] : report.groups) {
+    w.StartObject();
+    w.Key("name").String(key);
+    w.Key("placed").Bool(d.placed);
+    w.Key("minCount").Int64(d.min_count);
+    StringOrNull(w.Key("domain"), d.domain);
+    w.Key("optimal").Bool(d.optimal);
+    StringOrNull(w.Key("message"), d.message);
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+// One line per pod group the group cycles decided about: placed whole (and where) or pending.
+std::string PodGroupsText(const plugins::gang_scheduling::GangReport& report) {
+  const auto& st = report.stats;
+  std::string out =
+      fmt::format("pod groups: {} group cycle{}, {} placed whole, {} found no room ({})\n", st.cycles,
+                  st.cycles == 1 ? "" : "s", st.placed, st.unschedulable,
+                  st.all_optimal ? "every placement proved optimal" : "not every placement proved optimal");
+  for (const auto& [key, d] : report.groups) {
+    if (d.placed) {
+      out += fmt::format("  {}: placed whole{}\n", key, d.domain.empty() ? std::string() : " in " + d.domain);
+    } else {
+      out += fmt::format("  {}: pending: {}\n", key, d.message);
+    }
+  }
+  return out;
+}
+
 // JSON text indented as `-o json` has always been (two spaces a level, fields in order).
 std::string Indented(const framework::ArgsWriter& w) {
   auto doc = framework::ArgsDocument::Parse(w.text());
@@ -270,6 +308,7 @@ void PrintSimulation(const sim::SimulationResult& result, OutputFormat format, s
     j.StartObject();
     WriteEvictedJson(result, j.Key("evicted"));
     WriteSummaryJson(result, sum, j.Key("summary"));
+    if (result.gangs) WritePodGroupsJson(*result.gangs, j.Key("podGroups"));
     if (result.explanation) WriteExplanationJson(*result.explanation, j.Key("explanation"));
     j.EndObject();
     // The indented text opens with "{\n" and the members at two spaces: the pods go first, streamed
@@ -384,6 +423,7 @@ void PrintSimulation(const sim::SimulationResult& result, OutputFormat format, s
   summary += fmt::format(", {} nodes used (of {})", sum.used_nodes.size(), result.nodes.size());
   out << "\n";
   if (const auto& o = result.optimizer) out << OptimizerLine(*o, sum.scheduled) << "\n";
+  if (const auto& g = result.gangs) out << PodGroupsText(*g);
   if (const auto& x = result.cross_node; x && (x->stats.plans > 0 || x->stats.no_plan > 0)) {
     const auto& st = x->stats;
     std::string line =

@@ -354,6 +354,7 @@ int RunCommand(const RunFlags& args) {
   static const util::SystemClock clock;
   client::RemoteStoreOptions store_options;
   store_options.informed = client::SchedulerInformedResources();
+  store_options.optional = client::SchedulerOptionalResources();
   client::RemoteStore store(**rest_client, store::BuiltinResources(), store_options);
   store.Start();
   KS_LOG.InfoS("Waiting for caches to sync", "server", (*rest_client)->config().server);

@@ -11,8 +11,11 @@ namespace {
 
 // Upstream's getDefaultPlugins() (1.31+: the cloud volume limit plugins are gone) with
 // applyFeatureGates() for the gates on by default: DynamicResources goes right before
-// DefaultPreemption so that deallocating an idle claim is tried before evicting pods.
-const std::array<PluginRef, 19> kUpstreamDefaults = {{
+// DefaultPreemption so that deallocating an idle claim is tried before evicting pods. GangScheduling
+// is appended as applyFeatureGates does with the GangScheduling gate on: kubesched serves the
+// PodGroups (scheduling.k8s.io/v1alpha2) that gate and GenericWorkload bring, so it acts on them;
+// a pod without spec.schedulingGroup passes it untouched.
+const std::array<PluginRef, 20> kUpstreamDefaults = {{
     {"SchedulingGates", 0},
     {"PrioritySort", 0},
     {"NodeUnschedulable", 0},
@@ -32,6 +35,7 @@ const std::array<PluginRef, 19> kUpstreamDefaults = {{
     {"NodeResourcesBalancedAllocation", 1},
     {"ImageLocality", 1},
     {"DefaultBinder", 0},
+    {"GangScheduling", 0},
 }};
 
 struct KnownPlugin {
@@ -41,7 +45,7 @@ struct KnownPlugin {
 
 // Every upstream in-tree plugin name (pkg/scheduler/framework/plugins/registry.go) and the ones
 // config v1 rejects (invalidPluginsByVersion in validation.go).
-constexpr std::array<KnownPlugin, 23> kKnownPlugins = {{
+constexpr std::array<KnownPlugin, 24> kKnownPlugins = {{
     {"SchedulingGates", UpstreamPlugin::kInTree},
     {"PrioritySort", UpstreamPlugin::kInTree},
     {"NodeUnschedulable", UpstreamPlugin::kInTree},
@@ -56,6 +60,7 @@ constexpr std::array<KnownPlugin, 23> kKnownPlugins = {{
     {"NodeResourcesBalancedAllocation", UpstreamPlugin::kInTree},
     {"ImageLocality", UpstreamPlugin::kInTree},
     {"DefaultBinder", UpstreamPlugin::kInTree},
+    {"GangScheduling", UpstreamPlugin::kInTree},
     {"VolumeRestrictions", UpstreamPlugin::kUnsupported},
     {"NodeVolumeLimits", UpstreamPlugin::kUnsupported},
     {"VolumeBinding", UpstreamPlugin::kUnsupported},

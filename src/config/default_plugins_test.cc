@@ -44,6 +44,7 @@ TEST(DefaultPluginsTest, UpstreamList) {
       {"NodeResourcesBalancedAllocation", 1},
       {"ImageLocality", 1},
       {"DefaultBinder", 0},
+      {"GangScheduling", 0},
   };
   auto got = UpstreamDefaultPlugins();
   EXPECT_EQ(std::vector<PluginRef>(got.begin(), got.end()), want);

@@ -63,6 +63,11 @@ class ClusterClient {
   virtual Status SetNominatedNodeName(const api::Pod& pod, const std::string& node_name) = 0;
   //! Records the PodScheduled condition (reason Unschedulable / SchedulerError and a message).
   virtual Status SetPodScheduledCondition(const api::Pod& pod, const api::PodCondition& condition) = 0;
+  //! Records a condition in a PodGroup's status (PodGroupScheduled), merged with the others by
+  //! type. A no-op by default (a cluster without PodGroups).
+  virtual Status SetPodGroupCondition(const api::PodGroup& /*group*/, const api::PodCondition& /*condition*/) {
+    return Status();
+  }
   //! The labels of a namespace, or nullopt when it does not exist.
   virtual std::optional<api::Labels> NamespaceLabels(std::string_view name) const = 0;
   virtual std::vector<std::shared_ptr<const api::PodDisruptionBudget>> ListPodDisruptionBudgets() const = 0;

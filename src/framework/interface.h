@@ -222,6 +222,16 @@ class TimedPlugin : public virtual Plugin {
   virtual void Tick(const std::vector<PodInfoPtr>& held) = 0;
 };
 
+//! A plugin that places a pod's whole group at once (upstream's PodGroup scheduling cycle; not an
+//! upstream extension point): the scheduler calls it at the start of every pod's scheduling cycle,
+//! the snapshot updated, before PreFilter, so that the first member of a group to be scheduled
+//! decides for all of the group's pending members (its PreFilter then gives each its verdict).
+//! Never called outside a scheduling cycle (PreFilter is: by preemption, by extender verbs).
+class PodGroupCyclePlugin : public virtual Plugin {
+ public:
+  virtual void PodGroupCycle(const PodInfo& pod) = 0;
+};
+
 //! A plugin that decides about pods outside their own cycles (a batch's plan, a preemption plan)
 //! says what it decided about one, for `simulate --explain`. Not an extension point of upstream's.
 class PodExplainer : public virtual Plugin {

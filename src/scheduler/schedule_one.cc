@@ -96,6 +96,9 @@ void Scheduler::SchedulePopped(QueuedPodInfo qpi) {
   }
   cache_->UpdateSnapshot(*snapshot_);
   fwk->set_snapshot(snapshot_.get());
+  // The pod's group, when a plugin places groups whole, is decided first (for all its pending
+  // members: the later members' cycles then follow that decision).
+  fwk->RunPodGroupCycles(*pod_info);
 
   Diagnosis diagnosis;
   auto result = SchedulePod(*fwk, *state, *pod_info, diagnosis);

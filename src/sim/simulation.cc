@@ -29,6 +29,28 @@ int64_t SimulationStartTime(const api::ClusterObjects& objects, int64_t now_ns) 
   return (start + util::kNanosPerSecond - 1) / util::kNanosPerSecond * util::kNanosPerSecond;
 }
 
+namespace {
+
+// Adds what the profile's GangScheduling group cycles decided to the result (none ran: nothing).
+void AddGangReport(const framework::runtime::Framework& fwk, SimulationResult& result) {
+  const std::any statistics = fwk.PluginStatistics(plugins::gang_scheduling::GangScheduling::kName);
+  const auto* g = std::any_cast<plugins::gang_scheduling::GangReport>(&statistics);
+  if (g == nullptr || g->stats.cycles == 0) return;
+  if (!result.gangs) result.gangs.emplace();
+  auto& o = *result.gangs;
+  o.stats.cycles += g->stats.cycles;
+  o.stats.placed += g->stats.placed;
+  o.stats.unschedulable += g->stats.unschedulable;
+  o.stats.pods_planned += g->stats.pods_planned;
+  o.stats.domains_tried += g->stats.domains_tried;
+  o.stats.all_optimal = o.stats.all_optimal && g->stats.all_optimal;
+  o.stats.max_seconds = std::max(o.stats.max_seconds, g->stats.max_seconds);
+  o.stats.seconds += g->stats.seconds;
+  o.groups.insert(o.groups.end(), g->groups.begin(), g->groups.end());
+}
+
+}  // namespace
+
 std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects objects,
                                                            const SimulationOptions& options,
                                                            const framework::Registry& registry) {
@@ -148,6 +170,7 @@ std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects o
       c.active_plans += xnode->active_plans;
       c.held_moves += xnode->held_moves;
     }
+    if (fwk) AddGangReport(*fwk, result);
     const std::any batch_statistics =
         fwk ? fwk->PluginStatistics(plugins::batch_placement::BatchPlacement::kName) : std::any();
     const auto* batch = std::any_cast<plugins::batch_placement::BatchStats>(&batch_statistics);

@@ -24,6 +24,7 @@
 #include "framework/registry.h"
 #include "plugins/batch_placement/batch_placement.h"
 #include "plugins/cross_node_preemption/cross_node_preemption.h"
+#include "plugins/gang_scheduling/gang_scheduling.h"
 #include "scheduler/scheduler.h"
 #include "sim/simulated_cluster.h"
 
@@ -79,6 +80,9 @@ struct SimulationResult {
   //! What the batch placements of every profile with BatchPlacement reported; unset when no
   //! profile has it.
   std::optional<plugins::batch_placement::BatchStats> optimizer;
+  //! What the group cycles of GangScheduling decided, over every profile; unset when no group
+  //! cycle ran.
+  std::optional<plugins::gang_scheduling::GangReport> gangs;
   //! What CrossNodePreemption decided, over every profile that has it; unset when none has it.
   using CrossNode = SimulationCrossNode;
   std::optional<CrossNode> cross_node;

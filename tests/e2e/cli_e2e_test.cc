@@ -54,13 +54,13 @@ TEST(CliE2E, PluginsJson) {
   EXPECT_EQ(names.front(), "SchedulingGates");
   ASSERT_EQ(names.size(), 17u);
   EXPECT_EQ(names[13], "DefaultBinder");
-  EXPECT_EQ(names[14], "BatchPlacement");
-  EXPECT_EQ(names[15], "CrossNodePreemption");
-  EXPECT_EQ(names.back(), "GangScheduling");
+  // GangScheduling is a default (upstream's, with its GangScheduling gate on).
+  EXPECT_EQ(names[14], "GangScheduling");
+  EXPECT_EQ(names[15], "BatchPlacement");
+  EXPECT_EQ(names.back(), "CrossNodePreemption");
   for (const auto& p : j["plugins"]) {
     SCOPED_TRACE(p.dump());
-    EXPECT_EQ(p["defaultProfile"].get<bool>(),
-              p["name"] != "BatchPlacement" && p["name"] != "CrossNodePreemption" && p["name"] != "GangScheduling");
+    EXPECT_EQ(p["defaultProfile"].get<bool>(), p["name"] != "BatchPlacement" && p["name"] != "CrossNodePreemption");
     EXPECT_FALSE(p["extensionPoints"].empty());
     if (p["name"] != "NodeResourcesFit") continue;
     EXPECT_EQ(p["extensionPoints"], json({"PreFilter", "Filter", "PreScore", "Score", "EnqueueExtensions"}));

@@ -1,7 +1,8 @@
-// End-to-end tests of gang scheduling (issue 34, its first part): PodGroups (scheduling.k8s.io/
-// v1alpha2) read from manifests, pods linked by spec.schedulingGroup, and the GangScheduling
-// plugin enabled in a profile: a gang short of minCount members is held before the queue, and a
-// gang whose members all fit is placed whole.
+// End-to-end tests of gang scheduling through `simulate`: PodGroups (scheduling.k8s.io/v1alpha2)
+// read from manifests, pods linked by spec.schedulingGroup, and the GangScheduling plugin (in the
+// default profile, and enabled explicitly): a gang short of minCount members is held before the
+// queue; the group's cycle places a gang whole or not at all, gangs competing for room in order,
+// and a gang with a topology key in one domain.
 
 #include <map>
 #include <string>
@@ -27,43 +28,78 @@ profiles:
       - name: GangScheduling
 )";
 
+// A node; `extra` is more YAML under metadata (labels, annotations), indented two spaces.
+std::string Node(const std::string& name, const std::string& cpu, const std::string& extra = "") {
+  return "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: " + name + "\n" + extra +
+         "status:\n  allocatable:\n    cpu: \"" + cpu + "\"\n    memory: 8Gi\n    pods: \"110\"\n";
+}
+
 std::string Nodes(int count, const std::string& cpu) {
   std::string out;
-  for (int i = 0; i < count; ++i) {
-    out += "---\napiVersion: v1\nkind: Node\nmetadata:\n  name: node-" + std::to_string(i) +
-           "\nstatus:\n  allocatable:\n    cpu: \"" + cpu + "\"\n    memory: 8Gi\n    pods: \"110\"\n";
-  }
+  for (int i = 0; i < count; ++i) out += Node("node-" + std::to_string(i), cpu);
   return out;
 }
 
-std::string Gang(const std::string& name, int min_count) {
-  return "---\napiVersion: scheduling.k8s.io/v1alpha2\nkind: PodGroup\nmetadata:\n  name: " + name +
-         "\nspec:\n  schedulingPolicy:\n    gang:\n      minCount: " + std::to_string(min_count) + "\n";
+std::string Gang(const std::string& name, int min_count, const std::string& topology_key = "") {
+  std::string out = "---\napiVersion: scheduling.k8s.io/v1alpha2\nkind: PodGroup\nmetadata:\n  name: " + name +
+                    "\nspec:\n  schedulingPolicy:\n    gang:\n      minCount: " + std::to_string(min_count) + "\n";
+  if (!topology_key.empty()) out += "  schedulingConstraints:\n    topology:\n    - key: " + topology_key + "\n";
+  return out;
 }
 
-std::string Members(const std::string& group, int count, const std::string& cpu) {
+std::string Members(const std::string& group, int count, const std::string& cpu,
+                    const std::string& priority_class = "") {
   std::string out;
   for (int i = 0; i < count; ++i) {
     out += "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: " + group + "-" + std::to_string(i) +
-           "\nspec:\n  schedulingGroup:\n    podGroupName: " + group +
-           "\n  containers:\n  - name: c\n    image: busybox\n    resources:\n      requests:\n        cpu: \"" + cpu +
+           "\nspec:\n  schedulingGroup:\n    podGroupName: " + group + "\n";
+    if (!priority_class.empty()) out += "  priorityClassName: " + priority_class + "\n";
+    out += "  containers:\n  - name: c\n    image: busybox\n    resources:\n      requests:\n        cpu: \"" + cpu +
            "\"\n";
   }
   return out;
 }
 
-json Simulate(const std::string& manifests, const std::string& name) {
-  const std::string config = WriteTempFile("gang-config.yaml", kConfig);
+// A pod already running on `node`.
+std::string Running(const std::string& name, const std::string& node, const std::string& cpu) {
+  return "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "\nspec:\n  nodeName: " + node +
+         "\n  containers:\n  - name: c\n    image: busybox\n    resources:\n      requests:\n        cpu: \"" + cpu +
+         "\"\n";
+}
+
+json Simulate(const std::string& manifests, const std::string& name, bool default_profile = false) {
   const std::string file = WriteTempFile(name + ".yaml", manifests);
-  RunResult r = RunKubesched({"simulate", "--config", config, "-f", file, "-o", "json"});
+  std::vector<std::string> args = {"simulate", "-f", file, "-o", "json"};
+  if (!default_profile) {
+    args.push_back("--config");
+    args.push_back(WriteTempFile("gang-config.yaml", kConfig));
+  }
+  RunResult r = RunKubesched(args);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   return json::parse(r.out, nullptr, false);
 }
 
 std::map<std::string, std::string> Messages(const json& j) {
   std::map<std::string, std::string> out;
-  for (const auto& p : j["pods"]) out[p["name"].get<std::string>()] = p.value("message", "");
+  for (const auto& p : j["pods"]) {
+    out[p["name"].get<std::string>()] = p["message"].is_string() ? p["message"].get<std::string>() : "";
+  }
   return out;
+}
+
+// Pod name -> node ("" when pending).
+std::map<std::string, std::string> Placement(const json& j) {
+  std::map<std::string, std::string> out;
+  for (const auto& p : j["pods"])
+    out[p["name"].get<std::string>()] = p["node"].is_string() ? p["node"].get<std::string>() : "";
+  return out;
+}
+
+// How many of the pods whose name starts with `prefix` are placed.
+int PlacedWithPrefix(const json& j, const std::string& prefix) {
+  int n = 0;
+  for (const auto& [pod, node] : Placement(j)) n += pod.starts_with(prefix) && !node.empty();
+  return n;
 }
 
 TEST(GangE2E, AGangShortOfMinCountMembersIsHeldBeforeTheQueue) {
@@ -94,15 +130,110 @@ TEST(GangE2E, AGangThatFitsIsPlacedWhole) {
   EXPECT_EQ(j["summary"]["pending"], 0);
 }
 
-// The issue's first case through the Permit path: a gang of 8 with minCount 8 on room for 7. The
-// reserved members wait at Permit for the eighth, time out after five minutes (virtual time) and
-// are all given back: none is placed. (Until the group cycle lands, they hold their room while
-// they wait, as upstream's Permit-based gang scheduling does.)
-TEST(GangE2E, AGangOfEightOnRoomForSevenPlacesNone) {
+// The issue's first case: a gang of 8 with minCount 8 on room for 7. The group's cycle finds room
+// for 7 at most: none is placed, none holds room, and every member says why.
+TEST(GangE2E, AGangOfEightOnRoomForSevenPlacesNoneAndSaysWhy) {
   const json j = Simulate(Nodes(7, "1") + Gang("train", 8) + Members("train", 8, "1"), "eight");
   ASSERT_FALSE(j.is_discarded());
   EXPECT_EQ(j["summary"]["scheduled"], 0);
   EXPECT_EQ(j["summary"]["pending"], 8);
+  for (const auto& [pod, message] : Messages(j)) {
+    EXPECT_NE(message.find("pod group \"train\" needs 8 pods placed together and at most 7 of its 8 pending pods fit"),
+              std::string::npos)
+        << pod << ": " << message;
+  }
+}
+
+// ... and a node added later (ten minutes in) lets all 8 be placed, in one group cycle.
+TEST(GangE2E, ANodeAddedLaterLetsTheWholeGangBePlaced) {
+  const std::string later = "  annotations:\n    simulate.kubesched.io/create-after: 10m\n";
+  const json j = Simulate(Nodes(7, "1") + Node("node-late", "1", later) + Gang("train", 8) + Members("train", 8, "1"),
+                          "eight-then-nine");
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["summary"]["scheduled"], 8);
+  EXPECT_EQ(j["summary"]["pending"], 0);
+}
+
+// The default profile has GangScheduling (as upstream's with its GangScheduling gate on).
+TEST(GangE2E, TheDefaultProfileSchedulesGangsWhole) {
+  const json j = Simulate(Nodes(7, "1") + Gang("train", 8) + Members("train", 8, "1"), "default-profile", true);
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["summary"]["scheduled"], 0);
+  EXPECT_EQ(j["summary"]["pending"], 8);
+}
+
+// Two gangs of 6 on room for 6: one is placed whole, the other stays pending whole; no member of
+// either holds room for a gang that cannot complete. Equal priority: the first created (then the
+// first by name) goes first.
+TEST(GangE2E, TwoGangsOnRoomForOneEndWithOnePlacedWhole) {
+  const json j =
+      Simulate(Nodes(3, "2") + Gang("a", 6) + Gang("b", 6) + Members("a", 6, "1") + Members("b", 6, "1"), "two-gangs");
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["summary"]["scheduled"], 6);
+  EXPECT_EQ(PlacedWithPrefix(j, "a-"), 6);
+  EXPECT_EQ(PlacedWithPrefix(j, "b-"), 0);
+  for (const auto& [pod, message] : Messages(j)) {
+    if (pod.starts_with("b-")) EXPECT_NE(message.find("pod group \"b\" needs 6 pods"), std::string::npos) << message;
+  }
+}
+
+// ... and a gang of higher priority goes first, whatever the order of creation.
+TEST(GangE2E, TheHigherPriorityGangGoesFirst) {
+  const std::string high =
+      "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata:\n  name: high\nvalue: 1000\n";
+  const json j =
+      Simulate(high + Nodes(3, "2") + Gang("a", 6) + Gang("b", 6) + Members("a", 6, "1") + Members("b", 6, "1", "high"),
+               "two-gangs-priority");
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(PlacedWithPrefix(j, "a-"), 0);
+  EXPECT_EQ(PlacedWithPrefix(j, "b-"), 6);
+}
+
+// Topology: three racks of four nodes; the first two are partly filled, so a gang of 8 pods of 2
+// cpu (16 cpu) fits only in the emptiest rack, and lands there entirely.
+TEST(GangE2E, AGangWithATopologyKeyLandsInTheOneRackWithRoom) {
+  std::string manifests;
+  for (int rack = 0; rack < 3; ++rack) {
+    for (int i = 0; i < 4; ++i) {
+      const std::string name = "r" + std::to_string(rack) + "-n" + std::to_string(i);
+      manifests += Node(name, "4", "  labels:\n    topology.example.com/rack: rack-" + std::to_string(rack) + "\n");
+    }
+  }
+  manifests += Running("busy-0", "r0-n0", "2") + Running("busy-1", "r1-n3", "1");
+  manifests += Gang("train", 8, "topology.example.com/rack") + Members("train", 8, "2");
+  const json j = Simulate(manifests, "racks");
+  ASSERT_FALSE(j.is_discarded());
+  int placed = 0;
+  for (const auto& [pod, node] : Placement(j)) {
+    if (!pod.starts_with("train-")) continue;
+    EXPECT_TRUE(node.starts_with("r2-")) << pod << " on " << node;
+    placed += !node.empty();
+  }
+  EXPECT_EQ(placed, 8);
+}
+
+// ... and when no rack has room, the members say so per rack: rack-0 (three nodes of 2 cpu) has
+// the 6 cpu the four 1.5-cpu members need in all but takes only three of them; rack-1 (one node)
+// lacks the cpu in all, so it is not even solved.
+TEST(GangE2E, AGangThatFitsNoRackSaysSoPerRack) {
+  const std::string rack0 = "  labels:\n    topology.example.com/rack: rack-0\n";
+  const std::string rack1 = "  labels:\n    topology.example.com/rack: rack-1\n";
+  const std::string manifests = Node("r0-n0", "2", rack0) + Node("r0-n1", "2", rack0) + Node("r0-n2", "2", rack0) +
+                                Node("r1-n0", "2", rack1) + Gang("train", 4, "topology.example.com/rack") +
+                                Members("train", 4, "1500m");
+  const json j = Simulate(manifests, "no-rack");
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["summary"]["scheduled"], 0);
+  for (const auto& [pod, message] : Messages(j)) {
+    EXPECT_NE(message.find("0/2 placements are available: pod group \"train\" needs 4 pods placed together in one "
+                           "domain of \"topology.example.com/rack\" and no domain has room"),
+              std::string::npos)
+        << message;
+    EXPECT_NE(message.find("topology.example.com/rack=rack-0: 3 fit, topology.example.com/rack=rack-1: not enough "
+                           "free cpu"),
+              std::string::npos)
+        << message;
+  }
 }
 
 TEST(GangE2E, AnInvalidPodGroupIsRefusedWithItsFieldPath) {

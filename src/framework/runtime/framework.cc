@@ -365,6 +365,20 @@ void Framework::CollectPluginTraits() {
   for (auto* p : permit_) add_enqueue(p);
   for (const auto& p : owned_) {
     if (auto* t = dynamic_cast<TimedPlugin*>(p.get())) timed_.push_back(t);
+    if (auto* g = dynamic_cast<PodGroupCyclePlugin*>(p.get())) group_cycle_.push_back(g);
+  }
+}
+
+void Framework::RunPodGroupCycles(const PodInfo& pod) {
+  for (PodGroupCyclePlugin* g : group_cycle_) {
+    try {
+      g->PodGroupCycle(pod);
+    } catch (const std::exception& e) {
+      KS_LOG.ErrorS(e.what(), "Pod group cycle threw", "plugin", g->Name(), "pod", log::KObj(pod.pod()));
+    } catch (...) {
+      KS_LOG.ErrorS("non-standard exception", "Pod group cycle threw", "plugin", g->Name(), "pod",
+                    log::KObj(pod.pod()));
+    }
   }
 }
 

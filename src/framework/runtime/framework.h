@@ -87,6 +87,9 @@ class Framework final : public Handle {
   }
   //! Plugins that run on their own schedule (TimedPlugin), in configuration order.
   const std::vector<TimedPlugin*>& timed_plugins() const { return timed_; }
+  //! Every PodGroupCyclePlugin's PodGroupCycle, in configuration order (an exception is logged,
+  //! not passed on: the pod's own cycle then decides alone).
+  void RunPodGroupCycles(const PodInfo& pod);
 
   //! The snapshot plugins see through the Handle; set by the scheduler before each cycle.
   void set_snapshot(const NodeInfoLister* snapshot) { snapshot_ = snapshot; }
@@ -206,6 +209,7 @@ class Framework final : public Handle {
   std::vector<PostBindPlugin*> post_bind_;
   std::vector<EnqueueExtensions*> enqueue_extensions_;
   std::vector<TimedPlugin*> timed_;
+  std::vector<PodGroupCyclePlugin*> group_cycle_;
 
   std::vector<uint8_t> filter_node_local_;  // parallel to filter_
   std::vector<uint8_t> score_node_local_;   // parallel to score_

@@ -14,6 +14,7 @@
 #include "framework/args_writer.h"
 #include "optimizer/mip.h"
 #include "optimizer/pattern_bound.h"
+#include "plugins/helper/placement_input.h"
 #include "plugins/node_affinity/node_selector.h"
 #include "util/log.h"
 
@@ -27,17 +28,6 @@ using framework::Status;
 namespace {
 
 std::string Uid(const api::Pod& pod) { return pod.metadata.uid.empty() ? pod.Key() : pod.metadata.uid; }
-
-// The pod without what the model decides itself (required pod affinity, DoNotSchedule spread):
-// the profile's filters then judge only what does not couple pods.
-PodInfoPtr Relaxed(const PodInfo& pi) {
-  auto pod = std::make_shared<api::Pod>(pi.pod());
-  if (pod->spec.affinity && pod->spec.affinity->pod_affinity) pod->spec.affinity->pod_affinity->required.clear();
-  std::erase_if(pod->spec.topology_spread_constraints, [](const api::TopologySpreadConstraint& c) {
-    return c.when_unsatisfiable == api::UnsatisfiableConstraintAction::kDoNotSchedule;
-  });
-  return PodInfo::Create(std::move(pod));
-}
 
 }  // namespace
 
@@ -98,6 +88,14 @@ std::string EncodeArgs(const BatchPlacementArgs& args) {
   return std::move(w).Take();
 }
 
+bool BatchPlacement::IsGangMember(const api::Pod& pod) const {
+  if (pod.spec.pod_group.empty()) return false;
+  const framework::PodGroupTracker* groups = handle_->PodGroups();
+  if (groups == nullptr) return false;
+  const auto group = groups->Group(pod.metadata.namespace_, pod.spec.pod_group);
+  return group != nullptr && group->policy == api::PodGroupPolicy::kGang;
+}
+
 Status BatchPlacement::PreEnqueue(const api::Pod& pod) {
   std::lock_guard lock(mu_);
   const std::string uid = Uid(pod);
@@ -106,6 +104,9 @@ Status BatchPlacement::PreEnqueue(const api::Pod& pod) {
   // (Nominations and plans the nominator holds in memory only are found at Tick: PreEnqueue runs
   // under the queue's lock and cannot ask the nominator.)
   if (!pod.status.nominated_node_name.empty()) return Status();
+  // A gang's members are placed together by their group's cycle (GangScheduling), not one by one
+  // among a batch's pods.
+  if (IsGangMember(pod)) return Status();
   if (held_.empty()) window_start_ns_ = handle_->clock().NowNs();
   held_.insert(uid);
   return Status(Code::kUnschedulableAndUnresolvable,
@@ -150,67 +151,6 @@ std::optional<int64_t> BatchPlacement::NextTickNs() const {
   return *window_start_ns_ + static_cast<int64_t>(std::llround(args_.batch_window_seconds * 1e9));
 }
 
-optimizer::PlacementInput BatchPlacement::MakeInput(const std::vector<PodInfoPtr>& pods) {
-  optimizer::PlacementInput in;
-  in.pods = pods;
-  in.nodes = handle_->SnapshotSharedLister().List();
-  framework::Handle* h = handle_;
-  in.static_fit = [h](const PodInfo& pod) -> std::function<std::string(const framework::NodeInfo&)> {
-    PodInfoPtr relaxed = Relaxed(pod);
-    auto state = std::make_shared<framework::CycleState>();
-    auto [pre, status] = h->RunPreFilterPlugins(*state, *relaxed);
-    if (!status.IsSuccess()) {
-      std::string why = status.Message();
-      return [why](const framework::NodeInfo&) { return why; };
-    }
-    return [h, relaxed, state, pre](const framework::NodeInfo& node) -> std::string {
-      if (!pre.AllNodes() && !pre.node_names->contains(node.name())) return "excluded by PreFilter";
-      Status s = h->RunFilterPlugins(*state, *relaxed, node);
-      if (s.IsSuccess()) return "";
-      return s.Message().empty() ? std::string("rejected by a filter") : s.Message();
-    };
-  };
-  // The profile's scores of each node class for the group, as the pod's own cycle would rank them
-  // on the snapshot before the batch: the tie-break between otherwise equal placements.
-  in.scores = [h](const PodInfo& pod, std::span<const framework::NodeInfo* const> nodes) -> std::vector<int64_t> {
-    PodInfoPtr relaxed = Relaxed(pod);
-    framework::CycleState state;
-    auto [pre, status] = h->RunPreFilterPlugins(state, *relaxed);
-    if (!status.IsSuccess()) return {};
-    auto [totals, s] = h->RunScoreTotals(state, *relaxed, nodes);
-    if (!s.IsSuccess()) return {};
-    return totals;
-  };
-  in.spread_node_eligible = [](const PodInfo& pod, const framework::NodeInfo& node, bool honor_affinity,
-                               bool honor_taints) {
-    if (honor_affinity && !node_affinity::RequiredNodeAffinity(pod.pod()).Match(*node.node())) return false;
-    if (honor_taints && api::FindMatchingUntoleratedTaint(node.node()->spec.taints, pod.pod().spec.tolerations,
-                                                          api::DoNotScheduleTaintsFilter) != nullptr) {
-      return false;
-    }
-    return true;
-  };
-  in.namespace_labels = [h, cache = std::make_shared<std::map<std::string, std::optional<api::Labels>, std::less<>>>()](
-                            std::string_view ns) -> const api::Labels* {
-    auto it = cache->find(ns);
-    if (it == cache->end()) it = cache->emplace(std::string(ns), h->client().NamespaceLabels(ns)).first;
-    return it->second ? &*it->second : nullptr;
-  };
-  // Room promised to pods outside this batch: nominations (preemption) and earlier plans.
-  std::set<std::string> batch;
-  for (const auto& p : pods) batch.insert(Uid(p->pod()));
-  in.reserved = [h, batch = std::move(batch)](const framework::NodeInfo& node) {
-    framework::Resource r;
-    for (const auto& p : h->nominator().NominatedPodsForNode(node.name())) {
-      if (batch.contains(Uid(p->pod()))) continue;
-      r.Add(p->requests);
-      r.allowed_pod_number += 1;
-    }
-    return r;
-  };
-  return in;
-}
-
 void BatchPlacement::Tick(const std::vector<PodInfoPtr>& all_held) {
   // Pods that already have a node held for them (a preemptor's nomination, a moved pod's
   // replacement, an earlier plan) go their own way: the batch plans around the room they hold.
@@ -251,7 +191,7 @@ void BatchPlacement::Tick(const std::vector<PodInfoPtr>& all_held) {
   optimizer::PlacementOptions options;
   options.timeout_seconds = args_.solver_timeout_seconds;
   options.solver = args_.solver;
-  optimizer::PlacementInput input = MakeInput(batch);
+  optimizer::PlacementInput input = helper::MakePlacementInput(*handle_, batch, handle_->SnapshotSharedLister().List());
   {
     std::lock_guard lock(mu_);
     RememberNodesLocked(input.nodes);

@@ -99,9 +99,8 @@ class BatchPlacement final : public framework::PreEnqueuePlugin,
   const BatchPlacementArgs& args() const { return args_; }
 
  private:
-  //! The profile's Filter plugins on the pod without the constraints the model decides.
-  optimizer::PlacementInput MakeInput(const std::vector<framework::PodInfoPtr>& pods);
-
+  //! Whether the pod belongs to a gang PodGroup (its group's cycle places it).
+  bool IsGangMember(const api::Pod& pod) const;
   //! The run's bound (BatchStats::run_bound) over the pods batched so far. Called with mu_ held.
   double RunBoundLocked() const;
   //! Remembers the nodes not seen before, with their free room as the batch finds it.

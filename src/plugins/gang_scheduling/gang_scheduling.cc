@@ -1,13 +1,135 @@
 #include "plugins/gang_scheduling/gang_scheduling.h"
 
-#include <fmt/format.h>
+#include <algorithm>
+#include <chrono>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "optimizer/placement.h"
+#include "plugins/helper/placement_input.h"
 #include "util/go_quote.h"
+#include "util/log.h"
 
 namespace kubesched::plugins::gang_scheduling {
 
+using framework::Code;
+using framework::PodInfoPtr;
 using framework::QueueingHint;
 using framework::Status;
+
+namespace {
+
+std::string GroupKey(const api::Pod& pod) { return pod.metadata.namespace_ + "/" + pod.spec.pod_group; }
+
+// The nodes of each domain of `key` (value -> nodes, in snapshot order); nodes without the label
+// belong to none.
+std::map<std::string, std::vector<const framework::NodeInfo*>> DomainsOf(
+    std::span<const framework::NodeInfo* const> nodes, const std::string& key) {
+  std::map<std::string, std::vector<const framework::NodeInfo*>> out;
+  for (const framework::NodeInfo* n : nodes) {
+    if (const std::string* value = n->node()->metadata.labels.Find(key)) out[*value].push_back(n);
+  }
+  return out;
+}
+
+// Free room in a set of nodes, or the room some pods need, in the dimensions every pod uses.
+struct Room {
+  int64_t milli_cpu = 0;
+  int64_t memory = 0;
+  int64_t pods = 0;
+};
+
+// What the `needed` smallest members request in all (each dimension on its own: a lower bound).
+Room NeededRoom(const std::vector<PodInfoPtr>& members, int32_t needed) {
+  std::vector<int64_t> cpu, memory;
+  for (const auto& p : members) {
+    cpu.push_back(p->requests.milli_cpu);
+    memory.push_back(p->requests.memory);
+  }
+  std::sort(cpu.begin(), cpu.end());
+  std::sort(memory.begin(), memory.end());
+  Room r;
+  r.pods = needed;
+  for (int32_t i = 0; i < needed && i < static_cast<int32_t>(cpu.size()); ++i) {
+    r.milli_cpu += cpu[i];
+    r.memory += memory[i];
+  }
+  return r;
+}
+
+// The nodes' free room, less what the nominator promises there to pods other than `members`.
+Room FreeRoom(framework::Handle& handle, const std::vector<const framework::NodeInfo*>& nodes,
+              const std::vector<PodInfoPtr>& members) {
+  Room r;
+  for (const framework::NodeInfo* n : nodes) {
+    Room free{n->allocatable().milli_cpu - n->requested().milli_cpu, n->allocatable().memory - n->requested().memory,
+              n->allocatable().allowed_pod_number - static_cast<int64_t>(n->pods().size())};
+    for (const auto& p : handle.nominator().NominatedPodsForNode(n->name())) {
+      const bool own = std::any_of(members.begin(), members.end(),
+                                   [&](const PodInfoPtr& m) { return m->pod().metadata.uid == p->pod().metadata.uid; });
+      if (own) continue;
+      free.milli_cpu -= p->requests.milli_cpu;
+      free.memory -= p->requests.memory;
+      free.pods -= 1;
+    }
+    r.milli_cpu += std::max<int64_t>(0, free.milli_cpu);
+    r.memory += std::max<int64_t>(0, free.memory);
+    r.pods += std::max<int64_t>(0, free.pods);
+  }
+  return r;
+}
+
+// The dimensions ("cpu", "memory", "pods") in which `free` is short of `need`; "" when none.
+std::string ShortOf(const Room& free, const Room& need) {
+  std::vector<std::string_view> short_of;
+  if (free.milli_cpu < need.milli_cpu) short_of.push_back("cpu");
+  if (free.memory < need.memory) short_of.push_back("memory");
+  if (free.pods < need.pods) short_of.push_back("pods");
+  return fmt::format("{}", fmt::join(short_of, ", "));
+}
+
+// Why the placement takes fewer members than the group needs: the first reason the optimizer
+// gave for a member it left out.
+std::string ShortfallReason(const optimizer::PlacementResult& r) {
+  if (r.unplaced_reasons.empty()) return "";
+  std::string reason = r.unplaced_reasons.front().second;
+  // The FitError that carries the group's message ends it with its own period.
+  while (!reason.empty() && reason.back() == '.') reason.pop_back();
+  return reason;
+}
+
+std::string UnschedulableMessage(const api::PodGroup& group, const GroupDecision& d, size_t pending,
+                                 const std::vector<DomainPlacement>& tried, size_t num_domains,
+                                 std::vector<std::string> per_domain) {
+  const int32_t needed = d.needed;
+  const std::string verdict = d.optimal ? "" : " (not proved optimal)";
+  std::string why;
+  if (group.topology_key.empty() && !tried.empty()) {
+    const auto& r = tried.front().result;
+    why = fmt::format("pod group {} needs {} pods placed together and at most {} of its {} pending pods fit{}",
+                      util::GoQuote(group.metadata.name), needed, r.placed, pending, verdict);
+    if (const std::string reason = ShortfallReason(r); !reason.empty()) why += ": " + reason;
+  } else if (num_domains == 0) {
+    why = fmt::format("pod group {} needs {} pods placed together in one domain of {} and no node has that label",
+                      util::GoQuote(group.metadata.name), needed, util::GoQuote(group.topology_key));
+  } else {
+    // Upstream's count of placements first ("0/3 placements are available"), then each domain
+    // (the first few: a cluster may have a thousand racks).
+    constexpr size_t kDomainsListed = 8;
+    std::sort(per_domain.begin(), per_domain.end());
+    std::string listed = fmt::format(
+        "{}", fmt::join(per_domain.begin(), per_domain.begin() + std::min(per_domain.size(), kDomainsListed), ", "));
+    if (per_domain.size() > kDomainsListed) listed += fmt::format(" and {} more", per_domain.size() - kDomainsListed);
+    why = fmt::format(
+        "0/{} placements are available: pod group {} needs {} pods placed together in one domain of {} and no "
+        "domain has room{}: {}",
+        num_domains, util::GoQuote(group.metadata.name), needed, util::GoQuote(group.topology_key), verdict, listed);
+  }
+  return why;
+}
+
+}  // namespace
 
 Status GangScheduling::PreEnqueue(const api::Pod& pod) {
   const std::string& name = pod.spec.pod_group;
@@ -26,14 +148,32 @@ Status GangScheduling::PreEnqueue(const api::Pod& pod) {
   return Status::Success();
 }
 
+std::pair<framework::PreFilterResult, Status> GangScheduling::PreFilter(framework::CycleState& /*state*/,
+                                                                        const framework::PodInfo& pod,
+                                                                        std::span<const framework::NodeInfo* const>) {
+  if (pod.pod().spec.pod_group.empty()) return {{}, Status()};
+  std::lock_guard lock(mu_);
+  // The group's own placement runs the profile's PreFilter on its members: they pass there.
+  if (ticking_) return {{}, Status()};
+  auto it = verdict_.find(pod.pod().metadata.uid);
+  if (it == verdict_.end() || it->second.reject.empty()) return {{}, Status()};
+  return {{}, Status(Code::kUnschedulableAndUnresolvable, it->second.reject)};
+}
+
 Status GangScheduling::Reserve(framework::CycleState& /*state*/, const framework::PodInfo& pod,
                                const std::string& /*node_name*/) {
+  if (pod.pod().spec.pod_group.empty()) return Status::Success();
+  {
+    std::lock_guard lock(mu_);
+    verdict_.erase(pod.pod().metadata.uid);
+  }
   if (framework::PodGroupTracker* groups = handle_.PodGroups()) groups->Assume(pod.pod());
   return Status::Success();
 }
 
 void GangScheduling::Unreserve(framework::CycleState& /*state*/, const framework::PodInfo& pod,
                                const std::string& /*node_name*/) {
+  if (pod.pod().spec.pod_group.empty()) return;
   if (framework::PodGroupTracker* groups = handle_.PodGroups()) groups->Forget(pod.pod());
 }
 
@@ -55,7 +195,9 @@ std::pair<Status, std::chrono::nanoseconds> GangScheduling::Permit(framework::Cy
     return {Status::Wait("waiting for minCount pods from a gang to be waiting on permit"), kPermitTimeout};
   }
   // Quorum: every member waiting at Permit goes on to binding with this one. The waiting pods
-  // are collected first and allowed after, outside the iteration.
+  // are collected first and allowed after, outside the iteration. The group is scheduled (as
+  // upstream reports it: at least minCount members placed).
+  WriteCondition(*group, {"PodGroupScheduled", "True", "Scheduled", ""});
   std::vector<std::string> waiting;
   handle_.IterateOverWaitingPods([&](framework::WaitingPod& wp) {
     const api::Pod& p = wp.pod();
@@ -85,13 +227,303 @@ QueueingHint IsSchedulableAfterPodGroupAdded(const api::Pod& pod, const framewor
 }
 
 std::vector<framework::ClusterEventWithHint> GangScheduling::EventsToRegister() const {
-  // A PodGroup's policy is immutable: its updates need no requeue.
+  using framework::ClusterEvent;
+  using framework::EventResource;
+  namespace action = framework::action;
+  // A PodGroup's policy is immutable: its updates need no requeue. A group the cycle found no
+  // room for may fit once room appears: a node added or changed, a pod gone.
   return {
-      {{framework::EventResource::kUnscheduledPod, framework::action::kAdd, "UnscheduledPodAdd"},
-       IsSchedulableAfterPodAdded},
-      {{framework::EventResource::kAssignedPod, framework::action::kAdd, "AssignedPodAdd"}, IsSchedulableAfterPodAdded},
-      {{framework::EventResource::kPodGroup, framework::action::kAdd, "PodGroupAdd"}, IsSchedulableAfterPodGroupAdded},
+      {{EventResource::kUnscheduledPod, action::kAdd, "UnscheduledPodAdd"}, IsSchedulableAfterPodAdded},
+      {{EventResource::kAssignedPod, action::kAdd, "AssignedPodAdd"}, IsSchedulableAfterPodAdded},
+      {{EventResource::kPodGroup, action::kAdd, "PodGroupAdd"}, IsSchedulableAfterPodGroupAdded},
+      {ClusterEvent{EventResource::kNode,
+                    action::kAdd | action::kUpdateNodeAllocatable | action::kUpdateNodeLabel | action::kUpdateNodeTaint,
+                    "NodeAdd|UpdateNodeAllocatable|UpdateNodeLabel|UpdateNodeTaint"},
+       nullptr},
+      {ClusterEvent{EventResource::kAssignedPod, action::kDelete | action::kUpdatePodScaleDown,
+                    "AssignedPodDelete|UpdatePodScaleDown"},
+       nullptr},
   };
+}
+
+void GangScheduling::PodGroupCycle(const framework::PodInfo& pod_info) {
+  const api::Pod& pod = pod_info.pod();
+  if (pod.spec.pod_group.empty()) return;
+  framework::PodGroupTracker* groups = handle_.PodGroups();
+  if (groups == nullptr) return;
+  const auto group = groups->Group(pod.metadata.namespace_, pod.spec.pod_group);
+  {
+    std::lock_guard lock(mu_);
+    if (group == nullptr || group->policy != api::PodGroupPolicy::kGang) {
+      verdict_.erase(pod.metadata.uid);
+      return;
+    }
+    // The last group cycle decided for this member: this is the cycle it prepared.
+    if (auto it = next_verdict_.find(pod.metadata.uid); it != next_verdict_.end()) {
+      verdict_[pod.metadata.uid] = std::move(it->second);
+      next_verdict_.erase(it);
+      return;
+    }
+  }
+  // A new group cycle over every pending member, this one included, in queue order.
+  std::vector<PodInfoPtr> members;
+  bool self = false;
+  for (const auto& p : groups->UnscheduledMembers(pod.metadata.namespace_, pod.spec.pod_group)) {
+    if (p->metadata.uid == pod.metadata.uid) {
+      members.push_back(framework::PodInfo::Create(pod_info.pod_ptr()));
+      self = true;
+    } else if (!p->metadata.deletion_timestamp_ns) {
+      members.push_back(framework::PodInfo::Create(p));
+    }
+  }
+  if (!self) members.push_back(framework::PodInfo::Create(pod_info.pod_ptr()));
+  std::stable_sort(members.begin(), members.end(), [](const PodInfoPtr& a, const PodInfoPtr& b) {
+    if (a->pod().Priority() != b->pod().Priority()) return a->pod().Priority() > b->pod().Priority();
+    return a->pod().metadata.creation_timestamp_ns < b->pod().metadata.creation_timestamp_ns;
+  });
+  {
+    std::lock_guard lock(mu_);
+    ticking_ = true;
+    // The group's earlier verdicts are void.
+    const std::string key = group->Key();
+    std::erase_if(next_verdict_, [&](const auto& kv) { return kv.second.group == key; });
+  }
+  std::vector<std::shared_ptr<const api::Pod>> order;
+  try {
+    ScheduleGroup(*group, members, order);
+  } catch (...) {
+    std::lock_guard lock(mu_);
+    ticking_ = false;
+    throw;
+  }
+  {
+    std::lock_guard lock(mu_);
+    ticking_ = false;
+    if (auto it = next_verdict_.find(pod.metadata.uid); it != next_verdict_.end()) {
+      verdict_[pod.metadata.uid] = std::move(it->second);
+      next_verdict_.erase(it);
+    }
+  }
+  // The other members follow at once, in the plan's order (a rejected group's members each
+  // take their rejection now, not after a stale wait).
+  std::erase_if(order, [&](const auto& p) { return p->metadata.uid == pod.metadata.uid; });
+  handle_.Activate(order);
+}
+
+void GangScheduling::SetNextVerdictLocked(const framework::PodInfo& member, const api::PodGroup& group,
+                                          std::string reject) {
+  next_verdict_[member.pod().metadata.uid] = Verdict{group.Key(), std::move(reject)};
+}
+
+GangScheduling::DomainSearch GangScheduling::PlaceInDomains(const api::PodGroup& group,
+                                                            const std::vector<PodInfoPtr>& members, int32_t needed,
+                                                            GroupDecision& d) {
+  DomainSearch out;
+  // Candidate domains: one per value of the topology key, or the whole cluster.
+  const auto all_nodes = handle_.SnapshotSharedLister().List();
+  auto& domains = out.domains;
+  if (group.topology_key.empty()) {
+    domains.emplace("", std::vector<const framework::NodeInfo*>(all_nodes.begin(), all_nodes.end()));
+  } else {
+    domains = DomainsOf(all_nodes, group.topology_key);
+  }
+  // A domain whose free room in total (less what is promised to other pods) is short of the
+  // `needed` smallest members' requests cannot take the gang: it is not solved. The others are
+  // solved tightest first (least free cpu: the fit that fragments least), until one takes every
+  // member.
+  const Room need = NeededRoom(members, needed);
+  struct Candidate {
+    std::string domain;
+    const std::vector<const framework::NodeInfo*>* nodes = nullptr;
+    Room free;
+  };
+  std::vector<Candidate> candidates;
+  auto& per_domain = out.per_domain;
+  for (const auto& [value, nodes] : domains) {
+    Candidate c{group.topology_key.empty() ? std::string() : group.topology_key + "=" + value, &nodes,
+                FreeRoom(handle_, nodes, members)};
+    if (!group.topology_key.empty()) {
+      if (const std::string short_of = ShortOf(c.free, need); !short_of.empty()) {
+        per_domain.push_back(fmt::format("{}: not enough free {}", c.domain, short_of));
+        continue;
+      }
+    }
+    candidates.push_back(std::move(c));
+  }
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.free.milli_cpu < b.free.milli_cpu; });
+  optimizer::PlacementOptions options;
+  options.timeout_seconds = kSolverTimeoutSeconds;
+  auto& tried = out.tried;
+  tried.reserve(candidates.size());
+  for (const Candidate& c : candidates) {
+    DomainPlacement dp;
+    dp.domain = c.domain;
+    dp.free_milli_cpu = c.free.milli_cpu;
+    optimizer::PlacementInput input = helper::MakePlacementInput(handle_, members, *c.nodes);
+    dp.result = optimizer::PlaceBatch(input, options);
+    d.optimal = d.optimal && dp.result.optimal;
+    d.best_placed = std::max(d.best_placed, dp.result.placed);
+    if (!dp.domain.empty()) per_domain.push_back(fmt::format("{}: {} fit", dp.domain, dp.result.placed));
+    const bool all_placed = dp.result.placed == static_cast<int32_t>(members.size());
+    tried.push_back(std::move(dp));
+    if (all_placed) break;
+  }
+  d.domains = static_cast<int32_t>(domains.size());
+  d.domains_solved = static_cast<int32_t>(tried.size());
+  // The domain to use: among those that take `needed` members, the one placing most, then using
+  // fewest new nodes, then the tightest (the order they were solved in).
+  const DomainPlacement*& best = out.best;
+  for (const DomainPlacement& dp : tried) {
+    if (dp.result.placed < needed) continue;
+    if (best == nullptr) {
+      best = &dp;
+      continue;
+    }
+    const auto& a = dp.result;
+    const auto& b = best->result;
+    if (a.placed != b.placed) {
+      if (a.placed > b.placed) best = &dp;
+    } else if (a.new_nodes_used < b.new_nodes_used) {
+      best = &dp;
+    }
+  }
+  return out;
+}
+
+void GangScheduling::ScheduleGroup(const api::PodGroup& group, const std::vector<PodInfoPtr>& members,
+                                   std::vector<std::shared_ptr<const api::Pod>>& order) {
+  const auto start = std::chrono::steady_clock::now();
+  framework::PodGroupTracker* groups = handle_.PodGroups();
+  const auto counts = groups->Members(group.metadata.namespace_, group.metadata.name);
+  const int32_t already = static_cast<int32_t>(counts.Scheduled());
+
+  GroupDecision d;
+  d.min_count = group.min_count;
+  d.members = static_cast<int32_t>(members.size());
+  d.needed = std::max<int32_t>(0, group.min_count - already);
+  d.optimal = true;
+  if (d.needed == 0) {
+    // minCount members are placed already (a recreated member of a placed gang): each remaining
+    // member joins through its own cycle.
+    d.placed = true;
+    std::lock_guard lock(mu_);
+    for (const auto& p : members) {
+      SetNextVerdictLocked(*p, group, "");
+      order.push_back(p->pod_ptr());
+    }
+    decisions_[group.Key()] = d;
+    return;
+  }
+
+  DomainSearch search = PlaceInDomains(group, members, d.needed, d);
+  d.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (search.best == nullptr) {
+    // No room for the gang: none of it is placed or held, and every member says why.
+    d.message = UnschedulableMessage(group, d, members.size(), search.tried, search.domains.size(),
+                                     std::move(search.per_domain));
+    WriteCondition(group, {"PodGroupScheduled", "False", "Unschedulable", d.message});
+    std::lock_guard lock(mu_);
+    for (const auto& p : members) {
+      SetNextVerdictLocked(*p, group, d.message);
+      order.push_back(p->pod_ptr());
+    }
+    RecordLocked(group, d, search.tried.size(), 0);
+    KS_LOG_V(2).InfoS("Pod group unschedulable", "podGroup", group.Key(), "members", members.size(), "needed", d.needed,
+                      "bestPlaced", d.best_placed, "optimal", d.optimal, "seconds", d.seconds);
+    return;
+  }
+
+  // The plan: the nominator holds each placed member's node (every later placement and cycle
+  // sees the room taken); the members' cycles run in the plan's order.
+  const optimizer::PlacementResult& plan = search.best->result;
+  d.placed = true;
+  d.domain = search.best->domain;
+  int64_t planned = 0;
+  for (const auto& p : plan.plan) {
+    if (p.node.empty()) continue;
+    handle_.nominator().AddPlannedPod(p.pod, p.node);
+    ++planned;
+  }
+  std::lock_guard lock(mu_);
+  std::unordered_map<std::string, std::string> left_out(plan.unplaced_reasons.begin(), plan.unplaced_reasons.end());
+  for (const auto& p : plan.plan) {
+    std::string reject;
+    if (auto it = left_out.find(p.pod->pod().metadata.uid); it != left_out.end()) {
+      reject =
+          fmt::format("pod group {} is placed without this pod: {}", util::GoQuote(group.metadata.name), it->second);
+    }
+    SetNextVerdictLocked(*p.pod, group, std::move(reject));
+    order.push_back(p.pod->pod_ptr());
+  }
+  RecordLocked(group, d, search.tried.size(), planned);
+  KS_LOG_V(2).InfoS("Pod group placed", "podGroup", group.Key(), "members", members.size(), "planned", planned,
+                    "domain", d.domain, "optimal", d.optimal, "seconds", d.seconds);
+}
+
+void GangScheduling::RecordLocked(const api::PodGroup& group, const GroupDecision& d, size_t domains_solved,
+                                  int64_t planned) {
+  stats_.cycles += 1;
+  (d.placed ? stats_.placed : stats_.unschedulable) += 1;
+  stats_.pods_planned += planned;
+  stats_.domains_tried += static_cast<int64_t>(domains_solved);
+  stats_.all_optimal = stats_.all_optimal && d.optimal;
+  stats_.seconds += d.seconds;
+  stats_.max_seconds = std::max(stats_.max_seconds, d.seconds);
+  decisions_[group.Key()] = d;
+}
+
+std::string GangScheduling::ExplainPod(const api::Pod& pod) const {
+  if (pod.spec.pod_group.empty()) return "";
+  std::lock_guard lock(mu_);
+  auto it = decisions_.find(GroupKey(pod));
+  if (it == decisions_.end()) return "";
+  const GroupDecision& d = it->second;
+  const std::string proof = d.optimal ? "proved optimal" : "not proved optimal";
+  if (!d.placed) {
+    return fmt::format("The group cycle of pod group {} placed none of its {} pending members: {}.",
+                       util::GoQuote(pod.spec.pod_group), d.members, d.message);
+  }
+  if (d.needed == 0) {
+    return fmt::format("Pod group {} had minCount ({}) members placed already; this member joins it on its own.",
+                       util::GoQuote(pod.spec.pod_group), d.min_count);
+  }
+  return fmt::format("The group cycle of pod group {} placed its {} pending members jointly (minCount {}{}), {}.",
+                     util::GoQuote(pod.spec.pod_group), d.members, d.min_count,
+                     d.domain.empty() ? std::string() : ", all in " + d.domain, proof);
+}
+
+void GangScheduling::WriteCondition(const api::PodGroup& group, const api::PodCondition& condition) {
+  const std::string written = condition.status + "\n" + condition.reason + "\n" + condition.message;
+  {
+    std::lock_guard lock(mu_);
+    auto [it, inserted] = conditions_written_.try_emplace(group.Key(), written);
+    if (!inserted) {
+      if (it->second == written) return;  // said already: no write per retry
+      it->second = written;
+    }
+  }
+  if (Status s = handle_.client().SetPodGroupCondition(group, condition); !s.IsSuccess()) {
+    KS_LOG.ErrorS(s.Message(), "Error updating pod group status", "podGroup", group.Key());
+  }
+}
+
+GangStats GangScheduling::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+std::any GangScheduling::Statistics() const {
+  std::lock_guard lock(mu_);
+  GangReport report{stats_, {decisions_.begin(), decisions_.end()}};
+  return report;
+}
+
+std::optional<GroupDecision> GangScheduling::Decision(const std::string& group_key) const {
+  std::lock_guard lock(mu_);
+  auto it = decisions_.find(group_key);
+  if (it == decisions_.end()) return std::nullopt;
+  return it->second;
 }
 
 std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& /*args*/,

@@ -1,22 +1,39 @@
 #pragma once
 // GangScheduling: all or nothing for a gang PodGroup (scheduling.k8s.io, upstream's
 // gangscheduling plugin of the 1.36 API). A member waits before the queue until its PodGroup
-// exists and minCount members exist (PreEnqueue); a member that passes Reserve waits at Permit
-// until minCount members are reserved or bound, and then all of them go to binding together; a
-// wait longer than five minutes gives the member back (Unreserve), so a gang that cannot
-// complete holds nothing for longer. Pods of a basic PodGroup, and pods of none, pass.
+// exists and minCount members exist (PreEnqueue). When the first member is popped, the group's
+// scheduling cycle (PodGroupCycle) places all its pending members jointly with the optimizer:
+// every constraint of every member, in one domain of the group's topology key when it has one.
+// When fewer than minCount fit, none is placed: every member is rejected at PreFilter with the
+// group's reason (nothing is reserved for a gang that cannot complete, and no member preempts
+// for itself). Otherwise the placement becomes a plan (the nominator holds its nodes) and the
+// members' own cycles follow it, one after the other. A member that passes Reserve waits at
+// Permit until minCount members are reserved or bound, and then all of them go to binding
+// together; a wait longer than five minutes gives the member back (Unreserve). Gangs are decided
+// in the order their members leave the queue (priority, then creation). Pods of a basic PodGroup,
+// and pods of none, pass.
 
+#include <any>
 #include <chrono>
+#include <cstdint>
 #include <expected>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "framework/args_view.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
+#include "framework/statistics.h"
+#include "optimizer/placement.h"
 
 namespace kubesched::plugins::gang_scheduling {
 
@@ -24,10 +41,57 @@ namespace kubesched::plugins::gang_scheduling {
 //! permitTimeoutDuration).
 inline constexpr std::chrono::nanoseconds kPermitTimeout = std::chrono::minutes(5);
 
+//! How long the optimizer may take over one group's placement (per topology domain).
+inline constexpr double kSolverTimeoutSeconds = 10;
+
+//! What the group cycles decided (simulate's summary).
+struct GangStats {
+  int64_t cycles = 0;         //!< group scheduling cycles run
+  int64_t placed = 0;         //!< of them, placed the group (minCount or more members)
+  int64_t unschedulable = 0;  //!< of them, found no room for minCount members
+  int64_t pods_planned = 0;   //!< members placed by a group's plan
+  int64_t domains_tried = 0;  //!< topology domains solved over all cycles
+  bool all_optimal = true;    //!< every solve proved its placement optimal
+  double max_seconds = 0;     //!< the longest group cycle
+  double seconds = 0;         //!< sum over group cycles
+};
+
+//! What the last group cycle decided about a group (simulate's output, --explain).
+struct GroupDecision {
+  bool placed = false;
+  int32_t min_count = 0;
+  int32_t members = 0;         //!< pending members the cycle placed jointly
+  int32_t needed = 0;          //!< of them, how many had to be placed (minCount less those already placed)
+  int32_t best_placed = 0;     //!< the most members any candidate domain takes
+  std::string domain;          //!< "key=value" of the chosen domain; empty without a topology key
+  int32_t domains = 0;         //!< candidate domains (1 without a topology key)
+  int32_t domains_solved = 0;  //!< of them, solved (the others lacked room in total, or one took every member first)
+  bool optimal = false;
+  double seconds = 0;
+  std::string message;  //!< why the group is unschedulable; empty when placed
+};
+
+//! One candidate domain's placement of a group.
+struct DomainPlacement {
+  std::string domain;  //!< "key=value"; empty: the whole cluster
+  optimizer::PlacementResult result;
+  int64_t free_milli_cpu = 0;  //!< the domain's free cpu before the placement
+};
+
+//! What the plugin reports (Statistics()): its totals and each group's last decision.
+struct GangReport {
+  GangStats stats;
+  std::vector<std::pair<std::string, GroupDecision>> groups;  //!< by group key ("namespace/name")
+};
+
 class GangScheduling final : public framework::PreEnqueuePlugin,
+                             public framework::PreFilterPlugin,
                              public framework::ReservePlugin,
                              public framework::PermitPlugin,
-                             public framework::EnqueueExtensions {
+                             public framework::EnqueueExtensions,
+                             public framework::PodGroupCyclePlugin,
+                             public framework::PodExplainer,
+                             public framework::StatisticsReporter {
  public:
   static constexpr std::string_view kName = "GangScheduling";
 
@@ -38,6 +102,12 @@ class GangScheduling final : public framework::PreEnqueuePlugin,
   //! ("waiting for pods's pod group \"pg\" to appear in scheduling queue") or a gang has fewer
   //! than minCount members ("waiting for minCount pods from a gang to appear in scheduling queue").
   framework::Status PreEnqueue(const api::Pod& pod) override;
+  //! The group cycle's verdict on the member: a member of a group the cycle found no room for is
+  //! rejected with the group's reason, as unresolvable (preempting for one member of a gang that
+  //! cannot complete would be waste); the others pass.
+  std::pair<framework::PreFilterResult, framework::Status> PreFilter(
+      framework::CycleState& state, const framework::PodInfo& pod,
+      std::span<const framework::NodeInfo* const> nodes) override;
   //! Counts the member as assumed (Unreserve: no longer).
   framework::Status Reserve(framework::CycleState& state, const framework::PodInfo& pod,
                             const std::string& node_name) override;
@@ -47,11 +117,61 @@ class GangScheduling final : public framework::PreEnqueuePlugin,
   std::pair<framework::Status, std::chrono::nanoseconds> Permit(framework::CycleState& state,
                                                                 const framework::PodInfo& pod,
                                                                 const std::string& node_name) override;
-  //! A member added (to the queue or a node) and the PodGroup added.
+  //! A member added (to the queue or a node) and the PodGroup added; for a group the cycle found
+  //! no room for, the events that make room (a node added or changed, a pod gone).
   std::vector<framework::ClusterEventWithHint> EventsToRegister() const override;
+  //! At the start of a member's cycle: unless the last group cycle decided about this member (and
+  //! it has not had its cycle since), a new group cycle over the group's pending members, whose
+  //! other members are then activated to follow it.
+  void PodGroupCycle(const framework::PodInfo& pod) override;
+  //! The last group cycle of the pod's group: placed where, or why not.
+  std::string ExplainPod(const api::Pod& pod) const override;
+
+  GangStats stats() const;
+  //! A GangReport.
+  std::any Statistics() const override;
+  //! The last decision about the group "namespace/name", if a cycle made one.
+  std::optional<GroupDecision> Decision(const std::string& group_key) const;
 
  private:
+  //! One group's cycle over its pending members (in queue order). Appends the order the members'
+  //! own cycles must run in to `order`.
+  void ScheduleGroup(const api::PodGroup& group, const std::vector<framework::PodInfoPtr>& members,
+                     std::vector<std::shared_ptr<const api::Pod>>& order);
+  //! The group's placement in each candidate domain (one: the whole cluster, without a topology
+  //! key) and the best one, if any takes `needed` members.
+  struct DomainSearch {
+    std::map<std::string, std::vector<const framework::NodeInfo*>> domains;  // by label value
+    std::vector<DomainPlacement> tried;                                      // the domains solved
+    std::vector<std::string> per_domain;                                     // what each domain offers, for the message
+    const DomainPlacement* best = nullptr;
+  };
+  DomainSearch PlaceInDomains(const api::PodGroup& group, const std::vector<framework::PodInfoPtr>& members,
+                              int32_t needed, GroupDecision& d);
+  //! Adds a group cycle's decision to the statistics and keeps it (under mu_).
+  void RecordLocked(const api::PodGroup& group, const GroupDecision& d, size_t domains_solved, int64_t planned);
+  //! Records the verdict for a member's next cycle (under mu_).
+  void SetNextVerdictLocked(const framework::PodInfo& member, const api::PodGroup& group, std::string reject);
+
+  //! Writes the PodGroupScheduled condition when it differs from the last one written.
+  void WriteCondition(const api::PodGroup& group, const api::PodCondition& condition);
+
   framework::Handle& handle_;
+  mutable std::mutex mu_;
+  //! The group cycle's verdict per member (by uid) for its next cycle: empty to go ahead (a plan,
+  //! if any, is in the nominator), else why the member is rejected. Taken by PodGroupCycle into
+  //! verdict_ when the member's cycle starts.
+  struct Verdict {
+    std::string group;   // group key
+    std::string reject;  // empty: go ahead
+  };
+  std::unordered_map<std::string, Verdict> next_verdict_;
+  //! The verdict of the member's current (or last) cycle, which PreFilter gives.
+  std::unordered_map<std::string, Verdict> verdict_;
+  bool ticking_ = false;
+  std::map<std::string, GroupDecision> decisions_;         // by group key
+  std::map<std::string, std::string> conditions_written_;  // by group key: status, reason, message
+  GangStats stats_;
 };
 
 //! Queue when the added pod is in the same group as `pod`.
