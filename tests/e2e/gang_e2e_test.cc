@@ -212,6 +212,33 @@ TEST(GangE2E, AGangWithATopologyKeyLandsInTheOneRackWithRoom) {
   EXPECT_EQ(placed, 8);
 }
 
+// ... and among racks that take it whole, upstream's placement score decides (the pods placed,
+// then MostAllocated over the rack): the most allocated rack once the gang is in, which leaves
+// the emptier racks whole for larger gangs. rack-2 lacks the room in all.
+TEST(GangE2E, AGangGoesToTheMostAllocatedRackThatTakesItWhole) {
+  std::string manifests;
+  for (int rack = 0; rack < 3; ++rack) {
+    for (int i = 0; i < 4; ++i) {
+      const std::string name = "r" + std::to_string(rack) + "-n" + std::to_string(i);
+      manifests += Node(name, "4", "  labels:\n    topology.example.com/rack: rack-" + std::to_string(rack) + "\n");
+    }
+  }
+  manifests += Running("busy-0", "r0-n0", "4") + Running("busy-2a", "r2-n0", "4") + Running("busy-2b", "r2-n1", "4") +
+               Running("busy-2c", "r2-n2", "2");
+  manifests += Gang("train", 4, "topology.example.com/rack") + Members("train", 4, "2");
+  const json j = Simulate(manifests, "most-allocated-rack");
+  ASSERT_FALSE(j.is_discarded());
+  int placed = 0;
+  for (const auto& [pod, node] : Placement(j)) {
+    if (!pod.starts_with("train-")) continue;
+    EXPECT_TRUE(node.starts_with("r0-")) << pod << " on " << node;
+    placed += !node.empty();
+  }
+  EXPECT_EQ(placed, 4);
+  ASSERT_TRUE(j.contains("podGroups")) << j.dump();
+  EXPECT_EQ(j["podGroups"]["groups"][0]["domain"], "topology.example.com/rack=rack-0");
+}
+
 // ... and when no rack has room, the members say so per rack: rack-0 (three nodes of 2 cpu) has
 // the 6 cpu the four 1.5-cpu members need in all but takes only three of them; rack-1 (one node)
 // lacks the cpu in all, so it is not even solved.

@@ -58,26 +58,63 @@ Room NeededRoom(const std::vector<PodInfoPtr>& members, int32_t needed) {
   return r;
 }
 
-// The nodes' free room, less what the nominator promises there to pods other than `members`.
-Room FreeRoom(framework::Handle& handle, const std::vector<const framework::NodeInfo*>& nodes,
-              const std::vector<PodInfoPtr>& members) {
-  Room r;
+// A domain's room: what is free (less what the nominator promises there to pods other than
+// the group's members), and its cpu and memory in all and in use (promises included), for
+// upstream's MostAllocated placement score.
+struct DomainRoom {
+  Room free;
+  int64_t cpu_capacity = 0, cpu_used = 0;
+  int64_t memory_capacity = 0, memory_used = 0;
+};
+
+DomainRoom RoomOf(framework::Handle& handle, const std::vector<const framework::NodeInfo*>& nodes,
+                  const std::vector<PodInfoPtr>& members) {
+  DomainRoom r;
   for (const framework::NodeInfo* n : nodes) {
-    Room free{n->allocatable().milli_cpu - n->requested().milli_cpu, n->allocatable().memory - n->requested().memory,
-              n->allocatable().allowed_pod_number - static_cast<int64_t>(n->pods().size())};
+    Room used{n->requested().milli_cpu, n->requested().memory, static_cast<int64_t>(n->pods().size())};
     for (const auto& p : handle.nominator().NominatedPodsForNode(n->name())) {
       const bool own = std::any_of(members.begin(), members.end(),
                                    [&](const PodInfoPtr& m) { return m->pod().metadata.uid == p->pod().metadata.uid; });
       if (own) continue;
-      free.milli_cpu -= p->requests.milli_cpu;
-      free.memory -= p->requests.memory;
-      free.pods -= 1;
+      used.milli_cpu += p->requests.milli_cpu;
+      used.memory += p->requests.memory;
+      used.pods += 1;
     }
-    r.milli_cpu += std::max<int64_t>(0, free.milli_cpu);
-    r.memory += std::max<int64_t>(0, free.memory);
-    r.pods += std::max<int64_t>(0, free.pods);
+    const auto& a = n->allocatable();
+    r.free.milli_cpu += std::max<int64_t>(0, a.milli_cpu - used.milli_cpu);
+    r.free.memory += std::max<int64_t>(0, a.memory - used.memory);
+    r.free.pods += std::max<int64_t>(0, a.allowed_pod_number - used.pods);
+    r.cpu_capacity += a.milli_cpu;
+    r.cpu_used += used.milli_cpu;
+    r.memory_capacity += a.memory;
+    r.memory_used += used.memory;
   }
   return r;
+}
+
+// Upstream's MostAllocated score of a placement (NodeResourcesFit as a placement scorer): the
+// utilisation of cpu and memory over all the domain's nodes once `placed` (what the group's
+// placed members request) is added, 0..100 each, weights 1.
+int64_t MostAllocatedScore(const DomainRoom& room, const Room& placed) {
+  auto share = [](int64_t requested, int64_t capacity) -> int64_t {
+    if (capacity <= 0) return 0;
+    return std::min(requested, capacity) * framework::kMaxNodeScore / capacity;
+  };
+  return (share(room.cpu_used + placed.milli_cpu, room.cpu_capacity) +
+          share(room.memory_used + placed.memory, room.memory_capacity)) /
+         2;
+}
+
+// What the placed members of a placement request in all.
+Room PlacedRequests(const optimizer::PlacementResult& r) {
+  Room out;
+  for (const auto& p : r.plan) {
+    if (p.node.empty()) continue;
+    out.milli_cpu += p.pod->requests.milli_cpu;
+    out.memory += p.pod->requests.memory;
+    out.pods += 1;
+  }
+  return out;
 }
 
 // The dimensions ("cpu", "memory", "pods") in which `free` is short of `need`; "" when none.
@@ -316,8 +353,8 @@ void GangScheduling::SetNextVerdictLocked(const framework::PodInfo& member, cons
 }
 
 GangScheduling::DomainSearch GangScheduling::PlaceInDomains(const api::PodGroup& group,
-                                                            const std::vector<PodInfoPtr>& members, int32_t needed,
-                                                            GroupDecision& d) {
+                                                            const std::vector<PodInfoPtr>& members, int32_t already,
+                                                            int32_t needed, GroupDecision& d) {
   DomainSearch out;
   // Candidate domains: one per value of the topology key, or the whole cluster.
   const auto all_nodes = handle_.SnapshotSharedLister().List();
@@ -329,63 +366,73 @@ GangScheduling::DomainSearch GangScheduling::PlaceInDomains(const api::PodGroup&
   }
   // A domain whose free room in total (less what is promised to other pods) is short of the
   // `needed` smallest members' requests cannot take the gang: it is not solved. The others are
-  // solved tightest first (least free cpu: the fit that fragments least), until one takes every
-  // member.
+  // ranked by upstream's placement score as if they took every member (PodGroupPodsCount, equal
+  // then, and MostAllocated, which depends only on the domain and the members' requests in all)
+  // and solved in that order until one takes every member: the best by upstream's score.
   const Room need = NeededRoom(members, needed);
+  Room all_members;
+  for (const auto& p : members) {
+    all_members.milli_cpu += p->requests.milli_cpu;
+    all_members.memory += p->requests.memory;
+  }
   struct Candidate {
     std::string domain;
     const std::vector<const framework::NodeInfo*>* nodes = nullptr;
-    Room free;
+    DomainRoom room;
+    int64_t rank = 0;  // MostAllocated with every member placed
   };
   std::vector<Candidate> candidates;
   auto& per_domain = out.per_domain;
   for (const auto& [value, nodes] : domains) {
     Candidate c{group.topology_key.empty() ? std::string() : group.topology_key + "=" + value, &nodes,
-                FreeRoom(handle_, nodes, members)};
+                RoomOf(handle_, nodes, members)};
     if (!group.topology_key.empty()) {
-      if (const std::string short_of = ShortOf(c.free, need); !short_of.empty()) {
+      if (const std::string short_of = ShortOf(c.room.free, need); !short_of.empty()) {
         per_domain.push_back(fmt::format("{}: not enough free {}", c.domain, short_of));
         continue;
       }
     }
+    c.rank = MostAllocatedScore(c.room, all_members);
     candidates.push_back(std::move(c));
   }
+  // Ties go to the first domain by name (upstream draws one at random).
   std::stable_sort(candidates.begin(), candidates.end(),
-                   [](const Candidate& a, const Candidate& b) { return a.free.milli_cpu < b.free.milli_cpu; });
+                   [](const Candidate& a, const Candidate& b) { return a.rank > b.rank; });
   optimizer::PlacementOptions options;
   options.timeout_seconds = kSolverTimeoutSeconds;
   auto& tried = out.tried;
   tried.reserve(candidates.size());
+  std::vector<int64_t> most_allocated;  // per tried domain, with what it placed
   for (const Candidate& c : candidates) {
     DomainPlacement dp;
     dp.domain = c.domain;
-    dp.free_milli_cpu = c.free.milli_cpu;
+    dp.free_milli_cpu = c.room.free.milli_cpu;
     optimizer::PlacementInput input = helper::MakePlacementInput(handle_, members, *c.nodes);
     dp.result = optimizer::PlaceBatch(input, options);
     d.optimal = d.optimal && dp.result.optimal;
     d.best_placed = std::max(d.best_placed, dp.result.placed);
     if (!dp.domain.empty()) per_domain.push_back(fmt::format("{}: {} fit", dp.domain, dp.result.placed));
+    most_allocated.push_back(MostAllocatedScore(c.room, PlacedRequests(dp.result)));
     const bool all_placed = dp.result.placed == static_cast<int32_t>(members.size());
     tried.push_back(std::move(dp));
     if (all_placed) break;
   }
   d.domains = static_cast<int32_t>(domains.size());
   d.domains_solved = static_cast<int32_t>(tried.size());
-  // The domain to use: among those that take `needed` members, the one placing most, then using
-  // fewest new nodes, then the tightest (the order they were solved in).
-  const DomainPlacement*& best = out.best;
-  for (const DomainPlacement& dp : tried) {
-    if (dp.result.placed < needed) continue;
-    if (best == nullptr) {
-      best = &dp;
-      continue;
-    }
-    const auto& a = dp.result;
-    const auto& b = best->result;
-    if (a.placed != b.placed) {
-      if (a.placed > b.placed) best = &dp;
-    } else if (a.new_nodes_used < b.new_nodes_used) {
-      best = &dp;
+  // The placement to use, among those that take `needed` members: upstream's score, the pods
+  // count (members already placed included) normalised to 0..100 against the best placement's,
+  // plus MostAllocated; the first solved among equals.
+  int32_t max_count = 0;
+  for (const DomainPlacement& dp : tried) max_count = std::max(max_count, already + dp.result.placed);
+  int64_t best_score = -1;
+  for (size_t i = 0; i < tried.size(); ++i) {
+    if (tried[i].result.placed < needed || max_count == 0) continue;
+    const int64_t score =
+        static_cast<int64_t>(already + tried[i].result.placed) * framework::kMaxNodeScore / max_count +
+        most_allocated[i];
+    if (score > best_score) {
+      best_score = score;
+      out.best = &tried[i];
     }
   }
   return out;
@@ -416,7 +463,7 @@ void GangScheduling::ScheduleGroup(const api::PodGroup& group, const std::vector
     return;
   }
 
-  DomainSearch search = PlaceInDomains(group, members, d.needed, d);
+  DomainSearch search = PlaceInDomains(group, members, already, d.needed, d);
   d.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (search.best == nullptr) {
     // No room for the gang: none of it is placed or held, and every member says why.

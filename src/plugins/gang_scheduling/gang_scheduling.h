@@ -146,8 +146,9 @@ class GangScheduling final : public framework::PreEnqueuePlugin,
     std::vector<std::string> per_domain;                                     // what each domain offers, for the message
     const DomainPlacement* best = nullptr;
   };
+  //! `already`: members placed before this cycle; `needed`: how many more minCount wants.
   DomainSearch PlaceInDomains(const api::PodGroup& group, const std::vector<framework::PodInfoPtr>& members,
-                              int32_t needed, GroupDecision& d);
+                              int32_t already, int32_t needed, GroupDecision& d);
   //! Adds a group cycle's decision to the statistics and keeps it (under mu_).
   void RecordLocked(const api::PodGroup& group, const GroupDecision& d, size_t domains_solved, int64_t planned);
   //! Records the verdict for a member's next cycle (under mu_).
