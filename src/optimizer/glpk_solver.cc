@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "optimizer/isolated_solve.h"
+#include "optimizer/lp.h"
 #include "optimizer/mip_internal.h"
 
 namespace kubesched::optimizer {
@@ -63,6 +64,7 @@ int BoundType(double lb, double ub) {
 }
 
 GlpProbPtr Load(const MipProblem& problem) {
+  FreeGlpkEnvironmentAtThreadExit();
   GlpProbPtr prob(glp_create_prob());
   glp_prob* p = prob.get();
   const int n = static_cast<int>(problem.num_columns());

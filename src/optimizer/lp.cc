@@ -34,11 +34,26 @@ int Milliseconds(double seconds) {
   return static_cast<int>(std::ceil(std::max(0.0, seconds) * 1000));
 }
 
+// Frees the thread's GLPK environment when the thread (and its thread_local objects) end.
+struct GlpkEnvironmentGuard {
+  ~GlpkEnvironmentGuard() { glp_free_env(); }
+};
+
+glp_prob* CreateProb() {
+  FreeGlpkEnvironmentAtThreadExit();
+  return glp_create_prob();
+}
+
 }  // namespace
+
+void FreeGlpkEnvironmentAtThreadExit() {
+  thread_local GlpkEnvironmentGuard guard;
+  (void)guard;
+}
 
 void ColumnLp::ProbDeleter::operator()(glp_prob* prob) const { glp_delete_prob(prob); }
 
-ColumnLp::ColumnLp(std::span<const double> row_upper) : prob_(glp_create_prob()) {
+ColumnLp::ColumnLp(std::span<const double> row_upper) : prob_(CreateProb()) {
   glp_prob* p = prob_.get();
   glp_set_obj_dir(p, GLP_MAX);
   if (row_upper.empty()) return;

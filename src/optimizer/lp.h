@@ -14,6 +14,12 @@ typedef struct glp_prob glp_prob;
 
 namespace kubesched::optimizer {
 
+//! GLPK keeps an environment per thread (allocated by the thread's first GLPK call) and frees it
+//! only on glp_free_env: a thread that solved with GLPK would leak it when it ends (a `run`
+//! scheduling thread whose gang cycles used the LP). Called before a thread's GLPK work, this
+//! frees that thread's environment when the thread exits. Cheap after the first call.
+void FreeGlpkEnvironmentAtThreadExit();
+
 class ColumnLp {
  public:
   //! One row per entry, sum_j a_ij x_j <= row_upper[i]; no columns yet.
