@@ -31,7 +31,8 @@ std::optional<LoadError> AssignNames(State& state) {
   for (size_t i = 0; i < state.entries.size(); ++i) {
     Entry& e = state.entries[i];
     ObjectMeta& meta = *e.meta;
-    const std::string prefix = std::string(e.kind->kind) + "/" + meta.namespace_ + "/";
+    // Kinds of the same name in two groups (the two PodGroups) are told apart by their schema's.
+    const std::string prefix = std::string(e.kind->SchemaName()) + "/" + meta.namespace_ + "/";
     if (meta.name.empty()) {
       // generateName: the API server retries until the name is free.
       do {
@@ -44,7 +45,7 @@ std::optional<LoadError> AssignNames(State& state) {
                            "duplicate " + std::string(e.kind->kind) + " " + GoQuote(meta.name) + " (first defined in " +
                                state.Where(it->second) + ")");
     }
-    if (meta.uid.empty()) meta.uid = GenerateUID(e.kind->kind, meta.namespace_, meta.name);
+    if (meta.uid.empty()) meta.uid = GenerateUID(e.kind->SchemaName(), meta.namespace_, meta.name);
     if (meta.creation_timestamp_ns == 0) meta.creation_timestamp_ns = state.options.creation_timestamp_ns;
     if (auto* node = std::get_if<std::shared_ptr<Node>>(&e.object)) {
       // The kubelet labels its node with its hostname.

@@ -25,8 +25,8 @@ const KindInfo* CheckKind(const MapView& obj, std::string& kind) {
              "; expected \"version\" or \"group/version\", such as \"apps/v1\"");
   }
   const BuiltinGroup* builtin = LookupBuiltinGroup(group);
-  if (builtin == nullptr) return nullptr;  // a custom resource
-  const KindInfo* info = LookupKind(kind);
+  const KindInfo* info = builtin == nullptr ? LookupCustomKind(group, kind) : LookupKind(kind);
+  if (builtin == nullptr && info == nullptr) return nullptr;  // a custom resource kubesched does not read
   if (info == nullptr) {
     const std::vector<std::string_view> served = Words(builtin->kinds);
     if (std::find(served.begin(), served.end(), kind) != served.end()) return nullptr;
@@ -103,7 +103,11 @@ Object DecodeChecked(const MapView& obj, const KindInfo& info, bool* uses_volume
   } else if (kind == "PodGroup") {
     auto pg = std::make_shared<PodGroup>();
     read_metadata(pg->metadata);
-    ReadPodGroup(obj, *pg);
+    if (info.group == "scheduling.x-k8s.io") {
+      ReadCoschedulingPodGroup(obj, *pg);
+    } else {
+      ReadPodGroup(obj, *pg);
+    }
     out = std::move(pg);
   } else {
     auto w = std::make_shared<Workload>();

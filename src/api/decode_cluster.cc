@@ -1,5 +1,6 @@
 // Namespaces need nothing beyond metadata; PriorityClasses, PodDisruptionBudgets and PodGroups.
 
+#include <algorithm>
 #include <string>
 
 #include "api/decode_internal.h"
@@ -98,6 +99,19 @@ void ReadPodGroup(const MapView& obj, PodGroup& pg) {
       }
     });
   }
+}
+
+// scheduling.x-k8s.io/v1alpha1 PodGroup (scheduler-plugins), checked as its CRD's schema checks
+// it: minMember and scheduleTimeoutSeconds 32-bit integers (no bounds: the CRD sets none),
+// minResources quantities. Its members are placed as a gang of minMember; a minMember below 1
+// asks for nothing (upstream's plugin lets every member pass), as 0 does.
+void ReadCoschedulingPodGroup(const MapView& obj, PodGroup& pg) {
+  pg.api = PodGroupApi::kCoscheduling;
+  pg.policy = PodGroupPolicy::kGang;
+  const MapView spec = obj.Map("spec");
+  pg.min_count = std::max(0, spec.OptInt32("minMember").value_or(0));
+  pg.schedule_timeout_seconds = spec.OptInt32("scheduleTimeoutSeconds");
+  pg.min_resources = ReadResourceList(spec, "minResources");
 }
 
 }  // namespace kubesched::api::decode

@@ -297,6 +297,7 @@ void ReadWorkload(const MapView& obj, Workload& w);
 void ReadPriorityClass(const MapView& obj, PriorityClass& pc);
 //! A PodGroup's spec, with upstream's validation (pkg/apis/scheduling/validation).
 void ReadPodGroup(const MapView& obj, PodGroup& pg);
+void ReadCoschedulingPodGroup(const MapView& obj, PodGroup& pg);
 void ReadPodDisruptionBudget(const MapView& obj, PodDisruptionBudget& pdb);
 
 }  // namespace kubesched::api::decode

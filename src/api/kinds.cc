@@ -21,6 +21,11 @@ constexpr KindInfo kKinds[] = {
     {"CronJob", "batch", true},
 };
 
+// Custom resources kubesched reads: the scheduler-plugins PodGroup (its CRD serves v1alpha1).
+constexpr KindInfo kCustomKinds[] = {
+    {"PodGroup", "scheduling.x-k8s.io", true, "v1alpha1", "CoschedulingPodGroup"},
+};
+
 // The API groups Kubernetes serves itself, with their kinds (space separated). A kind kubesched
 // does not read is skipped when its group serves it; a kind a built-in group does not serve is a
 // mistake (kubectl: "no matches for kind"), such as a typo; any other group is a custom
@@ -62,6 +67,13 @@ constexpr BuiltinGroup kBuiltinGroups[] = {
 const KindInfo* LookupKind(std::string_view kind) {
   for (const auto& k : kKinds) {
     if (k.kind == kind) return &k;
+  }
+  return nullptr;
+}
+
+const KindInfo* LookupCustomKind(std::string_view group, std::string_view kind) {
+  for (const auto& k : kCustomKinds) {
+    if (k.group == group && k.kind == kind) return &k;
   }
   return nullptr;
 }

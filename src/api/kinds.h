@@ -13,10 +13,19 @@ struct KindInfo {
   bool namespaced;
   //! The one version kubesched reads it at.
   std::string_view version = "v1";
+  //! The schema type its fields are checked against (api/schema.cc); empty: the kind's name.
+  std::string_view schema = {};
+
+  std::string_view SchemaName() const { return schema.empty() ? kind : schema; }
 };
 
 //! The kind's entry, or nullptr for a kind kubesched does not read.
 const KindInfo* LookupKind(std::string_view kind);
+
+//! The custom resources kubesched reads (their CRDs are not Kubernetes' own): the
+//! scheduler-plugins PodGroup (scheduling.x-k8s.io/v1alpha1, the Coscheduling plugin's). nullptr
+//! for any other kind of a group that is not built in (skipped).
+const KindInfo* LookupCustomKind(std::string_view group, std::string_view kind);
 
 //! An API group Kubernetes serves itself, with its kinds (space separated).
 struct BuiltinGroup {

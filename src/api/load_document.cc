@@ -135,7 +135,7 @@ class DocumentLoader {
     // validation) reports them, before the values are read (as the strict decoder does). A value
     // of the wrong type is an error whatever the mode: the API server cannot decode it.
     issues_.clear();
-    CheckFields(node, kind, origin.prefix, issues_, &source_->texts);
+    CheckFields(node, info->SchemaName(), origin.prefix, issues_, &source_->texts);
     if (validation_ == FieldValidation::kStrict && !issues_.empty()) throw SchemaFailure{std::move(issues_.front())};
     for (FieldIssue& issue : issues_) {
       if (issue.kind == FieldIssue::Kind::kType) throw SchemaFailure{std::move(issue)};

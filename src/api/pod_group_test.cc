@@ -9,6 +9,7 @@
 #include "api/decode.h"
 #include "api/encode.h"
 #include "api/json.h"
+#include "api/manifest.h"
 
 namespace kubesched::api {
 namespace {
@@ -89,6 +90,75 @@ TEST(PodGroupDecode, ServedAtV1alpha2Only) {
   ASSERT_FALSE(v1.has_value());
   EXPECT_EQ(v1.error()[0].field, "apiVersion");
   EXPECT_THAT(v1.error()[0].message, HasSubstr("use \"scheduling.k8s.io/v1alpha2\""));
+}
+
+// scheduler-plugins' PodGroup CRD (scheduling.x-k8s.io/v1alpha1, the Coscheduling plugin's): a
+// gang of minMember, its timeout and minimum resources.
+TEST(PodGroupDecode, SchedulerPluginsPodGroup) {
+  auto pg = DecodePodGroup(Json(R"({"apiVersion":"scheduling.x-k8s.io/v1alpha1","kind":"PodGroup",
+      "metadata":{"name":"nginx","namespace":"ns"},
+      "spec":{"minMember":3,"scheduleTimeoutSeconds":10,"minResources":{"cpu":"6","memory":"1Gi"}}})"));
+  ASSERT_TRUE(pg.has_value()) << pg.error()[0].message;
+  EXPECT_EQ((*pg)->api, PodGroupApi::kCoscheduling);
+  EXPECT_EQ((*pg)->ApiVersion(), "scheduling.x-k8s.io/v1alpha1");
+  EXPECT_EQ((*pg)->policy, PodGroupPolicy::kGang);
+  EXPECT_EQ((*pg)->min_count, 3);
+  EXPECT_EQ((*pg)->schedule_timeout_seconds, 10);
+  ASSERT_EQ((*pg)->min_resources.size(), 2u);
+  EXPECT_EQ((*pg)->min_resources.at("cpu").MilliValue(), 6000);
+  // Everything optional, as the CRD has it; a negative minMember asks for nothing.
+  auto empty = DecodePodGroup(Json(R"({"apiVersion":"scheduling.x-k8s.io/v1alpha1","kind":"PodGroup",
+      "metadata":{"name":"g"},"spec":{"minMember":-2}})"));
+  ASSERT_TRUE(empty.has_value());
+  EXPECT_EQ((*empty)->min_count, 0);
+  EXPECT_FALSE((*empty)->schedule_timeout_seconds.has_value());
+  // Wrong types are refused at their path.
+  auto bad = DecodePodGroup(Json(R"({"apiVersion":"scheduling.x-k8s.io/v1alpha1","kind":"PodGroup",
+      "metadata":{"name":"g"},"spec":{"minMember":"three"}})"));
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error()[0].field, "spec.minMember");
+  // Its CRD serves v1alpha1 only.
+  auto v1 = DecodeObject(Json(R"({"apiVersion":"scheduling.x-k8s.io/v1","kind":"PodGroup","metadata":{"name":"g"}})"));
+  ASSERT_FALSE(v1.has_value());
+  EXPECT_THAT(v1.error()[0].message, HasSubstr("use \"scheduling.x-k8s.io/v1alpha1\""));
+}
+
+TEST(PodGroupDecode, BothPodGroupsOfOneNameLoadSideBySide) {
+  auto loaded = LoadManifestsFromString(R"(apiVersion: scheduling.k8s.io/v1alpha2
+kind: PodGroup
+metadata: {name: g}
+spec: {schedulingPolicy: {gang: {minCount: 2}}}
+---
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: PodGroup
+metadata: {name: g}
+spec: {minMember: 3}
+---
+apiVersion: scheduling.x-k8s.io/v1alpha1
+kind: SomethingElse
+metadata: {name: g}
+)",
+                                        "groups.yaml");
+  ASSERT_TRUE(loaded.has_value()) << loaded.error().message;
+  ASSERT_EQ(loaded->pod_groups.size(), 2u);
+  EXPECT_EQ(loaded->pod_groups[0]->api, PodGroupApi::kScheduling);
+  EXPECT_EQ(loaded->pod_groups[1]->api, PodGroupApi::kCoscheduling);
+  EXPECT_NE(loaded->pod_groups[0]->metadata.uid, loaded->pod_groups[1]->metadata.uid);
+  auto dup = LoadManifestsFromString(
+      "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: g}\n---\n"
+      "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: g}\n",
+      "dup.yaml");
+  ASSERT_FALSE(dup.has_value());
+  EXPECT_THAT(dup.error().message, HasSubstr("duplicate PodGroup \"g\""));
+}
+
+TEST(PodGroupDecode, PodGroupOfAPod) {
+  Pod pod;
+  pod.spec.pod_group = "upstream";
+  pod.metadata.labels.Set(std::string(kLabelCoschedulingPodGroup), "crd");
+  EXPECT_EQ(PodGroupOf(pod, PodGroupApi::kScheduling), "upstream");
+  EXPECT_EQ(PodGroupOf(pod, PodGroupApi::kCoscheduling), "crd");
+  EXPECT_EQ(PodGroupOf(Pod{}, PodGroupApi::kCoscheduling), "");
 }
 
 TEST(PodGroupDecode, PodSchedulingGroupRoundTrips) {

@@ -947,6 +947,24 @@ PodGroupStatus
   conditions []Condition
 PodSchedulingGroup
   podGroupName string
+CoschedulingPodGroup
+  apiVersion string
+  kind string
+  metadata ObjectMeta
+  spec CoschedulingPodGroupSpec
+  status CoschedulingPodGroupStatus
+CoschedulingPodGroupSpec
+  minMember int
+  minResources map[quantity]
+  scheduleTimeoutSeconds int
+CoschedulingPodGroupStatus
+  phase string
+  occupiedBy string
+  scheduled int
+  running int
+  succeeded int
+  failed int
+  scheduleStartTime time
 
 Deployment
   apiVersion string
@@ -1265,6 +1283,7 @@ constexpr std::string_view kCheckedKinds[] = {
     "PriorityClass",
     "PodDisruptionBudget",
     "PodGroup",
+    "CoschedulingPodGroup",  // scheduling.x-k8s.io/v1alpha1 (scheduler-plugins)
     "Deployment",
     "ReplicaSet",
     "ReplicationController",

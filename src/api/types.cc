@@ -37,4 +37,10 @@ std::string_view ToString(PodPhase phase) {
   return "Unknown";
 }
 
+std::string_view PodGroupOf(const Pod& pod, PodGroupApi api) {
+  if (api == PodGroupApi::kScheduling) return pod.spec.pod_group;
+  const std::string* name = pod.metadata.labels.Find(kLabelCoschedulingPodGroup);
+  return name == nullptr ? std::string_view() : std::string_view(*name);
+}
+
 }  // namespace kubesched::api

@@ -29,6 +29,9 @@ inline constexpr std::string_view kLabelTopologyZone = "topology.kubernetes.io/z
 inline constexpr std::string_view kLabelTopologyRegion = "topology.kubernetes.io/region";
 inline constexpr std::string_view kDefaultSchedulerName = "default-scheduler";
 inline constexpr std::string_view kNamespaceDefault = "default";
+//! The pod label that makes a pod a member of a scheduler-plugins PodGroup
+//! (scheduling.x-k8s.io/v1alpha1, the Coscheduling plugin's) in its namespace.
+inline constexpr std::string_view kLabelCoschedulingPodGroup = "scheduling.x-k8s.io/pod-group";
 //! Scenario timeline of `kubesched simulate`: on a Pod or Node, a Go duration after the start of
 //! the simulation at which the object is created (it does not exist before) or deleted.
 inline constexpr std::string_view kAnnotationCreateAfter = "simulate.kubesched.io/create-after";
@@ -298,10 +301,16 @@ struct PodDisruptionBudget {
 //! How a PodGroup's members are scheduled (spec.schedulingPolicy: exactly one of basic, gang).
 enum class PodGroupPolicy { kBasic, kGang };
 
-//! A PodGroup (scheduling.k8s.io/v1alpha2): a runtime group of pods, linked by their
-//! spec.schedulingGroup.podGroupName, that the scheduler places together.
+//! The API a PodGroup comes from: upstream's workload-aware scheduling (scheduling.k8s.io/v1alpha2,
+//! members name it in spec.schedulingGroup.podGroupName, the GangScheduling plugin's) or the
+//! scheduler-plugins CRD (scheduling.x-k8s.io/v1alpha1, members carry the label
+//! kLabelCoschedulingPodGroup, the Coscheduling plugin's).
+enum class PodGroupApi { kScheduling, kCoscheduling };
+
+//! A PodGroup: a group of pods the scheduler places together, of either API (PodGroupApi).
 struct PodGroup {
   ObjectMeta metadata;
+  PodGroupApi api = PodGroupApi::kScheduling;
   PodGroupPolicy policy = PodGroupPolicy::kBasic;
   //! gang.minCount: the members that must be placed at once for any to be (1 for basic).
   int32_t min_count = 1;
@@ -311,11 +320,23 @@ struct PodGroup {
   //! spec.podGroupTemplateRef.workload: the Workload and template it was made from, if any.
   std::string workload_name;
   std::string template_name;
+  //! scheduler-plugins only (its policy is always a gang of minMember): spec.scheduleTimeoutSeconds,
+  //! how long members wait at Permit for the rest (unset: the plugin's permitWaitingTimeSeconds),
+  //! and spec.minResources, what the cluster must have free in all for the group to be tried.
+  std::optional<int32_t> schedule_timeout_seconds;
+  ResourceList min_resources;
   ObjectJson json;
 
   //! "namespace/name".
   std::string Key() const { return metadata.namespace_ + "/" + metadata.name; }
+  //! "scheduling.k8s.io/v1alpha2" or "scheduling.x-k8s.io/v1alpha1".
+  std::string_view ApiVersion() const {
+    return api == PodGroupApi::kScheduling ? "scheduling.k8s.io/v1alpha2" : "scheduling.x-k8s.io/v1alpha1";
+  }
 };
+
+//! The name of the PodGroup of `api` that `pod` is a member of; empty when none.
+std::string_view PodGroupOf(const Pod& pod, PodGroupApi api);
 
 //! The pod template shared by the workload controllers.
 struct PodTemplateSpec {

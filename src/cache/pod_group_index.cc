@@ -27,11 +27,13 @@ void PodGroupIndex::EraseIfEmpty(const std::string& key) {
 }
 
 void PodGroupIndex::SetGroup(std::shared_ptr<const api::PodGroup> group) {
+  if (group->api != api_) return;
   std::lock_guard lock(mu_);
   groups_[KeyOf(group->metadata.namespace_, group->metadata.name)].group = std::move(group);
 }
 
 void PodGroupIndex::DeleteGroup(const api::PodGroup& group) {
+  if (group.api != api_) return;
   std::lock_guard lock(mu_);
   const std::string key = KeyOf(group.metadata.namespace_, group.metadata.name);
   auto it = groups_.find(key);
@@ -40,10 +42,28 @@ void PodGroupIndex::DeleteGroup(const api::PodGroup& group) {
   EraseIfEmpty(key);
 }
 
+void PodGroupIndex::RemoveMemberLocked(const std::string& key, const std::string& uid) {
+  auto it = groups_.find(key);
+  if (it == groups_.end()) return;
+  auto m = it->second.members.find(uid);
+  if (m == it->second.members.end()) return;
+  Count(it->second, m->second, -1);
+  it->second.members.erase(m);
+  EraseIfEmpty(key);
+}
+
 void PodGroupIndex::SetPod(std::shared_ptr<const api::Pod> pod) {
-  if (pod->spec.pod_group.empty()) return;
+  const std::string_view name = api::PodGroupOf(*pod, api_);
   std::lock_guard lock(mu_);
-  Entry& e = groups_[KeyOf(pod->metadata.namespace_, pod->spec.pod_group)];
+  const std::string key = name.empty() ? std::string() : KeyOf(pod->metadata.namespace_, name);
+  if (auto was = group_of_.find(pod->metadata.uid); was != group_of_.end() && was->second != key) {
+    // Its group label changed (or went): it leaves the old group.
+    RemoveMemberLocked(was->second, pod->metadata.uid);
+    group_of_.erase(was);
+  }
+  if (key.empty()) return;
+  group_of_[pod->metadata.uid] = key;
+  Entry& e = groups_[key];
   auto [it, inserted] = e.members.try_emplace(pod->metadata.uid);
   Member& m = it->second;
   if (inserted) {
@@ -57,16 +77,11 @@ void PodGroupIndex::SetPod(std::shared_ptr<const api::Pod> pod) {
 }
 
 void PodGroupIndex::DeletePod(const api::Pod& pod) {
-  if (pod.spec.pod_group.empty()) return;
   std::lock_guard lock(mu_);
-  const std::string key = KeyOf(pod.metadata.namespace_, pod.spec.pod_group);
-  auto it = groups_.find(key);
-  if (it == groups_.end()) return;
-  auto m = it->second.members.find(pod.metadata.uid);
-  if (m == it->second.members.end()) return;
-  Count(it->second, m->second, -1);
-  it->second.members.erase(m);
-  EraseIfEmpty(key);
+  auto was = group_of_.find(pod.metadata.uid);
+  if (was == group_of_.end()) return;
+  RemoveMemberLocked(was->second, pod.metadata.uid);
+  group_of_.erase(was);
 }
 
 std::shared_ptr<const api::PodGroup> PodGroupIndex::Group(std::string_view namespace_, std::string_view name) const {
@@ -98,9 +113,10 @@ std::vector<std::shared_ptr<const api::Pod>> PodGroupIndex::UnscheduledMembers(s
 }
 
 void PodGroupIndex::Assume(const api::Pod& pod) {
-  if (pod.spec.pod_group.empty()) return;
+  const std::string_view name = api::PodGroupOf(pod, api_);
+  if (name.empty()) return;
   std::lock_guard lock(mu_);
-  auto it = groups_.find(KeyOf(pod.metadata.namespace_, pod.spec.pod_group));
+  auto it = groups_.find(KeyOf(pod.metadata.namespace_, name));
   if (it == groups_.end()) return;
   auto m = it->second.members.find(pod.metadata.uid);
   if (m == it->second.members.end() || m->second.assumed) return;
@@ -110,9 +126,10 @@ void PodGroupIndex::Assume(const api::Pod& pod) {
 }
 
 void PodGroupIndex::Forget(const api::Pod& pod) {
-  if (pod.spec.pod_group.empty()) return;
+  const std::string_view name = api::PodGroupOf(pod, api_);
+  if (name.empty()) return;
   std::lock_guard lock(mu_);
-  auto it = groups_.find(KeyOf(pod.metadata.namespace_, pod.spec.pod_group));
+  auto it = groups_.find(KeyOf(pod.metadata.namespace_, name));
   if (it == groups_.end()) return;
   auto m = it->second.members.find(pod.metadata.uid);
   if (m == it->second.members.end() || !m->second.assumed) return;

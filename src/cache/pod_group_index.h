@@ -4,6 +4,8 @@
 // (spec.schedulingGroup.podGroupName) is a member from the moment it is seen, assigned once it has
 // a node, assumed between a Reserve and its bind or Unreserve. Groups and members are indexed by
 // "namespace/name"; counts are kept as members change, so PreEnqueue and Permit read them in O(1).
+// One index per PodGroup API (api::PodGroupApi): a scheduler-plugins PodGroup's members carry a
+// label, which may change and so move a pod from one group to another.
 
 #include <cstdint>
 #include <memory>
@@ -20,6 +22,9 @@ namespace kubesched::cache {
 
 class PodGroupIndex final : public framework::PodGroupTracker {
  public:
+  //! Groups of `api`, and members as api::PodGroupOf(pod, api) names them.
+  explicit PodGroupIndex(api::PodGroupApi api = api::PodGroupApi::kScheduling) : api_(api) {}
+
   //! A PodGroup was added or changed.
   void SetGroup(std::shared_ptr<const api::PodGroup> group);
   void DeleteGroup(const api::PodGroup& group);
@@ -47,13 +52,17 @@ class PodGroupIndex final : public framework::PodGroupTracker {
     framework::PodGroupMembers counts;
   };
   static std::string KeyOf(std::string_view namespace_, std::string_view name);
+  // Removes the member `uid` from the group `key` (under mu_).
+  void RemoveMemberLocked(const std::string& key, const std::string& uid);
   // Adds or removes `m`'s contribution to the counts.
   static void Count(Entry& e, const Member& m, int sign);
   // Drops the entry once it has neither a group object nor members.
   void EraseIfEmpty(const std::string& key);
 
+  const api::PodGroupApi api_;
   mutable std::mutex mu_;
   std::unordered_map<std::string, Entry> groups_;
+  std::unordered_map<std::string, std::string> group_of_;  // member uid -> group key
   uint64_t next_order_ = 0;
 };
 

@@ -124,10 +124,18 @@ bool Reflector::List(std::stop_token stop) {
       KS_LOG.WarningS("Failed to list", "resource", type_.resource, "err", response.error());
       return false;
     }
-    if (response->status == 404 && options_.absent_is_empty) {
+    // An optional resource the server does not serve (404), or does not let this client list
+    // (403: a role written before the resource existed), is empty rather than a cache that never
+    // syncs.
+    if ((response->status == 404 || response->status == 403) && options_.absent_is_empty) {
       if (!absent_) {
-        KS_LOG.InfoS("Resource not served; mirrored as empty until it is", "resource", type_.resource, "group",
-                     type_.group);
+        if (response->status == 404) {
+          KS_LOG.InfoS("Resource not served; mirrored as empty until it is", "resource", type_.resource, "group",
+                       type_.group);
+        } else {
+          KS_LOG.WarningS("Not allowed to list the resource; mirrored as empty until allowed", "resource",
+                          type_.resource, "group", type_.group, "err", BodyMessage(*response));
+        }
       }
       absent_ = true;
       items.clear();

@@ -44,8 +44,9 @@ struct ReflectorOptions {
   //! 10 minutes), so connections are renewed and load balancers rebalance.
   std::chrono::seconds min_watch_timeout{300};
   //! A resource the server may not serve (an alpha API such as scheduling.k8s.io/v1alpha2
-  //! PodGroups): a 404 on LIST counts as an empty list (the reflector is synced) and the list is
-  //! retried after the backoff, so the resource is picked up once the server serves it.
+  //! PodGroups, a CRD's): a 404 on LIST counts as an empty list (the reflector is synced) and the
+  //! list is retried after the backoff, so the resource is picked up once the server serves it. A
+  //! 403 too (a role that does not grant it), with a warning.
   bool absent_is_empty = false;
 };
 

@@ -144,7 +144,13 @@ class LateApiHandler final : public server::Handler {
       return r;
     }
     const int n = ++lists;
-    if (n <= 2) return server::TextResponse(404, "404 page not found");
+    // Not served, then not allowed (a role without the resource), then served.
+    if (n == 1) return server::TextResponse(404, "404 page not found");
+    if (n == 2) {
+      return server::TextResponse(
+          403, R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Forbidden","code":403,)"
+               R"("message":"podgroups.scheduling.k8s.io is forbidden: User "kubesched" cannot list resource"})");
+    }
     if (n == 3) watches_before_served = watches.load();
     server::HttpResponse r;
     r.body = R"({"kind":"PodGroupList","apiVersion":"scheduling.k8s.io/v1alpha2","metadata":{"resourceVersion":"7"},)"
@@ -198,7 +204,7 @@ TEST(ReflectorTest, AResourceTheServerDoesNotServeIsEmptyUntilItDoes) {
     std::jthread running([&](std::stop_token stop) { reflector.Run(stop); });
     const auto give_up = std::chrono::steady_clock::now() + 60s;
     while (!reflector.HasSynced() && std::chrono::steady_clock::now() < give_up) std::this_thread::sleep_for(1ms);
-    EXPECT_TRUE(reflector.HasSynced()) << "a 404 counts as an empty list";
+    EXPECT_TRUE(reflector.HasSynced()) << "a 404 (and a 403) counts as an empty list";
     while (true) {
       {
         std::lock_guard lock(sink.mu);
@@ -211,7 +217,8 @@ TEST(ReflectorTest, AResourceTheServerDoesNotServeIsEmptyUntilItDoes) {
   http->Shutdown();
   serving.get();
 
-  EXPECT_EQ(handler.watches_before_served.load(), 0) << "nothing is watched while the resource is not served";
+  EXPECT_EQ(handler.watches_before_served.load(), 0)
+      << "nothing is watched while the resource is not served or not allowed";
   std::lock_guard lock(sink.mu);
   ASSERT_GE(sink.replaced.size(), 3u);
   EXPECT_EQ(sink.replaced[0], 0u);

@@ -150,11 +150,12 @@ std::vector<std::pair<std::string, std::string>> SchedulerInformedResources() {
           {"apps", "replicasets"},
           {"apps", "statefulsets"},
           {"", "replicationcontrollers"},
-          {"scheduling.k8s.io", "podgroups"}};
+          {"scheduling.k8s.io", "podgroups"},
+          {"scheduling.x-k8s.io", "podgroups"}};
 }
 
 std::vector<std::pair<std::string, std::string>> SchedulerOptionalResources() {
-  return {{"scheduling.k8s.io", "podgroups"}};
+  return {{"scheduling.k8s.io", "podgroups"}, {"scheduling.x-k8s.io", "podgroups"}};
 }
 
 RemoteStore::RemoteStore(RestClient& client, const std::vector<const store::ResourceType*>& types,

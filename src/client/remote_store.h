@@ -45,15 +45,16 @@ struct RemoteStoreOptions {
 };
 
 //! What kube-scheduler informs: pods, nodes, namespaces, PDBs, PriorityClasses, the workload
-//! controllers a pod's default topology spread and preemption read, and PodGroups.
+//! controllers a pod's default topology spread and preemption read, and PodGroups of both APIs.
 std::vector<std::pair<std::string, std::string>> SchedulerInformedResources();
 //! Of those, what a cluster may not serve: PodGroups (scheduling.k8s.io/v1alpha2, only with
-//! upstream's GenericWorkload gate on).
+//! upstream's GenericWorkload gate on; scheduling.x-k8s.io/v1alpha1, only once scheduler-plugins'
+//! CRD is installed).
 std::vector<std::pair<std::string, std::string>> SchedulerOptionalResources();
 
 class RemoteStore final : public store::Store, private ReflectorSink {
  public:
-  //! `types`: the resources the store knows (store::BuiltinResources()); they outlive it.
+  //! `types`: the resources the store knows (store::SchedulerResources()); they outlive it.
   RemoteStore(RestClient& client, const std::vector<const store::ResourceType*>& types, RemoteStoreOptions options);
   ~RemoteStore() override;
 

@@ -310,7 +310,8 @@ TEST(RemoteStoreSchedulingTest, ABindThatConflictsIsForgottenNotRetried) {
                                      R"("status":{"allocatable":{"cpu":"4","memory":"8Gi","pods":"110"}}})")));
   ASSERT_TRUE(bed.store().Create(bed.Pods(), "default", Doc(PodJson("contested"))));
   auto client = Client(bed.Url());
-  RemoteStore remote(*client, store::BuiltinResources(), {.informed = SchedulerInformedResources()});
+  RemoteStore remote(*client, store::SchedulerResources(),
+                     {.informed = SchedulerInformedResources(), .optional = SchedulerOptionalResources()});
   remote.Start();
   std::jthread never;
   ASSERT_TRUE(remote.WaitForCacheSync(never.get_stop_token()));
@@ -366,9 +367,9 @@ TEST(RemoteStoreSchedulingTest, ARelistMidBurstLosesNoPodAndBindsNoneTwice) {
                                            i))));
   }
   auto client = Client(bed.Url());
-  RemoteStoreOptions store_options{.informed = SchedulerInformedResources()};
+  RemoteStoreOptions store_options{.informed = SchedulerInformedResources(), .optional = SchedulerOptionalResources()};
   store_options.reflector.initial_backoff = 10ms;
-  RemoteStore remote(*client, store::BuiltinResources(), store_options);
+  RemoteStore remote(*client, store::SchedulerResources(), store_options);
   remote.Start();
   std::jthread never;
   ASSERT_TRUE(remote.WaitForCacheSync(never.get_stop_token()));

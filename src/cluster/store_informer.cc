@@ -47,7 +47,8 @@ StoreInformer::StoreInformer(store::Store& store)
     : store_(store),
       pods_(Resource(store, "pods")),
       nodes_(Resource(store, "nodes")),
-      pod_groups_(store.FindResource("scheduling.k8s.io", "podgroups")) {}
+      pod_groups_{store.FindResource("scheduling.k8s.io", "podgroups"),
+                  store.FindResource("scheduling.x-k8s.io", "podgroups")} {}
 
 StoreInformer::~StoreInformer() {
   if (observer_) store_.RemoveObserver(*observer_);
@@ -63,16 +64,20 @@ void StoreInformer::Subscribe(EventHandler* handler) {
   // dropped below by its resourceVersion) or held, never lost.
   observer_ = store_.AddObserver([this](const store::WatchEvent& event) { OnEvent(event); });
   const auto nodes = ListInCreationOrder(store_, nodes_, replayed_through_);
-  // PodGroups only where the store has them: a remote store informs them only when the API
-  // server serves scheduling.k8s.io/v1alpha2 (not yet: `run` does not watch them).
+  // PodGroups only where the store has them (a remote store that does not inform them fails the
+  // list).
   std::vector<store::ObjectPtr> groups;
-  if (pod_groups_ != nullptr) {
-    if (store_.List(*pod_groups_, "", {})) {
-      groups = ListInCreationOrder(store_, *pod_groups_, replayed_through_);
+  for (const store::ResourceType*& type : pod_groups_) {
+    if (type == nullptr) continue;
+    if (store_.List(*type, "", {})) {
+      for (auto& g : ListInCreationOrder(store_, *type, replayed_through_)) groups.push_back(std::move(g));
     } else {
-      pod_groups_ = nullptr;
+      type = nullptr;
     }
   }
+  std::sort(groups.begin(), groups.end(), [](const store::ObjectPtr& a, const store::ObjectPtr& b) {
+    return a->resource_version < b->resource_version;
+  });
   const auto pods = ListInCreationOrder(store_, pods_, replayed_through_);
   for (const auto& n : nodes) {
     if (auto node = NodeOf(n)) handler_->OnNodeAdd(std::move(node));
@@ -136,7 +141,7 @@ void StoreInformer::Forward(const store::WatchEvent& event) {
     }
     return;
   }
-  if (pod_groups_ != nullptr && type == pod_groups_) {
+  if (type != nullptr && (type == pod_groups_[0] || type == pod_groups_[1])) {
     ForwardPodGroup(event);
     return;
   }

@@ -8,6 +8,7 @@
 // watches pods with: they hold no resources and are never scheduled. A pod that reaches such a
 // phase therefore leaves as a delete.
 
+#include <array>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -39,8 +40,9 @@ class StoreInformer {
   store::Store& store_;
   const store::ResourceType& pods_;
   const store::ResourceType& nodes_;
-  //! PodGroups (scheduling.k8s.io); null when the store does not serve them.
-  const store::ResourceType* pod_groups_ = nullptr;
+  //! PodGroups of both APIs (scheduling.k8s.io, scheduling.x-k8s.io); null when the store does not
+  //! serve them.
+  std::array<const store::ResourceType*, 2> pod_groups_{};
   EventHandler* handler_ = nullptr;
   std::optional<uint64_t> observer_;
   //! Changes up to this resourceVersion were replayed by Subscribe.

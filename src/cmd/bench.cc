@@ -521,7 +521,7 @@ std::expected<Result, std::string> RunWorkload(const Workload& w, const framewor
   store::StoreOptions store_options;
   store_options.watch_history = kBenchWatchHistory;
   store_options.seed = 1;
-  std::unique_ptr<store::Store> owned_store = store::NewBuiltinStore(clock, store_options);
+  std::unique_ptr<store::Store> owned_store = store::NewMemoryStore(store::SchedulerResources(), clock, store_options);
   store::Store& store = *owned_store;
   const store::ResourceType& nodes = *store.FindResource("", "nodes");
   const store::ResourceType& pods = *store.FindResource("", "pods");

@@ -114,14 +114,14 @@ int ExtenderCommand(const ExtenderFlags& args) {
     client::RemoteStoreOptions store_options;
     store_options.informed = client::SchedulerInformedResources();
     store_options.optional = client::SchedulerOptionalResources();
-    cluster.store = std::make_unique<client::RemoteStore>(*cluster.rest, store::BuiltinResources(), store_options);
+    cluster.store = std::make_unique<client::RemoteStore>(*cluster.rest, store::SchedulerResources(), store_options);
     cluster.store->Start();
     KS_LOG.InfoS("Waiting for caches to sync", "server", cluster.rest->config().server);
     if (!cluster.store->WaitForCacheSync(signals.token())) return kExitOk;
     KS_LOG.InfoS("Caches are synced");
     store = cluster.store.get();
   } else {
-    local = store::NewBuiltinStore(clock);
+    local = store::NewMemoryStore(store::SchedulerResources(), clock);
     store = local.get();
   }
   cluster::StoreClient store_client(*store, clock);

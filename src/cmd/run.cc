@@ -355,7 +355,7 @@ int RunCommand(const RunFlags& args) {
   client::RemoteStoreOptions store_options;
   store_options.informed = client::SchedulerInformedResources();
   store_options.optional = client::SchedulerOptionalResources();
-  client::RemoteStore store(**rest_client, store::BuiltinResources(), store_options);
+  client::RemoteStore store(**rest_client, store::SchedulerResources(), store_options);
   store.Start();
   KS_LOG.InfoS("Waiting for caches to sync", "server", (*rest_client)->config().server);
   if (!store.WaitForCacheSync(stop)) return kExitOk;

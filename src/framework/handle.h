@@ -115,9 +115,9 @@ class Handle : public PluginsRunner {
   virtual void ObservePreemptionVictims(size_t /*victims*/) {}
   //! The configured extenders, in the order they are called (ignorable ones last, as upstream).
   virtual std::span<Extender* const> Extenders() const { return {}; }
-  //! The PodGroups the scheduler has seen and their members; null when it tracks none (tests of
-  //! single plugins that give none).
-  virtual PodGroupTracker* PodGroups() const { return nullptr; }
+  //! The PodGroups of `api` the scheduler has seen and their members; null when it tracks none
+  //! (tests of single plugins that give none).
+  virtual PodGroupTracker* PodGroups(api::PodGroupApi /*api*/) const { return nullptr; }
 };
 
 }  // namespace kubesched::framework

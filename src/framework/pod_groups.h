@@ -2,7 +2,7 @@
 // What the scheduler knows of PodGroups (scheduling.k8s.io) and their member pods, as upstream's
 // workload manager keeps it for the GangScheduling plugin: the group objects it has seen, and each
 // group's pods by state (unscheduled, assumed by a Reserve, assigned to a node). The scheduler
-// feeds it from its informers; plugins read it through Handle::PodGroups().
+// feeds it from its informers; plugins read it through Handle::PodGroups(api).
 
 #include <cstddef>
 #include <memory>

@@ -21,6 +21,7 @@ TEST(InTreeRegistryTest, RegistersEveryImplementedPluginByUpstreamName) {
       names::kImageLocality,    names::kDefaultPreemption,
       names::kGangScheduling,   "BatchPlacement",
       "CrossNodePreemption",  // kubesched's own
+      "Coscheduling",         // kubernetes-sigs/scheduler-plugins'
   };
   testing::FakeHandle handle;
   for (auto name : want) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "plugins/batch_placement/batch_placement.h"
+#include "plugins/coscheduling/coscheduling.h"
 #include "plugins/cross_node_preemption/cross_node_preemption.h"
 #include "plugins/default_binder/default_binder.h"
 #include "plugins/default_preemption/default_preemption.h"
@@ -80,6 +81,9 @@ void RegisterInTreePlugins(framework::Registry& registry) {
   MustRegister(registry, names::kGangScheduling, gang_scheduling::New);
   MustRegister(registry, names::kDefaultPreemption, default_preemption::New,
                ArgsTypeOf(names::kDefaultPreemption, default_preemption::DecodeArgs, default_preemption::EncodeArgs));
+  // kubernetes-sigs/scheduler-plugins' gang plugin, over its PodGroup CRD (scheduling.x-k8s.io).
+  MustRegister(registry, coscheduling::Coscheduling::kName, coscheduling::New,
+               ArgsTypeOf(coscheduling::Coscheduling::kName, coscheduling::DecodeArgs, coscheduling::EncodeArgs));
   // kubesched's own.
   MustRegister(
       registry, batch_placement::BatchPlacement::kName, batch_placement::New,

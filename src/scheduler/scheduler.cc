@@ -196,6 +196,7 @@ std::expected<std::unique_ptr<Scheduler>, std::string> Scheduler::Create(const S
   deps.waiting_pods = s->waiting_pods_.get();
   deps.extenders = s->extender_ptrs_;
   deps.pod_groups = &s->pod_groups_;
+  deps.coscheduling_groups = &s->coscheduling_groups_;
   deps.metrics = options.metrics;
   s->metrics_ = options.metrics;
   Scheduler* self = s.get();
@@ -306,6 +307,7 @@ void Scheduler::OnNodeDelete(std::shared_ptr<const api::Node> node) { cache_->Re
 void Scheduler::OnPodAdd(std::shared_ptr<const api::Pod> pod) {
   // Group members are counted before the queue runs PreEnqueue on the pod.
   pod_groups_.SetPod(pod);
+  coscheduling_groups_.SetPod(pod);
   if (Assigned(*pod)) {
     Status s = cache_->AddPod(PodInfo::Create(pod));
     if (!s.IsSuccess()) KS_LOG.ErrorS(s.Message(), "Scheduler cache AddPod failed", "pod", log::KObj(*pod));
@@ -320,7 +322,7 @@ void Scheduler::OnPodAdd(std::shared_ptr<const api::Pod> pod) {
   queue_->Add(PodInfo::Create(pod));
   // A new member may complete its gang: the members PreEnqueue held back are asked again. Only
   // for members of a group, so that other pods pay nothing for it.
-  if (!pod->spec.pod_group.empty()) {
+  if (!pod->spec.pod_group.empty() || !api::PodGroupOf(*pod, api::PodGroupApi::kCoscheduling).empty()) {
     queue_->MoveAllToActiveOrBackoffQueue(
         {framework::EventResource::kUnscheduledPod, framework::action::kAdd, "UnscheduledPodAdd"},
         {.new_pod = pod.get()});
@@ -329,6 +331,7 @@ void Scheduler::OnPodAdd(std::shared_ptr<const api::Pod> pod) {
 
 void Scheduler::OnPodUpdate(std::shared_ptr<const api::Pod> old_pod, std::shared_ptr<const api::Pod> new_pod) {
   pod_groups_.SetPod(new_pod);
+  coscheduling_groups_.SetPod(new_pod);
   if (Assigned(*new_pod)) {
     if (!Assigned(*old_pod)) {
       // Bound: no longer the queue's; the cache confirms the assumed pod (or learns of it).
@@ -370,6 +373,7 @@ void Scheduler::OnPodUpdate(std::shared_ptr<const api::Pod> old_pod, std::shared
 
 void Scheduler::OnPodDelete(std::shared_ptr<const api::Pod> pod) {
   pod_groups_.DeletePod(*pod);
+  coscheduling_groups_.DeletePod(*pod);
   if (Assigned(*pod)) {
     Status s = cache_->RemovePod(*pod);
     // Debug only, as before: a pod the cache never saw (or already forgot) is deleted routinely.
@@ -387,18 +391,30 @@ void Scheduler::OnPodDelete(std::shared_ptr<const api::Pod> pod) {
 }
 
 void Scheduler::OnPodGroupAdd(std::shared_ptr<const api::PodGroup> group) {
+  // Each index takes the groups of its API.
   pod_groups_.SetGroup(group);
+  coscheduling_groups_.SetGroup(group);
   queue_->MoveAllToActiveOrBackoffQueue({framework::EventResource::kPodGroup, framework::action::kAdd, "PodGroupAdd"},
                                         {.new_pod_group = group.get()});
 }
 
-void Scheduler::OnPodGroupUpdate(std::shared_ptr<const api::PodGroup> /*old_group*/,
+void Scheduler::OnPodGroupUpdate(std::shared_ptr<const api::PodGroup> old_group,
                                  std::shared_ptr<const api::PodGroup> new_group) {
-  // The scheduling policy is immutable: nothing a gated member waits for changes.
-  pod_groups_.SetGroup(std::move(new_group));
+  pod_groups_.SetGroup(new_group);
+  coscheduling_groups_.SetGroup(new_group);
+  // A scheduling.k8s.io policy is immutable: nothing a gated member waits for changes. A
+  // scheduler-plugins PodGroup's minMember may change, and with it whether its members may go.
+  if (new_group->api == api::PodGroupApi::kCoscheduling) {
+    queue_->MoveAllToActiveOrBackoffQueue(
+        {framework::EventResource::kPodGroup, framework::action::kUpdate, "PodGroupUpdate"},
+        {.old_pod_group = old_group.get(), .new_pod_group = new_group.get()});
+  }
 }
 
-void Scheduler::OnPodGroupDelete(std::shared_ptr<const api::PodGroup> group) { pod_groups_.DeleteGroup(*group); }
+void Scheduler::OnPodGroupDelete(std::shared_ptr<const api::PodGroup> group) {
+  pod_groups_.DeleteGroup(*group);
+  coscheduling_groups_.DeleteGroup(*group);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Binding work

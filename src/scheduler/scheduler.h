@@ -319,7 +319,9 @@ class Scheduler final : public cluster::EventHandler {
   std::unique_ptr<framework::PodNominator> nominator_proxy_;
   std::unique_ptr<cache::Cache> cache_;
   //! PodGroups and their members (Handle::PodGroups), fed by the informer callbacks.
-  cache::PodGroupIndex pod_groups_;
+  cache::PodGroupIndex pod_groups_{api::PodGroupApi::kScheduling};
+  //! scheduler-plugins PodGroups and their members (Handle::PodGroups(kCoscheduling)).
+  cache::PodGroupIndex coscheduling_groups_{api::PodGroupApi::kCoscheduling};
   std::unique_ptr<cache::Snapshot> snapshot_;
   std::unique_ptr<queue::SchedulingQueue> queue_;
   profile::Map profiles_;

@@ -30,7 +30,8 @@ std::unique_ptr<store::Store> NewSimulationStore(const util::Clock& clock, uint6
   store::StoreOptions options;
   options.watch_history = kSimulationWatchHistory;
   options.seed = seed;
-  return store::NewBuiltinStore(clock, options);
+  // The scheduler-plugins PodGroup too: a simulated cluster has the Coscheduling CRD installed.
+  return store::NewMemoryStore(store::SchedulerResources(), clock, options);
 }
 
 const store::ResourceType& Resource(const store::Store& store, std::string_view group, std::string_view resource) {
@@ -208,9 +209,10 @@ void SimulatedCluster::Load(api::ClusterObjects& objects, uint64_t seed, cluster
             RestoreDocument(ObjectText(pc->json, "PriorityClass", "scheduling.k8s.io/v1"), pc->metadata));
   }
   const auto& pod_groups = Resource(s, "scheduling.k8s.io", "podgroups");
+  const auto& coscheduling_pod_groups = Resource(s, "scheduling.x-k8s.io", "podgroups");
   for (const auto& pg : objects.pod_groups) {
-    restore(pod_groups, pg->metadata.namespace_, pg->metadata.name,
-            RestoreDocument(ObjectText(pg->json, "PodGroup", "scheduling.k8s.io/v1alpha2"), pg->metadata));
+    restore(pg->api == api::PodGroupApi::kScheduling ? pod_groups : coscheduling_pod_groups, pg->metadata.namespace_,
+            pg->metadata.name, RestoreDocument(ObjectText(pg->json, "PodGroup", pg->ApiVersion()), pg->metadata));
   }
 
   const auto& nodes = Resource(s, "", "nodes");

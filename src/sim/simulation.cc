@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "extender/http_extender.h"
+#include "plugins/coscheduling/coscheduling.h"
 #include "queue/scheduling_queue.h"
 #include "scheduler/run_loop.h"
 
@@ -31,9 +32,7 @@ int64_t SimulationStartTime(const api::ClusterObjects& objects, int64_t now_ns) 
 
 namespace {
 
-// Adds what the profile's GangScheduling group cycles decided to the result (none ran: nothing).
-void AddGangReport(const framework::runtime::Framework& fwk, SimulationResult& result) {
-  const std::any statistics = fwk.PluginStatistics(plugins::gang_scheduling::GangScheduling::kName);
+void AddGangReport(const std::any& statistics, SimulationResult& result) {
   const auto* g = std::any_cast<plugins::gang_scheduling::GangReport>(&statistics);
   if (g == nullptr || g->stats.cycles == 0) return;
   if (!result.gangs) result.gangs.emplace();
@@ -47,6 +46,15 @@ void AddGangReport(const framework::runtime::Framework& fwk, SimulationResult& r
   o.stats.max_seconds = std::max(o.stats.max_seconds, g->stats.max_seconds);
   o.stats.seconds += g->stats.seconds;
   o.groups.insert(o.groups.end(), g->groups.begin(), g->groups.end());
+}
+
+// Adds what the profile's group cycles (GangScheduling's, Coscheduling's) decided to the result
+// (none ran: nothing).
+void AddGangReport(const framework::runtime::Framework& fwk, SimulationResult& result) {
+  for (const std::string_view plugin :
+       {plugins::gang_scheduling::GangScheduling::kName, plugins::coscheduling::Coscheduling::kName}) {
+    AddGangReport(fwk.PluginStatistics(plugin), result);
+  }
 }
 
 }  // namespace

@@ -160,6 +160,11 @@ DecodeResult DecodePodGroupChecked(const json::Value& pod_group, const Object* o
   return result;
 }
 
+DecodeResult DecodeCoschedulingPodGroupChecked(const json::Value& pod_group, const Object* /*old*/) {
+  return DecodeChecked<api::PodGroup>(
+      pod_group, [](const json::Value& v, const api::DecodeOptions& o) { return api::DecodePodGroup(v, o); });
+}
+
 void CompletePodGroupView(void* pod_group, const Object& stored) { Complete<api::PodGroup>(pod_group, stored); }
 
 const std::vector<std::pair<std::string, std::string>>* NodeViewLabels(const void* node) {

@@ -31,6 +31,8 @@ void CompleteNodeView(void* node, const Object& stored);
 //! reference and the scheduling policy may not change.
 DecodeResult DecodePodGroupChecked(const api::json::Value& pod_group, const Object* old);
 void CompletePodGroupView(void* pod_group, const Object& stored);
+//! The scheduler-plugins PodGroup (scheduling.x-k8s.io/v1alpha1): its spec may change.
+DecodeResult DecodeCoschedulingPodGroupChecked(const api::json::Value& pod_group, const Object* old);
 //! ResourceType::view_labels for pods and nodes: the view's metadata.labels entries.
 const std::vector<std::pair<std::string, std::string>>* PodViewLabels(const void* pod);
 const std::vector<std::pair<std::string, std::string>>* NodeViewLabels(const void* node);

@@ -142,6 +142,19 @@ ResourceType PodGroups() {
   return t;
 }
 
+// The scheduler-plugins PodGroup (scheduling.x-k8s.io/v1alpha1, the Coscheduling plugin's): a
+// custom resource, which an API server serves once its CRD is created (`kubesched apiserver`
+// too, through its CRD). Not a built-in resource, then: what a scheduler reads of it
+// (SchedulerResources) and what a simulated cluster holds.
+ResourceType CoschedulingPodGroups() {
+  ResourceType t = Make("scheduling.x-k8s.io", "podgroups", "PodGroup", "podgroup", "v1alpha1");
+  t.short_names = {"pg", "pgs"};
+  t.subresources = {"status"};
+  t.decode = DecodeCoschedulingPodGroupChecked;
+  t.complete_view = CompletePodGroupView;
+  return t;
+}
+
 ResourceType SchedulingWorkloads() {
   return Make("scheduling.k8s.io", "workloads", "Workload", "workload", "v1alpha2");
 }
@@ -340,18 +353,26 @@ struct Registry {
                                           &role_bindings};
   std::vector<ResourceType> stored_as_written = StoredAsWritten();
   ResourceType custom_resource_definitions = CustomResourceDefinitions();
+  ResourceType coscheduling_pod_groups = CoschedulingPodGroups();
+  std::vector<const ResourceType*> scheduler;
   Registry() {
     for (const ResourceType& t : stored_as_written) all.push_back(&t);
     all.push_back(&custom_resource_definitions);
+    scheduler = all;
+    scheduler.push_back(&coscheduling_pod_groups);
   }
 };
 
+const Registry& TheRegistry() {
+  static const Registry* registry = new Registry();  // never destroyed: stores may outlive statics
+  return *registry;
+}
+
 }  // namespace
 
-const std::vector<const ResourceType*>& BuiltinResources() {
-  static const Registry* registry = new Registry();  // never destroyed: stores may outlive statics
-  return registry->all;
-}
+const std::vector<const ResourceType*>& BuiltinResources() { return TheRegistry().all; }
+
+const std::vector<const ResourceType*>& SchedulerResources() { return TheRegistry().scheduler; }
 
 std::unique_ptr<Store> NewBuiltinStore(const util::Clock& clock, StoreOptions options) {
   return NewMemoryStore(BuiltinResources(), clock, std::move(options));

@@ -17,6 +17,11 @@ namespace kubesched::store {
 //! Every served resource, in discovery order. The types live as long as the program.
 const std::vector<const ResourceType*>& BuiltinResources();
 
+//! BuiltinResources() and the custom resources the scheduler reads, as a client knows them: the
+//! scheduler-plugins PodGroup (scheduling.x-k8s.io/v1alpha1). What `run` and `extender` read
+//! from an API server and what `simulate` and `bench` hold.
+const std::vector<const ResourceType*>& SchedulerResources();
+
 //! NewMemoryStore over BuiltinResources().
 std::unique_ptr<Store> NewBuiltinStore(const util::Clock& clock, StoreOptions options = {});
 

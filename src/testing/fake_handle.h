@@ -10,6 +10,7 @@
 //   CycleState state;
 //   auto [result, status] = pre_filter->PreFilter(state, *pod_info, handle.snapshot().List());
 
+#include <array>
 #include <functional>
 #include <map>
 #include <memory>
@@ -174,8 +175,11 @@ class FakeHandle final : public framework::Handle {
   FakePodNominator& fake_nominator() { return nominator_; }
   util::VirtualClock& virtual_clock() { return clock_; }
   void set_profile_name(std::string name) { profile_name_ = std::move(name); }
-  //! What PodGroups() returns (null by default); the tracker outlives the handle's use.
-  void set_pod_groups(framework::PodGroupTracker* pod_groups) { pod_groups_ = pod_groups; }
+  //! What PodGroups(api) returns (null by default, for either API); the tracker outlives the
+  //! handle's use.
+  void set_pod_groups(framework::PodGroupTracker* pod_groups, api::PodGroupApi api = api::PodGroupApi::kScheduling) {
+    pod_groups_[static_cast<size_t>(api)] = pod_groups;
+  }
   //! The pods Activate was called with, in order.
   std::vector<std::shared_ptr<const api::Pod>> activated() const {
     std::lock_guard lock(waiting_mu_);
@@ -227,7 +231,9 @@ class FakeHandle final : public framework::Handle {
   const util::Clock& clock() const override { return clock_; }
   util::Parallelizer& parallelizer() override { return parallelizer_; }
   std::string_view profile_name() const override { return profile_name_; }
-  framework::PodGroupTracker* PodGroups() const override { return pod_groups_; }
+  framework::PodGroupTracker* PodGroups(api::PodGroupApi api) const override {
+    return pod_groups_[static_cast<size_t>(api)];
+  }
   void Activate(const std::vector<std::shared_ptr<const api::Pod>>& pods) override {
     std::lock_guard lock(waiting_mu_);
     activated_.insert(activated_.end(), pods.begin(), pods.end());
@@ -240,7 +246,7 @@ class FakeHandle final : public framework::Handle {
   util::VirtualClock clock_;
   util::Parallelizer parallelizer_{2};
   std::string profile_name_ = std::string(api::kDefaultSchedulerName);
-  framework::PodGroupTracker* pod_groups_ = nullptr;
+  std::array<framework::PodGroupTracker*, 2> pod_groups_{};
   mutable std::mutex waiting_mu_;
   std::vector<std::shared_ptr<FakeWaitingPod>> waiting_;    // guarded by waiting_mu_
   std::vector<std::shared_ptr<const api::Pod>> activated_;  // guarded by waiting_mu_

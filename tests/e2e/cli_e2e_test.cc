@@ -52,15 +52,17 @@ TEST(CliE2E, PluginsJson) {
   for (const auto& p : j["plugins"]) names.push_back(p["name"]);
   // The default profile's plugins, in upstream's order, then kubesched's own.
   EXPECT_EQ(names.front(), "SchedulingGates");
-  ASSERT_EQ(names.size(), 17u);
+  ASSERT_EQ(names.size(), 18u);
   EXPECT_EQ(names[13], "DefaultBinder");
   // GangScheduling is a default (upstream's, with its GangScheduling gate on).
   EXPECT_EQ(names[14], "GangScheduling");
   EXPECT_EQ(names[15], "BatchPlacement");
+  EXPECT_EQ(names[16], "Coscheduling");  // scheduler-plugins', not a default
   EXPECT_EQ(names.back(), "CrossNodePreemption");
   for (const auto& p : j["plugins"]) {
     SCOPED_TRACE(p.dump());
-    EXPECT_EQ(p["defaultProfile"].get<bool>(), p["name"] != "BatchPlacement" && p["name"] != "CrossNodePreemption");
+    EXPECT_EQ(p["defaultProfile"].get<bool>(),
+              p["name"] != "BatchPlacement" && p["name"] != "CrossNodePreemption" && p["name"] != "Coscheduling");
     EXPECT_FALSE(p["extensionPoints"].empty());
     if (p["name"] != "NodeResourcesFit") continue;
     EXPECT_EQ(p["extensionPoints"], json({"PreFilter", "Filter", "PreScore", "Score", "EnqueueExtensions"}));

@@ -5,12 +5,14 @@
 // and a gang with a topology key in one domain.
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "e2e/apiserver_process.h"
 #include "e2e/run_kubesched.h"
 
 namespace kubesched::e2e {
@@ -272,6 +274,132 @@ TEST(GangE2E, AnInvalidPodGroupIsRefusedWithItsFieldPath) {
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("spec.schedulingPolicy.gang.minCount"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("must be greater than zero"), std::string::npos) << r.err;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Coscheduling: scheduler-plugins' PodGroup CRD (scheduling.x-k8s.io/v1alpha1), pods labelled
+// scheduling.x-k8s.io/pod-group, with the plugin's README configuration.
+
+const std::string kCoschedulingConfig = R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    multiPoint:
+      enabled:
+      - name: Coscheduling
+    queueSort:
+      enabled:
+      - name: Coscheduling
+      disabled:
+      - name: "*"
+)";
+
+// The plugin's README demo (tests/data/third_party): a PodGroup of minMember 3 and a ReplicaSet of
+// 6 pods of 3 cpu on a cluster that takes 3 of them.
+std::string CoschedulingDemo(const std::string& min_member) {
+  std::string demo = Slurp(SourcePath("tests/data/third_party/scheduler-plugins/coscheduling-demo.yaml"));
+  const std::string from = "minMember: 3";
+  const size_t at = demo.find(from);
+  EXPECT_NE(at, std::string::npos);
+  if (at != std::string::npos) demo.replace(at, from.size(), "minMember: " + min_member);
+  return Nodes(3, "4") + "---\n" + demo;
+}
+
+json SimulateCoscheduling(const std::string& manifests, const std::string& name) {
+  const std::string file = WriteTempFile(name + ".yaml", manifests);
+  RunResult r = RunKubesched({"simulate", "-f", file, "-o", "json", "--config",
+                              WriteTempFile("coscheduling-config.yaml", kCoschedulingConfig)});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return json::parse(r.out, nullptr, false);
+}
+
+TEST(CoschedulingE2E, TheReadmeDemoPlacesMinMemberPods) {
+  const json j = SimulateCoscheduling(CoschedulingDemo("3"), "cosched-demo");
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["summary"]["scheduled"], 3);
+  EXPECT_EQ(j["summary"]["pending"], 3);
+  std::set<std::string> nodes;
+  for (const auto& [pod, node] : Placement(j)) {
+    if (!node.empty()) nodes.insert(node);
+  }
+  EXPECT_EQ(nodes.size(), 3u);
+  ASSERT_TRUE(j.contains("podGroups")) << j.dump();
+  EXPECT_EQ(j["podGroups"]["groups"][0]["name"], "default/nginx");
+  EXPECT_EQ(j["podGroups"]["groups"][0]["placed"], true);
+}
+
+TEST(CoschedulingE2E, TheReadmeDemoWithMinMemberFourPlacesNone) {
+  const json j = SimulateCoscheduling(CoschedulingDemo("4"), "cosched-demo-4");
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["summary"]["scheduled"], 0);
+  EXPECT_EQ(j["summary"]["pending"], 6);
+  for (const auto& [pod, message] : Messages(j)) {
+    EXPECT_NE(message.find("pod group \"nginx\" needs 4 pods placed together and at most 3 of its 6 pending pods fit"),
+              std::string::npos)
+        << pod << ": " << message;
+    // Upstream's PostFilter line follows the group's reason.
+    EXPECT_NE(message.find("PodGroup default/nginx gets rejected due to Pod " + pod +
+                           " is unschedulable even after PostFilter"),
+              std::string::npos)
+        << pod << ": " << message;
+  }
+}
+
+TEST(CoschedulingE2E, TooFewSiblingsAreRejectedWithUpstreamsMessage) {
+  std::string demo = CoschedulingDemo("8");
+  const json j = SimulateCoscheduling(demo, "cosched-few");
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(j["summary"]["scheduled"], 0);
+  for (const auto& [pod, message] : Messages(j)) {
+    EXPECT_NE(message.find("pre-filter pod " + pod +
+                           " cannot find enough sibling pods, current pods number: 6, minMember of group: 8"),
+              std::string::npos)
+        << pod << ": " << message;
+  }
+}
+
+// Two groups of 3 (3 cpu each) on room for 3: the group created first is placed whole, the other
+// not at all (upstream's README: "the PodGroup created first one has higher precedence").
+TEST(CoschedulingE2E, TwoGroupsOnRoomForOnePlaceTheOlderWhole) {
+  auto group = [](const std::string& name, const std::string& created) {
+    return "---\napiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata:\n  name: " + name +
+           "\n  creationTimestamp: \"" + created + "\"\nspec:\n  minMember: 3\n";
+  };
+  auto members = [](const std::string& name) {
+    std::string out;
+    for (int i = 0; i < 3; ++i) {
+      out += "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: " + name + "-" + std::to_string(i) +
+             "\n  labels:\n    scheduling.x-k8s.io/pod-group: " + name +
+             "\nspec:\n  containers:\n  - name: c\n    image: busybox\n    resources:\n      requests:\n"
+             "        cpu: \"3\"\n";
+    }
+    return out;
+  };
+  // "b" is older, though listed (and named) after "a".
+  const json j = SimulateCoscheduling(Nodes(3, "4") + group("a", "2026-01-02T00:00:00Z") +
+                                          group("b", "2026-01-01T00:00:00Z") + members("a") + members("b"),
+                                      "cosched-two");
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(PlacedWithPrefix(j, "b-"), 3);
+  EXPECT_EQ(PlacedWithPrefix(j, "a-"), 0);
+}
+
+TEST(CoschedulingE2E, AnUnknownFieldOfTheCrdIsRefusedWithItsPath) {
+  const std::string file =
+      WriteTempFile("bad-cosched.yaml",
+                    "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata:\n  name: g\n"
+                    "spec:\n  minMembers: 3\n");
+  RunResult r = RunKubesched({"simulate", "-f", file});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("spec.minMembers"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("did you mean \"minMember\""), std::string::npos) << r.err;
+  const std::string version = WriteTempFile("bad-cosched-version.yaml",
+                                            "apiVersion: scheduling.x-k8s.io/v1\nkind: PodGroup\nmetadata:\n  name: g\n"
+                                            "spec:\n  minMember: 3\n");
+  r = RunKubesched({"simulate", "-f", version});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("use \"scheduling.x-k8s.io/v1alpha1\""), std::string::npos) << r.err;
 }
 
 }  // namespace

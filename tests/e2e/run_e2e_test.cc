@@ -514,6 +514,70 @@ TEST_F(RunE2E, TwoGangsOnRoomForOneBindOneWhole) {
   EXPECT_EQ(sched.Stop(SIGTERM), 0) << sched.Log();
 }
 
+// The messages of the pods' PodScheduled conditions: name -> message ("" when there is none).
+std::map<std::string, std::string> PodScheduledMessages(ApiServer& server) {
+  std::map<std::string, std::string> out;
+  RunResult r = server.Kubectl({"get", "pods", "-o", "json"});
+  if (r.exit_code != 0) return out;
+  const json list = json::parse(r.out, nullptr, false);
+  if (list.is_discarded()) return out;
+  for (const json& p : list["items"]) {
+    std::string message;
+    for (const json& c : p.value("status", json::object()).value("conditions", json::array())) {
+      if (c.value("type", "") == "PodScheduled") message = c.value("message", "");
+    }
+    out[p["metadata"]["name"].get<std::string>()] = message;
+  }
+  return out;
+}
+
+// scheduler-plugins' Coscheduling through the API: its PodGroup CRD applied as the project ships
+// it, the plugin's README demo (a ReplicaSet of 6 pods of 3 cpu labelled into PodGroup nginx, on
+// room for 3) created with minMember 4: no pod is bound and each says why; minMember patched to 3
+// (the PodGroup update requeues its members): 3 are bound together.
+TEST_F(RunE2E, CoschedulingBindsTheReadmeDemoOnceItsPodGroupAllows) {
+  ApiServer server;
+  ASSERT_FALSE(server.Url().empty()) << server.ServerLog();
+  const std::string dir = SourcePath("tests/data/third_party/scheduler-plugins/");
+  ASSERT_OK(server.Kubectl({"apply", "-f", dir + "scheduling.x-k8s.io_podgroups.yaml"}));
+  ASSERT_OK(
+      server.Kubectl({"wait", "--for", "condition=established", "--timeout=10s", "crd/podgroups.scheduling.x-k8s.io"}));
+  std::string demo = Slurp(dir + "coscheduling-demo.yaml");
+  const size_t at = demo.find("minMember: 3");
+  ASSERT_NE(at, std::string::npos);
+  demo.replace(at, std::string("minMember: 3").size(), "minMember: 4");
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, Nodes(3, "4") + "---\n" + demo));
+  const fs::path config = server.Dir() / "coscheduling.yaml";
+  std::ofstream(config) << "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+                           "profiles:\n- schedulerName: default-scheduler\n  plugins:\n    multiPoint:\n"
+                           "      enabled:\n      - name: Coscheduling\n    queueSort:\n      enabled:\n"
+                           "      - name: Coscheduling\n      disabled:\n      - name: \"*\"\n";
+  Scheduler sched(server, {"--leader-elect=false", "--config", config.string()}, "sched");
+  std::map<std::string, std::string> messages;
+  auto all_say = [&](const std::string& text) {
+    if (messages.size() != 6) return false;
+    return std::ranges::all_of(messages, [&](const auto& m) { return m.second.find(text) != std::string::npos; });
+  };
+  const std::string why = "pod group \"nginx\" needs 4 pods placed together and at most 3 of its 6 pending pods fit";
+  for (int i = 0; i < 300 && !all_say(why); ++i) {
+    messages = PodScheduledMessages(server);
+    if (!all_say(why)) std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_TRUE(all_say(why)) << sched.Log();
+  EXPECT_EQ(Bound(PodNodes(server)), 0u) << "a group that cannot complete holds nothing";
+
+  ASSERT_OK(server.Kubectl(
+      {"patch", "podgroups.scheduling.x-k8s.io", "nginx", "--type=merge", "-p", R"({"spec":{"minMember":3}})"}));
+  const auto pods = WaitForBound(server, 3, 60s);
+  EXPECT_EQ(Bound(pods), 3u) << sched.Log();
+  std::set<std::string> nodes;
+  for (const auto& [name, node] : pods) {
+    if (!node.empty()) nodes.insert(node);
+  }
+  EXPECT_EQ(nodes.size(), 3u);
+  EXPECT_EQ(sched.Stop(SIGTERM), 0) << sched.Log();
+}
+
 TEST_F(RunE2E, KilledAndRestartedMidBurstLosesAndDoubleBindsNothing) {
   ApiServer server;
   ASSERT_FALSE(server.Url().empty()) << server.ServerLog();

@@ -40,6 +40,8 @@ struct FrameworkDeps {
   std::vector<Extender*> extenders;
   //! The scheduler's PodGroups and their members (Handle::PodGroups); null: none tracked.
   PodGroupTracker* pod_groups = nullptr;
+  //! The same for scheduler-plugins PodGroups (scheduling.x-k8s.io).
+  PodGroupTracker* coscheduling_groups = nullptr;
 };
 
 //! A plugin's scores on one node after normalisation and weighting.
@@ -81,7 +83,9 @@ class Framework final : public Handle {
     if (deps_.activate) deps_.activate(pods);
   }
   std::span<Extender* const> Extenders() const override { return deps_.extenders; }
-  PodGroupTracker* PodGroups() const override { return deps_.pod_groups; }
+  PodGroupTracker* PodGroups(api::PodGroupApi api) const override {
+    return api == api::PodGroupApi::kScheduling ? deps_.pod_groups : deps_.coscheduling_groups;
+  }
   void ObservePreemptionVictims(size_t victims) override {
     if (deps_.metrics) deps_.metrics->ObservePreemptionVictims(victims);
   }

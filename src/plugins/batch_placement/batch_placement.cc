@@ -89,11 +89,15 @@ std::string EncodeArgs(const BatchPlacementArgs& args) {
 }
 
 bool BatchPlacement::IsGangMember(const api::Pod& pod) const {
-  if (pod.spec.pod_group.empty()) return false;
-  const framework::PodGroupTracker* groups = handle_->PodGroups();
-  if (groups == nullptr) return false;
-  const auto group = groups->Group(pod.metadata.namespace_, pod.spec.pod_group);
-  return group != nullptr && group->policy == api::PodGroupPolicy::kGang;
+  for (const api::PodGroupApi api : {api::PodGroupApi::kScheduling, api::PodGroupApi::kCoscheduling}) {
+    const std::string_view name = api::PodGroupOf(pod, api);
+    if (name.empty()) continue;
+    const framework::PodGroupTracker* groups = handle_->PodGroups(api);
+    if (groups == nullptr) continue;
+    const auto group = groups->Group(pod.metadata.namespace_, name);
+    if (group != nullptr && group->policy == api::PodGroupPolicy::kGang) return true;
+  }
+  return false;
 }
 
 Status BatchPlacement::PreEnqueue(const api::Pod& pod) {

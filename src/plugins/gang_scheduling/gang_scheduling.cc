@@ -20,8 +20,6 @@ using framework::Status;
 
 namespace {
 
-std::string GroupKey(const api::Pod& pod) { return pod.metadata.namespace_ + "/" + pod.spec.pod_group; }
-
 // The nodes of each domain of `key` (value -> nodes, in snapshot order); nodes without the label
 // belong to none.
 std::map<std::string, std::vector<const framework::NodeInfo*>> DomainsOf(
@@ -169,8 +167,8 @@ std::string UnschedulableMessage(const api::PodGroup& group, const GroupDecision
 }  // namespace
 
 Status GangScheduling::PreEnqueue(const api::Pod& pod) {
-  const std::string& name = pod.spec.pod_group;
-  framework::PodGroupTracker* groups = handle_.PodGroups();
+  const std::string_view name = GroupName(pod);
+  framework::PodGroupTracker* groups = Groups();
   if (name.empty() || groups == nullptr) return Status::Success();
   const auto group = groups->Group(pod.metadata.namespace_, name);
   if (group == nullptr) {
@@ -188,7 +186,7 @@ Status GangScheduling::PreEnqueue(const api::Pod& pod) {
 std::pair<framework::PreFilterResult, Status> GangScheduling::PreFilter(framework::CycleState& /*state*/,
                                                                         const framework::PodInfo& pod,
                                                                         std::span<const framework::NodeInfo* const>) {
-  if (pod.pod().spec.pod_group.empty()) return {{}, Status()};
+  if (GroupName(pod.pod()).empty()) return {{}, Status()};
   std::lock_guard lock(mu_);
   // The group's own placement runs the profile's PreFilter on its members: they pass there.
   if (ticking_) return {{}, Status()};
@@ -199,27 +197,27 @@ std::pair<framework::PreFilterResult, Status> GangScheduling::PreFilter(framewor
 
 Status GangScheduling::Reserve(framework::CycleState& /*state*/, const framework::PodInfo& pod,
                                const std::string& /*node_name*/) {
-  if (pod.pod().spec.pod_group.empty()) return Status::Success();
+  if (GroupName(pod.pod()).empty()) return Status::Success();
   {
     std::lock_guard lock(mu_);
     verdict_.erase(pod.pod().metadata.uid);
   }
-  if (framework::PodGroupTracker* groups = handle_.PodGroups()) groups->Assume(pod.pod());
+  if (framework::PodGroupTracker* groups = Groups()) groups->Assume(pod.pod());
   return Status::Success();
 }
 
 void GangScheduling::Unreserve(framework::CycleState& /*state*/, const framework::PodInfo& pod,
                                const std::string& /*node_name*/) {
-  if (pod.pod().spec.pod_group.empty()) return;
-  if (framework::PodGroupTracker* groups = handle_.PodGroups()) groups->Forget(pod.pod());
+  if (GroupName(pod.pod()).empty()) return;
+  if (framework::PodGroupTracker* groups = Groups()) groups->Forget(pod.pod());
 }
 
 std::pair<Status, std::chrono::nanoseconds> GangScheduling::Permit(framework::CycleState& /*state*/,
                                                                    const framework::PodInfo& pod_info,
                                                                    const std::string& /*node_name*/) {
   const api::Pod& pod = pod_info.pod();
-  const std::string& name = pod.spec.pod_group;
-  framework::PodGroupTracker* groups = handle_.PodGroups();
+  const std::string_view name = GroupName(pod);
+  framework::PodGroupTracker* groups = Groups();
   if (name.empty() || groups == nullptr) return {Status::Success(), {}};
   const auto group = groups->Group(pod.metadata.namespace_, name);
   if (group == nullptr) {
@@ -229,38 +227,70 @@ std::pair<Status, std::chrono::nanoseconds> GangScheduling::Permit(framework::Cy
   if (groups->Members(pod.metadata.namespace_, name).Scheduled() < static_cast<size_t>(group->min_count)) {
     // The rest of the gang is wanted now, not after its backoff.
     handle_.Activate(groups->UnscheduledMembers(pod.metadata.namespace_, name));
-    return {Status::Wait("waiting for minCount pods from a gang to be waiting on permit"), kPermitTimeout};
+    return {Status::Wait("waiting for minCount pods from a gang to be waiting on permit"), PermitTimeout(*group)};
   }
   // Quorum: every member waiting at Permit goes on to binding with this one. The waiting pods
   // are collected first and allowed after, outside the iteration. The group is scheduled (as
   // upstream reports it: at least minCount members placed).
   WriteCondition(*group, {"PodGroupScheduled", "True", "Scheduled", ""});
-  std::vector<std::string> waiting;
-  handle_.IterateOverWaitingPods([&](framework::WaitingPod& wp) {
-    const api::Pod& p = wp.pod();
-    if (p.spec.pod_group == name && p.metadata.namespace_ == pod.metadata.namespace_) {
-      waiting.push_back(p.metadata.uid);
-    }
-  });
-  for (const std::string& uid : waiting) {
-    if (auto wp = handle_.GetWaitingPod(uid)) wp->Allow(kName);
+  for (const std::string& uid : WaitingMembers(pod.metadata.namespace_, name)) {
+    if (auto wp = handle_.GetWaitingPod(uid)) wp->Allow(Name());
   }
   return {Status::Success(), {}};
 }
 
-QueueingHint IsSchedulableAfterPodAdded(const api::Pod& pod, const framework::EventObjects& event) {
+bool GangScheduling::LeftOutOfPlacedGroup(const api::Pod& pod) const {
+  std::lock_guard lock(mu_);
+  auto it = verdict_.find(pod.metadata.uid);
+  if (it == verdict_.end() || it->second.reject.empty()) return false;
+  auto d = decisions_.find(it->second.group);
+  return d != decisions_.end() && d->second.placed;
+}
+
+std::vector<std::string> GangScheduling::WaitingMembers(std::string_view namespace_, std::string_view name) {
+  std::vector<std::string> waiting;
+  handle_.IterateOverWaitingPods([&](framework::WaitingPod& wp) {
+    const api::Pod& p = wp.pod();
+    if (p.metadata.namespace_ == namespace_ && GroupName(p) == name) waiting.push_back(p.metadata.uid);
+  });
+  return waiting;
+}
+
+namespace {
+
+QueueingHint SameGroupAdded(api::PodGroupApi api, const api::Pod& pod, const framework::EventObjects& event) {
   const api::Pod* added = event.new_pod;
   if (added == nullptr) return QueueingHint::kQueue;  // malformed event: be safe
-  const bool same = !pod.spec.pod_group.empty() && added->spec.pod_group == pod.spec.pod_group &&
-                    added->metadata.namespace_ == pod.metadata.namespace_;
+  const std::string_view name = api::PodGroupOf(pod, api);
+  const bool same =
+      !name.empty() && api::PodGroupOf(*added, api) == name && added->metadata.namespace_ == pod.metadata.namespace_;
   return same ? QueueingHint::kQueue : QueueingHint::kSkip;
 }
 
-QueueingHint IsSchedulableAfterPodGroupAdded(const api::Pod& pod, const framework::EventObjects& event) {
-  const api::PodGroup* added = event.new_pod_group;
-  if (added == nullptr) return QueueingHint::kQueue;
-  const bool same = added->metadata.name == pod.spec.pod_group && added->metadata.namespace_ == pod.metadata.namespace_;
+QueueingHint SameGroupObject(api::PodGroupApi api, const api::Pod& pod, const framework::EventObjects& event) {
+  const api::PodGroup* group = event.new_pod_group;
+  if (group == nullptr) return QueueingHint::kQueue;
+  const bool same = group->api == api && group->metadata.name == api::PodGroupOf(pod, api) &&
+                    group->metadata.namespace_ == pod.metadata.namespace_;
   return same ? QueueingHint::kQueue : QueueingHint::kSkip;
+}
+
+}  // namespace
+
+QueueingHint IsSchedulableAfterPodAdded(const api::Pod& pod, const framework::EventObjects& event) {
+  return SameGroupAdded(api::PodGroupApi::kScheduling, pod, event);
+}
+
+QueueingHint IsSchedulableAfterPodGroupAdded(const api::Pod& pod, const framework::EventObjects& event) {
+  return SameGroupObject(api::PodGroupApi::kScheduling, pod, event);
+}
+
+QueueingHint GangScheduling::SameGroupPodAdded(const api::Pod& pod, const framework::EventObjects& event) const {
+  return SameGroupAdded(options_.api, pod, event);
+}
+
+QueueingHint GangScheduling::SameGroupChanged(const api::Pod& pod, const framework::EventObjects& event) const {
+  return SameGroupObject(options_.api, pod, event);
 }
 
 std::vector<framework::ClusterEventWithHint> GangScheduling::EventsToRegister() const {
@@ -269,10 +299,14 @@ std::vector<framework::ClusterEventWithHint> GangScheduling::EventsToRegister() 
   namespace action = framework::action;
   // A PodGroup's policy is immutable: its updates need no requeue. A group the cycle found no
   // room for may fit once room appears: a node added or changed, a pod gone.
+  const auto pod_added = [this](const api::Pod& pod, const framework::EventObjects& event) {
+    return SameGroupPodAdded(pod, event);
+  };
   return {
-      {{EventResource::kUnscheduledPod, action::kAdd, "UnscheduledPodAdd"}, IsSchedulableAfterPodAdded},
-      {{EventResource::kAssignedPod, action::kAdd, "AssignedPodAdd"}, IsSchedulableAfterPodAdded},
-      {{EventResource::kPodGroup, action::kAdd, "PodGroupAdd"}, IsSchedulableAfterPodGroupAdded},
+      {{EventResource::kUnscheduledPod, action::kAdd, "UnscheduledPodAdd"}, pod_added},
+      {{EventResource::kAssignedPod, action::kAdd, "AssignedPodAdd"}, pod_added},
+      {{EventResource::kPodGroup, action::kAdd, "PodGroupAdd"},
+       [this](const api::Pod& pod, const framework::EventObjects& event) { return SameGroupChanged(pod, event); }},
       {ClusterEvent{EventResource::kNode,
                     action::kAdd | action::kUpdateNodeAllocatable | action::kUpdateNodeLabel | action::kUpdateNodeTaint,
                     "NodeAdd|UpdateNodeAllocatable|UpdateNodeLabel|UpdateNodeTaint"},
@@ -285,14 +319,23 @@ std::vector<framework::ClusterEventWithHint> GangScheduling::EventsToRegister() 
 
 void GangScheduling::PodGroupCycle(const framework::PodInfo& pod_info) {
   const api::Pod& pod = pod_info.pod();
-  if (pod.spec.pod_group.empty()) return;
-  framework::PodGroupTracker* groups = handle_.PodGroups();
+  const std::string_view name = GroupName(pod);
+  if (name.empty()) return;
+  framework::PodGroupTracker* groups = Groups();
   if (groups == nullptr) return;
-  const auto group = groups->Group(pod.metadata.namespace_, pod.spec.pod_group);
+  const auto group = groups->Group(pod.metadata.namespace_, name);
+  // What must hold before any placement is tried (Coscheduling's sibling count, minResources).
+  std::string precheck;
+  if (group != nullptr && group->policy == api::PodGroupPolicy::kGang) precheck = Precheck(pod, *group);
   {
     std::lock_guard lock(mu_);
     if (group == nullptr || group->policy != api::PodGroupPolicy::kGang) {
       verdict_.erase(pod.metadata.uid);
+      return;
+    }
+    if (!precheck.empty()) {
+      next_verdict_.erase(pod.metadata.uid);
+      verdict_[pod.metadata.uid] = Verdict{group->Key(), std::move(precheck)};
       return;
     }
     // The last group cycle decided for this member: this is the cycle it prepared.
@@ -305,7 +348,7 @@ void GangScheduling::PodGroupCycle(const framework::PodInfo& pod_info) {
   // A new group cycle over every pending member, this one included, in queue order.
   std::vector<PodInfoPtr> members;
   bool self = false;
-  for (const auto& p : groups->UnscheduledMembers(pod.metadata.namespace_, pod.spec.pod_group)) {
+  for (const auto& p : groups->UnscheduledMembers(pod.metadata.namespace_, name)) {
     if (p->metadata.uid == pod.metadata.uid) {
       members.push_back(framework::PodInfo::Create(pod_info.pod_ptr()));
       self = true;
@@ -441,7 +484,7 @@ GangScheduling::DomainSearch GangScheduling::PlaceInDomains(const api::PodGroup&
 void GangScheduling::ScheduleGroup(const api::PodGroup& group, const std::vector<PodInfoPtr>& members,
                                    std::vector<std::shared_ptr<const api::Pod>>& order) {
   const auto start = std::chrono::steady_clock::now();
-  framework::PodGroupTracker* groups = handle_.PodGroups();
+  framework::PodGroupTracker* groups = Groups();
   const auto counts = groups->Members(group.metadata.namespace_, group.metadata.name);
   const int32_t already = static_cast<int32_t>(counts.Scheduled());
 
@@ -497,8 +540,9 @@ void GangScheduling::ScheduleGroup(const api::PodGroup& group, const std::vector
   for (const auto& p : plan.plan) {
     std::string reject;
     if (auto it = left_out.find(p.pod->pod().metadata.uid); it != left_out.end()) {
-      reject =
-          fmt::format("pod group {} is placed without this pod: {}", util::GoQuote(group.metadata.name), it->second);
+      std::string why = it->second;
+      while (!why.empty() && why.back() == '.') why.pop_back();  // the FitError adds its own
+      reject = fmt::format("pod group {} is placed without this pod: {}", util::GoQuote(group.metadata.name), why);
     }
     SetNextVerdictLocked(*p.pod, group, std::move(reject));
     order.push_back(p.pod->pod_ptr());
@@ -521,26 +565,28 @@ void GangScheduling::RecordLocked(const api::PodGroup& group, const GroupDecisio
 }
 
 std::string GangScheduling::ExplainPod(const api::Pod& pod) const {
-  if (pod.spec.pod_group.empty()) return "";
+  const std::string_view name = GroupName(pod);
+  if (name.empty()) return "";
   std::lock_guard lock(mu_);
-  auto it = decisions_.find(GroupKey(pod));
+  auto it = decisions_.find(fmt::format("{}/{}", pod.metadata.namespace_, name));
   if (it == decisions_.end()) return "";
   const GroupDecision& d = it->second;
   const std::string proof = d.optimal ? "proved optimal" : "not proved optimal";
   if (!d.placed) {
     return fmt::format("The group cycle of pod group {} placed none of its {} pending members: {}.",
-                       util::GoQuote(pod.spec.pod_group), d.members, d.message);
+                       util::GoQuote(name), d.members, d.message);
   }
   if (d.needed == 0) {
     return fmt::format("Pod group {} had minCount ({}) members placed already; this member joins it on its own.",
-                       util::GoQuote(pod.spec.pod_group), d.min_count);
+                       util::GoQuote(name), d.min_count);
   }
   return fmt::format("The group cycle of pod group {} placed its {} pending members jointly (minCount {}{}), {}.",
-                     util::GoQuote(pod.spec.pod_group), d.members, d.min_count,
+                     util::GoQuote(name), d.members, d.min_count,
                      d.domain.empty() ? std::string() : ", all in " + d.domain, proof);
 }
 
 void GangScheduling::WriteCondition(const api::PodGroup& group, const api::PodCondition& condition) {
+  if (!options_.write_conditions) return;
   const std::string written = condition.status + "\n" + condition.reason + "\n" + condition.message;
   {
     std::lock_guard lock(mu_);

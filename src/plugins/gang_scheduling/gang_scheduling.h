@@ -12,6 +12,10 @@
 // together; a wait longer than five minutes gives the member back (Unreserve). Gangs are decided
 // in the order their members leave the queue (priority, then creation). Pods of a basic PodGroup,
 // and pods of none, pass.
+//
+// The class serves both PodGroup APIs (GangOptions): GangScheduling is upstream's plugin over
+// scheduling.k8s.io PodGroups; Coscheduling (plugins/coscheduling) derives from it for
+// scheduler-plugins PodGroups, with that plugin's checks, timeouts and messages.
 
 #include <any>
 #include <chrono>
@@ -78,26 +82,37 @@ struct DomainPlacement {
   int64_t free_milli_cpu = 0;  //!< the domain's free cpu before the placement
 };
 
+//! Which PodGroups the plugin serves and how (GangScheduling's by default).
+struct GangOptions {
+  std::string_view name = "GangScheduling";
+  api::PodGroupApi api = api::PodGroupApi::kScheduling;
+  //! How long a reserved member waits at Permit when its group does not say.
+  std::chrono::nanoseconds permit_timeout = kPermitTimeout;
+  //! Write the PodGroupScheduled condition (scheduling.k8s.io); a scheduler-plugins PodGroup's
+  //! status is its controller's.
+  bool write_conditions = true;
+};
+
 //! What the plugin reports (Statistics()): its totals and each group's last decision.
 struct GangReport {
   GangStats stats;
   std::vector<std::pair<std::string, GroupDecision>> groups;  //!< by group key ("namespace/name")
 };
 
-class GangScheduling final : public framework::PreEnqueuePlugin,
-                             public framework::PreFilterPlugin,
-                             public framework::ReservePlugin,
-                             public framework::PermitPlugin,
-                             public framework::EnqueueExtensions,
-                             public framework::PodGroupCyclePlugin,
-                             public framework::PodExplainer,
-                             public framework::StatisticsReporter {
+class GangScheduling : public framework::PreEnqueuePlugin,
+                       public framework::PreFilterPlugin,
+                       public framework::ReservePlugin,
+                       public framework::PermitPlugin,
+                       public framework::EnqueueExtensions,
+                       public framework::PodGroupCyclePlugin,
+                       public framework::PodExplainer,
+                       public framework::StatisticsReporter {
  public:
   static constexpr std::string_view kName = "GangScheduling";
 
-  explicit GangScheduling(framework::Handle& handle) : handle_(handle) {}
+  explicit GangScheduling(framework::Handle& handle, GangOptions options = {}) : handle_(handle), options_(options) {}
 
-  std::string_view Name() const override { return kName; }
+  std::string_view Name() const override { return options_.name; }
   //! UnschedulableAndUnresolvable while the pod's PodGroup is unknown
   //! ("waiting for pods's pod group \"pg\" to appear in scheduling queue") or a gang has fewer
   //! than minCount members ("waiting for minCount pods from a gang to appear in scheduling queue").
@@ -133,6 +148,30 @@ class GangScheduling final : public framework::PreEnqueuePlugin,
   //! The last decision about the group "namespace/name", if a cycle made one.
   std::optional<GroupDecision> Decision(const std::string& group_key) const;
 
+ protected:
+  //! The name of the pod's group in the plugin's API; empty when it is in none.
+  std::string_view GroupName(const api::Pod& pod) const { return api::PodGroupOf(pod, options_.api); }
+  //! The scheduler's record of the plugin's PodGroups; null when it keeps none.
+  framework::PodGroupTracker* Groups() const { return handle_.PodGroups(options_.api); }
+  //! Why the member may not be placed this cycle before any placement is tried (a message), or
+  //! empty. GangScheduling has none (PreEnqueue holds incomplete gangs).
+  virtual std::string Precheck(const api::Pod& /*pod*/, const api::PodGroup& /*group*/) { return ""; }
+  //! How long a member of `group` waits at Permit.
+  virtual std::chrono::nanoseconds PermitTimeout(const api::PodGroup& /*group*/) const {
+    return options_.permit_timeout;
+  }
+  //! Whether the pod's current cycle rejects it because its group's last cycle placed the group
+  //! without it (minCount members are planned: the group completes without this one).
+  bool LeftOutOfPlacedGroup(const api::Pod& pod) const;
+  //! The waiting pods (uids) of the group `name` in `namespace_`.
+  std::vector<std::string> WaitingMembers(std::string_view namespace_, std::string_view name);
+  //! Queue the pod when the event's added pod is in its group / the event's PodGroup is its group.
+  framework::QueueingHint SameGroupPodAdded(const api::Pod& pod, const framework::EventObjects& event) const;
+  framework::QueueingHint SameGroupChanged(const api::Pod& pod, const framework::EventObjects& event) const;
+
+  framework::Handle& handle_;
+  const GangOptions options_;
+
  private:
   //! One group's cycle over its pending members (in queue order). Appends the order the members'
   //! own cycles must run in to `order`.
@@ -157,7 +196,6 @@ class GangScheduling final : public framework::PreEnqueuePlugin,
   //! Writes the PodGroupScheduled condition when it differs from the last one written.
   void WriteCondition(const api::PodGroup& group, const api::PodCondition& condition);
 
-  framework::Handle& handle_;
   mutable std::mutex mu_;
   //! The group cycle's verdict per member (by uid) for its next cycle: empty to go ahead (a plan,
   //! if any, is in the nominator), else why the member is rejected. Taken by PodGroupCycle into
