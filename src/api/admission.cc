@@ -1,7 +1,8 @@
 // The loader's admission stage: the Priority admission plugin. A pod's priorityClassName gives
 // its spec.priority and preemptionPolicy (the built-in system classes included); without one the
 // globalDefault class does, else priority 0. Workloads' pod templates are admitted the same way,
-// so the pods they expand into carry their priority.
+// so the pods they expand into carry their priority. A scheduling.k8s.io PodGroup's
+// priorityClassName gives its spec.priority the same way (KEP-5710: the group's priority).
 
 #include <unordered_map>
 
@@ -20,8 +21,16 @@ struct Priorities {
   const PriorityClass* global_default = nullptr;
 };
 
-std::optional<LoadError> ResolvePriority(const State& state, const Priorities& classes, size_t entry, PodSpec& spec,
-                                         const std::string& spec_path) {
+// What admission reads and writes: a pod spec's fields, or a PodGroup spec's (which has no
+// preemption policy).
+struct PriorityFields {
+  const std::string& class_name;
+  std::optional<int32_t>& priority;
+  std::optional<PreemptionPolicy>* policy = nullptr;
+};
+
+std::optional<LoadError> ResolvePriority(const State& state, const Priorities& classes, size_t entry,
+                                         PriorityFields spec, const std::string& spec_path) {
   // The Priority admission plugin: a named class gives its value (and preemption policy);
   // without a name the globalDefault class does, else 0.
   struct Class {
@@ -29,8 +38,8 @@ std::optional<LoadError> ResolvePriority(const State& state, const Priorities& c
     std::optional<PreemptionPolicy> policy;
   };
   std::optional<Class> resolved;
-  if (!spec.priority_class_name.empty()) {
-    const std::string& name = spec.priority_class_name;
+  if (!spec.class_name.empty()) {
+    const std::string& name = spec.class_name;
     if (auto it = classes.by_name.find(name); it != classes.by_name.end()) {
       resolved = Class{it->second->value, it->second->preemption_policy};
     } else if (name == kSystemClusterCritical) {
@@ -57,15 +66,21 @@ std::optional<LoadError> ResolvePriority(const State& state, const Priorities& c
     if (spec.priority && *spec.priority != resolved->value) {
       return state.ErrorAt(entry, spec_path + ".priority",
                            "priority " + std::to_string(*spec.priority) + " contradicts priorityClassName " +
-                               GoQuote(spec.priority_class_name) + " (value " + std::to_string(resolved->value) +
+                               GoQuote(spec.class_name) + " (value " + std::to_string(resolved->value) +
                                "); drop spec.priority");
     }
     spec.priority = resolved->value;
-    if (!spec.preemption_policy) spec.preemption_policy = resolved->policy;
+    if (spec.policy != nullptr && !*spec.policy) *spec.policy = resolved->policy;
   }
   // An explicit spec.priority without a class is kept as written: convenient for simulations.
-  if (!spec.preemption_policy) spec.preemption_policy = PreemptionPolicy::kPreemptLowerPriority;
+  if (spec.policy != nullptr && !*spec.policy) *spec.policy = PreemptionPolicy::kPreemptLowerPriority;
   return std::nullopt;
+}
+
+std::optional<LoadError> ResolvePriority(const State& state, const Priorities& classes, size_t entry, PodSpec& spec,
+                                         const std::string& spec_path) {
+  return ResolvePriority(state, classes, entry, {spec.priority_class_name, spec.priority, &spec.preemption_policy},
+                         spec_path);
 }
 
 }  // namespace
@@ -90,6 +105,9 @@ std::optional<LoadError> AdmitPriorities(State& state) {
     } else if (auto* w = std::get_if<std::shared_ptr<Workload>>(&state.entries[i].object)) {
       // A CronJob's pods only exist once a schedule fires, which a snapshot never sees.
       if ((*w)->kind != "CronJob") err = ResolvePriority(state, classes, i, (*w)->template_.spec, "spec.template.spec");
+    } else if (auto* pg = std::get_if<std::shared_ptr<PodGroup>>(&state.entries[i].object);
+               pg != nullptr && (*pg)->api == PodGroupApi::kScheduling) {
+      err = ResolvePriority(state, classes, i, {(*pg)->priority_class_name, (*pg)->priority}, "spec");
     }
     if (err) return err;
   }

@@ -56,7 +56,8 @@ void ReadPodDisruptionBudget(const MapView& obj, PodDisruptionBudget& pdb) {
 
 // scheduling.k8s.io/v1alpha2 PodGroup, checked as upstream's ValidatePodGroup checks it: exactly
 // one scheduling policy, a positive gang minCount, a template reference with both names, at most
-// one topology constraint naming a label key.
+// one topology constraint naming a label key, a known disruption mode, a priority class name that
+// is a DNS subdomain and a priority no higher than user priorities go (KEP-5710).
 void ReadPodGroup(const MapView& obj, PodGroup& pg) {
   const std::optional<MapView> spec = obj.OptMap("spec");
   if (!spec) Fail(obj.At("spec"), obj.PathOf("spec"), "required field is missing", kFieldValueRequired);
@@ -99,6 +100,16 @@ void ReadPodGroup(const MapView& obj, PodGroup& pg) {
       }
     });
   }
+  static constexpr std::pair<std::string_view, DisruptionMode> kDisruptionModes[] = {
+      {"Pod", DisruptionMode::kPod}, {"PodGroup", DisruptionMode::kPodGroup}};
+  pg.disruption_mode = spec->OptEnum("disruptionMode", kDisruptionModes).value_or(DisruptionMode::kPod);
+  pg.priority_class_name = spec->String("priorityClassName");
+  if (!pg.priority_class_name.empty()) {
+    if (const std::vector<std::string> errs = IsDNS1123Subdomain(pg.priority_class_name); !errs.empty()) {
+      Fail(spec->At("priorityClassName"), spec->PathOf("priorityClassName"), Join(errs));
+    }
+  }
+  pg.priority = spec->OptInt32("priority", std::numeric_limits<int32_t>::min(), kHighestUserDefinablePriority);
 }
 
 // scheduling.x-k8s.io/v1alpha1 PodGroup (scheduler-plugins), checked as its CRD's schema checks

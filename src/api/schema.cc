@@ -928,6 +928,9 @@ PodGroupSpec
   podGroupTemplateRef PodGroupTemplateReference
   schedulingPolicy PodGroupSchedulingPolicy
   schedulingConstraints PodGroupSchedulingConstraints
+  disruptionMode string
+  priorityClassName string
+  priority int
 PodGroupTemplateReference
   workload WorkloadPodGroupTemplateReference
 WorkloadPodGroupTemplateReference

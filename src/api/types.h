@@ -307,6 +307,10 @@ enum class PodGroupPolicy { kBasic, kGang };
 //! kLabelCoschedulingPodGroup, the Coscheduling plugin's).
 enum class PodGroupApi { kScheduling, kCoscheduling };
 
+//! spec.disruptionMode of a scheduling.k8s.io PodGroup (KEP-5710): whether preemption may take
+//! its pods one by one ("Pod", the default) or only all of them at once ("PodGroup").
+enum class DisruptionMode { kPod, kPodGroup };
+
 //! A PodGroup: a group of pods the scheduler places together, of either API (PodGroupApi).
 struct PodGroup {
   ObjectMeta metadata;
@@ -320,6 +324,12 @@ struct PodGroup {
   //! spec.podGroupTemplateRef.workload: the Workload and template it was made from, if any.
   std::string workload_name;
   std::string template_name;
+  //! scheduling.k8s.io only (KEP-5710): spec.disruptionMode, spec.priorityClassName and
+  //! spec.priority (admission resolves the class, as for pods). The group's priority stands for
+  //! its pods' in workload-aware preemption, as preemptor and as victim.
+  DisruptionMode disruption_mode = DisruptionMode::kPod;
+  std::string priority_class_name;
+  std::optional<int32_t> priority;
   //! scheduler-plugins only (its policy is always a gang of minMember): spec.scheduleTimeoutSeconds,
   //! how long members wait at Permit for the rest (unset: the plugin's permitWaitingTimeSeconds),
   //! and spec.minResources, what the cluster must have free in all for the group to be tried.

@@ -43,10 +43,16 @@ void PrintRows(const std::vector<std::vector<std::string>>& rows, std::ostream& 
 // "Preempted by pod <ns/name> on node <node>" (DefaultPreemption's reason): the preemptor.
 // Cross-node preemption's moves read "Moved to node <node> by pod <ns/name> ...".
 std::string PreemptorOf(const std::string& reason) {
-  constexpr std::string_view kBy = "by pod ";
-  const size_t at = reason.find(kBy);
-  if (at == std::string::npos || !(reason.starts_with("Preempted ") || reason.starts_with("Moved "))) return "";
-  std::string rest = reason.substr(at + kBy.size());
+  if (!(reason.starts_with("Preempted ") || reason.starts_with("Moved "))) return "";
+  // A pod's preemption names the pod; a pod group's (KEP-5710) the group.
+  std::string_view by = "by pod ";
+  size_t at = reason.find(by);
+  if (at == std::string::npos) {
+    by = "by podgroup ";
+    at = reason.find(by);
+  }
+  if (at == std::string::npos) return "";
+  std::string rest = reason.substr(at + by.size());
   return rest.substr(0, rest.find(' '));
 }
 
@@ -186,6 +192,9 @@ void WritePodGroupsJson(const plugins::gang_scheduling::GangReport& report, fram
   w.Key("cycles").Int64(report.stats.cycles);
   w.Key("allOptimal").Bool(report.stats.all_optimal);
   w.Key("seconds").Double(report.stats.seconds);
+  w.Key("preemptions").Int64(report.stats.preemptions);
+  w.Key("preemptedPods").Int64(report.stats.preempted_pods);
+  w.Key("movedPods").Int64(report.stats.moved_pods);
   w.Key("groups").StartArray();
   for (const auto& [key, d] : report.groups) {
     w.StartObject();
@@ -195,6 +204,8 @@ void WritePodGroupsJson(const plugins::gang_scheduling::GangReport& report, fram
     StringOrNull(w.Key("domain"), d.domain);
     w.Key("optimal").Bool(d.optimal);
     StringOrNull(w.Key("message"), d.message);
+    w.Key("preemptedPods").Int64(d.preempted_pods);
+    w.Key("movedPods").Int64(d.moved_pods);
     w.EndObject();
   }
   w.EndArray();
@@ -208,9 +219,16 @@ std::string PodGroupsText(const plugins::gang_scheduling::GangReport& report) {
       fmt::format("pod groups: {} group cycle{}, {} placed whole, {} found no room ({})\n", st.cycles,
                   st.cycles == 1 ? "" : "s", st.placed, st.unschedulable,
                   st.all_optimal ? "every placement proved optimal" : "not every placement proved optimal");
+  if (st.preemptions > 0) {
+    out += fmt::format("  {} group preemption{} took {} pods of lower priority, {} of them moved\n", st.preemptions,
+                       st.preemptions == 1 ? "" : "s", st.preempted_pods, st.moved_pods);
+  }
   for (const auto& [key, d] : report.groups) {
+    const std::string preempted =
+        d.preempted_pods > 0 ? fmt::format(" after preempting {} pods ({} moved)", d.preempted_pods, d.moved_pods) : "";
     if (d.placed) {
-      out += fmt::format("  {}: placed whole{}\n", key, d.domain.empty() ? std::string() : " in " + d.domain);
+      out +=
+          fmt::format("  {}: placed whole{}{}\n", key, d.domain.empty() ? std::string() : " in " + d.domain, preempted);
     } else {
       out += fmt::format("  {}: pending: {}\n", key, d.message);
     }

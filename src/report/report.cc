@@ -178,6 +178,7 @@ class Renderer {
     Placement();
     Pending();
     Evictions();
+    PodGroups();
     for (const model::ExplanationView& e : m_.explanations) Explanation(e);
     Configuration();
     w_.Open("script");
@@ -649,28 +650,24 @@ class Renderer {
     w_.Raw("</table>\n");
   }
 
-  // --- evictions ----------------------------------------------------------------------------
+  // --- evictions, pod groups ---------------------------------------------------------------
 
-  void Evictions() {
-    if (m_.evictions.empty()) return;
-    OpenColumns("evictions", "Evictions and moves");
-    for (size_t r = 0; r < m_.evictions.size(); ++r) {
+  // A section of one table per run: `header` (constant markup) opens each table, `row` writes a
+  // row; a run without rows says `none`.
+  template <typename Row, typename WriteRow>
+  void TablesPerRun(Markup id, Markup heading, const std::vector<std::vector<Row>>& per_run, std::string_view none,
+                    Markup header, WriteRow row) {
+    if (per_run.empty()) return;
+    OpenColumns(id, heading);
+    for (size_t r = 0; r < per_run.size(); ++r) {
       w_.Open("div", {{"data-run", r}});
       w_.Element("h3", m_.runs[r].name);
-      if (m_.evictions[r].empty()) {
-        w_.Element("p", {{"class", "note"}}, "None.");
+      if (per_run[r].empty()) {
+        w_.Element("p", {{"class", "note"}}, none);
       } else {
-        w_.Raw("<table><tr><th>pod</th><th>node</th><th></th><th>reason</th><th>recreated as</th></tr>\n");
-        for (const model::EvictionRow& e : m_.evictions[r]) {
-          w_.Open("tr", {{"data-pod", e.pod_key}});
-          w_.Open("td");
-          w_.Element("code", e.pod_name);
-          w_.Close();
-          w_.Element("td", {{"class", "mono"}}, e.node);
-          w_.Element("td", e.action);
-          w_.Element("td", e.reason);
-          w_.Element("td", e.replacement);
-          w_.Close();
+        w_.Raw(header);
+        for (const Row& x : per_run[r]) {
+          row(x);
           w_.Newline();
         }
         w_.Raw("</table>");
@@ -679,6 +676,40 @@ class Renderer {
       w_.Newline();
     }
     CloseColumns();
+  }
+
+  void Evictions() {
+    TablesPerRun("evictions", "Evictions and moves", m_.evictions, "None.",
+                 "<table><tr><th>pod</th><th>node</th><th></th><th>reason</th><th>recreated as</th></tr>\n",
+                 [this](const model::EvictionRow& e) {
+                   w_.Open("tr", {{"data-pod", e.pod_key}});
+                   w_.Open("td");
+                   w_.Element("code", e.pod_name);
+                   w_.Close();
+                   w_.Element("td", {{"class", "mono"}}, e.node);
+                   w_.Element("td", e.action);
+                   w_.Element("td", e.reason);
+                   w_.Element("td", e.replacement);
+                   w_.Close();
+                 });
+  }
+
+  void PodGroups() {
+    TablesPerRun("podgroups", "Pod groups", m_.pod_groups, "No group cycle.",
+                 "<table><tr><th>pod group</th><th>minCount</th><th></th><th>domain</th><th>preempted (moved)</th>"
+                 "<th>why pending</th></tr>\n",
+                 [this](const model::PodGroupRow& g) {
+                   w_.Open("tr", {{"data-group", g.name}});
+                   w_.Open("td");
+                   w_.Element("code", g.name);
+                   w_.Close();
+                   w_.Element("td", {{"class", "n"}}, std::to_string(g.min_count));
+                   w_.Element("td", g.outcome + (g.optimal ? "" : " (not proved optimal)"));
+                   w_.Element("td", {{"class", "mono"}}, g.domain);
+                   w_.Element("td", {{"class", "n"}}, fmt::format("{} ({})", g.preempted, g.moved));
+                   w_.Element("td", {{"class", "msg"}}, g.message);
+                   w_.Close();
+                 });
   }
 
   // --- --explain ----------------------------------------------------------------------------

@@ -525,6 +525,16 @@ std::vector<EvictionRow> BuildEvictions(const sim::SimulationResult& result, boo
   return rows;
 }
 
+std::vector<PodGroupRow> BuildPodGroups(const sim::SimulationResult& result) {
+  std::vector<PodGroupRow> rows;
+  if (!result.gangs) return rows;
+  for (const auto& [key, d] : result.gangs->groups) {
+    rows.push_back({key, d.placed ? "placed whole" : "pending", d.domain.empty() ? std::string("-") : d.domain,
+                    d.min_count, d.preempted_pods, d.moved_pods, d.optimal, d.placed ? std::string() : d.message});
+  }
+  return rows;
+}
+
 std::vector<std::string> ScorePlugins(const scheduler::AttemptExplanation& explanation) {
   std::vector<std::string> plugins;
   for (const auto& n : explanation.nodes) {
@@ -590,6 +600,12 @@ ReportModel BuildModel(std::span<const Run> runs, const ReportOptions& options) 
   }
   if (evicted) {
     for (const RunData& run : m.runs) m.evictions.push_back(BuildEvictions(*run.result, m.qualified_names));
+  }
+  const bool grouped = std::any_of(m.runs.begin(), m.runs.end(), [](const RunData& run) {
+    return run.result->gangs && !run.result->gangs->groups.empty();
+  });
+  if (grouped) {
+    for (const RunData& run : m.runs) m.pod_groups.push_back(BuildPodGroups(*run.result));
   }
   for (size_t r = 0; r < m.runs.size(); ++r) {
     if (const auto& e = m.runs[r].result->explanation) m.explanations.push_back(BuildExplanation(r, *e));

@@ -256,6 +256,20 @@ struct EvictionRow {
 
 std::vector<EvictionRow> BuildEvictions(const sim::SimulationResult& result, bool qualified_names);
 
+//! A pod group's last group cycle: placed whole (where, after preempting what) or pending (why).
+struct PodGroupRow {
+  std::string name;     //!< namespace/name
+  std::string outcome;  //!< "placed whole" or "pending"
+  std::string domain;   //!< "key=value", or "-"
+  int32_t min_count = 0;
+  int32_t preempted = 0, moved = 0;
+  bool optimal = false;
+  std::string message;  //!< why pending; empty when placed
+};
+
+//! The groups of a run whose profile places pod groups whole (empty without a group cycle).
+std::vector<PodGroupRow> BuildPodGroups(const sim::SimulationResult& result);
+
 //! The explained pod's Score plugins, in the order the scored nodes first list them.
 std::vector<std::string> ScorePlugins(const scheduler::AttemptExplanation& explanation);
 
@@ -298,8 +312,9 @@ struct ReportModel {
   NodesView nodes;
   PlacementView placement;
   std::vector<PendingView> pending;
-  std::vector<std::vector<EvictionRow>> evictions;  //!< per run; empty when no run evicted
-  std::vector<ExplanationView> explanations;        //!< of the runs that explained a pod
+  std::vector<std::vector<EvictionRow>> evictions;   //!< per run; empty when no run evicted
+  std::vector<std::vector<PodGroupRow>> pod_groups;  //!< per run; empty when no run had a group cycle
+  std::vector<ExplanationView> explanations;         //!< of the runs that explained a pod
 };
 
 ReportModel BuildModel(std::span<const Run> runs, const ReportOptions& options);

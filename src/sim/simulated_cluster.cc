@@ -167,6 +167,16 @@ void SetControllerUid(json::Document& pod, const api::Workload& w) {
   }
 }
 
+// A PodGroup as the store keeps it: with the priority the loader's admission resolved (KEP-5710),
+// as an API server's admission stores it.
+json::Document PodGroupDocument(const api::PodGroup& pg) {
+  json::Document doc = RestoreDocument(ObjectText(pg.json, "PodGroup", pg.ApiVersion()), pg.metadata);
+  if (pg.priority) {
+    json::Set(json::Child(doc, "spec", doc.GetAllocator()), "priority", json::Value(*pg.priority), doc.GetAllocator());
+  }
+  return doc;
+}
+
 }  // namespace
 
 SimulatedCluster::SimulatedCluster(api::ClusterObjects objects, const util::Clock& clock, uint64_t seed,
@@ -212,7 +222,7 @@ void SimulatedCluster::Load(api::ClusterObjects& objects, uint64_t seed, cluster
   const auto& coscheduling_pod_groups = Resource(s, "scheduling.x-k8s.io", "podgroups");
   for (const auto& pg : objects.pod_groups) {
     restore(pg->api == api::PodGroupApi::kScheduling ? pod_groups : coscheduling_pod_groups, pg->metadata.namespace_,
-            pg->metadata.name, RestoreDocument(ObjectText(pg->json, "PodGroup", pg->ApiVersion()), pg->metadata));
+            pg->metadata.name, PodGroupDocument(*pg));
   }
 
   const auto& nodes = Resource(s, "", "nodes");

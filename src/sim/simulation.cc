@@ -45,6 +45,9 @@ void AddGangReport(const std::any& statistics, SimulationResult& result) {
   o.stats.all_optimal = o.stats.all_optimal && g->stats.all_optimal;
   o.stats.max_seconds = std::max(o.stats.max_seconds, g->stats.max_seconds);
   o.stats.seconds += g->stats.seconds;
+  o.stats.preemptions += g->stats.preemptions;
+  o.stats.preempted_pods += g->stats.preempted_pods;
+  o.stats.moved_pods += g->stats.moved_pods;
   o.groups.insert(o.groups.end(), g->groups.begin(), g->groups.end());
 }
 

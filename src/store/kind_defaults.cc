@@ -167,7 +167,12 @@ void DefaultPod(json::Document& pod) {
   SetIfAbsent(status, "phase", Str("Pending", a), a);
 }
 
-std::optional<Error> AdmitPodPriority(json::Document& pod, const ObjectReader& reader) {
+namespace {
+
+// The Priority admission plugin over an object's spec: a pod's, or a scheduling.k8s.io PodGroup's
+// (KEP-5710, which has no preemption policy). `resource` names the object in messages ("pods").
+std::optional<Error> AdmitPriority(json::Document& pod, const ObjectReader& reader, std::string_view resource,
+                                   bool with_policy) {
   auto& a = pod.GetAllocator();
   json::Value& spec = json::Child(pod, "spec", a);
   const std::string class_name(json::GetString(spec, "priorityClassName"));
@@ -176,7 +181,7 @@ std::optional<Error> AdmitPodPriority(json::Document& pod, const ObjectReader& r
     pc = reader.Get("scheduling.k8s.io", "priorityclasses", "", class_name);
     if (!pc) {
       return Error{Error::Reason::kForbidden,
-                   fmt::format("pods \"{}\" is forbidden: no PriorityClass with name {} was found",
+                   fmt::format("{} \"{}\" is forbidden: no PriorityClass with name {} was found", resource,
                                json::GetString(*json::Find(pod, "metadata"), "name"), class_name),
                    {}};
     }
@@ -204,15 +209,26 @@ std::optional<Error> AdmitPodPriority(json::Document& pod, const ObjectReader& r
   if (const json::Value* given = json::Find(spec, "priority"); given && !given->IsNull()) {
     if (!given->IsInt64() || given->GetInt64() != value) {
       return Error{Error::Reason::kForbidden,
-                   fmt::format("pods \"{}\" is forbidden: the integer value of priority ({}) must not be provided in "
-                               "pod spec; priority admission controller computed {} from the given PriorityClass name",
-                               json::GetString(*json::Find(pod, "metadata"), "name"), json::Encode(*given), value),
+                   fmt::format("{} \"{}\" is forbidden: the integer value of priority ({}) must not be provided in "
+                               "{} spec; priority admission controller computed {} from the given PriorityClass name",
+                               resource, json::GetString(*json::Find(pod, "metadata"), "name"), json::Encode(*given),
+                               resource == "pods" ? "pod" : "podgroup", value),
                    {}};
     }
   }
   json::Set(spec, "priority", json::Value(value), a);
-  SetIfAbsent(spec, "preemptionPolicy", Str(policy, a), a);
+  if (with_policy) SetIfAbsent(spec, "preemptionPolicy", Str(policy, a), a);
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Error> AdmitPodPriority(json::Document& pod, const ObjectReader& reader) {
+  return AdmitPriority(pod, reader, "pods", true);
+}
+
+std::optional<Error> AdmitPodGroupPriority(json::Document& group, const ObjectReader& reader) {
+  return AdmitPriority(group, reader, "podgroups", false);
 }
 
 const std::vector<std::string> kPodFieldSelectors = {

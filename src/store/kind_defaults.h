@@ -26,6 +26,8 @@ void DefaultPod(api::json::Document& pod);
 //! named, else from the globalDefault class, else 0; 403 when the class does not exist or the
 //! pod states a different priority.
 std::optional<Error> AdmitPodPriority(api::json::Document& pod, const ObjectReader& reader);
+//! The same for a scheduling.k8s.io PodGroup's spec.priorityClassName and spec.priority (KEP-5710).
+std::optional<Error> AdmitPodGroupPriority(api::json::Document& group, const ObjectReader& reader);
 void PodFields(const api::json::Value& pod, FieldPairs& out);
 extern const std::vector<std::string> kPodFieldSelectors;
 

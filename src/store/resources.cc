@@ -137,6 +137,7 @@ ResourceType PodDisruptionBudgets() {
 ResourceType PodGroups() {
   ResourceType t = Make("scheduling.k8s.io", "podgroups", "PodGroup", "podgroup", "v1alpha2");
   t.subresources = {"status"};
+  t.admit = AdmitPodGroupPriority;
   t.decode = DecodePodGroupChecked;
   t.complete_view = CompletePodGroupView;
   return t;

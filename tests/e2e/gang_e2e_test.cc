@@ -277,6 +277,246 @@ TEST(GangE2E, AnInvalidPodGroupIsRefusedWithItsFieldPath) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Workload-aware preemption (KEP-5710): a gang that fits nowhere preempts as one preemptor, with
+// its PodGroup's priority; a victim PodGroup whose disruptionMode is PodGroup goes whole.
+
+const std::string kPriorityClasses = R"(---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: low}
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 100
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: critical}
+value: 1000
+)";
+
+// A gang PodGroup with a priority class and, unless empty, a disruption mode.
+std::string PriorityGang(const std::string& name, int min_count, const std::string& priority_class,
+                         const std::string& disruption_mode = "") {
+  std::string out = Gang(name, min_count) + "  priorityClassName: " + priority_class + "\n";
+  if (!disruption_mode.empty()) out += "  disruptionMode: " + disruption_mode + "\n";
+  return out;
+}
+
+// `count` members of `group` already running on `node`.
+std::string RunningMembers(const std::string& group, int count, const std::string& node, const std::string& cpu,
+                           const std::string& priority_class) {
+  std::string out;
+  for (int i = 0; i < count; ++i) {
+    out += "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: " + group + "-" + std::to_string(i) +
+           "\nspec:\n  nodeName: " + node + "\n  priorityClassName: " + priority_class +
+           "\n  schedulingGroup:\n    podGroupName: " + group +
+           "\n  containers:\n  - name: c\n    image: busybox\n    resources:\n      requests:\n        cpu: \"" + cpu +
+           "\"\n";
+  }
+  return out;
+}
+
+// Pod name -> status of the pods preemption took ("Preempted" or "Moved").
+std::map<std::string, std::string> Evicted(const json& j) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : j["evicted"]) out[e["name"].get<std::string>()] = e["status"].get<std::string>();
+  return out;
+}
+
+// Upstream's integration case (test/integration/scheduler/podgroup): a node of 4 cpu full with a
+// gang of 4 pods of priority 10; a gang of 3 pods of priority 100 (minCount 3) preempts. With the
+// victim group's disruptionMode PodGroup all 4 go, not just the 3 pods of room needed.
+TEST(GangE2E, AGangPreemptsAWholeLowerPriorityGroupWhoseDisruptionModeIsPodGroup) {
+  const json j = Simulate(kPriorityClasses + Node("node-0", "4") + PriorityGang("low", 4, "low", "PodGroup") +
+                              RunningMembers("low", 4, "node-0", "1", "low") + PriorityGang("high", 3, "high") +
+                              Members("high", 3, "1"),
+                          "preempt-group");
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(PlacedWithPrefix(j, "high-"), 3) << j.dump(2);
+  EXPECT_EQ(PlacedWithPrefix(j, "low-"), 0);
+  const auto evicted = Evicted(j);
+  EXPECT_EQ(evicted.size(), 4u) << j["evicted"].dump(2);
+  for (const auto& e : j["evicted"]) {
+    EXPECT_EQ(e["preemptedBy"], "default/high") << e.dump();
+    EXPECT_NE(e["reason"].get<std::string>().find("preempting to accommodate a higher priority podgroup"),
+              std::string::npos)
+        << e.dump();
+  }
+  EXPECT_EQ(j["podGroups"]["preemptions"], 1);
+  EXPECT_EQ(j["podGroups"]["preemptedPods"], 4);
+}
+
+// ... and with the default disruption mode (Pod) only the 3 pods of room needed go.
+TEST(GangE2E, AGangPreemptsOnlyThePodsItNeedsWhenTheDisruptionModeIsPod) {
+  const json j = Simulate(kPriorityClasses + Node("node-0", "4") + PriorityGang("low", 4, "low") +
+                              RunningMembers("low", 4, "node-0", "1", "low") + PriorityGang("high", 3, "high") +
+                              Members("high", 3, "1"),
+                          "preempt-pods");
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(PlacedWithPrefix(j, "high-"), 3) << j.dump(2);
+  EXPECT_EQ(PlacedWithPrefix(j, "low-"), 1);
+  EXPECT_EQ(Evicted(j).size(), 3u) << j["evicted"].dump(2);
+}
+
+// Upstream's partial case: a gang of priority 50 (minCount 2, 2 pods of 1 cpu) on a node of 4 cpu
+// full with two pods of priority 5 and two of priority 10 takes the two of priority 5 only.
+TEST(GangE2E, AGangPreemptsTheLeastImportantPodsFirst) {
+  const std::string classes =
+      "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: very-low}\nvalue: 5\n"
+      "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: mid}\nvalue: 50\n";
+  std::string running;
+  for (const auto& [name, pc] : std::vector<std::pair<std::string, std::string>>{
+           {"very-low-0", "very-low"}, {"very-low-1", "very-low"}, {"low-0", "low"}, {"low-1", "low"}}) {
+    running += Running(name, "node-0", "1") + "  priorityClassName: " + pc + "\n";
+  }
+  const json j = Simulate(kPriorityClasses + classes + Node("node-0", "4") + running + PriorityGang("mid", 2, "mid") +
+                              Members("mid", 2, "1"),
+                          "preempt-partial");
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(PlacedWithPrefix(j, "mid-"), 2) << j.dump(2);
+  const auto evicted = Evicted(j);
+  EXPECT_EQ(evicted.size(), 2u) << j["evicted"].dump(2);
+  EXPECT_TRUE(evicted.contains("very-low-0") && evicted.contains("very-low-1")) << j["evicted"].dump(2);
+}
+
+// A ReplicaSet's pods in the gang's way are moved, not just evicted: three nodes of 4 cpu, a pod
+// of the ReplicaSet (1 cpu) on each of the first two, a critical pod of 2 cpu on the third. A gang
+// of two pods of 4 cpu needs the first two nodes whole; the ReplicaSet's pods are evicted and their
+// replacements placed on the third node, where the plan held room for them.
+TEST(GangE2E, AGangMovesAReplicaSetsPodsWhereRoomExists) {
+  std::string web = R"(---
+apiVersion: apps/v1
+kind: ReplicaSet
+metadata: {name: web, uid: 5c0e6a3e-0000-4000-8000-00000000beef}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
+)";
+  for (int i = 0; i < 2; ++i) {
+    web += "---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: web-" + std::to_string(i) +
+           "\n  labels: {app: web}\n  ownerReferences:\n  - {apiVersion: apps/v1, kind: ReplicaSet, name: web, "
+           "uid: 5c0e6a3e-0000-4000-8000-00000000beef, controller: true}\nspec:\n  nodeName: node-" +
+           std::to_string(i) + "\n  containers: [{name: c, image: busybox, resources: {requests: {cpu: \"1\"}}}]\n";
+  }
+  const std::string db = Running("db", "node-2", "2") + "  priorityClassName: critical\n";
+  const json j = Simulate(
+      kPriorityClasses + Nodes(3, "4") + web + db + PriorityGang("train", 2, "high") + Members("train", 2, "4", "high"),
+      "preempt-moves");
+  ASSERT_FALSE(j.is_discarded());
+  const auto placement = Placement(j);
+  EXPECT_EQ(PlacedWithPrefix(j, "train-"), 2) << j.dump(2);
+  EXPECT_EQ(placement.at("db"), "node-2");
+  const auto evicted = Evicted(j);
+  EXPECT_EQ(evicted.size(), 2u) << j["evicted"].dump(2);
+  for (const auto& [pod, status] : evicted) EXPECT_EQ(status, "Moved") << pod;
+  int web_on_node_2 = 0;
+  for (const auto& [pod, node] : placement) {
+    if (pod.starts_with("web-") && !evicted.contains(pod)) web_on_node_2 += node == "node-2";
+  }
+  EXPECT_EQ(web_on_node_2, 2) << j.dump(2);
+  EXPECT_EQ(j["podGroups"]["movedPods"], 2);
+}
+
+// The same with a Deployment (its ReplicaSet's pods, one per node) placed by the scheduler on the
+// two empty nodes of four, the other two each running a critical pod of 3 cpu, and the gang created
+// a minute later: the Deployment's two pods are moved to the nodes of the critical pods, not lost.
+TEST(GangE2E, AGangMovesADeploymentsPodsWhereRoomExists) {
+  const std::string web = R"(---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web}
+spec:
+  replicas: 2
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}}
+    spec:
+      affinity:
+        podAntiAffinity:
+          requiredDuringSchedulingIgnoredDuringExecution:
+          - labelSelector: {matchLabels: {app: web}}
+            topologyKey: kubernetes.io/hostname
+      containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
+)";
+  const std::string db = Running("db-0", "node-2", "3") + "  priorityClassName: critical\n" +
+                         Running("db-1", "node-3", "3") + "  priorityClassName: critical\n";
+  std::string gang = Members("train", 2, "4", "high");
+  const std::string later = "\n  annotations:\n    simulate.kubesched.io/create-after: 1m";
+  for (size_t at = 0; (at = gang.find("\nspec:", at)) != std::string::npos; at += later.size() + 6) {
+    gang.insert(at, later);
+  }
+  const json j = Simulate(kPriorityClasses + Nodes(4, "4") + web + db + PriorityGang("train", 2, "high") + gang,
+                          "preempt-deployment");
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(PlacedWithPrefix(j, "train-"), 2) << j.dump(2);
+  const auto evicted = Evicted(j);
+  EXPECT_FALSE(evicted.empty()) << j.dump(2);
+  for (const auto& [pod, status] : evicted) EXPECT_EQ(status, "Moved") << pod;
+  int web_running = 0;
+  for (const auto& [pod, node] : Placement(j)) {
+    if (pod.starts_with("web-") && !evicted.contains(pod) && !node.empty()) ++web_running;
+  }
+  EXPECT_EQ(web_running, 2) << j.dump(2);
+  EXPECT_EQ(j["podGroups"]["movedPods"], static_cast<int>(evicted.size()));
+}
+
+// No member of a gang preempts on its own, and a gang never preempts pods of its own priority.
+TEST(GangE2E, AGangOfEqualPriorityPreemptsNothingAndSaysSo) {
+  const json j = Simulate(kPriorityClasses + Node("node-0", "4") + PriorityGang("low", 4, "high") +
+                              RunningMembers("low", 4, "node-0", "1", "high") + PriorityGang("high", 3, "high") +
+                              Members("high", 3, "1"),
+                          "preempt-equal");
+  ASSERT_FALSE(j.is_discarded());
+  EXPECT_EQ(PlacedWithPrefix(j, "high-"), 0);
+  EXPECT_TRUE(j["evicted"].empty()) << j["evicted"].dump(2);
+  for (const auto& [pod, message] : Messages(j)) {
+    if (!pod.starts_with("high-")) continue;
+    EXPECT_NE(message.find("pod group preemption: No preemption victims found for incoming preemptor"),
+              std::string::npos)
+        << message;
+  }
+}
+
+// The HTML report has a section of pod groups: each placed whole or pending, and what it preempted.
+TEST(GangE2E, TheReportShowsThePodGroups) {
+  const std::string file = WriteTempFile(
+      "report-groups.yaml", kPriorityClasses + Node("node-0", "4") + PriorityGang("low", 4, "low", "PodGroup") +
+                                RunningMembers("low", 4, "node-0", "1", "low") + PriorityGang("high", 3, "high") +
+                                Members("high", 3, "1") + Gang("big", 2) + Members("big", 2, "8"));
+  const std::string html = WriteTempFile("report-groups.html", "");
+  RunResult r =
+      RunKubesched({"simulate", "-f", file, "--config", WriteTempFile("gang-config.yaml", kConfig), "--report", html});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string page = Slurp(html);
+  EXPECT_NE(page.find("<section id=\"podgroups\">"), std::string::npos);
+  const size_t high = page.find("data-group=\"default/high\"");
+  ASSERT_NE(high, std::string::npos);
+  const std::string high_row = page.substr(high, page.find("</tr>", high) - high);
+  EXPECT_NE(high_row.find("placed whole"), std::string::npos) << high_row;
+  EXPECT_NE(high_row.find("4 (0)"), std::string::npos) << high_row;
+  const size_t big = page.find("data-group=\"default/big\"");
+  ASSERT_NE(big, std::string::npos);
+  const std::string big_row = page.substr(big, page.find("</tr>", big) - big);
+  EXPECT_NE(big_row.find("pending"), std::string::npos) << big_row;
+  EXPECT_NE(big_row.find("needs 2 pods placed together"), std::string::npos) << big_row;
+}
+
+TEST(GangE2E, AnUnknownDisruptionModeIsRefusedWithItsFieldPath) {
+  const std::string file = WriteTempFile("bad-mode.yaml", PriorityGang("g", 1, "x", "Whole").substr(4));
+  RunResult r = RunKubesched({"simulate", "-f", file});
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("spec.disruptionMode"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("supported values: \"Pod\", \"PodGroup\""), std::string::npos) << r.err;
+}
+
+// ---------------------------------------------------------------------------------------------
 // Coscheduling: scheduler-plugins' PodGroup CRD (scheduling.x-k8s.io/v1alpha1), pods labelled
 // scheduling.x-k8s.io/pod-group, with the plugin's README configuration.
 

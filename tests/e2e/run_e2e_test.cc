@@ -514,6 +514,71 @@ TEST_F(RunE2E, TwoGangsOnRoomForOneBindOneWhole) {
   EXPECT_EQ(sched.Stop(SIGTERM), 0) << sched.Log();
 }
 
+// Workload-aware preemption through the API (KEP-5710): a gang of 4 pods of priority 10 whose
+// PodGroup's disruptionMode is PodGroup fills a node of 4 cpu; a gang of 3 of priority 100 then
+// preempts it: admission gives each PodGroup its class's priority, all 4 pods go (not just the 3
+// pods of room needed), each with upstream's Preempted event naming the PodGroup, and the 3 are
+// bound.
+TEST_F(RunE2E, AGangPreemptsAWholeLowerPriorityGangThroughTheApi) {
+  ApiServer server;
+  ASSERT_FALSE(server.Url().empty()) << server.ServerLog();
+  const std::string classes = R"(---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: low}
+value: 10
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: high}
+value: 100
+)";
+  auto group = [](const std::string& name, int min_count, const std::string& priority_class, bool whole) {
+    std::string out = PodGroup(name, min_count) + "  priorityClassName: " + priority_class + "\n";
+    if (whole) out += "  disruptionMode: PodGroup\n";
+    return out;
+  };
+  auto members = [](const std::string& name, int count, const std::string& priority_class) {
+    std::string out = GangMembers(name, count, "1");
+    const std::string fields = "  priorityClassName: " + priority_class + "\n  terminationGracePeriodSeconds: 1\n";
+    const std::string containers = "  containers:";
+    for (size_t at = 0; (at = out.find(containers, at)) != std::string::npos; at += fields.size() + containers.size()) {
+      out.insert(at, fields);
+    }
+    return out;
+  };
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"},
+                           Nodes(1, "4") + classes + group("low", 4, "low", true) + members("low", 4, "low")));
+  Scheduler sched(server, {"--leader-elect=false"}, "sched");
+  ASSERT_EQ(Bound(WaitForBound(server, 4, 60s)), 4u) << sched.Log();
+  RunResult admitted = server.Kubectl({"get", "podgroups.scheduling.k8s.io", "low", "-o", "jsonpath={.spec.priority}"});
+  ASSERT_OK(admitted);
+  EXPECT_EQ(admitted.out, "10");
+
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, group("high", 3, "high", false) + members("high", 3, "high")));
+  std::map<std::string, std::string> pods;
+  auto settled = [&] {
+    if (pods.size() != 3) return false;
+    return std::ranges::all_of(pods, [](const auto& p) { return p.first.starts_with("high-") && !p.second.empty(); });
+  };
+  for (int i = 0; i < 600 && !settled(); ++i) {
+    pods = PodNodes(server);
+    if (!settled()) std::this_thread::sleep_for(100ms);
+  }
+  EXPECT_TRUE(settled()) << ::testing::PrintToString(pods) << sched.Log();
+  RunResult events = server.Kubectl({"get", "events", "-o", "json"});
+  ASSERT_OK(events);
+  std::set<std::string> preempted;
+  const json list = json::parse(events.out);
+  for (const json& e : list["items"]) {
+    if (e.value("reason", "") == "Preempted" && e.value("message", "").starts_with("Preempted by podgroup ")) {
+      preempted.insert(e["involvedObject"].value("name", ""));
+    }
+  }
+  EXPECT_EQ(preempted, (std::set<std::string>{"low-0", "low-1", "low-2", "low-3"})) << events.out;
+  EXPECT_EQ(sched.Stop(SIGTERM), 0) << sched.Log();
+}
+
 // The messages of the pods' PodScheduled conditions: name -> message ("" when there is none).
 std::map<std::string, std::string> PodScheduledMessages(ApiServer& server) {
   std::map<std::string, std::string> out;

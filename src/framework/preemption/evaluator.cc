@@ -251,6 +251,14 @@ std::pair<bool, std::string> Evaluator::PodEligibleToPreemptOthers(const api::Po
   if (pod.spec.preemption_policy == api::PreemptionPolicy::kNever) {
     return {false, std::string(kNotEligibleNever)};
   }
+  // A member of a gang PodGroup preempts with its group, as one preemptor (KEP-5710's
+  // workload-aware preemption, run by GangScheduling's group cycle), never on its own.
+  if (const std::string_view group = api::PodGroupOf(pod, api::PodGroupApi::kScheduling); !group.empty()) {
+    if (const PodGroupTracker* groups = handle_.PodGroups(api::PodGroupApi::kScheduling)) {
+      const auto g = groups->Group(pod.metadata.namespace_, group);
+      if (g != nullptr && g->policy == api::PodGroupPolicy::kGang) return {false, std::string(kNotEligibleGroupMember)};
+    }
+  }
   const std::string& nominated = pod.status.nominated_node_name;
   if (!nominated.empty()) {
     // A nominated node that the filters now reject outright deserves a new preemption attempt.
@@ -405,6 +413,12 @@ std::vector<Candidate> Evaluator::DryRunPreemption(CycleState& state, const PodI
 
 Status Evaluator::Evict(const api::Pod& victim, const api::Pod& preemptor, const std::string& node_name,
                         std::string_view reason, const std::string& destination) {
+  return Evict(victim, EventObjectReference::ForPod(preemptor),
+               fmt::format("Preempted by pod {} on node {}", preemptor.metadata.uid, node_name), reason, destination);
+}
+
+Status Evaluator::Evict(const api::Pod& victim, const EventObjectReference& preemptor, std::string_view note,
+                        std::string_view reason, const std::string& destination) {
   // A victim still waiting at Permit is rejected instead of deleted.
   if (auto waiting = handle_.GetWaitingPod(victim.metadata.uid)) {
     waiting->Reject(plugin_name_, "preempted");
@@ -418,11 +432,11 @@ Status Evaluator::Evict(const api::Pod& victim, const api::Pod& preemptor, const
   ClusterClient& client = handle_.client();
   if (client.RecordsEvents() && !victim.metadata.deletion_timestamp_ns) {
     client.RecordEvent({.regarding = EventObjectReference::ForPod(victim),
-                        .related = EventObjectReference::ForPod(preemptor),
+                        .related = preemptor,
                         .type = "Normal",
                         .reason = "Preempted",
                         .action = "Preempting",
-                        .note = fmt::format("Preempted by pod {} on node {}", preemptor.metadata.uid, node_name),
+                        .note = std::string(note),
                         .reporting_controller = std::string(handle_.profile_name())});
   }
   return Status();

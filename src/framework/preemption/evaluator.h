@@ -27,6 +27,8 @@ inline constexpr std::string_view kNotEligibleNever = "not eligible due to preem
 inline constexpr std::string_view kNotEligibleTerminating =
     "not eligible due to a terminating pod on the nominated node.";
 inline constexpr std::string_view kNoVictims = "No preemption victims found for incoming pod";
+//! Upstream's words for a gang member, which preempts with its group (KEP-5710).
+inline constexpr std::string_view kNotEligibleGroupMember = "not eligible due to workload aware preemption enabled";
 inline constexpr std::string_view kNotHelpful = "Preemption is not helpful for scheduling";
 
 //! A PodDisruptionBudget with the disruptions it currently allows (upstream reads
@@ -130,6 +132,10 @@ class Evaluator {
   //! the victim (related: the preemptor).
   Status Evict(const api::Pod& victim, const api::Pod& preemptor, const std::string& node_name, std::string_view reason,
                const std::string& destination = {});
+  //! Evict with the preemptor given as the Event's related object and note: a pod group's
+  //! preemption (KEP-5710) names the PodGroup.
+  Status Evict(const api::Pod& victim, const EventObjectReference& preemptor, std::string_view note,
+               std::string_view reason, const std::string& destination = {});
 
   //! Lower-priority pods nominated to `node_name` may no longer fit there: their nominations are
   //! cleared so that they look for another place. Planned holds (PodNominator::IsPlanned) stay.

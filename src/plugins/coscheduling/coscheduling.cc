@@ -72,6 +72,7 @@ gang_scheduling::GangOptions OptionsFor(const CoschedulingArgs& args) {
   o.api = api::PodGroupApi::kCoscheduling;
   o.permit_timeout = std::chrono::seconds(args.permit_waiting_time_seconds);
   o.write_conditions = false;
+  o.preempt = false;  // its members preempt one by one (DefaultPreemption), as upstream's plugin lets them
   return o;
 }
 

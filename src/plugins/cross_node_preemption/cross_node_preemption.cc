@@ -10,6 +10,7 @@
 #include "config/strict_decoder.h"
 #include "config/validation.h"
 #include "framework/args_writer.h"
+#include "framework/preemption/replacement.h"
 #include "util/log.h"
 
 namespace kubesched::plugins::cross_node_preemption {
@@ -21,37 +22,12 @@ using framework::PodInfo;
 using framework::PodInfoPtr;
 using framework::Status;
 namespace preemption = framework::preemption;
+using preemption::ControllerOf;
+using preemption::FloorToSecond;
+using preemption::Recreates;
+using preemption::TemplateKey;
 
 namespace {
-
-const api::OwnerReference* ControllerOf(const api::Pod& pod) {
-  for (const auto& ref : pod.metadata.owner_references) {
-    if (ref.controller) return &ref;
-  }
-  return nullptr;
-}
-
-// Controllers that recreate a deleted pod elsewhere (a DaemonSet's pod belongs to its node).
-bool Recreates(const api::OwnerReference& ref) {
-  return ref.kind == "ReplicaSet" || ref.kind == "StatefulSet" || ref.kind == "Job" ||
-         ref.kind == "ReplicationController";
-}
-
-// What a recreated pod shares with the pod it replaces: its controller and its template (labels
-// and requests; a StatefulSet's pod also keeps its name). Name and uid are new.
-std::string TemplateKey(const PodInfo& pi) {
-  const api::Pod& pod = pi.pod();
-  const api::OwnerReference* ref = ControllerOf(pod);
-  if (!ref) return {};
-  std::string key = fmt::format("{}/{}/{}/{}", pod.metadata.namespace_, ref->kind, ref->name, ref->uid);
-  if (ref->kind == "StatefulSet") key += "/" + pod.metadata.name;
-  for (const auto& [k, v] : pod.metadata.labels) {
-    if (k == "pod-template-hash" || k == "controller-revision-hash") continue;
-    key += fmt::format("|{}={}", k, v);
-  }
-  key += fmt::format("|{}|{}|{}", pi.requests.milli_cpu, pi.requests.memory, pod.Priority());
-  return key;
-}
 
 // Decision times kept for percentiles (a long-running scheduler stops recording after these).
 constexpr size_t kMaxRecordedDecisions = 1'000'000;
@@ -73,8 +49,6 @@ int64_t FloorMiB(int64_t bytes) { return bytes >= 0 ? bytes / (1 << 20) : -CeilM
 
 // The API's timestamps have whole seconds: a pod created at or after t carries a
 // creationTimestamp at or after t rounded down to the second.
-int64_t FloorToSecond(int64_t ns) { return ns / util::kNanosPerSecond * util::kNanosPerSecond; }
-
 bool PodOnNode(const NodeInfo& node, const std::string& uid) {
   return std::any_of(node.pods().begin(), node.pods().end(),
                      [&](const PodInfoPtr& pi) { return pi->pod().metadata.uid == uid; });
@@ -1102,11 +1076,7 @@ CrossNodePreemption::Plan CrossNodePreemption::MakePlan(const PodInfo& pod, int6
     m.victim = victim.pod_ptr();
     m.destination = hood.model_nodes[d]->name();
     m.template_key = TemplateKey(victim);
-    auto holder = std::make_shared<api::Pod>(victim.pod());
-    holder->metadata.uid = victim.pod().metadata.uid + "-move";
-    holder->spec.node_name.clear();
-    holder->status = api::PodStatus{};
-    m.placeholder = victim.WithPod(std::move(holder));
+    m.placeholder = preemption::ReplacementPlaceholder(victim);
     if (cooldown_ns > 0) disrupted.push_back({m.template_key, now_ns, 0});
     applied.moves.push_back(std::move(m));
   }
@@ -1120,13 +1090,8 @@ CrossNodePreemption::MovesToApply CrossNodePreemption::HoldDestinations(const Pl
   // the hold to the first pod of the victim's controller and template created from now on.
   MovesToApply moves_to_apply;
   for (const auto& m : applied.moves) {
-    handle_.nominator().ExpectReplacement(
-        m.placeholder, m.destination,
-        [key = m.template_key, created = applied.created_ns, victim = m.victim->metadata.uid](const PodInfo& pi) {
-          const api::Pod& candidate = pi.pod();
-          return candidate.metadata.uid != victim &&
-                 candidate.metadata.creation_timestamp_ns >= FloorToSecond(created) && TemplateKey(pi) == key;
-        });
+    preemption::HoldForReplacement(handle_.nominator(), m.placeholder, m.destination, m.victim->metadata.uid,
+                                   applied.created_ns);
     moves_to_apply.emplace_back(m.victim, m.destination);
   }
   return moves_to_apply;

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "optimizer/placement.h"
+#include "plugins/gang_scheduling/group_preemption.h"
 #include "plugins/helper/placement_input.h"
 #include "util/go_quote.h"
 #include "util/log.h"
@@ -509,9 +510,11 @@ void GangScheduling::ScheduleGroup(const api::PodGroup& group, const std::vector
   DomainSearch search = PlaceInDomains(group, members, already, d.needed, d);
   d.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (search.best == nullptr) {
-    // No room for the gang: none of it is placed or held, and every member says why.
+    // No room for the gang: none of it is placed or held, and every member says why, unless the
+    // group preempts (or waits for its preemption to finish).
     d.message = UnschedulableMessage(group, d, members.size(), search.tried, search.domains.size(),
                                      std::move(search.per_domain));
+    if (options_.preempt && PreemptForGroup(group, members, d, search.tried.size(), order)) return;
     WriteCondition(group, {"PodGroupScheduled", "False", "Unschedulable", d.message});
     std::lock_guard lock(mu_);
     for (const auto& p : members) {
@@ -525,7 +528,12 @@ void GangScheduling::ScheduleGroup(const api::PodGroup& group, const std::vector
   }
 
   // The plan: the nominator holds each placed member's node (every later placement and cycle
-  // sees the room taken); the members' cycles run in the plan's order.
+  // sees the room taken); the members' cycles run in the plan's order. A preemption made for the
+  // group has done its work.
+  {
+    std::lock_guard lock(mu_);
+    EndPreemptionLocked(group.Key());
+  }
   const optimizer::PlacementResult& plan = search.best->result;
   d.placed = true;
   d.domain = search.best->domain;
@@ -552,6 +560,94 @@ void GangScheduling::ScheduleGroup(const api::PodGroup& group, const std::vector
                     "domain", d.domain, "optimal", d.optimal, "seconds", d.seconds);
 }
 
+bool GangScheduling::PreemptForGroup(const api::PodGroup& group, const std::vector<PodInfoPtr>& members,
+                                     GroupDecision& d, size_t domains_solved,
+                                     std::vector<std::shared_ptr<const api::Pod>>& order) {
+  const std::string key = group.Key();
+  const int64_t now_ns = handle_.clock().NowNs();
+  auto wait = [&](std::string message) {
+    d.message = std::move(message);
+    WriteCondition(group, {"PodGroupScheduled", "False", "Unschedulable", d.message});
+    std::lock_guard lock(mu_);
+    for (const auto& p : members) {
+      SetNextVerdictLocked(*p, group, std::string(kWaitingForGroupPreemption));
+      order.push_back(p->pod_ptr());
+    }
+    RecordLocked(group, d, domains_solved, 0);
+  };
+  {
+    // A preemption in progress: its victims are still leaving their nodes (upstream's PreEnqueue
+    // holds the members meanwhile).
+    std::unique_lock lock(mu_);
+    if (auto it = preemptions_.find(key); it != preemptions_.end()) {
+      const auto& lister = handle_.SnapshotSharedLister();
+      const bool leaving =
+          now_ns < it->second.deadline_ns &&
+          std::any_of(it->second.victims.begin(), it->second.victims.end(), [&](const auto& victim) {
+            const framework::NodeInfo* node = lister.Get(victim.second);
+            return node != nullptr && std::any_of(node->pods().begin(), node->pods().end(), [&](const PodInfoPtr& p) {
+                     return p->pod().metadata.uid == victim.first;
+                   });
+          });
+      if (leaving) {
+        lock.unlock();
+        wait(std::string(kWaitingForGroupPreemption));
+        return true;
+      }
+      EndPreemptionLocked(key);
+    }
+  }
+  GroupPreemptor preemptor(handle_, Name());
+  GroupPreemptionResult plan = preemptor.Plan(group, members, d.needed);
+  if (!plan.preempted) {
+    const std::string why =
+        plan.message.starts_with("pod group preemption:") ? plan.message : "pod group preemption: " + plan.message;
+    d.message = fmt::format("{}; {}", d.message, why);
+    return false;
+  }
+  const Status applied = preemptor.Apply(group, plan);
+  if (!applied.IsSuccess()) {
+    KS_LOG.ErrorS(applied.Message(), "Pod group preemption failed", "podGroup", key);
+  }
+  Preemption record;
+  int64_t grace_seconds = 0;
+  for (const VictimUnit& u : plan.victims) {
+    for (size_t i = 0; i < u.pods.size(); ++i) {
+      record.victims.emplace_back(u.pods[i]->pod().metadata.uid, u.nodes[i]);
+      grace_seconds = std::max(grace_seconds, u.pods[i]->pod().spec.TerminationGracePeriodSeconds());
+    }
+  }
+  record.placeholders = std::move(plan.placeholders);
+  record.deadline_ns = now_ns + (grace_seconds + kPreemptionSlackSeconds) * 1'000'000'000;
+  d.preempted_pods = plan.evicted_pods;
+  d.moved_pods = static_cast<int32_t>(plan.moves.size());
+  d.optimal = d.optimal && plan.optimal;
+  {
+    std::lock_guard lock(mu_);
+    preemptions_[key] = std::move(record);
+    stats_.preemptions += 1;
+    stats_.preempted_pods += plan.evicted_pods;
+    stats_.moved_pods += d.moved_pods;
+  }
+  KS_LOG_V(2).InfoS("Pod group preempted", "podGroup", key, "evicted", plan.evicted_pods, "moved", d.moved_pods,
+                    "candidates", plan.candidates, "solves", plan.solves);
+  wait(
+      fmt::format("{}: pod group {} preempted {} pods of lower priority ({} of them moved) to place {} of its {} "
+                  "pending pods",
+                  kWaitingForGroupPreemption, util::GoQuote(group.metadata.name), plan.evicted_pods, d.moved_pods,
+                  plan.placement.placed, members.size()));
+  return true;
+}
+
+void GangScheduling::EndPreemptionLocked(const std::string& group_key) {
+  auto it = preemptions_.find(group_key);
+  if (it == preemptions_.end()) return;
+  // A move's hold that no replacement took is dropped; one a replacement took stays its own.
+  for (const auto& placeholder : it->second.placeholders)
+    handle_.nominator().DeleteNominatedPodIfExists(placeholder->pod());
+  preemptions_.erase(it);
+}
+
 void GangScheduling::RecordLocked(const api::PodGroup& group, const GroupDecision& d, size_t domains_solved,
                                   int64_t planned) {
   stats_.cycles += 1;
@@ -561,7 +657,13 @@ void GangScheduling::RecordLocked(const api::PodGroup& group, const GroupDecisio
   stats_.all_optimal = stats_.all_optimal && d.optimal;
   stats_.seconds += d.seconds;
   stats_.max_seconds = std::max(stats_.max_seconds, d.seconds);
-  decisions_[group.Key()] = d;
+  GroupDecision& kept = decisions_[group.Key()];
+  // What the group preempted stays in its record once it is placed (the report says so).
+  const int32_t preempted = kept.preempted_pods + d.preempted_pods;
+  const int32_t moved = kept.moved_pods + d.moved_pods;
+  kept = d;
+  kept.preempted_pods = preempted;
+  kept.moved_pods = moved;
 }
 
 std::string GangScheduling::ExplainPod(const api::Pod& pod) const {

@@ -45,19 +45,26 @@ namespace kubesched::plugins::gang_scheduling {
 //! permitTimeoutDuration).
 inline constexpr std::chrono::nanoseconds kPermitTimeout = std::chrono::minutes(5);
 
+//! How long a group's preemption may take beyond its victims' grace period before the group
+//! stops waiting for it.
+inline constexpr int64_t kPreemptionSlackSeconds = 60;
+
 //! How long the optimizer may take over one group's placement (per topology domain).
 inline constexpr double kSolverTimeoutSeconds = 10;
 
 //! What the group cycles decided (simulate's summary).
 struct GangStats {
-  int64_t cycles = 0;         //!< group scheduling cycles run
-  int64_t placed = 0;         //!< of them, placed the group (minCount or more members)
-  int64_t unschedulable = 0;  //!< of them, found no room for minCount members
-  int64_t pods_planned = 0;   //!< members placed by a group's plan
-  int64_t domains_tried = 0;  //!< topology domains solved over all cycles
-  bool all_optimal = true;    //!< every solve proved its placement optimal
-  double max_seconds = 0;     //!< the longest group cycle
-  double seconds = 0;         //!< sum over group cycles
+  int64_t cycles = 0;          //!< group scheduling cycles run
+  int64_t placed = 0;          //!< of them, placed the group (minCount or more members)
+  int64_t unschedulable = 0;   //!< of them, found no room for minCount members
+  int64_t pods_planned = 0;    //!< members placed by a group's plan
+  int64_t domains_tried = 0;   //!< topology domains solved over all cycles
+  bool all_optimal = true;     //!< every solve proved its placement optimal
+  double max_seconds = 0;      //!< the longest group cycle
+  double seconds = 0;          //!< sum over group cycles
+  int64_t preemptions = 0;     //!< group preemptions applied (KEP-5710)
+  int64_t preempted_pods = 0;  //!< pods they evicted, moved ones included
+  int64_t moved_pods = 0;      //!< of them, moved: room held elsewhere for their replacements
 };
 
 //! What the last group cycle decided about a group (simulate's output, --explain).
@@ -72,7 +79,9 @@ struct GroupDecision {
   int32_t domains_solved = 0;  //!< of them, solved (the others lacked room in total, or one took every member first)
   bool optimal = false;
   double seconds = 0;
-  std::string message;  //!< why the group is unschedulable; empty when placed
+  std::string message;         //!< why the group is unschedulable; empty when placed
+  int32_t preempted_pods = 0;  //!< the group preempted this many pods to make room (moved ones included)
+  int32_t moved_pods = 0;      //!< of them, moved
 };
 
 //! One candidate domain's placement of a group.
@@ -91,6 +100,9 @@ struct GangOptions {
   //! Write the PodGroupScheduled condition (scheduling.k8s.io); a scheduler-plugins PodGroup's
   //! status is its controller's.
   bool write_conditions = true;
+  //! Workload-aware preemption (KEP-5710) for a gang the group cycle found no room for
+  //! (group_preemption.h): scheduling.k8s.io's; scheduler-plugins' Coscheduling has none.
+  bool preempt = true;
 };
 
 //! What the plugin reports (Statistics()): its totals and each group's last decision.
@@ -188,6 +200,14 @@ class GangScheduling : public framework::PreEnqueuePlugin,
   //! `already`: members placed before this cycle; `needed`: how many more minCount wants.
   DomainSearch PlaceInDomains(const api::PodGroup& group, const std::vector<framework::PodInfoPtr>& members,
                               int32_t already, int32_t needed, GroupDecision& d);
+  //! After a group cycle found no room: waits for the group's preemption in progress, or preempts
+  //! for the group (group_preemption.h). True when the members are to wait for a preemption (their
+  //! verdicts set, the decision recorded); else false, with why preemption does not help added to
+  //! the decision's message.
+  bool PreemptForGroup(const api::PodGroup& group, const std::vector<framework::PodInfoPtr>& members, GroupDecision& d,
+                       size_t domains_solved, std::vector<std::shared_ptr<const api::Pod>>& order);
+  //! Ends the group's preemption record, releasing the holds of moves no replacement took.
+  void EndPreemptionLocked(const std::string& group_key);
   //! Adds a group cycle's decision to the statistics and keeps it (under mu_).
   void RecordLocked(const api::PodGroup& group, const GroupDecision& d, size_t domains_solved, int64_t planned);
   //! Records the verdict for a member's next cycle (under mu_).
@@ -210,6 +230,14 @@ class GangScheduling : public framework::PreEnqueuePlugin,
   bool ticking_ = false;
   std::map<std::string, GroupDecision> decisions_;         // by group key
   std::map<std::string, std::string> conditions_written_;  // by group key: status, reason, message
+  //! A group's preemption in progress: its victims (uid, node) and the holds of its moves; the
+  //! members wait while a victim is still on its node, until the deadline.
+  struct Preemption {
+    std::vector<std::pair<std::string, std::string>> victims;
+    std::vector<framework::PodInfoPtr> placeholders;
+    int64_t deadline_ns = 0;
+  };
+  std::map<std::string, Preemption> preemptions_;  // by group key
   GangStats stats_;
 };
 
