@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cmath>
 #include <limits>
 #include <map>
 #include <memory>
@@ -285,30 +284,28 @@ GroupPreemptionResult GroupPreemptor::Choose(const api::PodGroup& group, const s
 
 std::unordered_map<std::string, int64_t> GroupPreemptor::VictimCostScores(const std::vector<VictimUnit>& units) {
   // A node's cost ranks its candidates as the order of importance does, lexicographically by
-  // priority: one pod of a priority outweighs every pod below it on any node (each level weighs
-  // one more than the most candidate pods of the levels below on a node). Scores are the costs
-  // scaled into [0, kMaxNodeScore], reversed.
-  std::vector<int32_t> levels;
-  for (const VictimUnit& u : units) levels.push_back(u.priority);
-  std::sort(levels.begin(), levels.end());
-  levels.erase(std::unique(levels.begin(), levels.end()), levels.end());
-  std::unordered_map<std::string, size_t> pods_on;
+  // priority: one pod of a priority outweighs every pod below it (the counts per priority, highest
+  // first, compared in order). Nodes are scored by their rank in that order, cheapest
+  // kMaxNodeScore, dearest 0; equal costs score alike.
+  std::unordered_map<std::string, std::map<int32_t, int64_t, std::greater<>>> cost;
   for (const VictimUnit& u : units) {
-    for (const std::string& n : u.nodes) ++pods_on[n];
+    for (const std::string& n : u.nodes) cost[n][u.priority] += 1;
   }
-  size_t most = 0;
-  for (const auto& [n, c] : pods_on) most = std::max(most, c);
-  std::unordered_map<std::string, double> cost;
-  for (const VictimUnit& u : units) {
-    const auto level = std::lower_bound(levels.begin(), levels.end(), u.priority) - levels.begin();
-    const double weight = std::pow(static_cast<double>(most + 1), static_cast<double>(level));
-    for (const std::string& n : u.nodes) cost[n] += weight;
-  }
-  double max_cost = 0;
-  for (const auto& [n, c] : cost) max_cost = std::max(max_cost, c);
+  std::vector<std::pair<const std::string*, const std::map<int32_t, int64_t, std::greater<>>*>> ranked;
+  for (const auto& [n, c] : cost) ranked.emplace_back(&n, &c);
+  auto less = [](const auto& a, const auto& b) {
+    return std::lexicographical_compare(a.second->begin(), a.second->end(), b.second->begin(), b.second->end());
+  };
+  std::sort(ranked.begin(), ranked.end(), [&](const auto& a, const auto& b) {
+    if (less(a, b) != less(b, a)) return less(a, b);
+    return *a.first < *b.first;
+  });
   std::unordered_map<std::string, int64_t> scores;
-  for (const auto& [n, c] : cost) {
-    scores[n] = framework::kMaxNodeScore - static_cast<int64_t>(std::lround(c / max_cost * framework::kMaxNodeScore));
+  size_t rank = 0;
+  for (size_t i = 0; i < ranked.size(); ++i) {
+    if (i > 0 && less(ranked[i - 1], ranked[i])) rank = i;
+    scores[*ranked[i].first] =
+        framework::kMaxNodeScore - static_cast<int64_t>(rank * framework::kMaxNodeScore / ranked.size());
   }
   return scores;
 }
