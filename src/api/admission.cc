@@ -114,4 +114,20 @@ std::optional<LoadError> AdmitPriorities(State& state) {
   return std::nullopt;
 }
 
+void AdmitStorageClasses(State& state) {
+  // DefaultStorageClass: the newest class marked default (the last in the input, which creates
+  // them in order), when there is one.
+  const StorageClass* default_class = nullptr;
+  for (const Entry& e : state.entries) {
+    if (auto* sc = std::get_if<std::shared_ptr<StorageClass>>(&e.object); sc != nullptr && (*sc)->IsDefault()) {
+      default_class = sc->get();
+    }
+  }
+  if (default_class == nullptr) return;
+  for (Entry& e : state.entries) {
+    auto* claim = std::get_if<std::shared_ptr<PersistentVolumeClaim>>(&e.object);
+    if (claim != nullptr && !(*claim)->storage_class_name) (*claim)->storage_class_name = default_class->metadata.name;
+  }
+}
+
 }  // namespace kubesched::api::loader

@@ -56,7 +56,20 @@ const KindInfo* CheckKind(const MapView& obj, std::string& kind) {
   return info;
 }
 
-Object DecodeChecked(const MapView& obj, const KindInfo& info, bool* uses_volume_claims) {
+namespace {
+
+// An object of a kind that needs nothing beyond its metadata and its own fields.
+template <typename T, typename ReadMeta>
+std::shared_ptr<T> DecodeSimple(const ReadMeta& read_metadata, const MapView& obj, void (*read)(const MapView&, T&)) {
+  auto o = std::make_shared<T>();
+  read_metadata(o->metadata);
+  read(obj, *o);
+  return o;
+}
+
+}  // namespace
+
+Object DecodeChecked(const MapView& obj, const KindInfo& info) {
   // The object is made first and its metadata read into it (then checked and defaulted), before
   // its kind's fields.
   const MapView meta_view = obj.Map("metadata");
@@ -69,7 +82,6 @@ Object DecodeChecked(const MapView& obj, const KindInfo& info, bool* uses_volume
       meta.namespace_.clear();  // cluster-scoped: a namespace in the manifest means nothing
     }
   };
-  bool claims = false;
   Object out;
   const std::string_view kind = info.kind;
   if (kind == "Node") {
@@ -84,7 +96,6 @@ Object DecodeChecked(const MapView& obj, const KindInfo& info, bool* uses_volume
     if (!spec) Fail(obj.At("spec"), obj.PathOf("spec"), "required field is missing", kFieldValueRequired);
     ReadPodSpec(*spec, p->spec);
     p->status = ReadPodStatus(obj.Map("status"));
-    claims = UsesVolumeClaims(*spec);
     out = std::move(p);
   } else if (kind == "Namespace") {
     auto ns = std::make_shared<Namespace>();
@@ -109,25 +120,25 @@ Object DecodeChecked(const MapView& obj, const KindInfo& info, bool* uses_volume
       ReadPodGroup(obj, *pg);
     }
     out = std::move(pg);
+  } else if (kind == "PersistentVolumeClaim") {
+    out = DecodeSimple<PersistentVolumeClaim>(read_metadata, obj, ReadPersistentVolumeClaim);
+  } else if (kind == "PersistentVolume") {
+    out = DecodeSimple<PersistentVolume>(read_metadata, obj, ReadPersistentVolume);
+  } else if (kind == "StorageClass") {
+    out = DecodeSimple<StorageClass>(read_metadata, obj, ReadStorageClass);
+  } else if (kind == "CSINode") {
+    out = DecodeSimple<CSINode>(read_metadata, obj, ReadCSINode);
+  } else if (kind == "CSIDriver") {
+    out = DecodeSimple<CSIDriver>(read_metadata, obj, ReadCSIDriver);
+  } else if (kind == "CSIStorageCapacity") {
+    out = DecodeSimple<CSIStorageCapacity>(read_metadata, obj, ReadCSIStorageCapacity);
   } else {
     auto w = std::make_shared<Workload>();
     w->kind = std::string(kind);
     read_metadata(w->metadata);
     ReadWorkload(obj, *w);
-    const MapView spec = obj.Map("spec");
-    std::optional<MapView> job_template, job_spec;
-    if (kind == "CronJob") {
-      job_template.emplace(spec.Map("jobTemplate"));
-      job_spec.emplace(job_template->Map("spec"));
-    }
-    const MapView tmpl = (job_spec ? *job_spec : spec).Map("template");
-    const MapView pod_spec = tmpl.Map("spec");
-    const json::Value* claim_templates = spec.Get("volumeClaimTemplates");
-    claims = UsesVolumeClaims(pod_spec) || (kind == "StatefulSet" && Present(claim_templates) &&
-                                            claim_templates->IsArray() && !claim_templates->Empty());
     out = std::move(w);
   }
-  if (uses_volume_claims != nullptr) *uses_volume_claims = claims;
   return out;
 }
 
@@ -156,7 +167,7 @@ std::expected<Object, FieldErrors> DecodeAny(const json::Value& object, const st
           FieldErrors{FieldError{decode::ChildPath(prefix, "kind"), std::string(kFieldValueNotSupported),
                                  "kind " + util::GoQuote(kind) + " is not one kubesched reads"}});
     }
-    Object out = decode::DecodeChecked(obj, *info, nullptr);
+    Object out = decode::DecodeChecked(obj, *info);
     SetJson(out, KeepJson(object, options));
     return out;
   } catch (decode::Failure& f) {
@@ -193,6 +204,24 @@ Decoded<PodDisruptionBudget> DecodePodDisruptionBudget(const json::Value& object
 }
 Decoded<PodGroup> DecodePodGroup(const json::Value& object, const DecodeOptions& options) {
   return DecodeAs<PodGroup>(object, options, "a PodGroup");
+}
+Decoded<PersistentVolumeClaim> DecodePersistentVolumeClaim(const json::Value& object, const DecodeOptions& options) {
+  return DecodeAs<PersistentVolumeClaim>(object, options, "a PersistentVolumeClaim");
+}
+Decoded<PersistentVolume> DecodePersistentVolume(const json::Value& object, const DecodeOptions& options) {
+  return DecodeAs<PersistentVolume>(object, options, "a PersistentVolume");
+}
+Decoded<StorageClass> DecodeStorageClass(const json::Value& object, const DecodeOptions& options) {
+  return DecodeAs<StorageClass>(object, options, "a StorageClass");
+}
+Decoded<CSINode> DecodeCSINode(const json::Value& object, const DecodeOptions& options) {
+  return DecodeAs<CSINode>(object, options, "a CSINode");
+}
+Decoded<CSIDriver> DecodeCSIDriver(const json::Value& object, const DecodeOptions& options) {
+  return DecodeAs<CSIDriver>(object, options, "a CSIDriver");
+}
+Decoded<CSIStorageCapacity> DecodeCSIStorageCapacity(const json::Value& object, const DecodeOptions& options) {
+  return DecodeAs<CSIStorageCapacity>(object, options, "a CSIStorageCapacity");
 }
 Decoded<Workload> DecodeWorkload(const json::Value& object, const DecodeOptions& options) {
   return DecodeAs<Workload>(object, options, "a workload (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, ...)");

@@ -18,15 +18,19 @@
 
 #include "api/field_error.h"
 #include "api/json.h"
+#include "api/storage_types.h"
 #include "api/types.h"
 #include "api/yaml.h"
 
 namespace kubesched::api {
 
 //! An object of a kind kubesched reads.
-using Object = std::variant<std::shared_ptr<Node>, std::shared_ptr<Pod>, std::shared_ptr<Namespace>,
-                            std::shared_ptr<PriorityClass>, std::shared_ptr<PodDisruptionBudget>,
-                            std::shared_ptr<Workload>, std::shared_ptr<PodGroup>>;
+using Object =
+    std::variant<std::shared_ptr<Node>, std::shared_ptr<Pod>, std::shared_ptr<Namespace>,
+                 std::shared_ptr<PriorityClass>, std::shared_ptr<PodDisruptionBudget>, std::shared_ptr<Workload>,
+                 std::shared_ptr<PodGroup>, std::shared_ptr<PersistentVolumeClaim>, std::shared_ptr<PersistentVolume>,
+                 std::shared_ptr<StorageClass>, std::shared_ptr<CSINode>, std::shared_ptr<CSIDriver>,
+                 std::shared_ptr<CSIStorageCapacity>>;
 
 struct DecodeOptions {
   //! The written form of YAML scalars (api/yaml.h), so "version: 1.10" reads as "1.10".
@@ -50,6 +54,13 @@ Decoded<Namespace> DecodeNamespace(const json::Value& object, const DecodeOption
 Decoded<PriorityClass> DecodePriorityClass(const json::Value& object, const DecodeOptions& options = {});
 Decoded<PodDisruptionBudget> DecodePodDisruptionBudget(const json::Value& object, const DecodeOptions& options = {});
 Decoded<PodGroup> DecodePodGroup(const json::Value& object, const DecodeOptions& options = {});
+Decoded<PersistentVolumeClaim> DecodePersistentVolumeClaim(const json::Value& object,
+                                                           const DecodeOptions& options = {});
+Decoded<PersistentVolume> DecodePersistentVolume(const json::Value& object, const DecodeOptions& options = {});
+Decoded<StorageClass> DecodeStorageClass(const json::Value& object, const DecodeOptions& options = {});
+Decoded<CSINode> DecodeCSINode(const json::Value& object, const DecodeOptions& options = {});
+Decoded<CSIDriver> DecodeCSIDriver(const json::Value& object, const DecodeOptions& options = {});
+Decoded<CSIStorageCapacity> DecodeCSIStorageCapacity(const json::Value& object, const DecodeOptions& options = {});
 //! Deployment, ReplicaSet, ReplicationController, StatefulSet, DaemonSet, Job or CronJob.
 Decoded<Workload> DecodeWorkload(const json::Value& object, const DecodeOptions& options = {});
 

@@ -20,6 +20,7 @@
 #include "api/field_error.h"
 #include "api/field_path.h"
 #include "api/json.h"
+#include "api/storage_types.h"
 #include "api/types.h"
 #include "api/yaml.h"
 #include "util/go_quote.h"
@@ -284,8 +285,6 @@ PodSpec ReadPodSpec(const MapView& m);
 //! ReadPodSpec into a default-constructed `s`.
 void ReadPodSpec(const MapView& m, PodSpec& s);
 PodStatus ReadPodStatus(const MapView& m);
-//! Whether a pod spec has volumes backed by PersistentVolumeClaims.
-bool UsesVolumeClaims(const MapView& pod_spec);
 
 // decode_node.cc
 void ReadNode(const MapView& obj, Node& node);
@@ -299,6 +298,19 @@ void ReadPriorityClass(const MapView& obj, PriorityClass& pc);
 void ReadPodGroup(const MapView& obj, PodGroup& pg);
 void ReadCoschedulingPodGroup(const MapView& obj, PodGroup& pg);
 void ReadPodDisruptionBudget(const MapView& obj, PodDisruptionBudget& pdb);
+
+// decode_storage.cc
+//! The in-tree disk source (gcePersistentDisk, awsElasticBlockStore, azureDisk, cinder, iscsi, rbd)
+//! among a volume's or a PersistentVolume spec's fields, if any.
+std::optional<InlineDisk> ReadInlineDisk(const MapView& m);
+//! spec.volumes, checked as upstream checks the fields the scheduler reads (one source each).
+void ReadVolumes(const MapView& pod_spec, std::vector<Volume>& out);
+void ReadPersistentVolumeClaim(const MapView& obj, PersistentVolumeClaim& pvc);
+void ReadPersistentVolume(const MapView& obj, PersistentVolume& pv);
+void ReadStorageClass(const MapView& obj, StorageClass& sc);
+void ReadCSINode(const MapView& obj, CSINode& node);
+void ReadCSIDriver(const MapView& obj, CSIDriver& driver);
+void ReadCSIStorageCapacity(const MapView& obj, CSIStorageCapacity& capacity);
 
 }  // namespace kubesched::api::decode
 
@@ -314,8 +326,7 @@ namespace kubesched::api::decode {
 const KindInfo* CheckKind(const MapView& obj, std::string& kind);
 
 //! Decodes a checked object: metadata (validated, namespace defaulted), then its kind's fields.
-//! `uses_volume_claims` (may be null) is set when its pods use PersistentVolumeClaims.
-Object DecodeChecked(const MapView& obj, const KindInfo& info, bool* uses_volume_claims);
+Object DecodeChecked(const MapView& obj, const KindInfo& info);
 
 //! metadata.name or generateName present, and names as the API server checks them (validation.cc).
 void ValidateMetadata(const MapView& meta_view, const KindInfo& info, const ObjectMeta& meta);

@@ -307,6 +307,8 @@ void ReadPodSpec(const MapView& m, PodSpec& s) {
     s.resources = std::move(pod_level);
   }
 
+  ReadVolumes(m, s.volumes);
+
   std::set<std::pair<std::string, UnsatisfiableConstraintAction>> spread_keys;
   m.ForEachMap("topologySpreadConstraints", [&](const MapView& cm, size_t) {
     TopologySpreadConstraint c = ReadSpreadConstraint(cm);
@@ -332,14 +334,6 @@ PodStatus ReadPodStatus(const MapView& m) {
     });
   });
   return st;
-}
-
-bool UsesVolumeClaims(const MapView& pod_spec) {
-  bool uses = false;
-  pod_spec.ForEachMap("volumes", [&](const MapView& v, size_t) {
-    if (v.Has("persistentVolumeClaim") || v.Has("ephemeral")) uses = true;
-  });
-  return uses;
 }
 
 }  // namespace kubesched::api::decode

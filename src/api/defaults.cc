@@ -173,6 +173,28 @@ ObjectJson ExpandedPodJson(const Pod& pod, const Entry& workload) {
   Value spec = tmpl_spec != nullptr ? Value(*tmpl_spec, a) : Value(rapidjson::kObjectType);
   if (pod.spec.affinity) json::Set(spec, "affinity", AffinityToValue(*pod.spec.affinity, a), a);
   if (!pod.spec.tolerations.empty()) json::Set(spec, "tolerations", TolerationsToValue(pod.spec.tolerations, a), a);
+  // A StatefulSet's claims (volumeClaimTemplates), in place of template volumes of their names.
+  for (const Volume& v : pod.spec.volumes) {
+    if (v.claim_name.empty()) continue;
+    Value* volumes = json::Find(spec, "volumes");
+    if (volumes == nullptr || !volumes->IsArray())
+      volumes = &json::Set(spec, "volumes", Value(rapidjson::kArrayType), a);
+    Value volume(rapidjson::kObjectType);
+    volume.AddMember("name", json::MakeString(v.name, a), a);
+    Value claim(rapidjson::kObjectType);
+    claim.AddMember("claimName", json::MakeString(v.claim_name, a), a);
+    if (v.claim_read_only) claim.AddMember("readOnly", true, a);
+    volume.AddMember("persistentVolumeClaim", std::move(claim), a);
+    bool replaced = false;
+    for (Value& existing : volumes->GetArray()) {
+      if (json::GetString(existing, "name") == v.name) {
+        existing = std::move(volume);
+        replaced = true;
+        break;
+      }
+    }
+    if (!replaced) volumes->PushBack(std::move(volume), a);
+  }
   doc.AddMember("spec", std::move(spec), a);
   Value status(rapidjson::kObjectType);
   status.AddMember("phase", json::MakeString(ToString(pod.status.phase), a), a);

@@ -120,6 +120,74 @@ Value ContainerValue(const Container& c, Allocator& a) {
   return o;
 }
 
+// The volumes the scheduler models (claims, ephemeral claims, in-tree disks, inline CSI); other
+// sources are not kept by the typed pod.
+Value VolumesValue(const std::vector<Volume>& volumes, Allocator& a) {
+  Value arr(rapidjson::kArrayType);
+  for (const Volume& v : volumes) {
+    Value o(rapidjson::kObjectType);
+    Put(o, "name", Str(v.name, a), a);
+    if (!v.claim_name.empty()) {
+      Value pvc(rapidjson::kObjectType);
+      Put(pvc, "claimName", Str(v.claim_name, a), a);
+      if (v.claim_read_only) Put(pvc, "readOnly", Value(true), a);
+      Put(o, "persistentVolumeClaim", std::move(pvc), a);
+    } else if (v.ephemeral) {
+      Value eph(rapidjson::kObjectType);
+      json::Document tmpl;
+      if (v.claim_template_json && json::Parse(*v.claim_template_json, tmpl)) {
+        Put(eph, "volumeClaimTemplate", Value(tmpl, a), a);
+      }
+      Put(o, "ephemeral", std::move(eph), a);
+    } else if (v.disk) {
+      const InlineDisk& d = *v.disk;
+      Value src(rapidjson::kObjectType);
+      std::string_view key;
+      switch (d.type) {
+        case InlineDiskType::kGCEPersistentDisk:
+          key = "gcePersistentDisk";
+          Put(src, "pdName", Str(d.id, a), a);
+          break;
+        case InlineDiskType::kAWSElasticBlockStore:
+          key = "awsElasticBlockStore";
+          Put(src, "volumeID", Str(d.id, a), a);
+          break;
+        case InlineDiskType::kAzureDisk:
+          key = "azureDisk";
+          Put(src, "diskName", Str(d.id, a), a);
+          Put(src, "diskURI", Str(d.id, a), a);
+          break;
+        case InlineDiskType::kCinder:
+          key = "cinder";
+          Put(src, "volumeID", Str(d.id, a), a);
+          break;
+        case InlineDiskType::kISCSI:
+          key = "iscsi";
+          Put(src, "targetPortal", Str("127.0.0.1:3260", a), a);
+          Put(src, "iqn", Str(d.id, a), a);
+          Put(src, "lun", Value(0), a);
+          break;
+        case InlineDiskType::kRBD:
+          key = "rbd";
+          Put(src, "monitors", StringList(d.monitors, a), a);
+          Put(src, "image", Str(d.id, a), a);
+          Put(src, "pool", Str(d.pool, a), a);
+          break;
+      }
+      if (d.read_only) Put(src, "readOnly", Value(true), a);
+      Put(o, key, std::move(src), a);
+    } else if (!v.csi_driver.empty()) {
+      Value csi(rapidjson::kObjectType);
+      Put(csi, "driver", Str(v.csi_driver, a), a);
+      Put(o, "csi", std::move(csi), a);
+    } else {
+      continue;
+    }
+    arr.PushBack(std::move(o), a);
+  }
+  return arr;
+}
+
 Value PodSpecValue(const PodSpec& s, Allocator& a) {
   Value o(rapidjson::kObjectType);
   if (!s.init_containers.empty()) {
@@ -177,6 +245,7 @@ Value PodSpecValue(const PodSpec& s, Allocator& a) {
     Put(group, "podGroupName", Str(s.pod_group, a), a);
     Put(o, "schedulingGroup", std::move(group), a);
   }
+  if (!s.volumes.empty()) Put(o, "volumes", VolumesValue(s.volumes, a), a);
   if (s.resources) {
     Value res(rapidjson::kObjectType);
     if (!s.resources->limits.empty()) Put(res, "limits", Resources(s.resources->limits, a), a);

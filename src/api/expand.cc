@@ -67,12 +67,10 @@ std::optional<LoadError> ExpandAndCollect(State& state, ClusterObjects& out) {
   auto use_namespace = [&](const std::string& ns) {
     if (used_set.insert(ns).second) used_namespaces.push_back(ns);
   };
-  size_t pending_with_claims = 0;
-  auto add_pod = [&](std::shared_ptr<Pod> pod, bool uses_volume_claims) {
+  auto add_pod = [&](std::shared_ptr<Pod> pod) {
     pod->metadata.creation_index = next_index++;
     if (pod->metadata.creation_timestamp_ns == 0)
       pod->metadata.creation_timestamp_ns = state.options.creation_timestamp_ns;
-    if (uses_volume_claims && pod->spec.node_name.empty()) ++pending_with_claims;
     out.pods.push_back(std::move(pod));
   };
   std::vector<std::string> cron_jobs;
@@ -88,7 +86,7 @@ std::optional<LoadError> ExpandAndCollect(State& state, ClusterObjects& out) {
             out.nodes.push_back(obj);
           } else if constexpr (std::is_same_v<T, Pod>) {
             ApplyMatchLabelKeys(*obj);
-            add_pod(obj, e.uses_volume_claims);
+            add_pod(obj);
           } else if constexpr (std::is_same_v<T, Namespace>) {
             declared_namespaces.insert(obj->metadata.name);
             out.namespaces.push_back(obj);
@@ -98,6 +96,8 @@ std::optional<LoadError> ExpandAndCollect(State& state, ClusterObjects& out) {
             out.pdbs.push_back(obj);
           } else if constexpr (std::is_same_v<T, PodGroup>) {
             out.pod_groups.push_back(obj);
+          } else if constexpr (!std::is_same_v<T, Workload>) {
+            out.storage.push_back(StorageObject(std::shared_ptr<const T>(obj)));
           } else if (obj->kind == "CronJob") {
             cron_jobs.push_back(obj->metadata.namespace_ + "/" + obj->metadata.name);
           } else {
@@ -147,9 +147,10 @@ std::optional<LoadError> ExpandAndCollect(State& state, ClusterObjects& out) {
         pod = NewPodForWorkload(w, state.rng, pod.get());
         key = "Pod/" + pod->metadata.namespace_ + "/" + pod->metadata.name;
       }
+      if (w.kind == "StatefulSet") UseStatefulSetClaims(*pod, *e.dom);
       state.keys.emplace(key, i);
       state.expanded.emplace_back(pod.get(), i);
-      add_pod(std::move(pod), e.uses_volume_claims);
+      add_pod(std::move(pod));
     }
   }
 
@@ -164,12 +165,6 @@ std::optional<LoadError> ExpandAndCollect(State& state, ClusterObjects& out) {
     out.warnings.push_back((cron_jobs.size() == 1 ? "CronJob " : "CronJobs ") + JoinNames(cron_jobs) +
                            (cron_jobs.size() == 1 ? " creates" : " create") +
                            " no pods: a snapshot has no schedule to run them on");
-  }
-  if (pending_with_claims > 0) {
-    out.warnings.push_back(std::to_string(pending_with_claims) +
-                           (pending_with_claims == 1 ? " pod to schedule uses" : " pods to schedule use") +
-                           " PersistentVolumeClaims: volume constraints (binding, volume node affinity and zones, "
-                           "attach limits) are not evaluated");
   }
 
   // Namespaces used without a Namespace object exist in any cluster that accepted the objects.

@@ -19,6 +19,12 @@ constexpr KindInfo kKinds[] = {
     {"DaemonSet", "apps", true},
     {"Job", "batch", true},
     {"CronJob", "batch", true},
+    {"PersistentVolumeClaim", "", true},
+    {"PersistentVolume", "", false},
+    {"StorageClass", "storage.k8s.io", false},
+    {"CSINode", "storage.k8s.io", false},
+    {"CSIDriver", "storage.k8s.io", false},
+    {"CSIStorageCapacity", "storage.k8s.io", true},
 };
 
 // Custom resources kubesched reads: the scheduler-plugins PodGroup (its CRD serves v1alpha1).

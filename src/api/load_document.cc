@@ -156,7 +156,7 @@ class DocumentLoader {
     Entry e;
     e.origin = origin;
     e.kind = info;
-    e.object = decode::DecodeChecked(obj, *info, &e.uses_volume_claims);
+    e.object = decode::DecodeChecked(obj, *info);
     e.meta = &MetaOf(e.object);
     e.dom = &node;
     out_.entries.push_back(std::move(e));

@@ -60,9 +60,6 @@ struct Entry {
   ObjectMeta* meta = nullptr;
   //! The object's value in its document's DOM.
   json::Value* dom = nullptr;
-  //! The pod (or a workload's pod template) uses PersistentVolumeClaims: persistentVolumeClaim or
-  //! ephemeral volumes, or a StatefulSet's volumeClaimTemplates.
-  bool uses_volume_claims = false;
 };
 
 //! One document decoded: its objects, or the error that stopped it.
@@ -111,6 +108,8 @@ std::optional<LoadError> AssignNames(State& state);
 //! The Priority admission plugin: spec.priority and preemptionPolicy from PriorityClasses
 //! (admission.cc).
 std::optional<LoadError> AdmitPriorities(State& state);
+//! The DefaultStorageClass admission plugin: claims naming no class get the default class.
+void AdmitStorageClasses(State& state);
 
 //! Numbers the objects, expands workloads into pods and fills `out` (expand.cc).
 std::optional<LoadError> ExpandAndCollect(State& state, ClusterObjects& out);

@@ -126,6 +126,7 @@ std::expected<ClusterObjects, LoadError> LoadManifestSources(const std::vector<M
     }
     if (auto err = loader::AssignNames(state)) return std::unexpected(std::move(*err));
     if (auto err = loader::AdmitPriorities(state)) return std::unexpected(std::move(*err));
+    loader::AdmitStorageClasses(state);
     ClusterObjects out;
     out.warnings = std::move(state.warnings);
     out.object_count = state.entries.size() + state.skipped_total;

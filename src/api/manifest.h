@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/storage_types.h"
 #include "api/types.h"
 
 namespace kubesched::api {
@@ -44,6 +45,9 @@ struct ClusterObjects {
   std::vector<std::shared_ptr<PriorityClass>> priority_classes;
   std::vector<std::shared_ptr<PodDisruptionBudget>> pdbs;
   std::vector<std::shared_ptr<PodGroup>> pod_groups;
+  //! PersistentVolumeClaims, PersistentVolumes, StorageClasses and the CSI objects, in manifest
+  //! order (StorageClasses are what claims need first; the simulated cluster stores them in order).
+  std::vector<StorageObject> storage;
   //! Deployments, ReplicaSets, ReplicationControllers, StatefulSets, DaemonSets and Jobs (not
   //! CronJobs, which create nothing in a snapshot).
   std::vector<std::shared_ptr<Workload>> workloads;

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -1248,7 +1249,7 @@ spec:
             "test.yaml: document 1 (CronJob default/j): spec.schedule: required field is missing or empty (line 5)");
 }
 
-TEST(ManifestTest, PodsUsingVolumeClaimsAreCountedInOneWarning) {
+TEST(ManifestTest, PodVolumesAreReadAndStatefulSetPodsUseTheirClaims) {
   auto objs = MustLoad(R"(
 apiVersion: v1
 kind: Pod
@@ -1298,12 +1299,131 @@ spec:
   - metadata: {name: data}
     spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 10Gi}}}
 )");
-  EXPECT_EQ(objs.pods.size(), 6u);
-  EXPECT_THAT(objs.warnings,
-              ElementsAre("4 pods to schedule use PersistentVolumeClaims: volume constraints (binding, volume node "
-                          "affinity and zones, attach limits) are not evaluated"));
-  EXPECT_TRUE(
-      MustLoad(PodWith("spec: {containers: [{name: c}], volumes: [{name: t, emptyDir: {}}]}\n")).warnings.empty());
+  ASSERT_EQ(objs.pods.size(), 6u);
+  EXPECT_TRUE(objs.warnings.empty());
+  std::map<std::string, std::vector<std::string>> claims;  // pod -> its volumes' claims
+  for (const auto& pod : objs.pods) {
+    for (const Volume& v : pod->spec.volumes) claims[pod->metadata.name].push_back(ClaimNameOf(*pod, v));
+  }
+  EXPECT_EQ(claims["with-claim"], std::vector<std::string>{"data"});
+  EXPECT_EQ(claims["scratch"], (std::vector<std::string>{"scratch-scratch", ""}));
+  EXPECT_EQ(claims["no-claims"], (std::vector<std::string>{"", ""}));
+  // Each StatefulSet pod's volume named after the template uses "<template>-<set>-<ordinal>".
+  EXPECT_EQ(claims["db-0"], std::vector<std::string>{"data-db-0"});
+  EXPECT_EQ(claims["db-1"], std::vector<std::string>{"data-db-1"});
+}
+
+TEST(ManifestTest, StorageObjectsAreLoadedAndClaimsGetTheDefaultClass) {
+  auto objs = MustLoad(R"(
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: standard
+  annotations: {storageclass.kubernetes.io/is-default-class: "true"}
+provisioner: csi.example.com
+volumeBindingMode: WaitForFirstConsumer
+allowedTopologies:
+- matchLabelExpressions: [{key: topology.kubernetes.io/zone, values: [a, b]}]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: static}
+spec:
+  accessModes: [ReadWriteOncePod]
+  storageClassName: ""
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: pv1}
+spec:
+  capacity: {storage: 5Gi}
+  accessModes: [ReadWriteOnce]
+  csi: {driver: csi.example.com, volumeHandle: h1}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms: [{matchExpressions: [{key: topology.kubernetes.io/zone, operator: In, values: [a]}]}]
+---
+apiVersion: storage.k8s.io/v1
+kind: CSINode
+metadata: {name: n1}
+spec:
+  drivers: [{name: csi.example.com, nodeID: n1, allocatable: {count: 3}}]
+)");
+  ASSERT_EQ(objs.storage.size(), 5u);
+  auto claim = std::get<std::shared_ptr<const PersistentVolumeClaim>>(objs.storage[1]);
+  EXPECT_EQ(claim->storage_class_name, "standard");  // DefaultStorageClass
+  EXPECT_EQ(claim->request.Value(), int64_t{1} << 30);
+  auto fixed = std::get<std::shared_ptr<const PersistentVolumeClaim>>(objs.storage[2]);
+  EXPECT_EQ(fixed->storage_class_name, "");
+  EXPECT_TRUE(fixed->HasAccessMode(PersistentVolumeAccessMode::kReadWriteOncePod));
+  auto sc = std::get<std::shared_ptr<const StorageClass>>(objs.storage[0]);
+  EXPECT_EQ(sc->volume_binding_mode, VolumeBindingMode::kWaitForFirstConsumer);
+  ASSERT_EQ(sc->allowed_topologies.size(), 1u);
+  EXPECT_EQ(sc->allowed_topologies[0][0].values, (std::vector<std::string>{"a", "b"}));
+  auto pv = std::get<std::shared_ptr<const PersistentVolume>>(objs.storage[3]);
+  EXPECT_EQ(pv->csi_driver, "csi.example.com");
+  ASSERT_TRUE(pv->node_affinity);
+  auto node = std::get<std::shared_ptr<const CSINode>>(objs.storage[4]);
+  ASSERT_NE(node->Driver("csi.example.com"), nullptr);
+  EXPECT_EQ(node->Driver("csi.example.com")->allocatable_count, 3);
+}
+
+TEST(ManifestTest, StorageObjectsAreCheckedAsTheApiServerChecksThem) {
+  struct Case {
+    std::string name;
+    std::string manifest;
+    std::string error;
+  };
+  const std::vector<Case> cases = {
+      {"a claim without access modes",
+       "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: c}\nspec: {resources: {requests: {storage: "
+       "1Gi}}}\n",
+       "spec.accessModes: at least 1 access mode is required"},
+      {"a claim without a storage request",
+       "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: c}\nspec: {accessModes: [ReadWriteOnce]}\n",
+       "spec.resources.requests[storage]: Required value"},
+      {"ReadWriteOncePod with another mode",
+       "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: c}\nspec: {accessModes: [ReadWriteOncePod, "
+       "ReadWriteOnce], resources: {requests: {storage: 1Gi}}}\n",
+       "spec.accessModes: may not use ReadWriteOncePod with other access modes"},
+      {"an unknown access mode",
+       "apiVersion: v1\nkind: PersistentVolumeClaim\nmetadata: {name: c}\nspec: {accessModes: [ReadWriteSome], "
+       "resources: {requests: {storage: 1Gi}}}\n",
+       "spec.accessModes[0]: unsupported value \"ReadWriteSome\""},
+      {"a volume without a source",
+       "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: v}\nspec: {capacity: {storage: 1Gi}, accessModes: "
+       "[ReadWriteOnce]}\n",
+       "spec: must specify a volume type"},
+      {"a local volume without node affinity",
+       "apiVersion: v1\nkind: PersistentVolume\nmetadata: {name: v}\nspec: {capacity: {storage: 1Gi}, accessModes: "
+       "[ReadWriteOnce], local: {path: /mnt}}\n",
+       "spec.nodeAffinity: Local volumes require node affinity"},
+      {"a class with an unknown binding mode",
+       "apiVersion: storage.k8s.io/v1\nkind: StorageClass\nmetadata: {name: s}\nprovisioner: p\nvolumeBindingMode: "
+       "Later\n",
+       "volumeBindingMode: unsupported value \"Later\""},
+      {"a pod volume with two sources",
+       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c}]\n  volumes: [{name: d, "
+       "emptyDir: {}, persistentVolumeClaim: {claimName: x}}]\n",
+       "spec.volumes[0]: may not specify more than 1 volume type"},
+      {"a claim volume without a claim name",
+       "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: c}]\n  volumes: [{name: d, "
+       "persistentVolumeClaim: {readOnly: true}}]\n",
+       "spec.volumes[0].persistentVolumeClaim.claimName: required field is missing or empty"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const std::string error = LoadErrorOf(c.manifest);
+    EXPECT_NE(error.find(c.error), std::string::npos) << error;
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -774,7 +774,160 @@ PersistentVolumeClaim
   kind string
   metadata ObjectMeta
   spec PersistentVolumeClaimSpec
-  status any
+  status PersistentVolumeClaimStatus
+PersistentVolumeClaimStatus
+  phase string
+  accessModes []string
+  capacity map[quantity]
+  conditions []PersistentVolumeClaimCondition
+  allocatedResources map[quantity]
+  allocatedResourceStatuses map[string]
+  currentVolumeAttributesClassName string
+  modifyVolumeStatus any
+PersistentVolumeClaimCondition
+  type string
+  status string
+  lastProbeTime time
+  lastTransitionTime time
+  reason string
+  message string
+PersistentVolume
+  apiVersion string
+  kind string
+  metadata ObjectMeta
+  spec PersistentVolumeSpec
+  status PersistentVolumeStatus
+PersistentVolumeSpec
+  capacity map[quantity]
+  gcePersistentDisk GCEPersistentDiskVolumeSource
+  awsElasticBlockStore AWSElasticBlockStoreVolumeSource
+  hostPath HostPathVolumeSource
+  glusterfs any
+  nfs NFSVolumeSource
+  rbd RBDPersistentVolumeSource
+  iscsi ISCSIPersistentVolumeSource
+  cinder any
+  cephfs any
+  fc FCVolumeSource
+  flocker FlockerVolumeSource
+  flexVolume any
+  azureFile any
+  vsphereVolume VsphereVirtualDiskVolumeSource
+  quobyte QuobyteVolumeSource
+  azureDisk AzureDiskVolumeSource
+  photonPersistentDisk PhotonPersistentDiskVolumeSource
+  portworxVolume PortworxVolumeSource
+  scaleIO any
+  local LocalVolumeSource
+  storageos any
+  csi CSIPersistentVolumeSource
+  accessModes []string
+  claimRef ObjectReference
+  persistentVolumeReclaimPolicy string
+  storageClassName string
+  mountOptions []string
+  volumeMode string
+  nodeAffinity VolumeNodeAffinity
+  volumeAttributesClassName string
+RBDPersistentVolumeSource
+  monitors []string
+  image string
+  fsType string
+  pool string
+  user string
+  keyring string
+  secretRef SecretReference
+  readOnly bool
+ISCSIPersistentVolumeSource
+  targetPortal string
+  iqn string
+  lun int
+  iscsiInterface string
+  fsType string
+  readOnly bool
+  portals []string
+  chapAuthDiscovery bool
+  chapAuthSession bool
+  secretRef SecretReference
+  initiatorName string
+SecretReference
+  name string
+  namespace string
+LocalVolumeSource
+  path string
+  fsType string
+CSIPersistentVolumeSource
+  driver string
+  volumeHandle string
+  readOnly bool
+  fsType string
+  volumeAttributes map[string]
+  controllerPublishSecretRef SecretReference
+  nodeStageSecretRef SecretReference
+  nodePublishSecretRef SecretReference
+  controllerExpandSecretRef SecretReference
+  nodeExpandSecretRef SecretReference
+VolumeNodeAffinity
+  required NodeSelector
+PersistentVolumeStatus
+  phase string
+  message string
+  reason string
+  lastPhaseTransitionTime time
+StorageClass
+  apiVersion string
+  kind string
+  metadata ObjectMeta
+  provisioner string
+  parameters map[string]
+  reclaimPolicy string
+  mountOptions []string
+  allowVolumeExpansion bool
+  volumeBindingMode string
+  allowedTopologies []TopologySelectorTerm
+TopologySelectorTerm
+  matchLabelExpressions []TopologySelectorLabelRequirement
+TopologySelectorLabelRequirement
+  key string
+  values []string
+CSINode
+  apiVersion string
+  kind string
+  metadata ObjectMeta
+  spec CSINodeSpec
+CSINodeSpec
+  drivers []CSINodeDriver
+CSINodeDriver
+  name string
+  nodeID string
+  topologyKeys []string
+  allocatable VolumeNodeResources
+VolumeNodeResources
+  count int
+CSIDriver
+  apiVersion string
+  kind string
+  metadata ObjectMeta
+  spec CSIDriverSpec
+CSIDriverSpec
+  attachRequired bool
+  podInfoOnMount bool
+  volumeLifecycleModes []string
+  storageCapacity bool
+  fsGroupPolicy string
+  tokenRequests []any
+  requiresRepublish bool
+  seLinuxMount bool
+  nodeAllocatableUpdatePeriodSeconds int
+  serviceAccountTokenInSecrets bool
+CSIStorageCapacity
+  apiVersion string
+  kind string
+  metadata ObjectMeta
+  nodeTopology LabelSelector
+  storageClassName string
+  capacity quantity
+  maximumVolumeSize quantity
 PersistentVolumeClaimSpec
   accessModes []string
   selector LabelSelector
@@ -1287,6 +1440,12 @@ constexpr std::string_view kCheckedKinds[] = {
     "PodDisruptionBudget",
     "PodGroup",
     "CoschedulingPodGroup",  // scheduling.x-k8s.io/v1alpha1 (scheduler-plugins)
+    "PersistentVolumeClaim",
+    "PersistentVolume",
+    "StorageClass",
+    "CSINode",
+    "CSIDriver",
+    "CSIStorageCapacity",
     "Deployment",
     "ReplicaSet",
     "ReplicationController",

@@ -43,4 +43,9 @@ std::string_view PodGroupOf(const Pod& pod, PodGroupApi api) {
   return name == nullptr ? std::string_view() : std::string_view(*name);
 }
 
+std::string ClaimNameOf(const Pod& pod, const Volume& volume) {
+  if (volume.ephemeral) return pod.metadata.name + "-" + volume.name;
+  return volume.claim_name;
+}
+
 }  // namespace kubesched::api

@@ -216,6 +216,41 @@ struct TopologySpreadConstraint {
 
 enum class PreemptionPolicy { kPreemptLowerPriority, kNever };
 
+//! The in-tree volume plugins whose disks the scheduler reasons about: VolumeRestrictions
+//! (conflicting disks on one node) and NodeVolumeLimits (attach limits, counted for the CSI driver
+//! each migrated to).
+enum class InlineDiskType { kGCEPersistentDisk, kAWSElasticBlockStore, kAzureDisk, kCinder, kISCSI, kRBD };
+
+//! A disk named in a pod's volume (or a PersistentVolume's source) by an in-tree plugin.
+struct InlineDisk {
+  InlineDiskType type = InlineDiskType::kGCEPersistentDisk;
+  //! gcePersistentDisk.pdName, awsElasticBlockStore.volumeID, azureDisk.diskURI, cinder.volumeID,
+  //! iscsi.iqn, rbd.image.
+  std::string id;
+  std::string pool;                   //!< rbd.pool (default "rbd")
+  std::vector<std::string> monitors;  //!< rbd.monitors
+  bool read_only = false;
+  bool operator==(const InlineDisk&) const = default;
+};
+
+//! One of spec.volumes, with the sources the scheduler reads (configMap, secret, emptyDir, ...
+//! need nothing from it and leave every field empty).
+struct Volume {
+  std::string name;
+  //! persistentVolumeClaim.claimName; empty otherwise (an ephemeral volume's claim is named after
+  //! its pod: ClaimNameOf).
+  std::string claim_name;
+  bool claim_read_only = false;
+  //! ephemeral.volumeClaimTemplate: the claim is the pod's own (created for it, owned by it).
+  bool ephemeral = false;
+  //! ephemeral.volumeClaimTemplate as written (metadata and spec), for the controller creating it.
+  std::shared_ptr<const std::string> claim_template_json;
+  std::optional<InlineDisk> disk;
+  //! csi.driver of an inline CSI volume.
+  std::string csi_driver;
+  bool operator==(const Volume&) const = default;
+};
+
 struct PodSpec {
   std::string node_name;
   Labels node_selector;
@@ -236,6 +271,8 @@ struct PodSpec {
   //! cpu, memory and hugepages that apply to the pod as a whole.
   std::optional<ResourceRequirements> resources;
   std::vector<TopologySpreadConstraint> topology_spread_constraints;
+  //! spec.volumes (ephemeral claims named once the pod's name is known).
+  std::vector<Volume> volumes;
   bool host_network = false;
   //! spec.terminationGracePeriodSeconds; unset means kDefaultTerminationGracePeriodSeconds.
   std::optional<int64_t> termination_grace_period_seconds;
@@ -373,6 +410,10 @@ struct Workload {
   PodTemplateSpec template_;
   ObjectJson json;
 };
+
+//! The claim a pod's volume uses: persistentVolumeClaim.claimName, "<pod name>-<volume name>" for
+//! a generic ephemeral volume; empty for a volume without a claim.
+std::string ClaimNameOf(const Pod& pod, const Volume& volume);
 
 std::string_view ToString(TaintEffect effect);
 //! "NoSchedule", "PreferNoSchedule", "NoExecute"; nullopt for anything else.

@@ -8,6 +8,8 @@
 #include <unordered_set>
 #include <utility>
 
+#include "api/json.h"
+
 namespace kubesched::api {
 namespace {
 
@@ -392,6 +394,41 @@ void MergeLabelKeys(std::optional<LabelSelector>& selector, const std::vector<st
 }
 
 }  // namespace
+
+std::string StatefulSetClaimName(std::string_view template_name, std::string_view set, int64_t ordinal) {
+  return std::string(template_name) + "-" + std::string(set) + "-" + std::to_string(ordinal);
+}
+
+void UseStatefulSetClaims(Pod& pod, const json::Value& statefulset) {
+  const json::Value* spec = json::Find(statefulset, "spec");
+  const json::Value* templates = spec != nullptr ? json::Find(*spec, "volumeClaimTemplates") : nullptr;
+  if (templates == nullptr || !templates->IsArray()) return;
+  const std::string* index = pod.metadata.labels.Find(kLabelPodIndex);
+  int64_t ordinal = 0;
+  if (index == nullptr || std::from_chars(index->data(), index->data() + index->size(), ordinal).ec != std::errc()) {
+    return;
+  }
+  const std::string* set = nullptr;
+  for (const OwnerReference& ref : pod.metadata.owner_references) {
+    if (ref.controller && ref.kind == "StatefulSet") set = &ref.name;
+  }
+  if (set == nullptr) return;
+  for (const json::Value& t : templates->GetArray()) {
+    const json::Value* meta = json::Find(t, "metadata");
+    const std::string_view name = meta != nullptr ? json::GetString(*meta, "name") : std::string_view();
+    if (name.empty()) continue;
+    Volume v;
+    v.name = std::string(name);
+    v.claim_name = StatefulSetClaimName(name, *set, ordinal);
+    auto same = std::find_if(pod.spec.volumes.begin(), pod.spec.volumes.end(),
+                             [&](const Volume& existing) { return existing.name == name; });
+    if (same != pod.spec.volumes.end()) {
+      *same = std::move(v);
+    } else {
+      pod.spec.volumes.push_back(std::move(v));
+    }
+  }
+}
 
 std::string RandomString(Rng& rng, size_t n) {
   std::string out;

@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/json.h"
 #include "api/taints.h"
 #include "api/types.h"
 
@@ -55,6 +56,14 @@ std::string GenerateUID(std::string_view kind, std::string_view namespace_, std:
 //! A deterministic 10-character hash of a pod template (FNV-1a over a canonical serialisation),
 //! used where upstream uses the pod-template-hash label.
 std::string ComputePodTemplateHash(const PodTemplateSpec& pod_template);
+//! The claim a StatefulSet's pod of `ordinal` uses for the volumeClaimTemplate `template_name`:
+//! "<template>-<set>-<ordinal>" (upstream's getPersistentVolumeClaimName).
+std::string StatefulSetClaimName(std::string_view template_name, std::string_view set, int64_t ordinal);
+//! Points a StatefulSet pod's volumes at its claims: for each of `statefulset`'s
+//! volumeClaimTemplates (the object as JSON), a volume of the template's name using
+//! StatefulSetClaimName for the pod's ordinal (its pod-index label), replacing a template volume of
+//! that name (upstream's updateStorage).
+void UseStatefulSetClaims(Pod& pod, const json::Value& statefulset);
 
 //! `<deployment>-<pod-template-hash>`: the ReplicaSet a Deployment's pods belong to.
 std::string ReplicaSetNameForDeployment(const Workload& deployment);

@@ -151,7 +151,13 @@ std::vector<std::pair<std::string, std::string>> SchedulerInformedResources() {
           {"apps", "statefulsets"},
           {"", "replicationcontrollers"},
           {"scheduling.k8s.io", "podgroups"},
-          {"scheduling.x-k8s.io", "podgroups"}};
+          {"scheduling.x-k8s.io", "podgroups"},
+          {"", "persistentvolumeclaims"},
+          {"", "persistentvolumes"},
+          {"storage.k8s.io", "storageclasses"},
+          {"storage.k8s.io", "csinodes"},
+          {"storage.k8s.io", "csidrivers"},
+          {"storage.k8s.io", "csistoragecapacities"}};
 }
 
 std::vector<std::pair<std::string, std::string>> SchedulerOptionalResources() {

@@ -45,7 +45,9 @@ struct RemoteStoreOptions {
 };
 
 //! What kube-scheduler informs: pods, nodes, namespaces, PDBs, PriorityClasses, the workload
-//! controllers a pod's default topology spread and preemption read, and PodGroups of both APIs.
+//! controllers a pod's default topology spread and preemption read, PodGroups of both APIs, and
+//! what the volume plugins read (claims, volumes, StorageClasses, CSINodes, CSIDrivers,
+//! CSIStorageCapacities).
 std::vector<std::pair<std::string, std::string>> SchedulerInformedResources();
 //! Of those, what a cluster may not serve: PodGroups (scheduling.k8s.io/v1alpha2, only with
 //! upstream's GenericWorkload gate on; scheduling.x-k8s.io/v1alpha1, only once scheduler-plugins'

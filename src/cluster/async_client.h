@@ -34,6 +34,14 @@ class AsyncClient final : public framework::ClusterClient {
   framework::Status SetNominatedNodeName(const api::Pod& pod, const std::string& node_name) override;
   framework::Status SetPodScheduledCondition(const api::Pod& pod, const api::PodCondition& condition) override;
   framework::Status SetPodGroupCondition(const api::PodGroup& group, const api::PodCondition& condition) override;
+  //! Synchronous (VolumeBinding's PreBind waits for the outcome in the binding cycle).
+  framework::Status BindVolumeToClaim(const api::PersistentVolume& volume,
+                                      const api::PersistentVolumeClaim& claim) override {
+    return inner_.BindVolumeToClaim(volume, claim);
+  }
+  framework::Status SelectNodeForClaim(const api::PersistentVolumeClaim& claim, const std::string& node_name) override {
+    return inner_.SelectNodeForClaim(claim, node_name);
+  }
   std::optional<api::Labels> NamespaceLabels(std::string_view name) const override;
   std::vector<std::shared_ptr<const api::PodDisruptionBudget>> ListPodDisruptionBudgets() const override;
   std::optional<api::LabelSelector> ControllerSelector(const api::Pod& pod) const override;

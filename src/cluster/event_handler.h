@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "api/storage_types.h"
 #include "api/types.h"
 
 namespace kubesched::cluster {
@@ -22,6 +23,10 @@ class EventHandler {
   virtual void OnPodGroupUpdate(std::shared_ptr<const api::PodGroup> /*old_group*/,
                                 std::shared_ptr<const api::PodGroup> /*new_group*/) {}
   virtual void OnPodGroupDelete(std::shared_ptr<const api::PodGroup> /*group*/) {}
+  //! Claims, volumes, StorageClasses and the CSI objects: ignored unless the handler reads them.
+  virtual void OnStorageAdd(const api::StorageObject& /*object*/) {}
+  virtual void OnStorageUpdate(const api::StorageObject& /*old_object*/, const api::StorageObject& /*new_object*/) {}
+  virtual void OnStorageDelete(const api::StorageObject& /*object*/) {}
 };
 
 }  // namespace kubesched::cluster

@@ -69,7 +69,9 @@ StoreClient::StoreClient(store::Store& store, const util::Clock& clock)
       pods_(Resource(store, "", "pods")),
       namespaces_(Resource(store, "", "namespaces")),
       pdbs_(Resource(store, "policy", "poddisruptionbudgets")),
-      pod_groups_(store.FindResource("scheduling.k8s.io", "podgroups")) {}
+      pod_groups_(store.FindResource("scheduling.k8s.io", "podgroups")),
+      claims_(store.FindResource("", "persistentvolumeclaims")),
+      volumes_(store.FindResource("", "persistentvolumes")) {}
 
 Status StoreClient::Bind(const api::Pod& pod, const std::string& node_name) {
   auto bound = store_.Bind(pod.metadata.namespace_, pod.metadata.name, pod.metadata.uid, node_name);
@@ -130,6 +132,70 @@ Status StoreClient::SetPodGroupCondition(const api::PodGroup& group, const api::
   auto patched =
       store_.Patch(*pod_groups_, group.metadata.namespace_, group.metadata.name, store::PatchType::kStrategicMergePatch,
                    ConditionPatch(condition, clock_.NowNs()), "status");
+  if (!patched) return FromError(patched.error());
+  return {};
+}
+
+namespace {
+
+// metadata: resourceVersion (when known: the write fails on a newer version) and one annotation.
+void WriteMetadata(api::json::StringWriter& w, const api::ObjectMeta& meta, std::string_view annotation,
+                   std::string_view value) {
+  w.Key("metadata");
+  w.StartObject();
+  if (!meta.resource_version.empty()) {
+    w.Key("resourceVersion");
+    w.String(meta.resource_version);
+  }
+  w.Key("annotations");
+  w.StartObject();
+  w.Key(annotation);
+  w.String(value);
+  w.EndObject();
+  w.EndObject();
+}
+
+}  // namespace
+
+Status StoreClient::BindVolumeToClaim(const api::PersistentVolume& volume, const api::PersistentVolumeClaim& claim) {
+  if (volumes_ == nullptr) return Status::Error("the cluster has no PersistentVolumes");
+  std::string patch;
+  api::json::StringWriter w(patch);
+  w.StartObject();
+  WriteMetadata(w, volume.metadata, api::kAnnotationBoundByController, "yes");
+  w.Key("spec");
+  w.StartObject();
+  w.Key("claimRef");
+  w.StartObject();
+  w.Key("kind");
+  w.String("PersistentVolumeClaim");
+  w.Key("apiVersion");
+  w.String("v1");
+  w.Key("namespace");
+  w.String(claim.metadata.namespace_);
+  w.Key("name");
+  w.String(claim.metadata.name);
+  w.Key("uid");
+  w.String(claim.metadata.uid);
+  w.EndObject();
+  w.EndObject();
+  w.EndObject();
+  w.Finish();
+  auto patched = store_.Patch(*volumes_, "", volume.metadata.name, store::PatchType::kMergePatch, patch, "");
+  if (!patched) return FromError(patched.error());
+  return {};
+}
+
+Status StoreClient::SelectNodeForClaim(const api::PersistentVolumeClaim& claim, const std::string& node_name) {
+  if (claims_ == nullptr) return Status::Error("the cluster has no PersistentVolumeClaims");
+  std::string patch;
+  api::json::StringWriter w(patch);
+  w.StartObject();
+  WriteMetadata(w, claim.metadata, api::kAnnotationSelectedNode, node_name);
+  w.EndObject();
+  w.Finish();
+  auto patched =
+      store_.Patch(*claims_, claim.metadata.namespace_, claim.metadata.name, store::PatchType::kMergePatch, patch, "");
   if (!patched) return FromError(patched.error());
   return {};
 }

@@ -34,6 +34,12 @@ class StoreClient : public framework::ClusterClient {
   framework::Status SetPodScheduledCondition(const api::Pod& pod, const api::PodCondition& condition) override;
   //! A status patch of the PodGroup; an error when the store has no PodGroups or the group is gone.
   framework::Status SetPodGroupCondition(const api::PodGroup& group, const api::PodCondition& condition) override;
+  //! A merge patch of the volume's spec.claimRef and bound-by-controller annotation, made at the
+  //! version the scheduler saw (a 409 when it changed meanwhile).
+  framework::Status BindVolumeToClaim(const api::PersistentVolume& volume,
+                                      const api::PersistentVolumeClaim& claim) override;
+  //! A merge patch of the claim's selected-node annotation, at the version the scheduler saw.
+  framework::Status SelectNodeForClaim(const api::PersistentVolumeClaim& claim, const std::string& node_name) override;
   std::optional<api::Labels> NamespaceLabels(std::string_view name) const override;
   std::vector<std::shared_ptr<const api::PodDisruptionBudget>> ListPodDisruptionBudgets() const override;
   std::optional<api::LabelSelector> ControllerSelector(const api::Pod& pod) const override;
@@ -58,6 +64,8 @@ class StoreClient : public framework::ClusterClient {
   const store::ResourceType& pods_;
   const store::ResourceType& namespaces_;
   const store::ResourceType& pdbs_;
+  const store::ResourceType* claims_;      // null when the store has no claims
+  const store::ResourceType* volumes_;     // null when the store has no volumes
   const store::ResourceType* pod_groups_;  // null when the store has none
   EventRecorder* recorder_ = nullptr;
 

@@ -29,6 +29,27 @@ std::shared_ptr<const api::PodGroup> PodGroupOf(const store::ObjectPtr& object) 
   return object ? object->View<api::PodGroup>() : nullptr;
 }
 
+// The typed view of a storage object, as the variant the handler takes (empty when it has none).
+std::optional<api::StorageObject> StorageOf(const store::ObjectPtr& object) {
+  if (!object) return std::nullopt;
+  const store::ResourceType& type = *object->type;
+  auto as = [&]<typename T>() -> std::optional<api::StorageObject> {
+    auto view = object->View<T>();
+    if (!view) return std::nullopt;
+    return api::StorageObject(std::move(view));
+  };
+  if (type.group.empty()) {
+    if (type.resource == "persistentvolumeclaims") return as.operator()<api::PersistentVolumeClaim>();
+    if (type.resource == "persistentvolumes") return as.operator()<api::PersistentVolume>();
+    return std::nullopt;
+  }
+  if (type.resource == "storageclasses") return as.operator()<api::StorageClass>();
+  if (type.resource == "csinodes") return as.operator()<api::CSINode>();
+  if (type.resource == "csidrivers") return as.operator()<api::CSIDriver>();
+  if (type.resource == "csistoragecapacities") return as.operator()<api::CSIStorageCapacity>();
+  return std::nullopt;
+}
+
 std::vector<store::ObjectPtr> ListInCreationOrder(const store::Store& store, const store::ResourceType& type,
                                                   uint64_t& resource_version) {
   auto listed = store.List(type, "", {});
@@ -48,7 +69,13 @@ StoreInformer::StoreInformer(store::Store& store)
       pods_(Resource(store, "pods")),
       nodes_(Resource(store, "nodes")),
       pod_groups_{store.FindResource("scheduling.k8s.io", "podgroups"),
-                  store.FindResource("scheduling.x-k8s.io", "podgroups")} {}
+                  store.FindResource("scheduling.x-k8s.io", "podgroups")},
+      storage_{store.FindResource("storage.k8s.io", "storageclasses"),
+               store.FindResource("storage.k8s.io", "csidrivers"),
+               store.FindResource("storage.k8s.io", "csinodes"),
+               store.FindResource("storage.k8s.io", "csistoragecapacities"),
+               store.FindResource("", "persistentvolumes"),
+               store.FindResource("", "persistentvolumeclaims")} {}
 
 StoreInformer::~StoreInformer() {
   if (observer_) store_.RemoveObserver(*observer_);
@@ -78,9 +105,18 @@ void StoreInformer::Subscribe(EventHandler* handler) {
   std::sort(groups.begin(), groups.end(), [](const store::ObjectPtr& a, const store::ObjectPtr& b) {
     return a->resource_version < b->resource_version;
   });
+  std::vector<store::ObjectPtr> storage;
+  for (const store::ResourceType* type : storage_) {
+    if (type == nullptr) continue;
+    for (auto& o : ListInCreationOrder(store_, *type, replayed_through_)) storage.push_back(std::move(o));
+  }
   const auto pods = ListInCreationOrder(store_, pods_, replayed_through_);
   for (const auto& n : nodes) {
     if (auto node = NodeOf(n)) handler_->OnNodeAdd(std::move(node));
+  }
+  // Storage before pods, so that a pod's first cycle finds its claims.
+  for (const auto& o : storage) {
+    if (auto object = StorageOf(o)) handler_->OnStorageAdd(*object);
   }
   // Groups before their members, so that PreEnqueue finds a member's group.
   for (const auto& g : groups) {
@@ -145,6 +181,10 @@ void StoreInformer::Forward(const store::WatchEvent& event) {
     ForwardPodGroup(event);
     return;
   }
+  if (type != nullptr && std::find(storage_.begin(), storage_.end(), type) != storage_.end()) {
+    ForwardStorage(event);
+    return;
+  }
   if (type != &pods_) return;
   auto pod = PodOf(event.object);
   if (!pod) return;
@@ -188,6 +228,28 @@ void StoreInformer::ForwardPodGroup(const store::WatchEvent& event) {
       break;
     case store::EventType::kDeleted:
       handler_->OnPodGroupDelete(std::move(group));
+      break;
+    case store::EventType::kBookmark:
+      break;
+  }
+}
+
+void StoreInformer::ForwardStorage(const store::WatchEvent& event) {
+  std::optional<api::StorageObject> object = StorageOf(event.object);
+  if (!object) return;
+  switch (event.type) {
+    case store::EventType::kAdded:
+      handler_->OnStorageAdd(*object);
+      break;
+    case store::EventType::kModified:
+      if (auto old = StorageOf(event.old_object)) {
+        handler_->OnStorageUpdate(*old, *object);
+      } else {
+        handler_->OnStorageAdd(*object);
+      }
+      break;
+    case store::EventType::kDeleted:
+      handler_->OnStorageDelete(*object);
       break;
     case store::EventType::kBookmark:
       break;

@@ -26,7 +26,8 @@ class StoreInformer {
   StoreInformer(const StoreInformer&) = delete;
   StoreInformer& operator=(const StoreInformer&) = delete;
 
-  //! Registers the handler and replays the current objects to it as adds: nodes, PodGroups, then
+  //! Registers the handler and replays the current objects to it as adds: nodes, storage objects,
+  //! PodGroups, then
   //! pods in the order they were created (resourceVersion order), then forwards every later change.
   //! Other threads may write meanwhile (a remote store's reflectors do): changes delivered during
   //! the replay wait until it is done, and those the replay already covered are dropped.
@@ -36,6 +37,7 @@ class StoreInformer {
   void OnEvent(const store::WatchEvent& event);
   void Forward(const store::WatchEvent& event);
   void ForwardPodGroup(const store::WatchEvent& event);
+  void ForwardStorage(const store::WatchEvent& event);
 
   store::Store& store_;
   const store::ResourceType& pods_;
@@ -43,6 +45,9 @@ class StoreInformer {
   //! PodGroups of both APIs (scheduling.k8s.io, scheduling.x-k8s.io); null when the store does not
   //! serve them.
   std::array<const store::ResourceType*, 2> pod_groups_{};
+  //! The storage kinds, in the order Subscribe replays them (classes and CSI objects before the
+  //! volumes and claims that name them); null when the store does not serve one.
+  std::array<const store::ResourceType*, 6> storage_{};
   EventHandler* handler_ = nullptr;
   std::optional<uint64_t> observer_;
   //! Changes up to this resourceVersion were replayed by Subscribe.

@@ -84,9 +84,41 @@ struct Workload {
   //! Nodes labelled topology.example.com/rack in racks of this many, and the gangs' PodGroups
   //! keep each gang in one rack (upstream's podgroup/tas suite); 0: no racks.
   int rack_size = 0;
+  //! Every pod (init and measured) has its own PersistentVolume and claim, bound, of this kind
+  //! (upstream's volumes suite: pv-aws.yaml or pv-csi.yaml with pvc.yaml); nodes attach 39 of the
+  //! CSI driver's volumes (a CSINode each) for the CSI and migrated kinds.
+  enum class Volumes { kNone, kInTree, kMigratedInTree, kCSI };
+  Volumes volumes = Volumes::kNone;
 };
 
+// The driver upstream's volume workloads attach (pv-csi.yaml; the AWS EBS plugin migrates to it).
+constexpr std::string_view kEbsDriver = "ebs.csi.aws.com";
+
 constexpr std::string_view kRackLabel = "topology.example.com/rack";
+
+// volumes: each pod with its own bound PersistentVolume (AWS EBS in-tree, the same migrated to its
+// CSI driver with nodes attaching 39, or a CSI volume), upstream's sizes and thresholds
+// (volumes/performance-config.yaml).
+std::vector<Workload> VolumeWorkloads() {
+  std::vector<Workload> w;
+  auto add = [&w](std::string name, int nodes, int init_pods, int measure_pods, Workload::Volumes volumes,
+                  std::optional<double> threshold) {
+    Workload& x = w.emplace_back();
+    x.name = std::move(name);
+    x.nodes = nodes;
+    x.init_pods = init_pods;
+    x.measure_pods = measure_pods;
+    x.init_groups = {PodGroup{}};
+    x.volumes = volumes;
+    x.threshold = threshold;
+    x.in_default_set = threshold.has_value();
+  };
+  add("SchedulingInTreePVs/5000Nodes_2000Pods", 5000, 1000, 2000, Workload::Volumes::kInTree, 290);
+  add("SchedulingMigratedInTreePVs/5000Nodes_5000Pods", 5000, 5000, 5000, Workload::Volumes::kMigratedInTree, 100);
+  add("SchedulingCSIPVs/5000Nodes_5000Pods", 5000, 5000, 5000, Workload::Volumes::kCSI, 100);
+  add("SchedulingCSIPVs/500Nodes", 500, 500, 1000, Workload::Volumes::kCSI, std::nullopt);
+  return w;
+}
 
 // The workloads, with upstream's sizes (test/integration/scheduler_perf/{misc,affinity,
 // topology_spreading}/performance-config.yaml, 1.33+). Variants carrying a `threshold` there are
@@ -206,6 +238,7 @@ std::vector<Workload> AllWorkloads() {
     w.insert(it, std::move(x));
   }
   w.front().in_default_set = false;  // SchedulingBasic/500Nodes
+  for (Workload& x : VolumeWorkloads()) w.push_back(std::move(x));
   // Gangs (kubesched's own sizes; upstream's podgroup suites run 10 to 5,000 nodes, 3 to 5,000
   // pods a group, with no threshold): every gang placed whole by its group's cycle.
   {
@@ -402,6 +435,40 @@ std::expected<void, std::string> Put(store::Store& store, const store::ResourceT
   return {};
 }
 
+// A pod's own PersistentVolume and claim, bound both ways (scheduler_perf's
+// CreatePodWithPersistentVolume strategy), and the pod's volume naming the claim.
+std::expected<void, std::string> PutBoundVolume(store::Store& store, Workload::Volumes kind, api::Pod& pod) {
+  const std::string name = "vol-" + pod.metadata.uid;
+  const std::string source = kind == Workload::Volumes::kCSI
+                                 ? fmt::format(R"("csi":{{"driver":"{}","volumeHandle":"{}"}})", kEbsDriver, name)
+                                 : fmt::format(R"("awsElasticBlockStore":{{"volumeID":"{}"}})", name);
+  api::json::Document pv, pvc;
+  (void)api::json::Parse(
+      fmt::format(
+          R"({{"apiVersion":"v1","kind":"PersistentVolume","metadata":{{"name":"{0}"}},"spec":{{)"
+          R"("capacity":{{"storage":"1Gi"}},"accessModes":["ReadOnlyMany"],"persistentVolumeReclaimPolicy":"Retain",)"
+          R"({1},"claimRef":{{"namespace":"{2}","name":"{0}","uid":"{0}"}}}},"status":{{"phase":"Bound"}}}})",
+          name, source, pod.metadata.namespace_),
+      pv);
+  (void)api::json::Parse(
+      fmt::format(
+          R"({{"apiVersion":"v1","kind":"PersistentVolumeClaim","metadata":{{"name":"{0}","namespace":"{1}",)"
+          R"("uid":"{0}"}},"spec":{{"accessModes":["ReadOnlyMany"],"resources":{{"requests":{{"storage":"1Gi"}}}},)"
+          R"("storageClassName":"","volumeName":"{0}"}},"status":{{"phase":"Bound"}}}})",
+          name, pod.metadata.namespace_),
+      pvc);
+  if (auto r = Put(store, *store.FindResource("", "persistentvolumes"), "", std::move(pv)); !r) return r;
+  if (auto r = Put(store, *store.FindResource("", "persistentvolumeclaims"), pod.metadata.namespace_, std::move(pvc));
+      !r) {
+    return r;
+  }
+  api::Volume volume;
+  volume.name = "vol";
+  volume.claim_name = name;
+  pod.spec.volumes.push_back(std::move(volume));
+  return {};
+}
+
 // What bench reports about the cluster, counted from the store's events: binds of measured pods
 // (spec.nodeName set on a pod PodFactory numbered in [first, end), whose uid is "pod-uid-<n>")
 // and evictions (the DisruptionTarget condition StoreClient::DeletePod marks a victim with).
@@ -551,10 +618,27 @@ std::expected<Result, std::string> RunWorkload(const Workload& w, const framewor
       return std::unexpected(r.error());
     }
   }
+  if (w.volumes == Workload::Volumes::kCSI || w.volumes == Workload::Volumes::kMigratedInTree) {
+    const store::ResourceType& csi_nodes = *store.FindResource("storage.k8s.io", "csinodes");
+    for (int i = 0; i < w.nodes; ++i) {
+      api::json::Document doc;
+      (void)api::json::Parse(
+          fmt::format(
+              R"({{"apiVersion":"storage.k8s.io/v1","kind":"CSINode","metadata":{{"name":"scheduler-perf-{:05d}"}},)"
+              R"("spec":{{"drivers":[{{"name":"{}","nodeID":"n{}","allocatable":{{"count":39}}}}]}}}})",
+              i, kEbsDriver, i),
+          doc);
+      if (auto r = Put(store, csi_nodes, "", std::move(doc)); !r) return std::unexpected(r.error());
+    }
+  }
   PodFactory factory;
-  auto add_pod = [&](PodTemplate tmpl, const std::string& ns, const std::string& pod_group = "") {
+  auto add_pod = [&](PodTemplate tmpl, const std::string& ns,
+                     const std::string& pod_group = "") -> std::expected<void, std::string> {
     auto pod = factory.Make(tmpl, ns, clock.NowNs());
     pod->spec.pod_group = pod_group;
+    if (w.volumes != Workload::Volumes::kNone) {
+      if (auto r = PutBoundVolume(store, w.volumes, *pod); !r) return r;
+    }
     return Put(store, pods, ns, Document<api::Pod>(*pod, api::PodToValue));
   };
   // Init pods: each createPods op completes before the next starts (no skipWaitToCompletion).

@@ -315,6 +315,46 @@ std::string OptimizerLine(const plugins::batch_placement::BatchStats& o, size_t 
   return line;
 }
 
+// The claims and volumes at the end ("persistentVolumeClaims" and "persistentVolumes" of `-o json`,
+// present when the input has storage): where each claim's volume is and which node chose it.
+void WriteStorageJson(const sim::SimulationResult& result, framework::ArgsWriter& j) {
+  j.Key("persistentVolumeClaims").StartArray();
+  for (const auto& c : result.claims) {
+    j.StartObject();
+    j.Key("namespace").String(c->metadata.namespace_);
+    j.Key("name").String(c->metadata.name);
+    j.Key("phase").String(c->phase == api::PersistentVolumeClaimPhase::kBound  ? "Bound"
+                          : c->phase == api::PersistentVolumeClaimPhase::kLost ? "Lost"
+                                                                               : "Pending");
+    StringOrNull(j.Key("storageClassName"), std::string(c->ClassName()));
+    StringOrNull(j.Key("volumeName"), c->volume_name);
+    const std::string* selected = c->metadata.annotations.Find(api::kAnnotationSelectedNode);
+    StringOrNull(j.Key("selectedNode"), selected != nullptr ? *selected : std::string());
+    j.EndObject();
+  }
+  j.EndArray();
+  j.Key("persistentVolumes").StartArray();
+  for (const auto& v : result.volumes) {
+    j.StartObject();
+    j.Key("name").String(v->metadata.name);
+    j.Key("capacity").String(v->capacity.text());
+    StringOrNull(j.Key("storageClassName"), v->storage_class_name);
+    StringOrNull(j.Key("claim"), v->claim_ref ? v->claim_ref->namespace_ + "/" + v->claim_ref->name : std::string());
+    // The node labels the volume is reachable from: "key=value" for each single-value In term.
+    j.Key("nodeAffinity").StartArray();
+    if (v->node_affinity) {
+      for (const auto& term : v->node_affinity->terms) {
+        for (const auto& r : term.match_expressions) {
+          for (const auto& value : r.values) j.String(r.key + "=" + value);
+        }
+      }
+    }
+    j.EndArray();
+    j.EndObject();
+  }
+  j.EndArray();
+}
+
 void PrintSimulation(const sim::SimulationResult& result, OutputFormat format, std::ostream& out) {
   const sim::SimulationSummary sum = sim::Summarize(result);
 
@@ -327,6 +367,7 @@ void PrintSimulation(const sim::SimulationResult& result, OutputFormat format, s
     WriteEvictedJson(result, j.Key("evicted"));
     WriteSummaryJson(result, sum, j.Key("summary"));
     if (result.gangs) WritePodGroupsJson(*result.gangs, j.Key("podGroups"));
+    if (!result.claims.empty() || !result.volumes.empty()) WriteStorageJson(result, j);
     if (result.explanation) WriteExplanationJson(*result.explanation, j.Key("explanation"));
     j.EndObject();
     // The indented text opens with "{\n" and the members at two spaces: the pods go first, streamed

@@ -23,7 +23,7 @@ std::span<const PluginRef> UpstreamDefaultPlugins();
 enum class UpstreamPlugin {
   kUnknown,      //!< not an upstream plugin name
   kInTree,       //!< an upstream in-tree plugin kubesched implements or will implement
-  kUnsupported,  //!< upstream in-tree but not implemented by kubesched (volumes, DRA)
+  kUnsupported,  //!< upstream in-tree but not implemented by kubesched (DRA)
   kRemoved,      //!< removed from upstream in config v1 (cloud volume limit plugins)
 };
 UpstreamPlugin ClassifyUpstreamPlugin(std::string_view name);
@@ -35,9 +35,8 @@ bool IsUpstreamBindPlugin(std::string_view name);
 
 //! The effective default plugins: upstream's default list restricted to the plugins present in
 //! `registry`, order and weights kept. This drops the plugins kubesched does not implement
-//! (VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, DynamicResources: they
-//! are no-ops for pods without volumes or resource claims) and, while they are being written,
-//! in-tree plugins not registered yet.
+//! (DynamicResources: a no-op for pods without resource claims) and, while they are being
+//! written, in-tree plugins not registered yet.
 Plugins DefaultPlugins(const framework::Registry& registry);
 
 //! Upstream's mergePluginSet: the defaults minus the custom `disabled` names (all of them for

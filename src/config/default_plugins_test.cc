@@ -95,7 +95,7 @@ TEST(DefaultPluginsTest, RestrictedToRegistry) {
 TEST(DefaultPluginsTest, Classify) {
   EXPECT_EQ(ClassifyUpstreamPlugin("NodeResourcesFit"), UpstreamPlugin::kInTree);
   EXPECT_EQ(ClassifyUpstreamPlugin("InterPodAffinity"), UpstreamPlugin::kInTree);
-  EXPECT_EQ(ClassifyUpstreamPlugin("VolumeBinding"), UpstreamPlugin::kUnsupported);
+  EXPECT_EQ(ClassifyUpstreamPlugin("VolumeBinding"), UpstreamPlugin::kInTree);
   EXPECT_EQ(ClassifyUpstreamPlugin("DynamicResources"), UpstreamPlugin::kUnsupported);
   EXPECT_EQ(ClassifyUpstreamPlugin("EBSLimits"), UpstreamPlugin::kRemoved);
   EXPECT_EQ(ClassifyUpstreamPlugin("CustomPlugin"), UpstreamPlugin::kUnknown);

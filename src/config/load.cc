@@ -186,18 +186,7 @@ void DecodePlugins(Decoder& d, ArgsView j, const std::string& path, Plugins& plu
 // Args of upstream plugins kubesched does not implement are never used, but upstream decodes them
 // strictly all the same: their v1 fields (types_pluginargs.go as of v1.34) are checked.
 void DecodeUnimplementedArgs(Decoder& d, std::string_view plugin, ArgsView args, const std::string& path) {
-  if (plugin == "VolumeBinding") {
-    if (!d.Object(args, path, {"bindTimeoutSeconds", "shape"})) return;
-    d.Int64(args.Find("bindTimeoutSeconds"), api::field_path::Child(path, "bindTimeoutSeconds"));
-    ArgsView shape = args.Find("shape");
-    if (!d.Array(shape, api::field_path::Child(path, "shape"))) return;
-    for (size_t i = 0; i < shape.Size(); ++i) {
-      std::string point_path = api::field_path::Index(api::field_path::Child(path, "shape"), i);
-      if (!d.Object(shape[i], point_path, {"utilization", "score"})) continue;
-      d.Int32(shape[i].Find("utilization"), api::field_path::Child(point_path, "utilization"));
-      d.Int32(shape[i].Find("score"), api::field_path::Child(point_path, "score"));
-    }
-  } else if (plugin == "DynamicResources") {
+  if (plugin == "DynamicResources") {
     if (!d.Object(args, path, {"filterTimeout"})) return;
     d.String(args.Find("filterTimeout"), api::field_path::Child(path, "filterTimeout"));  // a duration, "10s"
   }

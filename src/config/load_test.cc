@@ -21,11 +21,12 @@ using testing::ArgsJson;
 const std::string kHeader = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n";
 
 // Names of the upstream in-tree plugins kubesched implements, plus test plugins of unknown kind.
-const std::vector<std::string> kInTree = {"SchedulingGates",  "PrioritySort",      "NodeUnschedulable",
-                                          "NodeName",         "TaintToleration",   "NodeAffinity",
-                                          "NodePorts",        "NodeResourcesFit",  "PodTopologySpread",
-                                          "InterPodAffinity", "DefaultPreemption", "NodeResourcesBalancedAllocation",
-                                          "ImageLocality",    "DefaultBinder"};
+const std::vector<std::string> kInTree = {
+    "SchedulingGates",    "PrioritySort",     "NodeUnschedulable", "NodeName",
+    "TaintToleration",    "NodeAffinity",     "NodePorts",         "NodeResourcesFit",
+    "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",     "VolumeZone",
+    "PodTopologySpread",  "InterPodAffinity", "DefaultPreemption", "NodeResourcesBalancedAllocation",
+    "ImageLocality",      "DefaultBinder"};
 const std::vector<std::string> kCustom = {"CustomSort", "AnotherSort", "CustomBind", "CustomPlugin"};
 
 framework::Registry RegistryWith(const std::vector<std::string>& names) {
@@ -48,13 +49,17 @@ framework::Registry FullRegistry() {
   return RegistryWith(names);
 }
 
-// The defaults with the full registry: upstream's list without the volume and DRA plugins.
+// The defaults with the full registry: upstream's list without the DRA plugin.
 std::vector<PluginRef> DefaultMultiPoint() {
-  return {{"SchedulingGates", 0},  {"PrioritySort", 0},      {"NodeUnschedulable", 0},
-          {"NodeName", 0},         {"TaintToleration", 3},   {"NodeAffinity", 2},
-          {"NodePorts", 0},        {"NodeResourcesFit", 1},  {"PodTopologySpread", 2},
-          {"InterPodAffinity", 2}, {"DefaultPreemption", 0}, {"NodeResourcesBalancedAllocation", 1},
-          {"ImageLocality", 1},    {"DefaultBinder", 0}};
+  return {{"SchedulingGates", 0},    {"PrioritySort", 0},
+          {"NodeUnschedulable", 0},  {"NodeName", 0},
+          {"TaintToleration", 3},    {"NodeAffinity", 2},
+          {"NodePorts", 0},          {"NodeResourcesFit", 1},
+          {"VolumeRestrictions", 0}, {"NodeVolumeLimits", 0},
+          {"VolumeBinding", 0},      {"VolumeZone", 0},
+          {"PodTopologySpread", 2},  {"InterPodAffinity", 2},
+          {"DefaultPreemption", 0},  {"NodeResourcesBalancedAllocation", 1},
+          {"ImageLocality", 1},      {"DefaultBinder", 0}};
 }
 
 std::vector<PluginRef> Without(std::vector<PluginRef> list, const std::string& name) {
@@ -93,11 +98,20 @@ TEST(LoadTest, DefaultsSkipUnregisteredInTreePlugins) {
   }
   auto cfg = LoadConfigFromString(kHeader, "cfg.yaml", RegistryWith(names));
   ASSERT_TRUE(cfg.has_value()) << cfg.error();
-  std::vector<PluginRef> want = {
-      {"SchedulingGates", 0}, {"PrioritySort", 0},     {"NodeUnschedulable", 0},
-      {"NodeName", 0},        {"TaintToleration", 3},  {"NodeAffinity", 2},
-      {"NodePorts", 0},       {"NodeResourcesFit", 1}, {"NodeResourcesBalancedAllocation", 1},
-      {"DefaultBinder", 0}};
+  std::vector<PluginRef> want = {{"SchedulingGates", 0},
+                                 {"PrioritySort", 0},
+                                 {"NodeUnschedulable", 0},
+                                 {"NodeName", 0},
+                                 {"TaintToleration", 3},
+                                 {"NodeAffinity", 2},
+                                 {"NodePorts", 0},
+                                 {"NodeResourcesFit", 1},
+                                 {"VolumeRestrictions", 0},
+                                 {"NodeVolumeLimits", 0},
+                                 {"VolumeBinding", 0},
+                                 {"VolumeZone", 0},
+                                 {"NodeResourcesBalancedAllocation", 1},
+                                 {"DefaultBinder", 0}};
   EXPECT_EQ(cfg->profiles[0].plugins.multi_point.enabled, want);
 }
 
@@ -190,14 +204,16 @@ TEST(LoadTest, Merging) {
                      "    bind:\n      enabled: [{name: CustomBind}]\n",
                      want});
   }
-  cases.push_back({"disabling plugins kubesched does not implement is accepted",
-                   "    multiPoint:\n      disabled:\n      - name: VolumeBinding\n      - name: VolumeZone\n"
-                   "      - name: NodeVolumeLimits\n      - name: VolumeRestrictions\n      - name: DynamicResources\n",
-                   multi(DefaultMultiPoint(), {{"VolumeBinding", 0},
-                                               {"VolumeZone", 0},
-                                               {"NodeVolumeLimits", 0},
-                                               {"VolumeRestrictions", 0},
-                                               {"DynamicResources", 0}})});
+  cases.push_back({"disabling a plugin kubesched does not implement is accepted",
+                   "    multiPoint:\n      disabled:\n      - name: DynamicResources\n",
+                   multi(DefaultMultiPoint(), {{"DynamicResources", 0}})});
+  cases.push_back(
+      {"disabling the volume plugins",
+       "    multiPoint:\n      disabled:\n      - name: VolumeBinding\n      - name: VolumeZone\n"
+       "      - name: NodeVolumeLimits\n      - name: VolumeRestrictions\n",
+       multi(Without(Without(Without(Without(DefaultMultiPoint(), "VolumeBinding"), "VolumeZone"), "NodeVolumeLimits"),
+                     "VolumeRestrictions"),
+             {{"VolumeBinding", 0}, {"VolumeZone", 0}, {"NodeVolumeLimits", 0}, {"VolumeRestrictions", 0}})});
 
   framework::Registry registry = FullRegistry();
   for (const auto& c : cases) {
@@ -251,10 +267,6 @@ TEST(LoadTest, ValidationErrors) {
       {"unknown plugin at multiPoint",
        kHeader + "profiles:\n- plugins:\n    multiPoint:\n      enabled: [{name: CustomPlugin}, {name: Bar}]\n",
        "cfg.yaml: profiles[0].plugins.multiPoint.enabled[1]: Invalid value: \"Bar\": plugin \"Bar\" does not exist"},
-      {"unsupported volume plugin",
-       kHeader + "profiles:\n- plugins:\n    multiPoint:\n      enabled:\n      - name: VolumeBinding\n",
-       "cfg.yaml: profiles[0].plugins.multiPoint.enabled[0]: Invalid value: \"VolumeBinding\": plugin "
-       "\"VolumeBinding\" is not supported by kubesched"},
       {"unsupported DRA plugin",
        kHeader + "profiles:\n- plugins:\n    filter:\n      enabled:\n      - name: DynamicResources\n",
        "cfg.yaml: profiles[0].plugins.filter.enabled[0]: Invalid value: \"DynamicResources\": plugin "
@@ -617,8 +629,7 @@ TEST(LoadTest, UnknownFieldsAtEveryLevel) {
        "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].args.hardPodAffinityWeigth\""},
       {"DefaultPreemptionArgs", args + "DefaultPreemption\n    args: {minCandidateNodesPercent: 5}\n",
        "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].args.minCandidateNodesPercent\""},
-      {"VolumeBindingArgs (not implemented, still decoded)",
-       args + "VolumeBinding\n    args: {bindTimeoutSeconds: 60, bindTimeout: 60}\n",
+      {"VolumeBindingArgs", args + "VolumeBinding\n    args: {bindTimeoutSeconds: 60, bindTimeout: 60}\n",
        "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].args.bindTimeout\""},
       {"DynamicResourcesArgs (not implemented, still decoded)",
        args + "DynamicResources\n    args: {filterTimeout: 10s, timeout: 1s}\n",

@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/storage_types.h"
 #include "api/types.h"
 #include "framework/status.h"
 
@@ -67,6 +68,19 @@ class ClusterClient {
   //! type. A no-op by default (a cluster without PodGroups).
   virtual Status SetPodGroupCondition(const api::PodGroup& /*group*/, const api::PodCondition& /*condition*/) {
     return Status();
+  }
+  //! VolumeBinding's PreBind, static binding: sets the volume's spec.claimRef to the claim (with
+  //! pv.kubernetes.io/bound-by-controller: "yes"), as upstream's binder does; the PV controller then
+  //! binds the claim. Unsupported by default.
+  virtual Status BindVolumeToClaim(const api::PersistentVolume& volume, const api::PersistentVolumeClaim& claim) {
+    return Status::Error("this cluster client cannot bind PersistentVolumes (" + volume.metadata.name + " to " +
+                         claim.Key() + ")");
+  }
+  //! VolumeBinding's PreBind, dynamic provisioning: annotates the claim with
+  //! volume.kubernetes.io/selected-node, which its provisioner waits for. Unsupported by default.
+  virtual Status SelectNodeForClaim(const api::PersistentVolumeClaim& claim, const std::string& node_name) {
+    return Status::Error("this cluster client cannot annotate PersistentVolumeClaims (" + claim.Key() + " on " +
+                         node_name + ")");
   }
   //! The labels of a namespace, or nullopt when it does not exist.
   virtual std::optional<api::Labels> NamespaceLabels(std::string_view name) const = 0;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "api/storage_types.h"
 #include "api/types.h"
 
 namespace kubesched::framework {
@@ -20,6 +21,12 @@ enum class EventResource : uint8_t {
   kNamespace,
   kPodDisruptionBudget,
   kPodGroup,  //!< scheduling.k8s.io PodGroup
+  kPersistentVolume,
+  kPersistentVolumeClaim,
+  kStorageClass,
+  kCSINode,
+  kCSIDriver,
+  kCSIStorageCapacity,
   kWildCard,  //!< any resource
 };
 
@@ -75,6 +82,9 @@ struct EventObjects {
   const api::Node* new_node = nullptr;
   const api::PodGroup* old_pod_group = nullptr;
   const api::PodGroup* new_pod_group = nullptr;
+  //! A claim, volume, class or CSI object (the kind the event's resource names).
+  const api::StorageObject* old_storage = nullptr;
+  const api::StorageObject* new_storage = nullptr;
 };
 
 //! Decides whether `event` may make the rejected `pod` schedulable. May be called concurrently.

@@ -16,6 +16,7 @@
 #include "framework/interface.h"
 #include "framework/listers.h"
 #include "framework/pod_groups.h"
+#include "framework/storage.h"
 #include "util/clock.h"
 #include "util/parallelizer.h"
 
@@ -118,6 +119,12 @@ class Handle : public PluginsRunner {
   //! The PodGroups of `api` the scheduler has seen and their members; null when it tracks none
   //! (tests of single plugins that give none).
   virtual PodGroupTracker* PodGroups(api::PodGroupApi /*api*/) const { return nullptr; }
+  //! Claims, volumes, classes and CSI objects from the scheduler's informers (an empty lister for
+  //! handles without storage: tests of other plugins).
+  virtual StorageLister& Storage() const {
+    static EmptyStorageLister empty;  // stateless
+    return empty;
+  }
 };
 
 }  // namespace kubesched::framework

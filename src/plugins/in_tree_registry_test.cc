@@ -19,7 +19,9 @@ TEST(InTreeRegistryTest, RegistersEveryImplementedPluginByUpstreamName) {
       names::kNodeResourcesFit, names::kNodeResourcesBalancedAllocation,
       names::kInterPodAffinity, names::kPodTopologySpread,
       names::kImageLocality,    names::kDefaultPreemption,
-      names::kGangScheduling,   "BatchPlacement",
+      names::kGangScheduling,   names::kVolumeRestrictions,
+      names::kNodeVolumeLimits, names::kVolumeBinding,
+      names::kVolumeZone,       "BatchPlacement",
       "CrossNodePreemption",  // kubesched's own
       "Coscheduling",         // kubernetes-sigs/scheduler-plugins'
   };

@@ -19,10 +19,15 @@
 #include "plugins/node_resources_balanced_allocation/node_resources_balanced_allocation.h"
 #include "plugins/node_resources_fit/node_resources_fit.h"
 #include "plugins/node_unschedulable/node_unschedulable.h"
+#include "plugins/node_volume_limits/node_volume_limits.h"
 #include "plugins/pod_topology_spread/pod_topology_spread.h"
 #include "plugins/queue_sort/queue_sort.h"
 #include "plugins/scheduling_gates/scheduling_gates.h"
 #include "plugins/taint_toleration/taint_toleration.h"
+#include "plugins/volume_binding/args.h"
+#include "plugins/volume_binding/volume_binding.h"
+#include "plugins/volume_restrictions/volume_restrictions.h"
+#include "plugins/volume_zone/volume_zone.h"
 #include "util/log.h"
 
 namespace kubesched::plugins {
@@ -76,6 +81,12 @@ void RegisterInTreePlugins(framework::Registry& registry) {
   MustRegister(registry, names::kPodTopologySpread, pod_topology_spread::New,
                ArgsTypeOf(names::kPodTopologySpread, pod_topology_spread::DecodeArgs, pod_topology_spread::EncodeArgs));
   MustRegister(registry, names::kImageLocality, image_locality::New);
+  // The volume plugins (storage half of the default profile).
+  MustRegister(registry, names::kVolumeRestrictions, volume_restrictions::New);
+  MustRegister(registry, names::kNodeVolumeLimits, node_volume_limits::New);
+  MustRegister(registry, names::kVolumeBinding, volume_binding::New,
+               ArgsTypeOf(names::kVolumeBinding, volume_binding::DecodeArgs, volume_binding::EncodeArgs));
+  MustRegister(registry, names::kVolumeZone, volume_zone::New);
   // Workload-aware scheduling (alpha upstream, off by default there too): enabled by naming it
   // in a profile.
   MustRegister(registry, names::kGangScheduling, gang_scheduling::New);

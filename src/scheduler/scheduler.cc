@@ -197,6 +197,7 @@ std::expected<std::unique_ptr<Scheduler>, std::string> Scheduler::Create(const S
   deps.extenders = s->extender_ptrs_;
   deps.pod_groups = &s->pod_groups_;
   deps.coscheduling_groups = &s->coscheduling_groups_;
+  deps.storage = &s->storage_;
   deps.metrics = options.metrics;
   s->metrics_ = options.metrics;
   Scheduler* self = s.get();
@@ -414,6 +415,44 @@ void Scheduler::OnPodGroupUpdate(std::shared_ptr<const api::PodGroup> old_group,
 void Scheduler::OnPodGroupDelete(std::shared_ptr<const api::PodGroup> group) {
   pod_groups_.DeleteGroup(*group);
   coscheduling_groups_.DeleteGroup(*group);
+}
+
+namespace {
+
+// The queue's event for a change of a storage object (its kind's resource, the informer's action).
+framework::ClusterEvent StorageEvent(const api::StorageObject& object, framework::ActionType action) {
+  using framework::EventResource;
+  static constexpr std::pair<EventResource, std::string_view> kKinds[] = {
+      {EventResource::kPersistentVolumeClaim, "PersistentVolumeClaim"},
+      {EventResource::kPersistentVolume, "PersistentVolume"},
+      {EventResource::kStorageClass, "StorageClass"},
+      {EventResource::kCSINode, "CSINode"},
+      {EventResource::kCSIDriver, "CSIDriver"},
+      {EventResource::kCSIStorageCapacity, "CSIStorageCapacity"},
+  };
+  const auto& [resource, kind] = kKinds[object.index()];
+  const std::string_view verb = action == framework::action::kAdd      ? "Add"
+                                : action == framework::action::kDelete ? "Delete"
+                                                                       : "Update";
+  return {resource, action, std::string(kind) + std::string(verb)};
+}
+
+}  // namespace
+
+void Scheduler::OnStorageAdd(const api::StorageObject& object) {
+  storage_.Apply(object);
+  queue_->MoveAllToActiveOrBackoffQueue(StorageEvent(object, framework::action::kAdd), {.new_storage = &object});
+}
+
+void Scheduler::OnStorageUpdate(const api::StorageObject& old_object, const api::StorageObject& new_object) {
+  storage_.Apply(new_object);
+  queue_->MoveAllToActiveOrBackoffQueue(StorageEvent(new_object, framework::action::kUpdate),
+                                        {.old_storage = &old_object, .new_storage = &new_object});
+}
+
+void Scheduler::OnStorageDelete(const api::StorageObject& object) {
+  storage_.Remove(object);
+  queue_->MoveAllToActiveOrBackoffQueue(StorageEvent(object, framework::action::kDelete), {.old_storage = &object});
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -27,6 +27,7 @@
 #include "cache/cache.h"
 #include "cache/pod_group_index.h"
 #include "cache/snapshot.h"
+#include "cache/storage_cache.h"
 #include "cluster/event_handler.h"
 #include "config/types.h"
 #include "framework/client.h"
@@ -177,6 +178,9 @@ class Scheduler final : public cluster::EventHandler {
   void OnPodGroupUpdate(std::shared_ptr<const api::PodGroup> old_group,
                         std::shared_ptr<const api::PodGroup> new_group) override;
   void OnPodGroupDelete(std::shared_ptr<const api::PodGroup> group) override;
+  void OnStorageAdd(const api::StorageObject& object) override;
+  void OnStorageUpdate(const api::StorageObject& old_object, const api::StorageObject& new_object) override;
+  void OnStorageDelete(const api::StorageObject& object) override;
 
   //! Runs one scheduling cycle for the next pod in activeQ. Returns false when activeQ is empty.
   bool ScheduleOne();
@@ -322,6 +326,8 @@ class Scheduler final : public cluster::EventHandler {
   cache::PodGroupIndex pod_groups_{api::PodGroupApi::kScheduling};
   //! scheduler-plugins PodGroups and their members (Handle::PodGroups(kCoscheduling)).
   cache::PodGroupIndex coscheduling_groups_{api::PodGroupApi::kCoscheduling};
+  //! Claims, volumes, classes and CSI objects (Handle::Storage), fed by the informer callbacks.
+  cache::StorageCache storage_;
   std::unique_ptr<cache::Snapshot> snapshot_;
   std::unique_ptr<queue::SchedulingQueue> queue_;
   profile::Map profiles_;

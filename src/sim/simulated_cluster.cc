@@ -177,6 +177,47 @@ json::Document PodGroupDocument(const api::PodGroup& pg) {
   return doc;
 }
 
+// The input's storage objects, in its order (classes, CSI objects, volumes and claims come before
+// the pods that use them), each through `restore`.
+template <typename Restore>
+void RestoreStorage(const store::Store& s, const std::vector<api::StorageObject>& storage, const Restore& restore) {
+  for (const api::StorageObject& object : storage) {
+    std::visit(
+        [&](const auto& o) {
+          using T = std::remove_const_t<typename std::decay_t<decltype(o)>::element_type>;
+          const store::ResourceType* type = nullptr;
+          std::string_view kind, api_version = "v1";
+          if constexpr (std::is_same_v<T, api::PersistentVolumeClaim>) {
+            type = &Resource(s, "", "persistentvolumeclaims"), kind = "PersistentVolumeClaim";
+          } else if constexpr (std::is_same_v<T, api::PersistentVolume>) {
+            type = &Resource(s, "", "persistentvolumes"), kind = "PersistentVolume";
+          } else if constexpr (std::is_same_v<T, api::StorageClass>) {
+            type = &Resource(s, "storage.k8s.io", "storageclasses"), kind = "StorageClass";
+          } else if constexpr (std::is_same_v<T, api::CSINode>) {
+            type = &Resource(s, "storage.k8s.io", "csinodes"), kind = "CSINode";
+          } else if constexpr (std::is_same_v<T, api::CSIDriver>) {
+            type = &Resource(s, "storage.k8s.io", "csidrivers"), kind = "CSIDriver";
+          } else {
+            type = &Resource(s, "storage.k8s.io", "csistoragecapacities"), kind = "CSIStorageCapacity";
+          }
+          if constexpr (!std::is_same_v<T, api::PersistentVolumeClaim> && !std::is_same_v<T, api::PersistentVolume>) {
+            api_version = "storage.k8s.io/v1";
+          }
+          json::Document doc = RestoreDocument(ObjectText(o->json, kind, api_version), o->metadata);
+          if constexpr (std::is_same_v<T, api::PersistentVolumeClaim>) {
+            // The class admission gave it (DefaultStorageClass), as the API server would store it.
+            if (o->storage_class_name) {
+              auto& a = doc.GetAllocator();
+              json::Set(json::Child(doc, "spec", a), "storageClassName", json::MakeString(*o->storage_class_name, a),
+                        a);
+            }
+          }
+          restore(*type, o->metadata.namespace_, o->metadata.name, std::move(doc));
+        },
+        object);
+  }
+}
+
 }  // namespace
 
 SimulatedCluster::SimulatedCluster(api::ClusterObjects objects, const util::Clock& clock, uint64_t seed,
@@ -224,6 +265,8 @@ void SimulatedCluster::Load(api::ClusterObjects& objects, uint64_t seed, cluster
     restore(pg->api == api::PodGroupApi::kScheduling ? pod_groups : coscheduling_pod_groups, pg->metadata.namespace_,
             pg->metadata.name, PodGroupDocument(*pg));
   }
+
+  RestoreStorage(s, objects.storage, restore);
 
   const auto& nodes = Resource(s, "", "nodes");
   // Each loaded object is released once the store has it (the input's typed objects and the
@@ -424,6 +467,14 @@ std::vector<std::shared_ptr<const api::Pod>> SimulatedCluster::Pods() const {
 
 std::vector<std::shared_ptr<const api::Node>> SimulatedCluster::Nodes() const {
   return InOrder<api::Node>("nodes", node_order_, /*by_uid=*/false);
+}
+
+std::vector<std::shared_ptr<const api::PersistentVolumeClaim>> SimulatedCluster::Claims() const {
+  return InOrder<api::PersistentVolumeClaim>("persistentvolumeclaims", {}, /*by_uid=*/true);
+}
+
+std::vector<std::shared_ptr<const api::PersistentVolume>> SimulatedCluster::Volumes() const {
+  return InOrder<api::PersistentVolume>("persistentvolumes", {}, /*by_uid=*/false);
 }
 
 std::vector<Eviction> SimulatedCluster::Evictions() const {

@@ -97,6 +97,9 @@ class SimulatedCluster final : private detail::OwnedStore, public cluster::Store
   std::vector<std::shared_ptr<const api::Pod>> Pods() const;
   //! Nodes in manifest order, then those the timeline created.
   std::vector<std::shared_ptr<const api::Node>> Nodes() const;
+  //! The claims and volumes at the end, by namespace and name.
+  std::vector<std::shared_ptr<const api::PersistentVolumeClaim>> Claims() const;
+  std::vector<std::shared_ptr<const api::PersistentVolume>> Volumes() const;
   //! Pods evicted (deleted by preemption), in eviction order, each recorded when its deletion
   //! started; `replacement` is filled in once the controller creates it.
   std::vector<Eviction> Evictions() const;

@@ -129,6 +129,8 @@ std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects o
   result.run_state = state;
   result.pods = cluster.Pods();
   result.nodes = cluster.Nodes();
+  result.claims = cluster.Claims();
+  result.volumes = cluster.Volumes();
   result.evictions = cluster.Evictions();
   result.explanation = sched.explanation();
   result.failed_attempts = sched.failed_attempts();

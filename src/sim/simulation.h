@@ -48,6 +48,9 @@ using SimulationCrossNode = plugins::cross_node_preemption::CrossNodeReport;
 struct SimulationResult {
   std::vector<std::shared_ptr<const api::Pod>> pods;  // final state, creation order
   std::vector<std::shared_ptr<const api::Node>> nodes;
+  //! The claims and volumes at the end (the PV controller's bindings and provisioned volumes).
+  std::vector<std::shared_ptr<const api::PersistentVolumeClaim>> claims;
+  std::vector<std::shared_ptr<const api::PersistentVolume>> volumes;
   std::vector<sim::Eviction> evictions;
   std::optional<scheduler::AttemptExplanation> explanation;
   //! By pod uid, each pod's last failed attempt (its Filter reasons with their node counts): the

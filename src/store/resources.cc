@@ -5,6 +5,7 @@
 #include "store/event_conversion.h"
 #include "store/kind_defaults.h"
 #include "store/kind_hooks.h"
+#include "store/storage_kinds.h"
 
 namespace kubesched::store {
 
@@ -266,7 +267,6 @@ std::vector<ResourceType> StoredAsWritten() {
       {"networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", "networkpolicy", true, {"netpol"}, {}, {}},
       {"networking.k8s.io", "v1", "ingresses", "Ingress", "ingress", true, {"ing"}, {}, {"status"}},
       {"networking.k8s.io", "v1", "ingressclasses", "IngressClass", "ingressclass", false, {}, {}, {}},
-      {"storage.k8s.io", "v1", "storageclasses", "StorageClass", "storageclass", false, {"sc"}, {}, {}},
       {"admissionregistration.k8s.io",
        "v1",
        "validatingwebhookconfigurations",
@@ -329,6 +329,12 @@ struct Registry {
   ResourceType stateful_sets = StatefulSets();
   ResourceType daemon_sets = DaemonSets();
   ResourceType jobs = Jobs();
+  ResourceType persistent_volume_claims = PersistentVolumeClaims();
+  ResourceType persistent_volumes = PersistentVolumes();
+  ResourceType storage_classes = StorageClasses();
+  ResourceType csi_nodes = CSINodes();
+  ResourceType csi_drivers = CSIDrivers();
+  ResourceType csi_storage_capacities = CSIStorageCapacities();
   std::vector<const ResourceType*> all = {&namespaces,
                                           &nodes,
                                           &pods,
@@ -345,6 +351,12 @@ struct Registry {
                                           &stateful_sets,
                                           &daemon_sets,
                                           &jobs,
+                                          &persistent_volume_claims,
+                                          &persistent_volumes,
+                                          &storage_classes,
+                                          &csi_nodes,
+                                          &csi_drivers,
+                                          &csi_storage_capacities,
                                           &service_accounts,
                                           &config_maps,
                                           &secrets,

@@ -255,6 +255,28 @@ PodBuilder& PodBuilder::OwnerReference(std::string kind, std::string name, std::
   return *this;
 }
 
+PodBuilder& PodBuilder::PVC(std::string claim_name, bool read_only) {
+  api::Volume v;
+  v.name = claim_name;
+  v.claim_name = std::move(claim_name);
+  v.claim_read_only = read_only;
+  pod_->spec.volumes.push_back(std::move(v));
+  return *this;
+}
+
+PodBuilder& PodBuilder::EphemeralVolume(std::string volume_name) {
+  api::Volume v;
+  v.name = std::move(volume_name);
+  v.ephemeral = true;
+  pod_->spec.volumes.push_back(std::move(v));
+  return *this;
+}
+
+PodBuilder& PodBuilder::Volume(api::Volume volume) {
+  pod_->spec.volumes.push_back(std::move(volume));
+  return *this;
+}
+
 std::shared_ptr<api::Pod> PodBuilder::Obj() const { return std::make_shared<api::Pod>(*pod_); }
 framework::PodInfoPtr PodBuilder::Info() const { return framework::PodInfo::Create(Obj()); }
 

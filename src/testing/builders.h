@@ -51,6 +51,12 @@ class PodBuilder {
   PodBuilder& SchedulingGates(std::vector<std::string> gates);
   //! spec.schedulingGroup.podGroupName.
   PodBuilder& PodGroup(std::string name);
+  //! A volume of the claim `claim_name` (persistentVolumeClaim), named after it.
+  PodBuilder& PVC(std::string claim_name, bool read_only = false);
+  //! A generic ephemeral volume `volume_name` (its claim: "<pod name>-<volume name>").
+  PodBuilder& EphemeralVolume(std::string volume_name);
+  //! Any volume, as given.
+  PodBuilder& Volume(api::Volume volume);
   //! Required pod affinity / anti-affinity: pods with label key in values, per topology key.
   PodBuilder& PodAffinityIn(std::string label_key, std::vector<std::string> values, std::string topology_key);
   PodBuilder& PodAntiAffinityIn(std::string label_key, std::vector<std::string> values, std::string topology_key);

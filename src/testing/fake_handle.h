@@ -180,6 +180,9 @@ class FakeHandle final : public framework::Handle {
   void set_pod_groups(framework::PodGroupTracker* pod_groups, api::PodGroupApi api = api::PodGroupApi::kScheduling) {
     pod_groups_[static_cast<size_t>(api)] = pod_groups;
   }
+  //! What Storage() returns (an empty lister by default); the lister outlives the handle's use.
+  //! Tests give a cache::StorageCache filled with their claims, volumes and classes.
+  void set_storage(framework::StorageLister* storage) { storage_ = storage; }
   //! The pods Activate was called with, in order.
   std::vector<std::shared_ptr<const api::Pod>> activated() const {
     std::lock_guard lock(waiting_mu_);
@@ -234,6 +237,9 @@ class FakeHandle final : public framework::Handle {
   framework::PodGroupTracker* PodGroups(api::PodGroupApi api) const override {
     return pod_groups_[static_cast<size_t>(api)];
   }
+  framework::StorageLister& Storage() const override {
+    return storage_ != nullptr ? *storage_ : framework::Handle::Storage();
+  }
   void Activate(const std::vector<std::shared_ptr<const api::Pod>>& pods) override {
     std::lock_guard lock(waiting_mu_);
     activated_.insert(activated_.end(), pods.begin(), pods.end());
@@ -247,6 +253,7 @@ class FakeHandle final : public framework::Handle {
   util::Parallelizer parallelizer_{2};
   std::string profile_name_ = std::string(api::kDefaultSchedulerName);
   std::array<framework::PodGroupTracker*, 2> pod_groups_{};
+  framework::StorageLister* storage_ = nullptr;
   mutable std::mutex waiting_mu_;
   std::vector<std::shared_ptr<FakeWaitingPod>> waiting_;    // guarded by waiting_mu_
   std::vector<std::shared_ptr<const api::Pod>> activated_;  // guarded by waiting_mu_

@@ -52,12 +52,15 @@ TEST(CliE2E, PluginsJson) {
   for (const auto& p : j["plugins"]) names.push_back(p["name"]);
   // The default profile's plugins, in upstream's order, then kubesched's own.
   EXPECT_EQ(names.front(), "SchedulingGates");
-  ASSERT_EQ(names.size(), 18u);
-  EXPECT_EQ(names[13], "DefaultBinder");
+  ASSERT_EQ(names.size(), 22u);
+  // The volume plugins at upstream's place, after NodeResourcesFit.
+  EXPECT_EQ(std::vector<std::string>(names.begin() + 8, names.begin() + 12),
+            (std::vector<std::string>{"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone"}));
+  EXPECT_EQ(names[17], "DefaultBinder");
   // GangScheduling is a default (upstream's, with its GangScheduling gate on).
-  EXPECT_EQ(names[14], "GangScheduling");
-  EXPECT_EQ(names[15], "BatchPlacement");
-  EXPECT_EQ(names[16], "Coscheduling");  // scheduler-plugins', not a default
+  EXPECT_EQ(names[18], "GangScheduling");
+  EXPECT_EQ(names[19], "BatchPlacement");
+  EXPECT_EQ(names[20], "Coscheduling");  // scheduler-plugins', not a default
   EXPECT_EQ(names.back(), "CrossNodePreemption");
   for (const auto& p : j["plugins"]) {
     SCOPED_TRACE(p.dump());

@@ -23,6 +23,7 @@
 
 #include "e2e/apiserver_process.h"
 #include "e2e/run_kubesched.h"
+#include "e2e/volume_manifests.h"
 
 namespace kubesched::e2e {
 namespace {
@@ -1109,6 +1110,108 @@ TEST_F(RunE2E, BadFlagsAndUnreachableServers) {
                     "/nonexistent/tls.crt", "--tls-private-key-file", "/nonexistent/tls.key"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("cannot read --tls-cert-file \"/nonexistent/tls.crt\""), std::string::npos) << r.err;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Volumes (issue 35) through the API: the test bed's PV controller and provisioner, `kubesched run`
+// informing claims, volumes and the CSI objects, VolumeBinding's PreBind writing through the API.
+
+// The claims as the API server has them: name -> {phase, volumeName, selected-node}.
+std::map<std::string, std::tuple<std::string, std::string, std::string>> ClaimStates(ApiServer& server) {
+  std::map<std::string, std::tuple<std::string, std::string, std::string>> out;
+  RunResult r = server.Kubectl({"get", "pvc", "-o", "json"});
+  if (r.exit_code != 0) return out;
+  const json list = json::parse(r.out, nullptr, false);
+  if (list.is_discarded()) return out;
+  for (const json& c : list["items"]) {
+    const json annotations = c["metadata"].value("annotations", json::object());
+    out[c["metadata"]["name"].get<std::string>()] = {c.value("status", json::object()).value("phase", ""),
+                                                     c["spec"].value("volumeName", ""),
+                                                     annotations.value("volume.kubernetes.io/selected-node", "")};
+  }
+  return out;
+}
+
+std::string ZoneOfNode(const std::string& node) { return node.substr(0, node.rfind('-')); }
+
+TEST_F(RunE2E, AStatefulSetOnAWaitForFirstConsumerClassRunsWhereItsProvisionerHasCapacity) {
+  ApiServer server;
+  ASSERT_FALSE(server.Url().empty()) << server.ServerLog();
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, volumes::ThreeZones() + volumes::ZonalStorage()));
+  ASSERT_OK(server.Kubectl({"apply", "-f", "-"}, volumes::ZonalStatefulSet()));
+  Scheduler sched(server, {"--leader-elect=false"}, "sched");
+  const auto pods = WaitForBound(server, 3, 90s, "app=db");
+  ASSERT_EQ(Bound(pods), 3u) << sched.Log();
+  // The claims are bound once the provisioner has made their volumes.
+  std::map<std::string, std::tuple<std::string, std::string, std::string>> claims;
+  for (const auto deadline = std::chrono::steady_clock::now() + 30s; std::chrono::steady_clock::now() < deadline;
+       std::this_thread::sleep_for(200ms)) {
+    claims = ClaimStates(server);
+    if (claims.size() == 3 &&
+        std::ranges::all_of(claims, [](const auto& c) { return std::get<0>(c.second) == "Bound"; }))
+      break;
+  }
+  for (const auto& [pod, node] : pods) {
+    EXPECT_NE(ZoneOfNode(node), "zone-c") << pod << " on " << node;
+    const std::string claim = "data-" + pod;
+    ASSERT_TRUE(claims.contains(claim)) << claim;
+    const auto& [phase, volume, selected] = claims.at(claim);
+    EXPECT_EQ(phase, "Bound") << claim;
+    EXPECT_EQ(selected, node) << claim;
+    RunResult pv =
+        server.Kubectl({"get", "pv", volume, "-o",
+                        "jsonpath={.spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].values[0]}"});
+    EXPECT_EQ(pv.out, ZoneOfNode(node)) << pv.err;
+  }
+  EXPECT_EQ(sched.Stop(SIGTERM), 0) << sched.Log();
+}
+
+TEST_F(RunE2E, VolumeConstraintsKeepPodsPendingWithUpstreamsMessages) {
+  ApiServer server;
+  ASSERT_FALSE(server.Url().empty()) << server.ServerLog();
+  std::string manifests = volumes::ThreeZones() + volumes::ZonalVolumeAndClaim() +
+                          volumes::ReadWriteOncePodClaim("solo") + volumes::ClaimPod("first", "solo", "1", "zone-a-1");
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, manifests));
+  Scheduler sched(server, {"--leader-elect=false"}, "sched");
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, volumes::ClaimPod("zonal", "data") +
+                                                      volumes::ClaimPod("missing", "does-not-exist") +
+                                                      volumes::ClaimPod("second", "solo")));
+  const auto pods = WaitForBound(server, 2, 60s);
+  EXPECT_EQ(ZoneOfNode(pods.at("zonal")), "zone-b") << sched.Log();
+  std::map<std::string, std::string> messages;
+  for (const auto deadline = std::chrono::steady_clock::now() + 30s; std::chrono::steady_clock::now() < deadline;
+       std::this_thread::sleep_for(200ms)) {
+    messages = PodScheduledMessages(server);
+    if (!messages["missing"].empty() && !messages["second"].empty()) break;
+  }
+  EXPECT_TRUE(pods.at("missing").empty());
+  EXPECT_NE(messages["missing"].find("persistentvolumeclaim \"does-not-exist\" not found"), std::string::npos)
+      << messages["missing"];
+  EXPECT_TRUE(pods.at("second").empty());
+  EXPECT_NE(messages["second"].find(
+                "node has pod using PersistentVolumeClaim with the same name and ReadWriteOncePod access mode"),
+            std::string::npos)
+      << messages["second"];
+  // The missing claim created: the pod's claim event requeues it, and it is bound.
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, volumes::CsiVolumeAndClaim("does-not-exist")));
+  const auto after = WaitForBound(server, 3, 60s);
+  EXPECT_FALSE(after.at("missing").empty()) << sched.Log();
+  EXPECT_EQ(sched.Stop(SIGTERM), 0) << sched.Log();
+}
+
+TEST_F(RunE2E, ANodeAtItsAttachLimitIsFilteredOut) {
+  ApiServer server;
+  ASSERT_FALSE(server.Url().empty()) << server.ServerLog();
+  const std::string manifests = volumes::ZoneNode("n1", "zone-a", "8") + volumes::ZoneNode("n2", "zone-a", "1") +
+                                volumes::AttachLimit("n1", 1) + volumes::AttachLimit("n2", 1) +
+                                volumes::CsiVolumeAndClaim("used") + volumes::ClaimPod("running", "used", "0", "n1") +
+                                volumes::CsiVolumeAndClaim("fresh");
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, manifests));
+  Scheduler sched(server, {"--leader-elect=false"}, "sched");
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, volumes::ClaimPod("app", "fresh", "1")));
+  const auto pods = WaitForBound(server, 2, 60s);
+  EXPECT_EQ(pods.at("app"), "n2") << sched.Log();
+  EXPECT_EQ(sched.Stop(SIGTERM), 0) << sched.Log();
 }
 
 }  // namespace

@@ -457,9 +457,7 @@ TEST(SimulateE2E, ARealApplicationManifestSimulatesAsIs) {
             "1 ConfigMap, 1 Secret, 3 Service, 1 HorizontalPodAutoscaler, 1 IngressClass, 1 Ingress, 1 NetworkPolicy, "
             "1 ValidatingWebhookConfiguration, 1 ServiceMonitor objects kubesched does not simulate\n"
             "warning: CronJob storefront/storefront-db-backup creates no pods: a snapshot has no schedule to run them "
-            "on\n"
-            "warning: 2 pods to schedule use PersistentVolumeClaims: volume constraints (binding, volume node affinity "
-            "and zones, attach limits) are not evaluated\n");
+            "on\n");
 }
 
 TEST(SimulateE2E, ManifestsFromStandardInput) {

@@ -42,6 +42,8 @@ struct FrameworkDeps {
   PodGroupTracker* pod_groups = nullptr;
   //! The same for scheduler-plugins PodGroups (scheduling.x-k8s.io).
   PodGroupTracker* coscheduling_groups = nullptr;
+  //! Claims, volumes, classes and CSI objects (Handle::Storage); null: an empty lister.
+  StorageLister* storage = nullptr;
 };
 
 //! A plugin's scores on one node after normalisation and weighting.
@@ -86,6 +88,7 @@ class Framework final : public Handle {
   PodGroupTracker* PodGroups(api::PodGroupApi api) const override {
     return api == api::PodGroupApi::kScheduling ? deps_.pod_groups : deps_.coscheduling_groups;
   }
+  StorageLister& Storage() const override { return deps_.storage != nullptr ? *deps_.storage : Handle::Storage(); }
   void ObservePreemptionVictims(size_t victims) override {
     if (deps_.metrics) deps_.metrics->ObservePreemptionVictims(victims);
   }

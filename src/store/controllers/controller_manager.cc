@@ -7,9 +7,11 @@
 #include "store/controllers/job_controller.h"
 #include "store/controllers/node_lifecycle.h"
 #include "store/controllers/object_util.h"
+#include "store/controllers/persistent_volume_controller.h"
 #include "store/controllers/replicaset_controller.h"
 #include "store/controllers/replication_controller.h"
 #include "store/controllers/statefulset_controller.h"
+#include "store/controllers/volume_claims.h"
 
 namespace kubesched::store::controllers {
 
@@ -121,6 +123,8 @@ std::unique_ptr<ControllerManager> NewDefaultControllerManager(Store& store, con
   m->Add(std::make_unique<JobController>(ctx));
   m->Add(std::make_unique<DaemonSetController>(ctx));
   m->Add(std::make_unique<DisruptionController>(ctx));
+  m->Add(std::make_unique<EphemeralVolumeController>(ctx));
+  m->Add(std::make_unique<PersistentVolumeController>(ctx));
   return m;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "api/storage_types.h"
 #include "api/workloads.h"
 #include "store/controllers/deployment_controller.h"
 #include "store/controllers/pod_factory.h"
@@ -19,7 +20,10 @@ bool Healthy(const PodFacts& p) { return p.phase == "Running" && p.ready && !p.T
 }  // namespace
 
 StatefulSetController::StatefulSetController(const ControllerContext& ctx)
-    : ctx_(ctx), pods_(*ctx.store.FindResource("", "pods")), sets_(*ctx.store.FindResource("apps", "statefulsets")) {}
+    : ctx_(ctx),
+      pods_(*ctx.store.FindResource("", "pods")),
+      sets_(*ctx.store.FindResource("apps", "statefulsets")),
+      claims_(ctx.store.FindResource("", "persistentvolumeclaims")) {}
 
 void StatefulSetController::OnEvent(const WatchEvent& event) {
   if (!event.object) return;
@@ -39,6 +43,20 @@ void StatefulSetController::Resync() {
 void StatefulSetController::OnSet(const WatchEvent& event) {
   const std::string& uid = event.object->uid;
   if (event.type == EventType::kDeleted) {
+    if (auto it = by_uid_.find(uid); it != by_uid_.end() && it->second.claims.delete_when_deleted && claims_) {
+      // whenDeleted: Delete: the claims the set owns go with it (the garbage collector's part).
+      for (const ObjectPtr& claim : ListAll(ctx_.store, *claims_, event.object->namespace_)) {
+        auto view = claim->View<api::PersistentVolumeClaim>();
+        if (!view) continue;
+        for (const api::OwnerReference& ref : view->metadata.owner_references) {
+          if (ref.uid != uid) continue;
+          DeleteOptions options;
+          options.precondition_uid = claim->uid;
+          (void)ctx_.store.Delete(*claims_, claim->namespace_, claim->name, options);
+          break;
+        }
+      }
+    }
     by_uid_.erase(uid);
     expectations_.Forget(uid);
     std::vector<PodFactsPtr> pods;
@@ -52,6 +70,7 @@ void StatefulSetController::OnSet(const WatchEvent& event) {
   const json::Value& doc = ParsedObject(event, scratch);
   Set s;
   s.info = ParseWorkload(event.object, doc);
+  s.claims = StatefulSetClaims::Of(doc);
   if (const json::Value* spec = json::Find(doc, "spec")) {
     s.parallel = json::GetString(*spec, "podManagementPolicy") == "Parallel";
     s.service_name = std::string(json::GetString(*spec, "serviceName"));
@@ -127,6 +146,16 @@ void StatefulSetController::Manage(const Set& set) {
     if (!set.parallel) break;
   }
 
+  if (claims_ != nullptr && !set.claims.empty()) {
+    // Every pod's claims exist before it (upstream's createPersistentVolumeClaims), also for
+    // pods made elsewhere (a manifest's StatefulSet pods, expanded by the loader).
+    for (const auto& [ordinal, p] : by_ordinal) {
+      CreateStatefulSetClaims(ctx_.store, *claims_, set.claims, w.namespace_(), w.name(), w.uid(), ordinal);
+    }
+    for (int64_t ordinal : to_create) {
+      CreateStatefulSetClaims(ctx_.store, *claims_, set.claims, w.namespace_(), w.name(), w.uid(), ordinal);
+    }
+  }
   if (!to_create.empty()) {
     json::Document tmpl;
     if (!json::Parse(w.template_json, tmpl)) return;
@@ -141,6 +170,7 @@ void StatefulSetController::Manage(const Set& set) {
       json::Value& spec = json::Child(pod, "spec", a);
       json::Set(spec, "hostname", json::MakeString(name, a), a);
       if (!set.service_name.empty()) json::Set(spec, "subdomain", json::MakeString(set.service_name, a), a);
+      UseStatefulSetClaims(pod, set.claims, w.name(), to_create[k]);
       if (!CreateNamedPod(ctx_.store, pods_, std::move(pod), name, "")) {
         for (size_t j = k; j < to_create.size(); ++j) expectations_.CreationObserved(w.uid());
         break;
@@ -153,6 +183,10 @@ void StatefulSetController::Manage(const Set& set) {
     options.precondition_uid = p->uid();
     if (!ctx_.store.Delete(pods_, p->namespace_(), p->name(), options))
       expectations_.DeletionObserved(w.uid(), p->uid());
+    // whenScaled: Delete: an ordinal scaled away loses its claims (a failed pod's are kept).
+    if (claims_ != nullptr && set.claims.delete_when_scaled && p->ordinal && *p->ordinal >= replicas) {
+      DeleteStatefulSetClaims(ctx_.store, *claims_, set.claims, w.namespace_(), w.name(), *p->ordinal);
+    }
   }
 }
 

@@ -8,7 +8,10 @@
 // each only when every lower one is Running and Ready, and surplus pods are deleted from the
 // highest ordinal down, one at a time, once the others are healthy; with Parallel all at once.
 // Status: replicas, readyReplicas, currentReplicas, updatedReplicas, availableReplicas,
-// currentRevision, updateRevision, observedGeneration. Rolling updates are not modelled (existing
+// currentRevision, updateRevision, observedGeneration. Each pod's claims from volumeClaimTemplates
+// ("<template>-<set>-<ordinal>") are created before it and named in its volumes; with
+// persistentVolumeClaimRetentionPolicy Delete they go when the set is deleted (whenDeleted) or the
+// ordinal is scaled away (whenScaled). Rolling updates are not modelled (existing
 // pods stay, OnDelete-like): new pods take the revision status.updateRevision names when set (so
 // pods made by a loader that set it match), else `<sts>-<hash of the template>`.
 
@@ -19,6 +22,7 @@
 
 #include "store/controllers/controller.h"
 #include "store/controllers/expectations.h"
+#include "store/controllers/volume_claims.h"
 #include "store/controllers/workload_info.h"
 
 namespace kubesched::store::controllers {
@@ -37,6 +41,7 @@ class StatefulSetController final : public Controller {
     bool parallel = false;     //!< podManagementPolicy Parallel
     std::string service_name;  //!< spec.serviceName
     std::string revision;
+    StatefulSetClaims claims;  //!< spec.volumeClaimTemplates and the retention policy
   };
   void OnSet(const WatchEvent& event);
   void OnPod(const WatchEvent& event);
@@ -46,6 +51,7 @@ class StatefulSetController final : public Controller {
   ControllerContext ctx_;
   const ResourceType& pods_;
   const ResourceType& sets_;
+  const ResourceType* claims_;  // null in a store without claims
   std::unordered_map<std::string, Set> by_uid_;
   Expectations expectations_;
   std::vector<std::string> dirty_;
