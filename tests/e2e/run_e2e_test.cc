@@ -1199,6 +1199,40 @@ TEST_F(RunE2E, VolumeConstraintsKeepPodsPendingWithUpstreamsMessages) {
   EXPECT_EQ(sched.Stop(SIGTERM), 0) << sched.Log();
 }
 
+// A pod whose claim is bound to a zone-b volume while zone-b is full: pending with upstream's
+// message; the effective configuration kube-scheduler prints (every default plugin in multiPoint)
+// given to `run` unchanged.
+TEST_F(RunE2E, AZonalClaimWhoseZoneIsFullKeepsItsPodPendingUnderTheEffectiveConfiguration) {
+  ApiServer server;
+  ASSERT_FALSE(server.Url().empty()) << server.ServerLog();
+  const std::string manifests =
+      volumes::ThreeZones() + volumes::ZonalVolumeAndClaim() + volumes::CsiVolumeAndClaim("other") +
+      volumes::ClaimPod("busy-1", "other", "4", "zone-b-1") + volumes::ClaimPod("busy-2", "other", "4", "zone-b-2");
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, manifests));
+  const std::string config = (server.Dir() / "effective.yaml").string();
+  {
+    std::ofstream out(config);
+    out << volumes::kEffectiveConfig;
+  }
+  Scheduler sched(server, {"--leader-elect=false", "--config", config}, "sched");
+  ASSERT_OK(
+      server.Kubectl({"create", "-f", "-"}, volumes::ClaimPod("app", "data") + volumes::ClaimPod("free", "other")));
+  const auto pods = WaitForBound(server, 3, 60s);
+  EXPECT_FALSE(pods.at("free").empty()) << sched.Log();
+  std::string message;
+  for (const auto deadline = std::chrono::steady_clock::now() + 30s; std::chrono::steady_clock::now() < deadline;
+       std::this_thread::sleep_for(200ms)) {
+    message = PodScheduledMessages(server)["app"];
+    if (!message.empty()) break;
+  }
+  EXPECT_TRUE(PodNodes(server).at("app").empty());
+  EXPECT_NE(message.find("0/6 nodes are available: 2 Insufficient cpu, 4 node(s) had volume node affinity conflict."),
+            std::string::npos)
+      << message << "\n"
+      << sched.Log();
+  EXPECT_EQ(sched.Stop(SIGTERM), 0) << sched.Log();
+}
+
 TEST_F(RunE2E, ANodeAtItsAttachLimitIsFilteredOut) {
   ApiServer server;
   ASSERT_FALSE(server.Url().empty()) << server.ServerLog();

@@ -167,4 +167,130 @@ inline std::string CsiVolumeAndClaim(const std::string& name) {
          "\n  resources: {requests: {storage: 1Gi}}\n";
 }
 
+// What kube-scheduler 1.34 logs as its effective configuration with -v=... (every default plugin in
+// multiPoint, with the weights and args it defaults), less DynamicResources and its args, which
+// are the DRA issue's: kubesched loads it unchanged and schedules with it.
+inline constexpr const char* kEffectiveConfig = R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  acceptContentTypes: ""
+  burst: 100
+  contentType: application/vnd.kubernetes.protobuf
+  kubeconfig: /etc/kubernetes/scheduler.conf
+  qps: 50
+enableContentionProfiling: true
+enableProfiling: true
+leaderElection:
+  leaderElect: true
+  leaseDuration: 15s
+  renewDeadline: 10s
+  resourceLock: leases
+  resourceName: kube-scheduler
+  resourceNamespace: kube-system
+  retryPeriod: 2s
+parallelism: 16
+podInitialBackoffSeconds: 1
+podMaxBackoffSeconds: 10
+profiles:
+- pluginConfig:
+  - args:
+      apiVersion: kubescheduler.config.k8s.io/v1
+      kind: DefaultPreemptionArgs
+      minCandidateNodesAbsolute: 100
+      minCandidateNodesPercentage: 10
+    name: DefaultPreemption
+  - args:
+      apiVersion: kubescheduler.config.k8s.io/v1
+      hardPodAffinityWeight: 1
+      ignorePreferredTermsOfExistingPods: false
+      kind: InterPodAffinityArgs
+    name: InterPodAffinity
+  - args:
+      apiVersion: kubescheduler.config.k8s.io/v1
+      kind: NodeAffinityArgs
+    name: NodeAffinity
+  - args:
+      apiVersion: kubescheduler.config.k8s.io/v1
+      kind: NodeResourcesBalancedAllocationArgs
+      resources:
+      - name: cpu
+        weight: 1
+      - name: memory
+        weight: 1
+    name: NodeResourcesBalancedAllocation
+  - args:
+      apiVersion: kubescheduler.config.k8s.io/v1
+      kind: NodeResourcesFitArgs
+      scoringStrategy:
+        resources:
+        - name: cpu
+          weight: 1
+        - name: memory
+          weight: 1
+        type: LeastAllocated
+    name: NodeResourcesFit
+  - args:
+      apiVersion: kubescheduler.config.k8s.io/v1
+      defaultingType: System
+      kind: PodTopologySpreadArgs
+    name: PodTopologySpread
+  - args:
+      apiVersion: kubescheduler.config.k8s.io/v1
+      bindTimeoutSeconds: 600
+      kind: VolumeBindingArgs
+    name: VolumeBinding
+  plugins:
+    bind: {}
+    filter: {}
+    multiPoint:
+      enabled:
+      - name: SchedulingGates
+        weight: 0
+      - name: PrioritySort
+        weight: 0
+      - name: NodeUnschedulable
+        weight: 0
+      - name: NodeName
+        weight: 0
+      - name: TaintToleration
+        weight: 3
+      - name: NodeAffinity
+        weight: 2
+      - name: NodePorts
+        weight: 0
+      - name: NodeResourcesFit
+        weight: 1
+      - name: VolumeRestrictions
+        weight: 0
+      - name: NodeVolumeLimits
+        weight: 0
+      - name: VolumeBinding
+        weight: 0
+      - name: VolumeZone
+        weight: 0
+      - name: PodTopologySpread
+        weight: 2
+      - name: InterPodAffinity
+        weight: 2
+      - name: DefaultPreemption
+        weight: 0
+      - name: NodeResourcesBalancedAllocation
+        weight: 1
+      - name: ImageLocality
+        weight: 1
+      - name: DefaultBinder
+        weight: 0
+    permit: {}
+    postBind: {}
+    postFilter: {}
+    preBind: {}
+    preEnqueue: {}
+    preFilter: {}
+    preScore: {}
+    queueSort: {}
+    reserve: {}
+    score: {}
+  schedulerName: default-scheduler
+)";
+
 }  // namespace kubesched::e2e::volumes
