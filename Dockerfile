@@ -20,7 +20,7 @@ RUN cmake --preset release -DKUBESCHED_BUILD_TESTS=OFF -DKUBESCHED_BUILD_BENCH=O
 FROM debian:bookworm-slim
 RUN apt-get update -qq \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      coinor-libcbc3 libglpk40 libcpp-httplib0.11 libssl3 libfmt9 libfyaml0 libspdlog1.10 libmimalloc2.0 \
+      coinor-libcbc3 libglpk40 libcpp-httplib0.11 libssl3 libfmt9 libfyaml0 libspdlog1.10 libmimalloc2.0 libre2-9 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /usr/local/bin/kubesched /usr/local/bin/kubesched
 COPY --from=build /usr/local/lib/libkubesched.so.* /usr/local/lib/

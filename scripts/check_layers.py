@@ -19,6 +19,8 @@ import sys
 LAYERS = [
     ["util"],
     ["api"],
+    # The CEL subset of DRA's device selectors (needs api's quantities, versions and devices).
+    ["cel"],
     ["store", "store/controllers"],
     # A Kubernetes API client (REST, reflectors, leader election): like client-go, below all that
     # uses it, and knowing nothing of scheduling.

@@ -11,6 +11,7 @@ set -euo pipefail
 packages=(
   g++ cmake ninja-build pkg-config clang-format
   libyaml-cpp-dev nlohmann-json3-dev rapidjson-dev libfyaml-dev libcpp-httplib-dev libboost-dev libssl-dev libcli11-dev libspdlog-dev libfmt-dev
+  libre2-dev
   prometheus-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   coinor-libcbc-dev libglpk-dev

@@ -132,6 +132,14 @@ Object DecodeChecked(const MapView& obj, const KindInfo& info) {
     out = DecodeSimple<CSIDriver>(read_metadata, obj, ReadCSIDriver);
   } else if (kind == "CSIStorageCapacity") {
     out = DecodeSimple<CSIStorageCapacity>(read_metadata, obj, ReadCSIStorageCapacity);
+  } else if (kind == "DeviceClass") {
+    out = DecodeSimple<DeviceClass>(read_metadata, obj, ReadDeviceClass);
+  } else if (kind == "ResourceSlice") {
+    out = DecodeSimple<ResourceSlice>(read_metadata, obj, ReadResourceSlice);
+  } else if (kind == "ResourceClaim") {
+    out = DecodeSimple<ResourceClaim>(read_metadata, obj, ReadResourceClaim);
+  } else if (kind == "ResourceClaimTemplate") {
+    out = DecodeSimple<ResourceClaimTemplate>(read_metadata, obj, ReadResourceClaimTemplate);
   } else {
     auto w = std::make_shared<Workload>();
     w->kind = std::string(kind);
@@ -222,6 +230,18 @@ Decoded<CSIDriver> DecodeCSIDriver(const json::Value& object, const DecodeOption
 }
 Decoded<CSIStorageCapacity> DecodeCSIStorageCapacity(const json::Value& object, const DecodeOptions& options) {
   return DecodeAs<CSIStorageCapacity>(object, options, "a CSIStorageCapacity");
+}
+Decoded<DeviceClass> DecodeDeviceClass(const json::Value& object, const DecodeOptions& options) {
+  return DecodeAs<DeviceClass>(object, options, "a DeviceClass");
+}
+Decoded<ResourceSlice> DecodeResourceSlice(const json::Value& object, const DecodeOptions& options) {
+  return DecodeAs<ResourceSlice>(object, options, "a ResourceSlice");
+}
+Decoded<ResourceClaim> DecodeResourceClaim(const json::Value& object, const DecodeOptions& options) {
+  return DecodeAs<ResourceClaim>(object, options, "a ResourceClaim");
+}
+Decoded<ResourceClaimTemplate> DecodeResourceClaimTemplate(const json::Value& object, const DecodeOptions& options) {
+  return DecodeAs<ResourceClaimTemplate>(object, options, "a ResourceClaimTemplate");
 }
 Decoded<Workload> DecodeWorkload(const json::Value& object, const DecodeOptions& options) {
   return DecodeAs<Workload>(object, options, "a workload (Deployment, ReplicaSet, StatefulSet, DaemonSet, Job, ...)");

@@ -18,6 +18,7 @@
 
 #include "api/field_error.h"
 #include "api/json.h"
+#include "api/resource_types.h"
 #include "api/storage_types.h"
 #include "api/types.h"
 #include "api/yaml.h"
@@ -30,7 +31,8 @@ using Object =
                  std::shared_ptr<PriorityClass>, std::shared_ptr<PodDisruptionBudget>, std::shared_ptr<Workload>,
                  std::shared_ptr<PodGroup>, std::shared_ptr<PersistentVolumeClaim>, std::shared_ptr<PersistentVolume>,
                  std::shared_ptr<StorageClass>, std::shared_ptr<CSINode>, std::shared_ptr<CSIDriver>,
-                 std::shared_ptr<CSIStorageCapacity>>;
+                 std::shared_ptr<CSIStorageCapacity>, std::shared_ptr<DeviceClass>, std::shared_ptr<ResourceSlice>,
+                 std::shared_ptr<ResourceClaim>, std::shared_ptr<ResourceClaimTemplate>>;
 
 struct DecodeOptions {
   //! The written form of YAML scalars (api/yaml.h), so "version: 1.10" reads as "1.10".
@@ -61,6 +63,11 @@ Decoded<StorageClass> DecodeStorageClass(const json::Value& object, const Decode
 Decoded<CSINode> DecodeCSINode(const json::Value& object, const DecodeOptions& options = {});
 Decoded<CSIDriver> DecodeCSIDriver(const json::Value& object, const DecodeOptions& options = {});
 Decoded<CSIStorageCapacity> DecodeCSIStorageCapacity(const json::Value& object, const DecodeOptions& options = {});
+Decoded<DeviceClass> DecodeDeviceClass(const json::Value& object, const DecodeOptions& options = {});
+Decoded<ResourceSlice> DecodeResourceSlice(const json::Value& object, const DecodeOptions& options = {});
+Decoded<ResourceClaim> DecodeResourceClaim(const json::Value& object, const DecodeOptions& options = {});
+Decoded<ResourceClaimTemplate> DecodeResourceClaimTemplate(const json::Value& object,
+                                                           const DecodeOptions& options = {});
 //! Deployment, ReplicaSet, ReplicationController, StatefulSet, DaemonSet, Job or CronJob.
 Decoded<Workload> DecodeWorkload(const json::Value& object, const DecodeOptions& options = {});
 

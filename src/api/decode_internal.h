@@ -20,6 +20,7 @@
 #include "api/field_error.h"
 #include "api/field_path.h"
 #include "api/json.h"
+#include "api/resource_types.h"
 #include "api/storage_types.h"
 #include "api/types.h"
 #include "api/yaml.h"
@@ -311,6 +312,16 @@ void ReadStorageClass(const MapView& obj, StorageClass& sc);
 void ReadCSINode(const MapView& obj, CSINode& node);
 void ReadCSIDriver(const MapView& obj, CSIDriver& driver);
 void ReadCSIStorageCapacity(const MapView& obj, CSIStorageCapacity& capacity);
+
+// decode_resource.cc
+void ReadDeviceClass(const MapView& obj, DeviceClass& dc);
+void ReadResourceSlice(const MapView& obj, ResourceSlice& slice);
+void ReadResourceClaim(const MapView& obj, ResourceClaim& claim);
+void ReadResourceClaimTemplate(const MapView& obj, ResourceClaimTemplate& tmpl);
+//! spec.resourceClaims, and the containers' resources.claims (which must name one of them): after
+//! the containers are read.
+void ReadPodResourceClaims(const MapView& pod_spec, PodSpec& s);
+void ReadPodResourceClaimStatuses(const MapView& status, PodStatus& st);
 
 }  // namespace kubesched::api::decode
 

@@ -1,5 +1,6 @@
-// Nodes: taints, capacity and allocatable, images, conditions.
+// Nodes: taints, capacity and allocatable, images, conditions, declared features.
 
+#include <algorithm>
 #include <limits>
 #include <set>
 
@@ -49,6 +50,12 @@ void ReadNode(const MapView& obj, Node& node) {
   status.ForEachMap("conditions", [&](const MapView& c, size_t) {
     node.status.conditions.push_back(NodeCondition{.type = c.RequiredString("type"), .status = c.String("status")});
   });
+  // status.declaredFeatures (NodeDeclaredFeatures): a set for the scheduler, kept sorted so that
+  // checking a pod's requirements against it is a merge.
+  node.status.declared_features = status.StringList("declaredFeatures");
+  std::ranges::sort(node.status.declared_features);
+  const auto repeats = std::ranges::unique(node.status.declared_features);
+  node.status.declared_features.erase(repeats.begin(), repeats.end());
 }
 
 }  // namespace kubesched::api::decode

@@ -308,6 +308,7 @@ void ReadPodSpec(const MapView& m, PodSpec& s) {
   }
 
   ReadVolumes(m, s.volumes);
+  ReadPodResourceClaims(m, s);
 
   std::set<std::pair<std::string, UnsatisfiableConstraintAction>> spread_keys;
   m.ForEachMap("topologySpreadConstraints", [&](const MapView& cm, size_t) {
@@ -325,6 +326,7 @@ PodStatus ReadPodStatus(const MapView& m) {
   if (auto phase = m.OptEnum("phase", kPodPhases)) st.phase = *phase;
   st.nominated_node_name = m.String("nominatedNodeName");
   st.start_time_ns = ReadTime(m, "startTime");
+  ReadPodResourceClaimStatuses(m, st);
   m.ForEachMap("conditions", [&](const MapView& c, size_t) {
     st.conditions.push_back(PodCondition{
         .type = c.RequiredString("type"),

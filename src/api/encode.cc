@@ -342,6 +342,14 @@ json::Value AffinityToValue(const Affinity& affinity, json::Allocator& a) {
   return o;
 }
 
+json::Value NodeSelectorToValue(const NodeSelector& selector, json::Allocator& a) {
+  Value o(rapidjson::kObjectType);
+  Value terms(rapidjson::kArrayType);
+  for (const NodeSelectorTerm& t : selector.terms) terms.PushBack(Term(t, a), a);
+  Put(o, "nodeSelectorTerms", std::move(terms), a);
+  return o;
+}
+
 json::Value TolerationsToValue(const std::vector<Toleration>& tolerations, json::Allocator& a) {
   Value arr(rapidjson::kArrayType);
   for (const Toleration& t : tolerations) {
@@ -407,6 +415,9 @@ json::Value NodeToValue(const Node& node, json::Allocator& a) {
       arr.PushBack(std::move(io), a);
     }
     Put(status, "images", std::move(arr), a);
+  }
+  if (!node.status.declared_features.empty()) {
+    Put(status, "declaredFeatures", StringList(node.status.declared_features, a), a);
   }
   Put(o, "status", std::move(status), a);
   return o;

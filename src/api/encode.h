@@ -7,6 +7,7 @@
 #include <string>
 
 #include "api/json.h"
+#include "api/resource_types.h"
 #include "api/types.h"
 
 namespace kubesched::api {
@@ -28,6 +29,10 @@ json::Value NodeToValue(const Node& node, json::Allocator& alloc);
 json::Value MetadataToValue(const ObjectMeta& meta, bool namespaced, json::Allocator& alloc);
 json::Value AffinityToValue(const Affinity& affinity, json::Allocator& alloc);
 json::Value TolerationsToValue(const std::vector<Toleration>& tolerations, json::Allocator& alloc);
+json::Value NodeSelectorToValue(const NodeSelector& selector, json::Allocator& alloc);
+//! A ResourceClaim's status as the scheduler writes it: allocation (null when none) and
+//! reservedFor (encode_resource.cc).
+json::Value ResourceClaimStatusToValue(const ResourceClaim& claim, json::Allocator& alloc);
 
 //! The object's kept JSON, else its encoding from the typed fields.
 std::string PodJson(const Pod& pod);

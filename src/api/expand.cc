@@ -96,6 +96,8 @@ std::optional<LoadError> ExpandAndCollect(State& state, ClusterObjects& out) {
             out.pdbs.push_back(obj);
           } else if constexpr (std::is_same_v<T, PodGroup>) {
             out.pod_groups.push_back(obj);
+          } else if constexpr (std::is_constructible_v<ResourceObject, std::shared_ptr<const T>>) {
+            out.resources.push_back(ResourceObject(std::shared_ptr<const T>(obj)));
           } else if constexpr (!std::is_same_v<T, Workload>) {
             out.storage.push_back(StorageObject(std::shared_ptr<const T>(obj)));
           } else if (obj->kind == "CronJob") {

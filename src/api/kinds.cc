@@ -25,6 +25,10 @@ constexpr KindInfo kKinds[] = {
     {"CSINode", "storage.k8s.io", false},
     {"CSIDriver", "storage.k8s.io", false},
     {"CSIStorageCapacity", "storage.k8s.io", true},
+    {"DeviceClass", "resource.k8s.io", false},
+    {"ResourceSlice", "resource.k8s.io", false},
+    {"ResourceClaim", "resource.k8s.io", true},
+    {"ResourceClaimTemplate", "resource.k8s.io", true},
 };
 
 // Custom resources kubesched reads: the scheduler-plugins PodGroup (its CRD serves v1alpha1).

@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/resource_types.h"
 #include "api/storage_types.h"
 #include "api/types.h"
 
@@ -48,6 +49,9 @@ struct ClusterObjects {
   //! PersistentVolumeClaims, PersistentVolumes, StorageClasses and the CSI objects, in manifest
   //! order (StorageClasses are what claims need first; the simulated cluster stores them in order).
   std::vector<StorageObject> storage;
+  //! DeviceClasses, ResourceSlices, ResourceClaims and ResourceClaimTemplates (resource.k8s.io),
+  //! in manifest order.
+  std::vector<ResourceObject> resources;
   //! Deployments, ReplicaSets, ReplicationControllers, StatefulSets, DaemonSets and Jobs (not
   //! CronJobs, which create nothing in a snapshot).
   std::vector<std::shared_ptr<Workload>> workloads;

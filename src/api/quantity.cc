@@ -321,4 +321,89 @@ Quantity Quantity::FromMilli(int64_t milli) {
   return q;
 }
 
+namespace {
+
+// a * 10^k, or nullopt when it passes what __int128 holds.
+std::optional<__int128> ScaleUp(__int128 a, int k) {
+  constexpr __int128 kMax = static_cast<__int128>(~static_cast<unsigned __int128>(0) >> 1);
+  for (int i = 0; i < k; ++i) {
+    if (a > kMax / 10 || a < -(kMax / 10)) return std::nullopt;
+    a *= 10;
+  }
+  return a;
+}
+
+// The two mantissas at the smaller exponent of the two, or nullopt when one does not fit.
+std::optional<std::pair<__int128, __int128>> Align(__int128 m1, int e1, __int128 m2, int e2) {
+  const int e = std::min(e1, e2);
+  auto a = ScaleUp(m1, e1 - e);
+  auto b = ScaleUp(m2, e2 - e);
+  if (!a || !b) return std::nullopt;
+  return std::pair{*a, *b};
+}
+
+std::string Int128Text(__int128 v) {
+  if (v == 0) return "0";
+  const bool negative = v < 0;
+  unsigned __int128 u = negative ? -static_cast<unsigned __int128>(v) : static_cast<unsigned __int128>(v);
+  std::string digits;
+  while (u != 0) {
+    digits.push_back(static_cast<char>('0' + static_cast<int>(u % 10)));
+    u /= 10;
+  }
+  if (negative) digits.push_back('-');
+  return std::string(digits.rbegin(), digits.rend());
+}
+
+}  // namespace
+
+std::strong_ordering Quantity::Compare(const Quantity& other) const {
+  const int sa = (mantissa_ > 0) - (mantissa_ < 0);
+  const int sb = (other.mantissa_ > 0) - (other.mantissa_ < 0);
+  if (sa != sb || sa == 0) return sa <=> sb;
+  if (auto aligned = Align(mantissa_, exponent10_, other.mantissa_, other.exponent10_)) {
+    return aligned->first <=> aligned->second;
+  }
+  // One side is so much larger that aligning overflows: the one with the larger exponent (whose
+  // scaled mantissa overflowed) has the larger magnitude.
+  const bool a_larger = exponent10_ > other.exponent10_;
+  return sa > 0 ? (a_larger ? std::strong_ordering::greater : std::strong_ordering::less)
+                : (a_larger ? std::strong_ordering::less : std::strong_ordering::greater);
+}
+
+std::optional<Quantity> Quantity::Add(const Quantity& other) const {
+  auto aligned = Align(mantissa_, exponent10_, other.mantissa_, other.exponent10_);
+  if (!aligned) return std::nullopt;
+  const __int128 a = aligned->first, b = aligned->second;
+  __int128 sum = 0;
+  if (__builtin_add_overflow(a, b, &sum)) return std::nullopt;
+  Quantity q;
+  q.mantissa_ = sum;
+  q.exponent10_ = std::min(exponent10_, other.exponent10_);
+  // Canonical text: drop trailing zeros into the exponent, then the largest exact suffix.
+  while (q.mantissa_ != 0 && q.mantissa_ % 10 == 0) {
+    q.mantissa_ /= 10;
+    ++q.exponent10_;
+  }
+  if (q.mantissa_ == 0) q.exponent10_ = 0;
+  static constexpr std::pair<int, std::string_view> kSuffixes[] = {
+      {18, "E"}, {15, "P"}, {12, "T"}, {9, "G"}, {6, "M"}, {3, "k"}, {0, ""}, {-3, "m"}, {-6, "u"}, {-9, "n"}};
+  q.text_.clear();
+  for (const auto& [exp, suffix] : kSuffixes) {
+    if (q.exponent10_ >= exp) {
+      auto scaled = ScaleUp(q.mantissa_, q.exponent10_ - exp);
+      if (scaled) q.text_ = Int128Text(*scaled) + std::string(suffix);
+      break;
+    }
+  }
+  if (q.text_.empty()) q.text_ = Int128Text(q.mantissa_) + "e" + std::to_string(q.exponent10_);
+  return q;
+}
+
+std::optional<Quantity> Quantity::Sub(const Quantity& other) const {
+  Quantity negated = other;
+  negated.mantissa_ = -other.mantissa_;
+  return Add(negated);
+}
+
 }  // namespace kubesched::api

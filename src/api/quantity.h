@@ -1,8 +1,10 @@
 #pragma once
 // Kubernetes resource.Quantity: parsed exactly (no floating point), read as upstream reads it.
 
+#include <compare>
 #include <cstdint>
 #include <expected>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -35,6 +37,20 @@ class Quantity {
   //! Builds a quantity from an integer count (used for defaults and tests).
   static Quantity FromInt(int64_t value);
   static Quantity FromMilli(int64_t milli);
+
+  //! Exact comparison (resource.Quantity.Cmp); spellings of one value ("1Gi", "1073741824") are
+  //! equal.
+  std::strong_ordering Compare(const Quantity& other) const;
+  bool operator==(const Quantity& other) const { return Compare(other) == std::strong_ordering::equal; }
+  bool operator<(const Quantity& other) const { return Compare(other) == std::strong_ordering::less; }
+  bool operator<=(const Quantity& other) const { return Compare(other) != std::strong_ordering::greater; }
+  bool operator>(const Quantity& other) const { return Compare(other) == std::strong_ordering::greater; }
+  bool operator>=(const Quantity& other) const { return Compare(other) != std::strong_ordering::less; }
+  //! Exact sum and difference (resource.Quantity.Add / Sub), written in canonical form ("2Gi"
+  //! reads back as 2147483648, written with the largest decimal suffix that keeps it exact:
+  //! "2147483648", "1500m", "3k"). nullopt when the exact result does not fit.
+  std::optional<Quantity> Add(const Quantity& other) const;
+  std::optional<Quantity> Sub(const Quantity& other) const;
 
  private:
   __int128 mantissa_ = 0;

@@ -180,6 +180,7 @@ NodeStatus
   config NodeConfigStatus
   runtimeHandlers []NodeRuntimeHandler
   features NodeFeatures
+  declaredFeatures []string
 NodeCondition
   type string
   status string
@@ -363,8 +364,8 @@ FileKeySelector
 ResourceRequirements
   limits map[quantity]
   requests map[quantity]
-  claims []ResourceClaim
-ResourceClaim
+  claims []ContainerResourceClaim
+ContainerResourceClaim
   name string
   request string
 ContainerResizePolicy
@@ -928,6 +929,170 @@ CSIStorageCapacity
   storageClassName string
   capacity quantity
   maximumVolumeSize quantity
+DeviceClass
+  apiVersion string
+  kind string
+  metadata ObjectMeta
+  spec DeviceClassSpec
+DeviceClassSpec
+  selectors []DeviceSelector
+  config []DeviceClassConfiguration
+  extendedResourceName string
+DeviceSelector
+  cel CELDeviceSelector
+CELDeviceSelector
+  expression string
+DeviceClassConfiguration
+  opaque OpaqueDeviceConfiguration
+OpaqueDeviceConfiguration
+  driver string
+  parameters any
+ResourceSlice
+  apiVersion string
+  kind string
+  metadata ObjectMeta
+  spec ResourceSliceSpec
+ResourceSliceSpec
+  driver string
+  pool ResourcePool
+  nodeName string
+  nodeSelector NodeSelector
+  allNodes bool
+  perDeviceNodeSelection bool
+  devices []Device
+  sharedCounters []CounterSet
+ResourcePool
+  name string
+  generation int
+  resourceSliceCount int
+CounterSet
+  name string
+  counters map[Counter]
+Counter
+  value quantity
+Device
+  name string
+  attributes map[DeviceAttribute]
+  capacity map[DeviceCapacity]
+  consumesCounters []DeviceCounterConsumption
+  nodeName string
+  nodeSelector NodeSelector
+  allNodes bool
+  taints []DeviceTaint
+  bindsToNode bool
+  bindingConditions []string
+  bindingFailureConditions []string
+  allowMultipleAllocations bool
+DeviceAttribute
+  int int
+  bool bool
+  string string
+  version string
+DeviceCapacity
+  value quantity
+  requestPolicy CapacityRequestPolicy
+CapacityRequestPolicy
+  default quantity
+  validValues []quantity
+  validRange CapacityRequestPolicyRange
+CapacityRequestPolicyRange
+  min quantity
+  max quantity
+  step quantity
+DeviceCounterConsumption
+  counterSet string
+  counters map[Counter]
+DeviceTaint
+  key string
+  value string
+  effect string
+  timeAdded time
+ResourceClaim
+  apiVersion string
+  kind string
+  metadata ObjectMeta
+  spec ResourceClaimSpec
+  status ResourceClaimStatus
+ResourceClaimSpec
+  devices DeviceClaim
+DeviceClaim
+  requests []DeviceRequest
+  constraints []DeviceConstraint
+  config []DeviceClaimConfiguration
+DeviceRequest
+  name string
+  exactly ExactDeviceRequest
+  firstAvailable []DeviceSubRequest
+ExactDeviceRequest
+  deviceClassName string
+  selectors []DeviceSelector
+  allocationMode string
+  count int
+  adminAccess bool
+  tolerations []DeviceToleration
+  capacity CapacityRequirements
+DeviceSubRequest
+  name string
+  deviceClassName string
+  selectors []DeviceSelector
+  allocationMode string
+  count int
+  tolerations []DeviceToleration
+  capacity CapacityRequirements
+CapacityRequirements
+  requests map[quantity]
+DeviceToleration
+  key string
+  operator string
+  value string
+  effect string
+  tolerationSeconds int
+DeviceConstraint
+  requests []string
+  matchAttribute string
+  distinctAttribute string
+DeviceClaimConfiguration
+  requests []string
+  opaque OpaqueDeviceConfiguration
+ResourceClaimStatus
+  allocation AllocationResult
+  reservedFor []ResourceClaimConsumerReference
+  devices []any
+AllocationResult
+  devices DeviceAllocationResult
+  nodeSelector NodeSelector
+  allocationTimestamp time
+DeviceAllocationResult
+  results []DeviceRequestAllocationResult
+  config []DeviceAllocationConfiguration
+DeviceRequestAllocationResult
+  request string
+  driver string
+  pool string
+  device string
+  adminAccess bool
+  tolerations []DeviceToleration
+  bindingConditions []string
+  bindingFailureConditions []string
+  shareID string
+  consumedCapacity map[quantity]
+DeviceAllocationConfiguration
+  source string
+  requests []string
+  opaque OpaqueDeviceConfiguration
+ResourceClaimConsumerReference
+  apiGroup string
+  resource string
+  name string
+  uid string
+ResourceClaimTemplate
+  apiVersion string
+  kind string
+  metadata ObjectMeta
+  spec ResourceClaimTemplateSpec
+ResourceClaimTemplateSpec
+  metadata ObjectMeta
+  spec ResourceClaimSpec
 PersistentVolumeClaimSpec
   accessModes []string
   selector LabelSelector
@@ -1446,6 +1611,10 @@ constexpr std::string_view kCheckedKinds[] = {
     "CSINode",
     "CSIDriver",
     "CSIStorageCapacity",
+    "DeviceClass",
+    "ResourceSlice",
+    "ResourceClaim",
+    "ResourceClaimTemplate",
     "Deployment",
     "ReplicaSet",
     "ReplicationController",

@@ -112,6 +112,9 @@ struct NodeStatus {
   ResourceList allocatable;  // defaulted to capacity when absent
   std::vector<ContainerImage> images;
   std::vector<NodeCondition> conditions;
+  //! status.declaredFeatures (NodeDeclaredFeatures): the features the node's kubelet declares it
+  //! supports, sorted.
+  std::vector<std::string> declared_features;
 };
 
 struct Node {
@@ -144,9 +147,18 @@ struct ContainerPort {
   bool operator==(const ContainerPort&) const = default;
 };
 
+//! resources.claims[]: one of the pod's resourceClaims (by its name in the pod), and optionally
+//! one request of it, this container uses.
+struct ResourceClaimUse {
+  std::string name;
+  std::string request;
+  bool operator==(const ResourceClaimUse&) const = default;
+};
+
 struct ResourceRequirements {
   ResourceList requests;  // defaulted from limits per resource when absent
   ResourceList limits;
+  std::vector<ResourceClaimUse> claims;
 };
 
 struct Container {
@@ -251,6 +263,23 @@ struct Volume {
   bool operator==(const Volume&) const = default;
 };
 
+//! spec.resourceClaims[]: a ResourceClaim the pod uses, named in the pod by `name`; either an
+//! existing claim (resource_claim_name) or one made for the pod from a template.
+struct PodResourceClaim {
+  std::string name;
+  std::optional<std::string> resource_claim_name;
+  std::optional<std::string> resource_claim_template_name;
+  bool operator==(const PodResourceClaim&) const = default;
+};
+
+//! status.resourceClaimStatuses[]: the claim made for a pod's template entry (absent name: none
+//! was needed).
+struct PodResourceClaimStatus {
+  std::string name;
+  std::optional<std::string> resource_claim_name;
+  bool operator==(const PodResourceClaimStatus&) const = default;
+};
+
 struct PodSpec {
   std::string node_name;
   Labels node_selector;
@@ -273,6 +302,7 @@ struct PodSpec {
   std::vector<TopologySpreadConstraint> topology_spread_constraints;
   //! spec.volumes (ephemeral claims named once the pod's name is known).
   std::vector<Volume> volumes;
+  std::vector<PodResourceClaim> resource_claims;
   bool host_network = false;
   //! spec.terminationGracePeriodSeconds; unset means kDefaultTerminationGracePeriodSeconds.
   std::optional<int64_t> termination_grace_period_seconds;
@@ -296,6 +326,7 @@ struct PodStatus {
   std::string nominated_node_name;
   std::vector<PodCondition> conditions;
   std::optional<int64_t> start_time_ns;
+  std::vector<PodResourceClaimStatus> resource_claim_statuses;
 };
 
 struct Pod {

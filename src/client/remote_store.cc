@@ -157,11 +157,20 @@ std::vector<std::pair<std::string, std::string>> SchedulerInformedResources() {
           {"storage.k8s.io", "storageclasses"},
           {"storage.k8s.io", "csinodes"},
           {"storage.k8s.io", "csidrivers"},
-          {"storage.k8s.io", "csistoragecapacities"}};
+          {"storage.k8s.io", "csistoragecapacities"},
+          {"resource.k8s.io", "deviceclasses"},
+          {"resource.k8s.io", "resourceslices"},
+          {"resource.k8s.io", "resourceclaims"}};
 }
 
 std::vector<std::pair<std::string, std::string>> SchedulerOptionalResources() {
-  return {{"scheduling.k8s.io", "podgroups"}, {"scheduling.x-k8s.io", "podgroups"}};
+  // resource.k8s.io/v1 is served from 1.34: a scheduler run against an older cluster schedules
+  // without DRA (no pod there can use a claim of v1).
+  return {{"scheduling.k8s.io", "podgroups"},
+          {"scheduling.x-k8s.io", "podgroups"},
+          {"resource.k8s.io", "deviceclasses"},
+          {"resource.k8s.io", "resourceslices"},
+          {"resource.k8s.io", "resourceclaims"}};
 }
 
 RemoteStore::RemoteStore(RestClient& client, const std::vector<const store::ResourceType*>& types,

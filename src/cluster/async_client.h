@@ -42,6 +42,9 @@ class AsyncClient final : public framework::ClusterClient {
   framework::Status SelectNodeForClaim(const api::PersistentVolumeClaim& claim, const std::string& node_name) override {
     return inner_.SelectNodeForClaim(claim, node_name);
   }
+  framework::Status UpdateResourceClaimStatus(const api::ResourceClaim& claim) override {
+    return inner_.UpdateResourceClaimStatus(claim);
+  }
   std::optional<api::Labels> NamespaceLabels(std::string_view name) const override;
   std::vector<std::shared_ptr<const api::PodDisruptionBudget>> ListPodDisruptionBudgets() const override;
   std::optional<api::LabelSelector> ControllerSelector(const api::Pod& pod) const override;

@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "api/resource_types.h"
 #include "api/storage_types.h"
 #include "api/types.h"
 
@@ -27,6 +28,10 @@ class EventHandler {
   virtual void OnStorageAdd(const api::StorageObject& /*object*/) {}
   virtual void OnStorageUpdate(const api::StorageObject& /*old_object*/, const api::StorageObject& /*new_object*/) {}
   virtual void OnStorageDelete(const api::StorageObject& /*object*/) {}
+  //! DeviceClasses, ResourceSlices and ResourceClaims: ignored unless the handler reads them.
+  virtual void OnResourceAdd(const api::ResourceObject& /*object*/) {}
+  virtual void OnResourceUpdate(const api::ResourceObject& /*old_object*/, const api::ResourceObject& /*new_object*/) {}
+  virtual void OnResourceDelete(const api::ResourceObject& /*object*/) {}
 };
 
 }  // namespace kubesched::cluster

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "api/decode.h"
+#include "api/encode.h"
 #include "api/json_writer.h"
 #include "api/time_format.h"
 
@@ -71,7 +72,8 @@ StoreClient::StoreClient(store::Store& store, const util::Clock& clock)
       pdbs_(Resource(store, "policy", "poddisruptionbudgets")),
       pod_groups_(store.FindResource("scheduling.k8s.io", "podgroups")),
       claims_(store.FindResource("", "persistentvolumeclaims")),
-      volumes_(store.FindResource("", "persistentvolumes")) {}
+      volumes_(store.FindResource("", "persistentvolumes")),
+      resource_claims_(store.FindResource(api::kResourceApiGroup, "resourceclaims")) {}
 
 Status StoreClient::Bind(const api::Pod& pod, const std::string& node_name) {
   auto bound = store_.Bind(pod.metadata.namespace_, pod.metadata.name, pod.metadata.uid, node_name);
@@ -196,6 +198,20 @@ Status StoreClient::SelectNodeForClaim(const api::PersistentVolumeClaim& claim, 
   w.Finish();
   auto patched =
       store_.Patch(*claims_, claim.metadata.namespace_, claim.metadata.name, store::PatchType::kMergePatch, patch, "");
+  if (!patched) return FromError(patched.error());
+  return {};
+}
+
+Status StoreClient::UpdateResourceClaimStatus(const api::ResourceClaim& claim) {
+  if (resource_claims_ == nullptr) return Status::Error("the cluster has no ResourceClaims");
+  api::json::Document patch(rapidjson::kObjectType);
+  auto& a = patch.GetAllocator();
+  if (!claim.metadata.resource_version.empty()) {
+    api::json::Set(api::json::Child(patch, "metadata", a), "resourceVersion",
+                   api::json::MakeString(claim.metadata.resource_version, a), a);
+  }
+  api::json::Set(patch, "status", api::ResourceClaimStatusToValue(claim, a), a);
+  auto patched = store_.MergePatch(*resource_claims_, claim.metadata.namespace_, claim.metadata.name, patch, "status");
   if (!patched) return FromError(patched.error());
   return {};
 }

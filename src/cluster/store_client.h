@@ -40,6 +40,7 @@ class StoreClient : public framework::ClusterClient {
                                       const api::PersistentVolumeClaim& claim) override;
   //! A merge patch of the claim's selected-node annotation, at the version the scheduler saw.
   framework::Status SelectNodeForClaim(const api::PersistentVolumeClaim& claim, const std::string& node_name) override;
+  framework::Status UpdateResourceClaimStatus(const api::ResourceClaim& claim) override;
   std::optional<api::Labels> NamespaceLabels(std::string_view name) const override;
   std::vector<std::shared_ptr<const api::PodDisruptionBudget>> ListPodDisruptionBudgets() const override;
   std::optional<api::LabelSelector> ControllerSelector(const api::Pod& pod) const override;
@@ -64,9 +65,10 @@ class StoreClient : public framework::ClusterClient {
   const store::ResourceType& pods_;
   const store::ResourceType& namespaces_;
   const store::ResourceType& pdbs_;
-  const store::ResourceType* claims_;      // null when the store has no claims
-  const store::ResourceType* volumes_;     // null when the store has no volumes
-  const store::ResourceType* pod_groups_;  // null when the store has none
+  const store::ResourceType* claims_;           // null when the store has no claims
+  const store::ResourceType* volumes_;          // null when the store has no volumes
+  const store::ResourceType* resource_claims_;  // null when the store has no ResourceClaims
+  const store::ResourceType* pod_groups_;       // null when the store has none
   EventRecorder* recorder_ = nullptr;
 
   //! Decoded objects by uid, kept while their resourceVersion is current (the scheduler asks

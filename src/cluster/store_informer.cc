@@ -50,6 +50,22 @@ std::optional<api::StorageObject> StorageOf(const store::ObjectPtr& object) {
   return std::nullopt;
 }
 
+// The typed view of a DeviceClass, ResourceSlice or ResourceClaim (empty for other kinds).
+std::optional<api::ResourceObject> ResourceOf(const store::ObjectPtr& object) {
+  if (!object) return std::nullopt;
+  const store::ResourceType& type = *object->type;
+  auto as = [&]<typename T>() -> std::optional<api::ResourceObject> {
+    auto view = object->View<T>();
+    if (!view) return std::nullopt;
+    return api::ResourceObject(std::move(view));
+  };
+  if (type.group != api::kResourceApiGroup) return std::nullopt;
+  if (type.resource == "deviceclasses") return as.operator()<api::DeviceClass>();
+  if (type.resource == "resourceslices") return as.operator()<api::ResourceSlice>();
+  if (type.resource == "resourceclaims") return as.operator()<api::ResourceClaim>();
+  return std::nullopt;
+}
+
 std::vector<store::ObjectPtr> ListInCreationOrder(const store::Store& store, const store::ResourceType& type,
                                                   uint64_t& resource_version) {
   auto listed = store.List(type, "", {});
@@ -75,7 +91,10 @@ StoreInformer::StoreInformer(store::Store& store)
                store.FindResource("storage.k8s.io", "csinodes"),
                store.FindResource("storage.k8s.io", "csistoragecapacities"),
                store.FindResource("", "persistentvolumes"),
-               store.FindResource("", "persistentvolumeclaims")} {}
+               store.FindResource("", "persistentvolumeclaims")},
+      resources_{store.FindResource(api::kResourceApiGroup, "deviceclasses"),
+                 store.FindResource(api::kResourceApiGroup, "resourceslices"),
+                 store.FindResource(api::kResourceApiGroup, "resourceclaims")} {}
 
 StoreInformer::~StoreInformer() {
   if (observer_) store_.RemoveObserver(*observer_);
@@ -110,13 +129,21 @@ void StoreInformer::Subscribe(EventHandler* handler) {
     if (type == nullptr) continue;
     for (auto& o : ListInCreationOrder(store_, *type, replayed_through_)) storage.push_back(std::move(o));
   }
+  std::vector<store::ObjectPtr> resources;
+  for (const store::ResourceType* type : resources_) {
+    if (type == nullptr) continue;
+    for (auto& o : ListInCreationOrder(store_, *type, replayed_through_)) resources.push_back(std::move(o));
+  }
   const auto pods = ListInCreationOrder(store_, pods_, replayed_through_);
   for (const auto& n : nodes) {
     if (auto node = NodeOf(n)) handler_->OnNodeAdd(std::move(node));
   }
-  // Storage before pods, so that a pod's first cycle finds its claims.
+  // Storage and devices before pods, so that a pod's first cycle finds its claims.
   for (const auto& o : storage) {
     if (auto object = StorageOf(o)) handler_->OnStorageAdd(*object);
+  }
+  for (const auto& o : resources) {
+    if (auto object = ResourceOf(o)) handler_->OnResourceAdd(*object);
   }
   // Groups before their members, so that PreEnqueue finds a member's group.
   for (const auto& g : groups) {
@@ -185,6 +212,10 @@ void StoreInformer::Forward(const store::WatchEvent& event) {
     ForwardStorage(event);
     return;
   }
+  if (type != nullptr && std::find(resources_.begin(), resources_.end(), type) != resources_.end()) {
+    ForwardResource(event);
+    return;
+  }
   if (type != &pods_) return;
   auto pod = PodOf(event.object);
   if (!pod) return;
@@ -250,6 +281,28 @@ void StoreInformer::ForwardStorage(const store::WatchEvent& event) {
       break;
     case store::EventType::kDeleted:
       handler_->OnStorageDelete(*object);
+      break;
+    case store::EventType::kBookmark:
+      break;
+  }
+}
+
+void StoreInformer::ForwardResource(const store::WatchEvent& event) {
+  std::optional<api::ResourceObject> object = ResourceOf(event.object);
+  if (!object) return;
+  switch (event.type) {
+    case store::EventType::kAdded:
+      handler_->OnResourceAdd(*object);
+      break;
+    case store::EventType::kModified:
+      if (auto old = ResourceOf(event.old_object)) {
+        handler_->OnResourceUpdate(*old, *object);
+      } else {
+        handler_->OnResourceAdd(*object);
+      }
+      break;
+    case store::EventType::kDeleted:
+      handler_->OnResourceDelete(*object);
       break;
     case store::EventType::kBookmark:
       break;

@@ -38,6 +38,7 @@ class StoreInformer {
   void Forward(const store::WatchEvent& event);
   void ForwardPodGroup(const store::WatchEvent& event);
   void ForwardStorage(const store::WatchEvent& event);
+  void ForwardResource(const store::WatchEvent& event);
 
   store::Store& store_;
   const store::ResourceType& pods_;
@@ -48,6 +49,9 @@ class StoreInformer {
   //! The storage kinds, in the order Subscribe replays them (classes and CSI objects before the
   //! volumes and claims that name them); null when the store does not serve one.
   std::array<const store::ResourceType*, 6> storage_{};
+  //! DeviceClasses, ResourceSlices and ResourceClaims (resource.k8s.io), in the order Subscribe
+  //! replays them; null when the store does not serve one.
+  std::array<const store::ResourceType*, 3> resources_{};
   EventHandler* handler_ = nullptr;
   std::optional<uint64_t> observer_;
   //! Changes up to this resourceVersion were replayed by Subscribe.

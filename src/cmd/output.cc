@@ -355,6 +355,41 @@ void WriteStorageJson(const sim::SimulationResult& result, framework::ArgsWriter
   j.EndArray();
 }
 
+// The ResourceClaims at the end ("resourceClaims" of `-o json`, present when the input has any):
+// the devices each was allocated (with the capacity consumed on shared ones) and its pods.
+void WriteResourceClaimsJson(const sim::SimulationResult& result, framework::ArgsWriter& j) {
+  j.Key("resourceClaims").StartArray();
+  for (const auto& c : result.resource_claims) {
+    j.StartObject();
+    j.Key("namespace").String(c->metadata.namespace_);
+    j.Key("name").String(c->metadata.name);
+    j.Key("allocated").Bool(c->allocation.has_value());
+    j.Key("devices").StartArray();
+    if (c->allocation) {
+      for (const auto& d : c->allocation->devices) {
+        j.StartObject();
+        j.Key("request").String(d.request);
+        j.Key("driver").String(d.driver);
+        j.Key("pool").String(d.pool);
+        j.Key("device").String(d.device);
+        if (d.share_id) j.Key("shareID").String(*d.share_id);
+        if (!d.consumed_capacity.empty()) {
+          j.Key("consumedCapacity").StartObject();
+          for (const auto& [name, q] : d.consumed_capacity) j.Key(name.String()).String(q.text());
+          j.EndObject();
+        }
+        j.EndObject();
+      }
+    }
+    j.EndArray();
+    j.Key("reservedFor").StartArray();
+    for (const auto& r : c->reserved_for) j.String(r.name);
+    j.EndArray();
+    j.EndObject();
+  }
+  j.EndArray();
+}
+
 void PrintSimulation(const sim::SimulationResult& result, OutputFormat format, std::ostream& out) {
   const sim::SimulationSummary sum = sim::Summarize(result);
 
@@ -368,6 +403,7 @@ void PrintSimulation(const sim::SimulationResult& result, OutputFormat format, s
     WriteSummaryJson(result, sum, j.Key("summary"));
     if (result.gangs) WritePodGroupsJson(*result.gangs, j.Key("podGroups"));
     if (!result.claims.empty() || !result.volumes.empty()) WriteStorageJson(result, j);
+    if (!result.resource_claims.empty()) WriteResourceClaimsJson(result, j);
     if (result.explanation) WriteExplanationJson(*result.explanation, j.Key("explanation"));
     j.EndObject();
     // The indented text opens with "{\n" and the members at two spaces: the pods go first, streamed

@@ -10,12 +10,12 @@ namespace kubesched::config {
 namespace {
 
 // Upstream's getDefaultPlugins() (1.31+: the cloud volume limit plugins are gone) with
-// applyFeatureGates() for the gates on by default: DynamicResources goes right before
-// DefaultPreemption so that deallocating an idle claim is tried before evicting pods. GangScheduling
-// is appended as applyFeatureGates does with the GangScheduling gate on: kubesched serves the
-// PodGroups (scheduling.k8s.io/v1alpha2) that gate and GenericWorkload bring, so it acts on them;
-// a pod without spec.schedulingGroup passes it untouched.
-const std::array<PluginRef, 20> kUpstreamDefaults = {{
+// applyFeatureGates() for the gates on by default: NodeDeclaredFeatures (GA in 1.37) is appended
+// first; DynamicResources goes right before DefaultPreemption so that deallocating an idle claim is
+// tried before evicting pods. GangScheduling is appended as applyFeatureGates does with the
+// GangScheduling gate on: kubesched serves the PodGroups (scheduling.k8s.io/v1alpha2) that gate and
+// GenericWorkload bring, so it acts on them; a pod without spec.schedulingGroup passes it untouched.
+const std::array<PluginRef, 21> kUpstreamDefaults = {{
     {"SchedulingGates", 0},
     {"PrioritySort", 0},
     {"NodeUnschedulable", 0},
@@ -35,6 +35,7 @@ const std::array<PluginRef, 20> kUpstreamDefaults = {{
     {"NodeResourcesBalancedAllocation", 1},
     {"ImageLocality", 1},
     {"DefaultBinder", 0},
+    {"NodeDeclaredFeatures", 0},
     {"GangScheduling", 0},
 }};
 
@@ -45,7 +46,7 @@ struct KnownPlugin {
 
 // Every upstream in-tree plugin name (pkg/scheduler/framework/plugins/registry.go) and the ones
 // config v1 rejects (invalidPluginsByVersion in validation.go).
-constexpr std::array<KnownPlugin, 24> kKnownPlugins = {{
+constexpr std::array<KnownPlugin, 25> kKnownPlugins = {{
     {"SchedulingGates", UpstreamPlugin::kInTree},   {"PrioritySort", UpstreamPlugin::kInTree},
     {"NodeUnschedulable", UpstreamPlugin::kInTree}, {"NodeName", UpstreamPlugin::kInTree},
     {"TaintToleration", UpstreamPlugin::kInTree},   {"NodeAffinity", UpstreamPlugin::kInTree},
@@ -55,9 +56,10 @@ constexpr std::array<KnownPlugin, 24> kKnownPlugins = {{
     {"ImageLocality", UpstreamPlugin::kInTree},     {"DefaultBinder", UpstreamPlugin::kInTree},
     {"GangScheduling", UpstreamPlugin::kInTree},    {"VolumeRestrictions", UpstreamPlugin::kInTree},
     {"NodeVolumeLimits", UpstreamPlugin::kInTree},  {"VolumeBinding", UpstreamPlugin::kInTree},
-    {"VolumeZone", UpstreamPlugin::kInTree},        {"DynamicResources", UpstreamPlugin::kUnsupported},
-    {"AzureDiskLimits", UpstreamPlugin::kRemoved},  {"CinderLimits", UpstreamPlugin::kRemoved},
-    {"EBSLimits", UpstreamPlugin::kRemoved},        {"GCEPDLimits", UpstreamPlugin::kRemoved},
+    {"VolumeZone", UpstreamPlugin::kInTree},        {"NodeDeclaredFeatures", UpstreamPlugin::kInTree},
+    {"DynamicResources", UpstreamPlugin::kInTree},  {"AzureDiskLimits", UpstreamPlugin::kRemoved},
+    {"CinderLimits", UpstreamPlugin::kRemoved},     {"EBSLimits", UpstreamPlugin::kRemoved},
+    {"GCEPDLimits", UpstreamPlugin::kRemoved},
 }};
 
 }  // namespace

@@ -21,10 +21,9 @@ std::span<const PluginRef> UpstreamDefaultPlugins();
 
 //! How kubesched treats a plugin name that upstream knows.
 enum class UpstreamPlugin {
-  kUnknown,      //!< not an upstream plugin name
-  kInTree,       //!< an upstream in-tree plugin kubesched implements or will implement
-  kUnsupported,  //!< upstream in-tree but not implemented by kubesched (DRA)
-  kRemoved,      //!< removed from upstream in config v1 (cloud volume limit plugins)
+  kUnknown,  //!< not an upstream plugin name
+  kInTree,   //!< an upstream in-tree plugin kubesched implements or will implement
+  kRemoved,  //!< removed from upstream in config v1 (cloud volume limit plugins)
 };
 UpstreamPlugin ClassifyUpstreamPlugin(std::string_view name);
 
@@ -34,9 +33,7 @@ bool IsUpstreamQueueSortPlugin(std::string_view name);
 bool IsUpstreamBindPlugin(std::string_view name);
 
 //! The effective default plugins: upstream's default list restricted to the plugins present in
-//! `registry`, order and weights kept. This drops the plugins kubesched does not implement
-//! (DynamicResources: a no-op for pods without resource claims) and, while they are being
-//! written, in-tree plugins not registered yet.
+//! `registry`, order and weights kept (a build without some in-tree plugin drops it).
 Plugins DefaultPlugins(const framework::Registry& registry);
 
 //! Upstream's mergePluginSet: the defaults minus the custom `disabled` names (all of them for

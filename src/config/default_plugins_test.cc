@@ -22,7 +22,8 @@ framework::Registry RegistryWith(const std::vector<std::string>& names) {
   return registry;
 }
 
-// Upstream's TestApplyFeatureGates (1.34: DynamicResourceAllocation on by default).
+// Upstream's TestApplyFeatureGates (1.34: DynamicResourceAllocation on by default; 1.36:
+// NodeDeclaredFeatures on by default, appended after DefaultBinder).
 TEST(DefaultPluginsTest, UpstreamList) {
   std::vector<PluginRef> want = {
       {"SchedulingGates", 0},
@@ -44,6 +45,7 @@ TEST(DefaultPluginsTest, UpstreamList) {
       {"NodeResourcesBalancedAllocation", 1},
       {"ImageLocality", 1},
       {"DefaultBinder", 0},
+      {"NodeDeclaredFeatures", 0},
       {"GangScheduling", 0},
   };
   auto got = UpstreamDefaultPlugins();
@@ -78,6 +80,9 @@ TEST(DefaultPluginsTest, RestrictedToRegistry) {
       {"plugins still being written are skipped",
        {"DefaultBinder", "PrioritySort", "NodeResourcesFit", "TaintToleration"},
        {{"PrioritySort", 0}, {"TaintToleration", 3}, {"NodeResourcesFit", 1}, {"DefaultBinder", 0}}},
+      {"NodeDeclaredFeatures goes after DefaultBinder",
+       {"DefaultBinder", "NodeDeclaredFeatures", "PrioritySort"},
+       {{"PrioritySort", 0}, {"DefaultBinder", 0}, {"NodeDeclaredFeatures", 0}}},
       {"a registered volume plugin would be a default again",
        {"PrioritySort", "VolumeBinding", "DefaultBinder"},
        {{"PrioritySort", 0}, {"VolumeBinding", 0}, {"DefaultBinder", 0}}},
@@ -96,7 +101,8 @@ TEST(DefaultPluginsTest, Classify) {
   EXPECT_EQ(ClassifyUpstreamPlugin("NodeResourcesFit"), UpstreamPlugin::kInTree);
   EXPECT_EQ(ClassifyUpstreamPlugin("InterPodAffinity"), UpstreamPlugin::kInTree);
   EXPECT_EQ(ClassifyUpstreamPlugin("VolumeBinding"), UpstreamPlugin::kInTree);
-  EXPECT_EQ(ClassifyUpstreamPlugin("DynamicResources"), UpstreamPlugin::kUnsupported);
+  EXPECT_EQ(ClassifyUpstreamPlugin("NodeDeclaredFeatures"), UpstreamPlugin::kInTree);
+  EXPECT_EQ(ClassifyUpstreamPlugin("DynamicResources"), UpstreamPlugin::kInTree);
   EXPECT_EQ(ClassifyUpstreamPlugin("EBSLimits"), UpstreamPlugin::kRemoved);
   EXPECT_EQ(ClassifyUpstreamPlugin("CustomPlugin"), UpstreamPlugin::kUnknown);
   EXPECT_TRUE(IsUpstreamQueueSortPlugin("PrioritySort"));

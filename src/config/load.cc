@@ -183,15 +183,6 @@ void DecodePlugins(Decoder& d, ArgsView j, const std::string& path, Plugins& plu
   }
 }
 
-// Args of upstream plugins kubesched does not implement are never used, but upstream decodes them
-// strictly all the same: their v1 fields (types_pluginargs.go as of v1.34) are checked.
-void DecodeUnimplementedArgs(Decoder& d, std::string_view plugin, ArgsView args, const std::string& path) {
-  if (plugin == "DynamicResources") {
-    if (!d.Object(args, path, {"filterTimeout"})) return;
-    d.String(args.Find("filterTimeout"), api::field_path::Child(path, "filterTimeout"));  // a duration, "10s"
-  }
-}
-
 void DecodePluginConfig(Decoder& d, ErrorList& errors, ArgsView j, const std::string& path,
                         const framework::Registry& registry, std::vector<PluginConfig>& out,
                         std::vector<std::vector<std::string>>& args_errors) {
@@ -251,8 +242,6 @@ void DecodePluginConfig(Decoder& d, ErrorList& errors, ArgsView j, const std::st
         auto checked = type->decode(pc.args.View(), args_path);
         if (!checked && checked.error().decoding) errors.Append(checked.error().errors);
         if (!checked && !checked.error().decoding) validation_errors = std::move(checked.error().errors);
-      } else if (registry.Find(pc.name) == nullptr && ClassifyUpstreamPlugin(pc.name) == UpstreamPlugin::kUnsupported) {
-        DecodeUnimplementedArgs(d, pc.name, pc.args.View(), args_path);
       }
     }
     out.push_back(std::move(pc));
@@ -478,9 +467,6 @@ void ValidateEnabledName(ErrorList& errors, const std::string& path, const std::
   switch (ClassifyUpstreamPlugin(name)) {
     case UpstreamPlugin::kRemoved:
       errors.Invalid(path, GoQuote(name), InvalidInVersionDetail());
-      break;
-    case UpstreamPlugin::kUnsupported:
-      errors.Invalid(path, GoQuote(name), fmt::format("plugin {} is not supported by kubesched", GoQuote(name)));
       break;
     case UpstreamPlugin::kInTree:
       errors.Invalid(path, GoQuote(name),

@@ -22,11 +22,11 @@ const std::string kHeader = "apiVersion: kubescheduler.config.k8s.io/v1\nkind: K
 
 // Names of the upstream in-tree plugins kubesched implements, plus test plugins of unknown kind.
 const std::vector<std::string> kInTree = {
-    "SchedulingGates",    "PrioritySort",     "NodeUnschedulable", "NodeName",
-    "TaintToleration",    "NodeAffinity",     "NodePorts",         "NodeResourcesFit",
-    "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",     "VolumeZone",
-    "PodTopologySpread",  "InterPodAffinity", "DefaultPreemption", "NodeResourcesBalancedAllocation",
-    "ImageLocality",      "DefaultBinder"};
+    "SchedulingGates",    "PrioritySort",     "NodeUnschedulable",   "NodeName",
+    "TaintToleration",    "NodeAffinity",     "NodePorts",           "NodeResourcesFit",
+    "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",       "VolumeZone",
+    "PodTopologySpread",  "InterPodAffinity", "DefaultPreemption",   "NodeResourcesBalancedAllocation",
+    "ImageLocality",      "DefaultBinder",    "NodeDeclaredFeatures"};
 const std::vector<std::string> kCustom = {"CustomSort", "AnotherSort", "CustomBind", "CustomPlugin"};
 
 framework::Registry RegistryWith(const std::vector<std::string>& names) {
@@ -51,15 +51,16 @@ framework::Registry FullRegistry() {
 
 // The defaults with the full registry: upstream's list without the DRA plugin.
 std::vector<PluginRef> DefaultMultiPoint() {
-  return {{"SchedulingGates", 0},    {"PrioritySort", 0},
-          {"NodeUnschedulable", 0},  {"NodeName", 0},
-          {"TaintToleration", 3},    {"NodeAffinity", 2},
-          {"NodePorts", 0},          {"NodeResourcesFit", 1},
-          {"VolumeRestrictions", 0}, {"NodeVolumeLimits", 0},
-          {"VolumeBinding", 0},      {"VolumeZone", 0},
-          {"PodTopologySpread", 2},  {"InterPodAffinity", 2},
-          {"DefaultPreemption", 0},  {"NodeResourcesBalancedAllocation", 1},
-          {"ImageLocality", 1},      {"DefaultBinder", 0}};
+  return {{"SchedulingGates", 0},     {"PrioritySort", 0},
+          {"NodeUnschedulable", 0},   {"NodeName", 0},
+          {"TaintToleration", 3},     {"NodeAffinity", 2},
+          {"NodePorts", 0},           {"NodeResourcesFit", 1},
+          {"VolumeRestrictions", 0},  {"NodeVolumeLimits", 0},
+          {"VolumeBinding", 0},       {"VolumeZone", 0},
+          {"PodTopologySpread", 2},   {"InterPodAffinity", 2},
+          {"DefaultPreemption", 0},   {"NodeResourcesBalancedAllocation", 1},
+          {"ImageLocality", 1},       {"DefaultBinder", 0},
+          {"NodeDeclaredFeatures", 0}};
 }
 
 std::vector<PluginRef> Without(std::vector<PluginRef> list, const std::string& name) {
@@ -111,7 +112,8 @@ TEST(LoadTest, DefaultsSkipUnregisteredInTreePlugins) {
                                  {"VolumeBinding", 0},
                                  {"VolumeZone", 0},
                                  {"NodeResourcesBalancedAllocation", 1},
-                                 {"DefaultBinder", 0}};
+                                 {"DefaultBinder", 0},
+                                 {"NodeDeclaredFeatures", 0}};
   EXPECT_EQ(cfg->profiles[0].plugins.multi_point.enabled, want);
 }
 
@@ -204,9 +206,8 @@ TEST(LoadTest, Merging) {
                      "    bind:\n      enabled: [{name: CustomBind}]\n",
                      want});
   }
-  cases.push_back({"disabling a plugin kubesched does not implement is accepted",
-                   "    multiPoint:\n      disabled:\n      - name: DynamicResources\n",
-                   multi(DefaultMultiPoint(), {{"DynamicResources", 0}})});
+  cases.push_back({"disabling DynamicResources", "    multiPoint:\n      disabled:\n      - name: DynamicResources\n",
+                   multi(Without(DefaultMultiPoint(), "DynamicResources"), {{"DynamicResources", 0}})});
   cases.push_back(
       {"disabling the volume plugins",
        "    multiPoint:\n      disabled:\n      - name: VolumeBinding\n      - name: VolumeZone\n"
@@ -267,10 +268,6 @@ TEST(LoadTest, ValidationErrors) {
       {"unknown plugin at multiPoint",
        kHeader + "profiles:\n- plugins:\n    multiPoint:\n      enabled: [{name: CustomPlugin}, {name: Bar}]\n",
        "cfg.yaml: profiles[0].plugins.multiPoint.enabled[1]: Invalid value: \"Bar\": plugin \"Bar\" does not exist"},
-      {"unsupported DRA plugin",
-       kHeader + "profiles:\n- plugins:\n    filter:\n      enabled:\n      - name: DynamicResources\n",
-       "cfg.yaml: profiles[0].plugins.filter.enabled[0]: Invalid value: \"DynamicResources\": plugin "
-       "\"DynamicResources\" is not supported by kubesched"},
       {"plugin removed in v1",
        kHeader + "profiles:\n- plugins:\n    filter:\n      enabled:\n      - name: EBSLimits\n",
        "cfg.yaml: profiles[0].plugins.filter.enabled[0]: Invalid value: \"EBSLimits\": was invalid in version "
@@ -631,8 +628,7 @@ TEST(LoadTest, UnknownFieldsAtEveryLevel) {
        "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].args.minCandidateNodesPercent\""},
       {"VolumeBindingArgs", args + "VolumeBinding\n    args: {bindTimeoutSeconds: 60, bindTimeout: 60}\n",
        "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].args.bindTimeout\""},
-      {"DynamicResourcesArgs (not implemented, still decoded)",
-       args + "DynamicResources\n    args: {filterTimeout: 10s, timeout: 1s}\n",
+      {"DynamicResourcesArgs", args + "DynamicResources\n    args: {filterTimeout: 10s, timeout: 1s}\n",
        "cfg.yaml: unknown field \"profiles[0].pluginConfig[0].args.timeout\""},
       {"args of the wrong type", args + "InterPodAffinity\n    args: {hardPodAffinityWeight: high}\n",
        "cfg.yaml: profiles[0].pluginConfig[0].args.hardPodAffinityWeight: Invalid type: expected int32, got string"},

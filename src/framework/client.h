@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "api/resource_types.h"
 #include "api/storage_types.h"
 #include "api/types.h"
 #include "framework/status.h"
@@ -81,6 +82,12 @@ class ClusterClient {
   virtual Status SelectNodeForClaim(const api::PersistentVolumeClaim& claim, const std::string& node_name) {
     return Status::Error("this cluster client cannot annotate PersistentVolumeClaims (" + claim.Key() + " on " +
                          node_name + ")");
+  }
+  //! DynamicResources' PreBind: writes the claim's status.allocation and status.reservedFor as
+  //! `claim` has them, at the resourceVersion `claim` was made from (a conflict when the claim
+  //! changed since). Unsupported by default.
+  virtual Status UpdateResourceClaimStatus(const api::ResourceClaim& claim) {
+    return Status::Error("this cluster client cannot write ResourceClaims (" + claim.Key() + ")");
   }
   //! The labels of a namespace, or nullopt when it does not exist.
   virtual std::optional<api::Labels> NamespaceLabels(std::string_view name) const = 0;

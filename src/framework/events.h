@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "api/resource_types.h"
 #include "api/storage_types.h"
 #include "api/types.h"
 
@@ -27,6 +28,9 @@ enum class EventResource : uint8_t {
   kCSINode,
   kCSIDriver,
   kCSIStorageCapacity,
+  kResourceClaim,
+  kResourceSlice,
+  kDeviceClass,
   kWildCard,  //!< any resource
 };
 
@@ -85,6 +89,9 @@ struct EventObjects {
   //! A claim, volume, class or CSI object (the kind the event's resource names).
   const api::StorageObject* old_storage = nullptr;
   const api::StorageObject* new_storage = nullptr;
+  //! A DeviceClass, ResourceSlice or ResourceClaim (the kind the event's resource names).
+  const api::ResourceObject* old_resource = nullptr;
+  const api::ResourceObject* new_resource = nullptr;
 };
 
 //! Decides whether `event` may make the rejected `pod` schedulable. May be called concurrently.

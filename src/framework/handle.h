@@ -12,6 +12,7 @@
 
 #include "framework/client.h"
 #include "framework/cycle_state.h"
+#include "framework/dra.h"
 #include "framework/extender.h"
 #include "framework/interface.h"
 #include "framework/listers.h"
@@ -123,6 +124,12 @@ class Handle : public PluginsRunner {
   //! handles without storage: tests of other plugins).
   virtual StorageLister& Storage() const {
     static EmptyStorageLister empty;  // stateless
+    return empty;
+  }
+  //! DeviceClasses, ResourceSlices and ResourceClaims from the scheduler's informers, with the
+  //! allocated devices (an empty lister for handles without them: tests of other plugins).
+  virtual DraLister& Dra() const {
+    static EmptyDraLister empty;  // stateless
     return empty;
   }
 };

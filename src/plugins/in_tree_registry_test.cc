@@ -21,7 +21,8 @@ TEST(InTreeRegistryTest, RegistersEveryImplementedPluginByUpstreamName) {
       names::kImageLocality,    names::kDefaultPreemption,
       names::kGangScheduling,   names::kVolumeRestrictions,
       names::kNodeVolumeLimits, names::kVolumeBinding,
-      names::kVolumeZone,       "BatchPlacement",
+      names::kVolumeZone,       names::kNodeDeclaredFeatures,
+      names::kDynamicResources, "BatchPlacement",
       "CrossNodePreemption",  // kubesched's own
       "Coscheduling",         // kubernetes-sigs/scheduler-plugins'
   };

@@ -9,11 +9,14 @@
 #include "plugins/cross_node_preemption/cross_node_preemption.h"
 #include "plugins/default_binder/default_binder.h"
 #include "plugins/default_preemption/default_preemption.h"
+#include "plugins/dynamic_resources/args.h"
+#include "plugins/dynamic_resources/dynamic_resources.h"
 #include "plugins/gang_scheduling/gang_scheduling.h"
 #include "plugins/image_locality/image_locality.h"
 #include "plugins/inter_pod_affinity/inter_pod_affinity.h"
 #include "plugins/names.h"
 #include "plugins/node_affinity/node_affinity.h"
+#include "plugins/node_declared_features/node_declared_features.h"
 #include "plugins/node_name/node_name.h"
 #include "plugins/node_ports/node_ports.h"
 #include "plugins/node_resources_balanced_allocation/node_resources_balanced_allocation.h"
@@ -87,6 +90,11 @@ void RegisterInTreePlugins(framework::Registry& registry) {
   MustRegister(registry, names::kVolumeBinding, volume_binding::New,
                ArgsTypeOf(names::kVolumeBinding, volume_binding::DecodeArgs, volume_binding::EncodeArgs));
   MustRegister(registry, names::kVolumeZone, volume_zone::New);
+  // Dynamic Resource Allocation with structured parameters (resource.k8s.io/v1).
+  MustRegister(registry, names::kDynamicResources, dynamic_resources::New,
+               ArgsTypeOf(names::kDynamicResources, dynamic_resources::DecodeArgs, dynamic_resources::EncodeArgs));
+  // Node features a pod needs (KEP-5328, GA in 1.37).
+  MustRegister(registry, names::kNodeDeclaredFeatures, node_declared_features::New);
   // Workload-aware scheduling (alpha upstream, off by default there too): enabled by naming it
   // in a profile.
   MustRegister(registry, names::kGangScheduling, gang_scheduling::New);

@@ -198,6 +198,7 @@ std::expected<std::unique_ptr<Scheduler>, std::string> Scheduler::Create(const S
   deps.pod_groups = &s->pod_groups_;
   deps.coscheduling_groups = &s->coscheduling_groups_;
   deps.storage = &s->storage_;
+  deps.dra = &s->dra_;
   deps.metrics = options.metrics;
   s->metrics_ = options.metrics;
   Scheduler* self = s.get();
@@ -437,7 +438,39 @@ framework::ClusterEvent StorageEvent(const api::StorageObject& object, framework
   return {resource, action, std::string(kind) + std::string(verb)};
 }
 
+// The queue's event for a change of a DeviceClass, ResourceSlice or ResourceClaim.
+framework::ClusterEvent ResourceEvent(const api::ResourceObject& object, framework::ActionType action) {
+  using framework::EventResource;
+  static constexpr std::pair<EventResource, std::string_view> kKinds[] = {
+      {EventResource::kDeviceClass, "DeviceClass"},
+      {EventResource::kResourceSlice, "ResourceSlice"},
+      {EventResource::kResourceClaim, "ResourceClaim"},
+      {EventResource::kWildCard, "ResourceClaimTemplate"},  // not informed
+  };
+  const auto& [resource, kind] = kKinds[object.index()];
+  const std::string_view verb = action == framework::action::kAdd      ? "Add"
+                                : action == framework::action::kDelete ? "Delete"
+                                                                       : "Update";
+  return {resource, action, std::string(kind) + std::string(verb)};
+}
+
 }  // namespace
+
+void Scheduler::OnResourceAdd(const api::ResourceObject& object) {
+  dra_.Apply(object);
+  queue_->MoveAllToActiveOrBackoffQueue(ResourceEvent(object, framework::action::kAdd), {.new_resource = &object});
+}
+
+void Scheduler::OnResourceUpdate(const api::ResourceObject& old_object, const api::ResourceObject& new_object) {
+  dra_.Apply(new_object);
+  queue_->MoveAllToActiveOrBackoffQueue(ResourceEvent(new_object, framework::action::kUpdate),
+                                        {.old_resource = &old_object, .new_resource = &new_object});
+}
+
+void Scheduler::OnResourceDelete(const api::ResourceObject& object) {
+  dra_.Remove(object);
+  queue_->MoveAllToActiveOrBackoffQueue(ResourceEvent(object, framework::action::kDelete), {.old_resource = &object});
+}
 
 void Scheduler::OnStorageAdd(const api::StorageObject& object) {
   storage_.Apply(object);

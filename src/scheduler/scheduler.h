@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "cache/cache.h"
+#include "cache/dra_cache.h"
 #include "cache/pod_group_index.h"
 #include "cache/snapshot.h"
 #include "cache/storage_cache.h"
@@ -181,6 +182,9 @@ class Scheduler final : public cluster::EventHandler {
   void OnStorageAdd(const api::StorageObject& object) override;
   void OnStorageUpdate(const api::StorageObject& old_object, const api::StorageObject& new_object) override;
   void OnStorageDelete(const api::StorageObject& object) override;
+  void OnResourceAdd(const api::ResourceObject& object) override;
+  void OnResourceUpdate(const api::ResourceObject& old_object, const api::ResourceObject& new_object) override;
+  void OnResourceDelete(const api::ResourceObject& object) override;
 
   //! Runs one scheduling cycle for the next pod in activeQ. Returns false when activeQ is empty.
   bool ScheduleOne();
@@ -328,6 +332,7 @@ class Scheduler final : public cluster::EventHandler {
   cache::PodGroupIndex coscheduling_groups_{api::PodGroupApi::kCoscheduling};
   //! Claims, volumes, classes and CSI objects (Handle::Storage), fed by the informer callbacks.
   cache::StorageCache storage_;
+  cache::DraCache dra_;
   std::unique_ptr<cache::Snapshot> snapshot_;
   std::unique_ptr<queue::SchedulingQueue> queue_;
   profile::Map profiles_;

@@ -218,6 +218,33 @@ void RestoreStorage(const store::Store& s, const std::vector<api::StorageObject>
   }
 }
 
+// The input's DeviceClasses, ResourceSlices, ResourceClaimTemplates and ResourceClaims, in its
+// order, each through `restore`.
+template <typename Restore>
+void RestoreResources(const store::Store& s, const std::vector<api::ResourceObject>& resources,
+                      const Restore& restore) {
+  for (const api::ResourceObject& object : resources) {
+    std::visit(
+        [&](const auto& o) {
+          using T = std::remove_const_t<typename std::decay_t<decltype(o)>::element_type>;
+          std::string_view resource, kind;
+          if constexpr (std::is_same_v<T, api::DeviceClass>) {
+            resource = "deviceclasses", kind = "DeviceClass";
+          } else if constexpr (std::is_same_v<T, api::ResourceSlice>) {
+            resource = "resourceslices", kind = "ResourceSlice";
+          } else if constexpr (std::is_same_v<T, api::ResourceClaim>) {
+            resource = "resourceclaims", kind = "ResourceClaim";
+          } else {
+            resource = "resourceclaimtemplates", kind = "ResourceClaimTemplate";
+          }
+          json::Document doc = RestoreDocument(ObjectText(o->json, kind, "resource.k8s.io/v1"), o->metadata);
+          restore(Resource(s, api::kResourceApiGroup, resource), o->metadata.namespace_, o->metadata.name,
+                  std::move(doc));
+        },
+        object);
+  }
+}
+
 }  // namespace
 
 SimulatedCluster::SimulatedCluster(api::ClusterObjects objects, const util::Clock& clock, uint64_t seed,
@@ -267,6 +294,7 @@ void SimulatedCluster::Load(api::ClusterObjects& objects, uint64_t seed, cluster
   }
 
   RestoreStorage(s, objects.storage, restore);
+  RestoreResources(s, objects.resources, restore);
 
   const auto& nodes = Resource(s, "", "nodes");
   // Each loaded object is released once the store has it (the input's typed objects and the
@@ -442,8 +470,8 @@ bool SimulatedCluster::FireEvents() { return controllers_->FireEvents(); }
 template <typename T>
 std::vector<std::shared_ptr<const T>> SimulatedCluster::InOrder(std::string_view resource,
                                                                 const std::unordered_map<std::string, uint64_t>& order,
-                                                                bool by_uid) const {
-  auto listed = owned_store->List(Resource(*owned_store, "", resource), "", {});
+                                                                bool by_uid, std::string_view group) const {
+  auto listed = owned_store->List(Resource(*owned_store, group, resource), "", {});
   std::vector<std::pair<uint64_t, std::shared_ptr<const T>>> ordered;
   if (listed) {
     std::lock_guard lock(mu_);
@@ -475,6 +503,10 @@ std::vector<std::shared_ptr<const api::PersistentVolumeClaim>> SimulatedCluster:
 
 std::vector<std::shared_ptr<const api::PersistentVolume>> SimulatedCluster::Volumes() const {
   return InOrder<api::PersistentVolume>("persistentvolumes", {}, /*by_uid=*/false);
+}
+
+std::vector<std::shared_ptr<const api::ResourceClaim>> SimulatedCluster::ResourceClaims() const {
+  return InOrder<api::ResourceClaim>("resourceclaims", {}, /*by_uid=*/true, api::kResourceApiGroup);
 }
 
 std::vector<Eviction> SimulatedCluster::Evictions() const {

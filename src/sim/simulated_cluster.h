@@ -100,6 +100,8 @@ class SimulatedCluster final : private detail::OwnedStore, public cluster::Store
   //! The claims and volumes at the end, by namespace and name.
   std::vector<std::shared_ptr<const api::PersistentVolumeClaim>> Claims() const;
   std::vector<std::shared_ptr<const api::PersistentVolume>> Volumes() const;
+  //! The ResourceClaims at the end (allocations and reservations), by namespace and name.
+  std::vector<std::shared_ptr<const api::ResourceClaim>> ResourceClaims() const;
   //! Pods evicted (deleted by preemption), in eviction order, each recorded when its deletion
   //! started; `replacement` is filled in once the controller creates it.
   std::vector<Eviction> Evictions() const;
@@ -113,8 +115,8 @@ class SimulatedCluster final : private detail::OwnedStore, public cluster::Store
   //! The resource's views, ordered by `order` (keyed by uid or name; unknown ones last).
   template <typename T>
   std::vector<std::shared_ptr<const T>> InOrder(std::string_view resource,
-                                                const std::unordered_map<std::string, uint64_t>& order,
-                                                bool by_uid) const;
+                                                const std::unordered_map<std::string, uint64_t>& order, bool by_uid,
+                                                std::string_view group = "") const;
 
   const util::Clock& clock_;
   std::unique_ptr<store::controllers::ControllerManager> controllers_;

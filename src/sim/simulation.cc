@@ -131,6 +131,7 @@ std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects o
   result.nodes = cluster.Nodes();
   result.claims = cluster.Claims();
   result.volumes = cluster.Volumes();
+  result.resource_claims = cluster.ResourceClaims();
   result.evictions = cluster.Evictions();
   result.explanation = sched.explanation();
   result.failed_attempts = sched.failed_attempts();

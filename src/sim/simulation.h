@@ -51,6 +51,8 @@ struct SimulationResult {
   //! The claims and volumes at the end (the PV controller's bindings and provisioned volumes).
   std::vector<std::shared_ptr<const api::PersistentVolumeClaim>> claims;
   std::vector<std::shared_ptr<const api::PersistentVolume>> volumes;
+  //! The ResourceClaims at the end (DynamicResources' allocations and reservations).
+  std::vector<std::shared_ptr<const api::ResourceClaim>> resource_claims;
   std::vector<sim::Eviction> evictions;
   std::optional<scheduler::AttemptExplanation> explanation;
   //! By pod uid, each pod's last failed attempt (its Filter reasons with their node counts): the

@@ -5,6 +5,7 @@
 #include "store/event_conversion.h"
 #include "store/kind_defaults.h"
 #include "store/kind_hooks.h"
+#include "store/resource_kinds.h"
 #include "store/storage_kinds.h"
 
 namespace kubesched::store {
@@ -335,6 +336,10 @@ struct Registry {
   ResourceType csi_nodes = CSINodes();
   ResourceType csi_drivers = CSIDrivers();
   ResourceType csi_storage_capacities = CSIStorageCapacities();
+  ResourceType device_classes = DeviceClasses();
+  ResourceType resource_slices = ResourceSlices();
+  ResourceType resource_claims = ResourceClaims();
+  ResourceType resource_claim_templates = ResourceClaimTemplates();
   std::vector<const ResourceType*> all = {&namespaces,
                                           &nodes,
                                           &pods,
@@ -357,6 +362,10 @@ struct Registry {
                                           &csi_nodes,
                                           &csi_drivers,
                                           &csi_storage_capacities,
+                                          &device_classes,
+                                          &resource_slices,
+                                          &resource_claims,
+                                          &resource_claim_templates,
                                           &service_accounts,
                                           &config_maps,
                                           &secrets,

@@ -3,6 +3,7 @@
 #include "api/decode.h"
 #include "api/storage_types.h"
 #include "store/errors.h"
+#include "store/typed_view.h"
 
 namespace kubesched::store {
 
@@ -10,35 +11,11 @@ namespace json = api::json;
 
 namespace {
 
-constexpr api::DecodeOptions kValidateOnly{.texts = nullptr, .keep_json = false};
-
 void SetIfAbsent(json::Value& object, std::string_view key, json::Value value, json::Allocator& a) {
   if (json::Find(object, key) == nullptr) json::Set(object, key, std::move(value), a);
 }
 
 json::Value Str(std::string_view s, json::Allocator& a) { return json::MakeString(s, a); }
-
-std::vector<Cause> Causes(const api::FieldErrors& errors) {
-  std::vector<Cause> causes;
-  causes.reserve(errors.size());
-  for (const auto& e : errors) causes.push_back(Cause{e.reason, e.message, e.field});
-  return causes;
-}
-
-// The decode and complete_view hooks of a kind read by api::Decode<Kind>.
-template <typename T, api::Decoded<T> (*Decode)(const json::Value&, const api::DecodeOptions&)>
-void SetTypedView(ResourceType& t) {
-  t.decode = [](const json::Value& object, const Object*) {
-    auto decoded = Decode(object, kValidateOnly);
-    if (!decoded) return DecodeResult{Causes(decoded.error()), nullptr};
-    return DecodeResult{{}, std::shared_ptr<T>(std::move(*decoded))};
-  };
-  t.complete_view = [](void* view, const Object& stored) {
-    auto* object = static_cast<T*>(view);
-    object->metadata.resource_version = std::to_string(stored.resource_version);
-    object->json = stored.json.shared();
-  };
-}
 
 ResourceType Make(std::string group, std::string resource, std::string kind, std::string singular, bool namespaced) {
   ResourceType t;

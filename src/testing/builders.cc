@@ -319,6 +319,12 @@ NodeBuilder& NodeBuilder::Image(std::string name, int64_t size_bytes) {
   node_->status.images.push_back({{std::move(name)}, size_bytes});
   return *this;
 }
+NodeBuilder& NodeBuilder::DeclaredFeatures(std::vector<std::string> features) {
+  std::ranges::sort(features);
+  features.erase(std::unique(features.begin(), features.end()), features.end());
+  node_->status.declared_features = std::move(features);
+  return *this;
+}
 std::shared_ptr<api::Node> NodeBuilder::Obj() const { return std::make_shared<api::Node>(*node_); }
 
 std::unique_ptr<framework::NodeInfo> MakeNodeInfo(std::shared_ptr<const api::Node> node,

@@ -90,6 +90,8 @@ class NodeBuilder {
   NodeBuilder& Taint(std::string key, std::string value, api::TaintEffect effect);
   NodeBuilder& Unschedulable(bool unschedulable = true);
   NodeBuilder& Image(std::string name, int64_t size_bytes);
+  //! status.declaredFeatures, kept sorted and without repeats as decoding keeps them.
+  NodeBuilder& DeclaredFeatures(std::vector<std::string> features);
   api::Node& Mutable() { return *node_; }
 
   std::shared_ptr<api::Node> Obj() const;

@@ -183,6 +183,7 @@ class FakeHandle final : public framework::Handle {
   //! What Storage() returns (an empty lister by default); the lister outlives the handle's use.
   //! Tests give a cache::StorageCache filled with their claims, volumes and classes.
   void set_storage(framework::StorageLister* storage) { storage_ = storage; }
+  void set_dra(framework::DraLister* dra) { dra_ = dra; }
   //! The pods Activate was called with, in order.
   std::vector<std::shared_ptr<const api::Pod>> activated() const {
     std::lock_guard lock(waiting_mu_);
@@ -240,6 +241,7 @@ class FakeHandle final : public framework::Handle {
   framework::StorageLister& Storage() const override {
     return storage_ != nullptr ? *storage_ : framework::Handle::Storage();
   }
+  framework::DraLister& Dra() const override { return dra_ != nullptr ? *dra_ : framework::Handle::Dra(); }
   void Activate(const std::vector<std::shared_ptr<const api::Pod>>& pods) override {
     std::lock_guard lock(waiting_mu_);
     activated_.insert(activated_.end(), pods.begin(), pods.end());
@@ -254,6 +256,7 @@ class FakeHandle final : public framework::Handle {
   std::string profile_name_ = std::string(api::kDefaultSchedulerName);
   std::array<framework::PodGroupTracker*, 2> pod_groups_{};
   framework::StorageLister* storage_ = nullptr;
+  framework::DraLister* dra_ = nullptr;
   mutable std::mutex waiting_mu_;
   std::vector<std::shared_ptr<FakeWaitingPod>> waiting_;    // guarded by waiting_mu_
   std::vector<std::shared_ptr<const api::Pod>> activated_;  // guarded by waiting_mu_

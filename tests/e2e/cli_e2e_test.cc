@@ -52,15 +52,20 @@ TEST(CliE2E, PluginsJson) {
   for (const auto& p : j["plugins"]) names.push_back(p["name"]);
   // The default profile's plugins, in upstream's order, then kubesched's own.
   EXPECT_EQ(names.front(), "SchedulingGates");
-  ASSERT_EQ(names.size(), 22u);
+  ASSERT_EQ(names.size(), 24u);
   // The volume plugins at upstream's place, after NodeResourcesFit.
   EXPECT_EQ(std::vector<std::string>(names.begin() + 8, names.begin() + 12),
             (std::vector<std::string>{"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone"}));
-  EXPECT_EQ(names[17], "DefaultBinder");
-  // GangScheduling is a default (upstream's, with its GangScheduling gate on).
-  EXPECT_EQ(names[18], "GangScheduling");
-  EXPECT_EQ(names[19], "BatchPlacement");
-  EXPECT_EQ(names[20], "Coscheduling");  // scheduler-plugins', not a default
+  // DynamicResources before DefaultPreemption, as upstream's applyFeatureGates puts it.
+  EXPECT_EQ(names[14], "DynamicResources");
+  EXPECT_EQ(names[15], "DefaultPreemption");
+  EXPECT_EQ(names[18], "DefaultBinder");
+  // NodeDeclaredFeatures (GA in 1.37) and GangScheduling are defaults that upstream's
+  // applyFeatureGates appends, with their gates on.
+  EXPECT_EQ(names[19], "NodeDeclaredFeatures");
+  EXPECT_EQ(names[20], "GangScheduling");
+  EXPECT_EQ(names[21], "BatchPlacement");
+  EXPECT_EQ(names[22], "Coscheduling");  // scheduler-plugins', not a default
   EXPECT_EQ(names.back(), "CrossNodePreemption");
   for (const auto& p : j["plugins"]) {
     SCOPED_TRACE(p.dump());

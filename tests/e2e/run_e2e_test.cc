@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "e2e/apiserver_process.h"
+#include "e2e/dra_manifests.h"
 #include "e2e/run_kubesched.h"
 #include "e2e/volume_manifests.h"
 
@@ -1245,6 +1246,98 @@ TEST_F(RunE2E, ANodeAtItsAttachLimitIsFilteredOut) {
   ASSERT_OK(server.Kubectl({"create", "-f", "-"}, volumes::ClaimPod("app", "fresh", "1")));
   const auto pods = WaitForBound(server, 2, 60s);
   EXPECT_EQ(pods.at("app"), "n2") << sched.Log();
+  EXPECT_EQ(sched.Stop(SIGTERM), 0) << sched.Log();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Dynamic Resource Allocation (issue 36) through the API: the test bed's resourceclaim controller
+// making claims from templates, `kubesched run` informing classes, slices and claims,
+// DynamicResources' PreBind writing each claim's allocation and reservation through the API.
+
+// The claim (as the API server has it) reserved for `pod`, or null.
+json ClaimReservedFor(ApiServer& server, const std::string& pod) {
+  RunResult r = server.Kubectl({"get", "resourceclaims", "-o", "json"});
+  if (r.exit_code != 0) return json();
+  const json list = json::parse(r.out, nullptr, false);
+  if (list.is_discarded()) return json();
+  for (const json& c : list["items"]) {
+    for (const json& ref : c.value("status", json::object()).value("reservedFor", json::array())) {
+      if (ref.value("name", "") == pod) return c;
+    }
+  }
+  return json();
+}
+
+TEST_F(RunE2E, DevicesAreAllocatedAndWrittenToTheClaimsStatus) {
+  ApiServer server;
+  ASSERT_FALSE(server.Url().empty()) << server.ServerLog();
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, dra::DraNode("node-a") + dra::DraNode("node-b") + dra::GpuClass() +
+                                                      dra::WholeGpus("node-b", 1) + dra::GpuTemplate("one-gpu")));
+  Scheduler sched(server, {"--leader-elect=false"}, "sched");
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, dra::ClaimPod("first", "one-gpu")));
+  auto pods = WaitForBound(server, 1, 60s);
+  ASSERT_EQ(pods.at("first"), "node-b") << sched.Log();
+  json claim;
+  for (const auto deadline = std::chrono::steady_clock::now() + 30s; std::chrono::steady_clock::now() < deadline;
+       std::this_thread::sleep_for(200ms)) {
+    claim = ClaimReservedFor(server, "first");
+    if (claim.is_object()) break;
+  }
+  ASSERT_TRUE(claim.is_object()) << sched.Log();
+  EXPECT_TRUE(claim["metadata"]["name"].get<std::string>().starts_with("first-gpu-")) << claim.dump();
+  const json results = claim["status"]["allocation"]["devices"]["results"];
+  ASSERT_EQ(results.size(), 1u) << claim.dump();
+  EXPECT_EQ(results[0]["device"], "gpu-0");
+  EXPECT_EQ(results[0]["pool"], "node-b");
+  EXPECT_EQ(results[0]["driver"], dra::kDriver);
+  EXPECT_EQ(claim["metadata"]["ownerReferences"][0]["name"], "first");
+  // The only GPU taken: the next pod's claim cannot be allocated anywhere.
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, dra::ClaimPod("second", "one-gpu")));
+  std::map<std::string, std::string> messages;
+  for (const auto deadline = std::chrono::steady_clock::now() + 30s; std::chrono::steady_clock::now() < deadline;
+       std::this_thread::sleep_for(200ms)) {
+    messages = PodScheduledMessages(server);
+    if (!messages["second"].empty()) break;
+  }
+  EXPECT_TRUE(messages["second"].starts_with("0/2 nodes are available: 2 cannot allocate all claims."))
+      << messages["second"] << sched.Log();
+  // The first pod gone, the resourceclaim controller deletes its claim and the second gets the GPU.
+  ASSERT_OK(server.Kubectl({"delete", "pod", "first", "--grace-period=0", "--force"}));
+  pods = WaitForBound(server, 1, 60s);
+  EXPECT_EQ(pods["second"], "node-b") << sched.Log();
+  EXPECT_EQ(sched.Stop(SIGTERM), 0) << sched.Log();
+}
+
+TEST_F(RunE2E, AGpuShareIsPlacedWhereOneGpuHasRoomAndItsConsumedCapacityWritten) {
+  ApiServer server;
+  ASSERT_FALSE(server.Url().empty()) << server.ServerLog();
+  ASSERT_OK(
+      server.Kubectl({"create", "-f", "-"},
+                     dra::DraNode("node-a") + dra::DraNode("node-b") + dra::GpuClass() +
+                         dra::SharedGpus("node-a", 2, 0) + dra::SharedGpus("node-b", 1, 2) +
+                         dra::GpuTemplate("half-of-0", "device.attributes[\"gpu.example.com\"].index == 0", "500") +
+                         dra::GpuTemplate("half-of-1", "device.attributes[\"gpu.example.com\"].index == 1", "500") +
+                         dra::GpuTemplate("six-tenths", "", "600")));
+  Scheduler sched(server, {"--leader-elect=false"}, "sched");
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"},
+                           dra::ClaimPod("half-0", "half-of-0") + dra::ClaimPod("half-1", "half-of-1")));
+  auto pods = WaitForBound(server, 2, 60s);
+  ASSERT_EQ(pods.at("half-0"), "node-a") << sched.Log();
+  ASSERT_EQ(pods.at("half-1"), "node-a") << sched.Log();
+  ASSERT_OK(server.Kubectl({"create", "-f", "-"}, dra::ClaimPod("big-share", "six-tenths")));
+  pods = WaitForBound(server, 3, 60s);
+  EXPECT_EQ(pods.at("big-share"), "node-b") << sched.Log();
+  json claim;
+  for (const auto deadline = std::chrono::steady_clock::now() + 30s; std::chrono::steady_clock::now() < deadline;
+       std::this_thread::sleep_for(200ms)) {
+    claim = ClaimReservedFor(server, "big-share");
+    if (claim.is_object()) break;
+  }
+  ASSERT_TRUE(claim.is_object()) << sched.Log();
+  const json result = claim["status"]["allocation"]["devices"]["results"][0];
+  EXPECT_EQ(result["pool"], "node-b") << claim.dump();
+  EXPECT_EQ(result["consumedCapacity"]["gpuMilli"], "600") << claim.dump();
+  EXPECT_TRUE(result.contains("shareID")) << claim.dump();
   EXPECT_EQ(sched.Stop(SIGTERM), 0) << sched.Log();
 }
 

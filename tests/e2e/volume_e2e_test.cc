@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "e2e/run_kubesched.h"
+#include "e2e/simulate_json.h"
 #include "e2e/volume_manifests.h"
 
 namespace kubesched::e2e {
@@ -20,33 +21,11 @@ using nlohmann::json;
 using namespace volumes;
 
 json Simulate(const std::string& manifests, const std::string& name, const std::string& config = "") {
-  const std::string file = WriteTempFile(name + ".yaml", manifests);
-  std::vector<std::string> args = {"simulate", "-f", file, "-o", "json"};
-  if (!config.empty()) {
-    args.push_back("--config");
-    args.push_back(WriteTempFile(name + "-config.yaml", config));
-  }
-  RunResult r = RunKubesched(args);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return json::parse(r.out, nullptr, false);
+  return SimulateJson(manifests, name, config);
 }
 
-// Pod name -> node ("" when pending).
-std::map<std::string, std::string> Placement(const json& j) {
-  std::map<std::string, std::string> out;
-  for (const auto& p : j["pods"]) {
-    out[p["name"].get<std::string>()] = p["node"].is_string() ? p["node"].get<std::string>() : "";
-  }
-  return out;
-}
-
-std::map<std::string, std::string> Messages(const json& j) {
-  std::map<std::string, std::string> out;
-  for (const auto& p : j["pods"]) {
-    out[p["name"].get<std::string>()] = p["message"].is_string() ? p["message"].get<std::string>() : "";
-  }
-  return out;
-}
+std::map<std::string, std::string> Placement(const json& j) { return PodPlacement(j); }
+std::map<std::string, std::string> Messages(const json& j) { return PodMessages(j); }
 
 std::map<std::string, json> Claims(const json& j) {
   std::map<std::string, json> out;

@@ -44,6 +44,7 @@ struct FrameworkDeps {
   PodGroupTracker* coscheduling_groups = nullptr;
   //! Claims, volumes, classes and CSI objects (Handle::Storage); null: an empty lister.
   StorageLister* storage = nullptr;
+  DraLister* dra = nullptr;
 };
 
 //! A plugin's scores on one node after normalisation and weighting.
@@ -89,6 +90,7 @@ class Framework final : public Handle {
     return api == api::PodGroupApi::kScheduling ? deps_.pod_groups : deps_.coscheduling_groups;
   }
   StorageLister& Storage() const override { return deps_.storage != nullptr ? *deps_.storage : Handle::Storage(); }
+  DraLister& Dra() const override { return deps_.dra != nullptr ? *deps_.dra : Handle::Dra(); }
   void ObservePreemptionVictims(size_t victims) override {
     if (deps_.metrics) deps_.metrics->ObservePreemptionVictims(victims);
   }

@@ -10,6 +10,7 @@
 #include "store/controllers/persistent_volume_controller.h"
 #include "store/controllers/replicaset_controller.h"
 #include "store/controllers/replication_controller.h"
+#include "store/controllers/resource_claim_controller.h"
 #include "store/controllers/statefulset_controller.h"
 #include "store/controllers/volume_claims.h"
 
@@ -125,6 +126,7 @@ std::unique_ptr<ControllerManager> NewDefaultControllerManager(Store& store, con
   m->Add(std::make_unique<DisruptionController>(ctx));
   m->Add(std::make_unique<EphemeralVolumeController>(ctx));
   m->Add(std::make_unique<PersistentVolumeController>(ctx));
+  m->Add(std::make_unique<ResourceClaimController>(ctx));
   return m;
 }
 
