@@ -328,6 +328,49 @@ TEST(EncodeTest, PodRoundTrip) {
   EXPECT_EQ(EncodePod(again), text);
 }
 
+// spec.resourceClaims, the containers' resources.claims and status.resourceClaimStatuses (DRA)
+// survive the typed encoding: a pod written through it keeps the claims it asks for.
+TEST(EncodeTest, PodResourceClaimsRoundTrip) {
+  auto pod = testing::MakePod().Name("gpu").Namespace("ml").UID("u2").Req({{"cpu", "100m"}}).Obj();
+  pod->spec.resource_claims = {
+      PodResourceClaim{"shared", "gpu-claim", std::nullopt},
+      PodResourceClaim{"own", std::nullopt, "gpu-template"},
+  };
+  pod->spec.containers[0].resources.claims = {ResourceClaimUse{"shared", ""}, ResourceClaimUse{"own", "req-0"}};
+  Container init;
+  init.name = "setup";
+  init.image = "busybox";
+  init.resources.claims = {ResourceClaimUse{"shared", ""}};
+  pod->spec.init_containers.push_back(std::move(init));
+  pod->status.resource_claim_statuses = {PodResourceClaimStatus{"own", "gpu-own-x7k2p"}};
+
+  const std::string text = EncodePod(*pod);
+  EXPECT_THAT(text, HasSubstr(R"("resourceClaims":[{"name":"shared","resourceClaimName":"gpu-claim"},)"
+                              R"({"name":"own","resourceClaimTemplateName":"gpu-template"}])"));
+  EXPECT_THAT(text, HasSubstr(R"("claims":[{"name":"shared"},{"name":"own","request":"req-0"}])"));
+  EXPECT_THAT(text, HasSubstr(R"("resourceClaimStatuses":[{"name":"own","resourceClaimName":"gpu-own-x7k2p"}])"));
+  json::Document doc = Json(text);
+  auto back = DecodePod(doc);
+  ASSERT_TRUE(back.has_value()) << back.error()[0].ToString() << "\n" << text;
+  const Pod& p = **back;
+  EXPECT_EQ(p.spec.resource_claims, pod->spec.resource_claims);
+  ASSERT_EQ(p.spec.containers.size(), 1u);
+  EXPECT_EQ(p.spec.containers[0].resources.claims, pod->spec.containers[0].resources.claims);
+  ASSERT_EQ(p.spec.init_containers.size(), 1u);
+  EXPECT_EQ(p.spec.init_containers[0].resources.claims, pod->spec.init_containers[0].resources.claims);
+  EXPECT_EQ(p.status.resource_claim_statuses, pod->status.resource_claim_statuses);
+  Pod again = p;
+  again.json = nullptr;
+  EXPECT_EQ(EncodePod(again), text);
+
+  // A pod without claims writes none of the three fields.
+  auto plain = testing::MakePod().Name("plain").Obj();
+  const std::string plain_text = EncodePod(*plain);
+  EXPECT_THAT(plain_text, ::testing::Not(HasSubstr("resourceClaims")));
+  EXPECT_THAT(plain_text, ::testing::Not(HasSubstr("claims")));
+  EXPECT_THAT(plain_text, ::testing::Not(HasSubstr("resourceClaimStatuses")));
+}
+
 TEST(EncodeTest, NodeRoundTrip) {
   auto node = testing::MakeNode()
                   .Name("n1")

@@ -115,6 +115,16 @@ Value ContainerValue(const Container& c, Allocator& a) {
   Value res(rapidjson::kObjectType);
   if (!c.resources.limits.empty()) Put(res, "limits", Resources(c.resources.limits, a), a);
   if (!c.resources.requests.empty()) Put(res, "requests", Resources(c.resources.requests, a), a);
+  if (!c.resources.claims.empty()) {
+    Value claims(rapidjson::kArrayType);
+    for (const ResourceClaimUse& use : c.resources.claims) {
+      Value u(rapidjson::kObjectType);
+      Put(u, "name", Str(use.name, a), a);
+      PutString(u, "request", use.request, a);
+      claims.PushBack(std::move(u), a);
+    }
+    Put(res, "claims", std::move(claims), a);
+  }
   Put(o, "resources", std::move(res), a);
   if (c.restart_policy) Put(o, "restartPolicy", Str(*c.restart_policy, a), a);
   return o;
@@ -246,6 +256,19 @@ Value PodSpecValue(const PodSpec& s, Allocator& a) {
     Put(o, "schedulingGroup", std::move(group), a);
   }
   if (!s.volumes.empty()) Put(o, "volumes", VolumesValue(s.volumes, a), a);
+  if (!s.resource_claims.empty()) {
+    Value arr(rapidjson::kArrayType);
+    for (const PodResourceClaim& c : s.resource_claims) {
+      Value rc(rapidjson::kObjectType);
+      Put(rc, "name", Str(c.name, a), a);
+      if (c.resource_claim_name) Put(rc, "resourceClaimName", Str(*c.resource_claim_name, a), a);
+      if (c.resource_claim_template_name) {
+        Put(rc, "resourceClaimTemplateName", Str(*c.resource_claim_template_name, a), a);
+      }
+      arr.PushBack(std::move(rc), a);
+    }
+    Put(o, "resourceClaims", std::move(arr), a);
+  }
   if (s.resources) {
     Value res(rapidjson::kObjectType);
     if (!s.resources->limits.empty()) Put(res, "limits", Resources(s.resources->limits, a), a);
@@ -272,6 +295,16 @@ Value PodStatusValue(const PodStatus& st, Allocator& a) {
   }
   PutString(o, "nominatedNodeName", st.nominated_node_name, a);
   if (st.start_time_ns) Put(o, "startTime", Str(FormatRFC3339(*st.start_time_ns), a), a);
+  if (!st.resource_claim_statuses.empty()) {
+    Value arr(rapidjson::kArrayType);
+    for (const PodResourceClaimStatus& c : st.resource_claim_statuses) {
+      Value rc(rapidjson::kObjectType);
+      Put(rc, "name", Str(c.name, a), a);
+      if (c.resource_claim_name) Put(rc, "resourceClaimName", Str(*c.resource_claim_name, a), a);
+      arr.PushBack(std::move(rc), a);
+    }
+    Put(o, "resourceClaimStatuses", std::move(arr), a);
+  }
   return o;
 }
 

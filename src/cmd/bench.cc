@@ -20,6 +20,7 @@
 
 #include "api/encode.h"
 #include "api/json.h"
+#include "api/resource_types.h"
 #include "api/types.h"
 #include "cluster/store_client.h"
 #include "cluster/store_informer.h"
@@ -32,6 +33,8 @@
 #include "plugins/registry.h"
 #include "scheduler/run_loop.h"
 #include "scheduler/scheduler.h"
+#include "store/controllers/controller.h"
+#include "store/controllers/resource_claim_controller.h"
 #include "store/resources.h"
 #include "store/store.h"
 #include "util/clock.h"
@@ -56,6 +59,8 @@ enum class PodTemplate {
   kLowPriority,                 // pod-low-priority.yaml: 900m CPU, priority unset (0)
   kHighPriority,                // pod-high-priority.yaml: 3000m CPU, priority 10
   kHighPriorityLargeCpu,        // pod-high-priority-large-cpu.yaml: 9 CPU, priority 10 (never fits)
+  kClaimTemplate,               // dra/pod-with-claim-template.yaml: one claim from test-claim-template
+  kManyClaimTemplates,          // dra/pod-with-many-claim-templates.yaml: two claims of each template
 };
 
 struct PodGroup {
@@ -89,12 +94,40 @@ struct Workload {
   //! CSI driver's volumes (a CSINode each) for the CSI and migrated kinds.
   enum class Volumes { kNone, kInTree, kMigratedInTree, kCSI };
   Volumes volumes = Volumes::kNone;
+  //! Dynamic Resource Allocation (upstream's dra suite): the first nodes_without_dra nodes are
+  //! plain, the others scheduler-perf-dra-<i> with a ResourceSlice of max_claims_per_node devices
+  //! from each driver (createResourceDriver). Claims come from templates, made by the
+  //! resourceclaim controller as pods are created; init pods go to namespace init, measured pods
+  //! to test.
+  struct Dra {
+    int nodes_without_dra = 0;
+    int max_claims_per_node = 0;
+    //! A second driver (another-test-driver.cdi.k8s.io) with its own class and claim template,
+    //! as SchedulingWithMultipleResourceClaims has.
+    bool two_drivers = false;
+    //! createPods with steadyState: batches of steady_batch pods, each created once the previous
+    //! one is scheduled and deleted, for steady_duration_ms of wall time (measure_pods unused).
+    bool steady = false;
+    int steady_batch = 10;
+    int steady_duration_ms = 0;
+  };
+  std::optional<Dra> dra;
 };
 
 // The driver upstream's volume workloads attach (pv-csi.yaml; the AWS EBS plugin migrates to it).
 constexpr std::string_view kEbsDriver = "ebs.csi.aws.com";
 
 constexpr std::string_view kRackLabel = "topology.example.com/rack";
+
+// The dra suite's driver, class and claim template (dra/templates/deviceclass.yaml,
+// resourceclaimtemplate.yaml), and the second set SchedulingWithMultipleResourceClaims adds
+// (another-deviceclass.yaml, another-resourceclaimtemplate.yaml).
+constexpr std::string_view kDraDriver = "test-driver.cdi.k8s.io";
+constexpr std::string_view kDraClass = "test-class";
+constexpr std::string_view kClaimTemplateName = "test-claim-template";
+constexpr std::string_view kAnotherDraDriver = "another-test-driver.cdi.k8s.io";
+constexpr std::string_view kAnotherDraClass = "another-test-class";
+constexpr std::string_view kAnotherClaimTemplateName = "another-test-claim-template";
 
 // volumes: each pod with its own bound PersistentVolume (AWS EBS in-tree, the same migrated to its
 // CSI driver with nodes attaching 39, or a CSI volume), upstream's sizes and thresholds
@@ -117,6 +150,59 @@ std::vector<Workload> VolumeWorkloads() {
   add("SchedulingMigratedInTreePVs/5000Nodes_5000Pods", 5000, 5000, 5000, Workload::Volumes::kMigratedInTree, 100);
   add("SchedulingCSIPVs/5000Nodes_5000Pods", 5000, 5000, 5000, Workload::Volumes::kCSI, 100);
   add("SchedulingCSIPVs/500Nodes", 500, 500, 1000, Workload::Volumes::kCSI, std::nullopt);
+  return w;
+}
+
+// dra: Dynamic Resource Allocation with structured parameters, upstream's sizes and thresholds
+// (dra/performance-config.yaml). kubesched always runs queueing hints, so of the variants upstream
+// runs with SchedulerQueueingHints false and true only the _QueueingHintsEnabled one is here.
+std::vector<Workload> DraWorkloads() {
+  std::vector<Workload> w;
+  auto add = [&w](std::string name, int nodes_with_dra, int nodes_without_dra, int init_pods, int measure_pods,
+                  int max_claims_per_node, std::optional<double> threshold) -> Workload& {
+    Workload& x = w.emplace_back();
+    x.name = std::move(name);
+    x.nodes = nodes_with_dra + nodes_without_dra;
+    x.init_pods = init_pods;
+    x.measure_pods = measure_pods;
+    x.init_groups = {{PodTemplate::kClaimTemplate, "init"}};
+    x.measure = {PodTemplate::kClaimTemplate, "test"};
+    x.dra = Workload::Dra{nodes_without_dra, max_claims_per_node};
+    x.threshold = threshold;
+    x.in_default_set = threshold.has_value();
+    return x;
+  };
+  // SchedulingWithResourceClaimTemplate: a claim per pod from a template; nodes, pods and devices
+  // such that the cluster fills up completely.
+  add("SchedulingWithResourceClaimTemplate/fast_QueueingHintsEnabled", 1, 1, 0, 10, 10, std::nullopt);
+  add("SchedulingWithResourceClaimTemplate/2000pods_100nodes", 100, 0, 1000, 1000, 20, std::nullopt);
+  add("SchedulingWithResourceClaimTemplate/2000pods_200nodes", 200, 0, 1000, 1000, 10, std::nullopt);
+  add("SchedulingWithResourceClaimTemplate/5000pods_500nodes_QueueingHintsEnabled", 500, 0, 2500, 2500, 10, 56);
+  // SteadyStateClusterResourceClaimTemplate: ten pods with a claim each, created, scheduled and
+  // deleted over and over for 10s (2s for fast), the cluster otherwise empty (initClaims 0).
+  auto steady = [&](std::string name, int nodes_with_dra, int nodes_without_dra, int duration_ms,
+                    std::optional<double> threshold) {
+    Workload& x = add(std::move(name), nodes_with_dra, nodes_without_dra, 0, 0, 10, threshold);
+    x.init_groups.clear();
+    x.dra->steady = true;
+    x.dra->steady_duration_ms = duration_ms;
+  };
+  steady("SteadyStateClusterResourceClaimTemplate/fast_QueueingHintsEnabled", 1, 1, 2000, std::nullopt);
+  steady("SteadyStateClusterResourceClaimTemplate/empty_100nodes", 100, 0, 10000, std::nullopt);
+  steady("SteadyStateClusterResourceClaimTemplate/empty_200nodes", 200, 0, 10000, std::nullopt);
+  steady("SteadyStateClusterResourceClaimTemplate/empty_500nodes_QueueingHintsEnabled", 500, 0, 10000, 64);
+  // SchedulingWithMultipleResourceClaims (upstream until classic DRA went, 1.31): four claims a
+  // pod, two from each of two drivers' templates; no threshold.
+  for (auto [variant, nodes_with_dra, nodes_without_dra, init_pods, measure_pods, per_node] :
+       std::vector<std::tuple<std::string, int, int, int, int, int>>{{"fast", 1, 1, 0, 1, 20},
+                                                                     {"2000pods_100nodes", 100, 0, 1000, 1000, 40},
+                                                                     {"2000pods_200nodes", 200, 0, 1000, 1000, 20}}) {
+    Workload& x = add("SchedulingWithMultipleResourceClaims/" + variant, nodes_with_dra, nodes_without_dra, init_pods,
+                      measure_pods, per_node, std::nullopt);
+    x.init_groups = {{PodTemplate::kManyClaimTemplates, "init"}};
+    x.measure = {PodTemplate::kManyClaimTemplates, "test"};
+    x.dra->two_drivers = true;
+  }
   return w;
 }
 
@@ -239,6 +325,7 @@ std::vector<Workload> AllWorkloads() {
   }
   w.front().in_default_set = false;  // SchedulingBasic/500Nodes
   for (Workload& x : VolumeWorkloads()) w.push_back(std::move(x));
+  for (Workload& x : DraWorkloads()) w.push_back(std::move(x));
   // Gangs (kubesched's own sizes; upstream's podgroup suites run 10 to 5,000 nodes, 3 to 5,000
   // pods a group, with no threshold): every gang placed whole by its group's cycle.
   {
@@ -268,9 +355,10 @@ std::vector<Workload> AllWorkloads() {
 
 api::Quantity Q(std::string_view text) { return *api::Quantity::Parse(text); }
 
-std::shared_ptr<api::Node> MakeNode(int index, const std::vector<std::string>& zones, int rack_size) {
+std::shared_ptr<api::Node> MakeNode(int index, const std::vector<std::string>& zones, int rack_size,
+                                    std::string name = "") {
   auto node = std::make_shared<api::Node>();
-  node->metadata.name = fmt::format("scheduler-perf-{:05d}", index);
+  node->metadata.name = name.empty() ? fmt::format("scheduler-perf-{:05d}", index) : std::move(name);
   node->metadata.uid = "node-uid-" + std::to_string(index);
   node->metadata.creation_index = index;
   // A real kubelet sets the hostname label; the anti-affinity templates use it as topology key.
@@ -382,6 +470,28 @@ class PodFactory {
         limit_cpu.reset();
         pod->spec.priority = 10;
         break;
+      case PodTemplate::kClaimTemplate:
+      case PodTemplate::kManyClaimTemplates: {
+        // No CPU or memory: the pause container asks only for its claims.
+        pod->metadata.name = "test-dra-" + std::to_string(n);
+        api::Container c;
+        c.name = "pause";
+        c.image = "registry.k8s.io/pause:3.10.1";
+        auto claim = [&](std::string name, std::string_view tmpl) {
+          pod->spec.resource_claims.push_back({name, std::nullopt, std::string(tmpl)});
+          c.resources.claims.push_back({std::move(name), ""});
+        };
+        if (tmpl == PodTemplate::kClaimTemplate) {
+          claim("resource", kClaimTemplateName);
+        } else {
+          claim("resource-1a", kClaimTemplateName);
+          claim("resource-1b", kClaimTemplateName);
+          claim("resource-2a", kAnotherClaimTemplateName);
+          claim("resource-2b", kAnotherClaimTemplateName);
+        }
+        pod->spec.containers.push_back(std::move(c));
+        return pod;
+      }
     }
     pod->metadata.name = prefix + std::to_string(n);
     api::Container c;
@@ -467,6 +577,64 @@ std::expected<void, std::string> PutBoundVolume(store::Store& store, Workload::V
   volume.claim_name = name;
   pod.spec.volumes.push_back(std::move(volume));
   return {};
+}
+
+// A DRA driver's devices on one node (upstream's createResourceDriver: a ResourceSlice per node,
+// named after it, pool the node, devices instance-<i> with the test driver's attributes and 1Gi of
+// memory capacity).
+std::expected<void, std::string> PutResourceSlice(store::Store& store, std::string_view driver, const std::string& node,
+                                                  const std::string& name, int devices) {
+  std::string list;
+  for (int i = 0; i < devices; ++i) {
+    if (i > 0) list += ',';
+    list +=
+        fmt::format(R"({{"name":"instance-{0}","attributes":{{"model":{{"string":"A100"}},"family":{{"string":"GPU"}},)"
+                    R"("driverVersion":{{"version":"1.2.3"}},"dra.example.com/numa":{{"int":{0}}}}},)"
+                    R"("capacity":{{"memory":{{"value":"1Gi"}}}}}})",
+                    i);
+  }
+  api::json::Document doc;
+  if (auto parsed = api::json::Parse(
+          fmt::format(
+              R"({{"apiVersion":"resource.k8s.io/v1","kind":"ResourceSlice","metadata":{{"name":"{}"}},)"
+              R"("spec":{{"driver":"{}","nodeName":"{}","pool":{{"name":"{}","generation":1,"resourceSliceCount":1}},)"
+              R"("devices":[{}]}}}})",
+              name, driver, node, node, list),
+          doc);
+      !parsed) {
+    return std::unexpected("bench: " + parsed.error().ToString());
+  }
+  return Put(store, *store.FindResource(api::kResourceApiGroup, "resourceslices"), "", std::move(doc));
+}
+
+// A DeviceClass selecting the driver's devices (deviceclass.yaml).
+std::expected<void, std::string> PutDeviceClass(store::Store& store, std::string_view name, std::string_view driver) {
+  api::json::Document doc;
+  if (auto parsed = api::json::Parse(
+          fmt::format(R"({{"apiVersion":"resource.k8s.io/v1","kind":"DeviceClass","metadata":{{"name":"{}"}},)"
+                      R"("spec":{{"selectors":[{{"cel":{{"expression":"device.driver == \"{}\""}}}}]}}}})",
+                      name, driver),
+          doc);
+      !parsed) {
+    return std::unexpected("bench: " + parsed.error().ToString());
+  }
+  return Put(store, *store.FindResource(api::kResourceApiGroup, "deviceclasses"), "", std::move(doc));
+}
+
+// A ResourceClaimTemplate asking for one device of the class (resourceclaimtemplate.yaml).
+std::expected<void, std::string> PutClaimTemplate(store::Store& store, std::string_view ns, std::string_view name,
+                                                  std::string_view device_class) {
+  api::json::Document doc;
+  if (auto parsed = api::json::Parse(
+          fmt::format(R"({{"apiVersion":"resource.k8s.io/v1","kind":"ResourceClaimTemplate","metadata":{{"name":"{}",)"
+                      R"("namespace":"{}"}},"spec":{{"spec":{{"devices":{{"requests":[{{"name":"req-0","exactly":{{)"
+                      R"("deviceClassName":"{}"}}}}]}}}}}}}})",
+                      name, ns, device_class),
+          doc);
+      !parsed) {
+    return std::unexpected("bench: " + parsed.error().ToString());
+  }
+  return Put(store, *store.FindResource(api::kResourceApiGroup, "resourceclaimtemplates"), ns, std::move(doc));
 }
 
 // What bench reports about the cluster, counted from the store's events: binds of measured pods
@@ -576,46 +744,52 @@ constexpr int64_t kMaxVirtualTimeNs = 3600LL * util::kNanosPerSecond;
 void Drain(scheduler::Scheduler& sched, util::VirtualClock& clock,
            std::function<void(std::chrono::nanoseconds)> on_cycle) {
   scheduler::RunLoopOptions loop;
-  loop.deadline_ns = kMaxVirtualTimeNs;
+  loop.deadline_ns = clock.NowNs() + kMaxVirtualTimeNs;
   loop.flush_unschedulable_once = false;
   loop.on_cycle = std::move(on_cycle);
   scheduler::RunUntilIdle(sched, clock, nullptr, loop);
 }
 
-std::expected<Result, std::string> RunWorkload(const Workload& w, const framework::Registry& registry) {
-  ResetPeakRss();
-  util::VirtualClock clock(0);
-  store::StoreOptions store_options;
-  store_options.watch_history = kBenchWatchHistory;
-  store_options.seed = 1;
-  std::unique_ptr<store::Store> owned_store = store::NewMemoryStore(store::SchedulerResources(), clock, store_options);
-  store::Store& store = *owned_store;
+// The workload's cluster: the namespaces the affinity and DRA workloads use ("default" exists),
+// labelled as the API server labels every namespace; the nodes, with their ResourceSlices and the
+// DRA classes and claim templates, or their CSINodes.
+std::expected<void, std::string> PutClusterObjects(store::Store& store, const Workload& w) {
   const store::ResourceType& nodes = *store.FindResource("", "nodes");
-  const store::ResourceType& pods = *store.FindResource("", "pods");
   const store::ResourceType& namespaces = *store.FindResource("", "namespaces");
-  StoreCounters counters(store);
-  cluster::StoreClient client(store, clock);
-  cluster::StoreInformer informer(store);
-
-  scheduler::SchedulerOptions opts;
-  opts.config = config::DefaultConfiguration(registry);
-  opts.async_binding = false;
-  auto created = scheduler::Scheduler::Create(opts, client, clock, registry);
-  if (!created) return std::unexpected(created.error());
-  scheduler::Scheduler& sched = **created;
-  informer.Subscribe(&sched);
-
-  // The namespaces the affinity workloads use ("default" exists), labelled as the API server
-  // labels every namespace.
-  for (const char* ns : {"sched-0", "sched-1"}) {
+  for (const char* ns : {"sched-0", "sched-1", "init", "test"}) {
     api::json::Document doc;
     (void)api::json::Parse(
         fmt::format(R"({{"metadata":{{"name":"{0}","labels":{{"kubernetes.io/metadata.name":"{0}"}}}}}})", ns), doc);
     if (auto r = Put(store, namespaces, "", std::move(doc)); !r) return std::unexpected(r.error());
   }
   for (int i = 0; i < w.nodes; ++i) {
-    if (auto r = Put(store, nodes, "", Document<api::Node>(*MakeNode(i, w.zones, w.rack_size), api::NodeToValue)); !r) {
+    // DRA nodes (node-with-dra-test-driver.yaml) are numbered from 0 after the plain ones.
+    const int dra_index = w.dra ? i - w.dra->nodes_without_dra : -1;
+    const std::string name = dra_index >= 0 ? fmt::format("scheduler-perf-dra-{}", dra_index) : "";
+    if (auto r = Put(store, nodes, "", Document<api::Node>(*MakeNode(i, w.zones, w.rack_size, name), api::NodeToValue));
+        !r) {
       return std::unexpected(r.error());
+    }
+    if (dra_index < 0) continue;
+    if (auto r = PutResourceSlice(store, kDraDriver, name, name, w.dra->max_claims_per_node); !r) {
+      return std::unexpected(r.error());
+    }
+    if (w.dra->two_drivers) {
+      if (auto r = PutResourceSlice(store, kAnotherDraDriver, name, name + "-another", w.dra->max_claims_per_node);
+          !r) {
+        return std::unexpected(r.error());
+      }
+    }
+  }
+  if (w.dra) {
+    std::vector<std::tuple<std::string_view, std::string_view, std::string_view>> sets = {
+        {kDraClass, kDraDriver, kClaimTemplateName}};
+    if (w.dra->two_drivers) sets.emplace_back(kAnotherDraClass, kAnotherDraDriver, kAnotherClaimTemplateName);
+    for (const auto& [device_class, driver, tmpl] : sets) {
+      if (auto r = PutDeviceClass(store, device_class, driver); !r) return std::unexpected(r.error());
+      for (std::string_view ns : {"init", "test"}) {
+        if (auto r = PutClaimTemplate(store, ns, tmpl, device_class); !r) return std::unexpected(r.error());
+      }
     }
   }
   if (w.volumes == Workload::Volumes::kCSI || w.volumes == Workload::Volumes::kMigratedInTree) {
@@ -631,6 +805,40 @@ std::expected<Result, std::string> RunWorkload(const Workload& w, const framewor
       if (auto r = Put(store, csi_nodes, "", std::move(doc)); !r) return std::unexpected(r.error());
     }
   }
+  return {};
+}
+
+std::expected<Result, std::string> RunWorkload(const Workload& w, const framework::Registry& registry) {
+  ResetPeakRss();
+  util::VirtualClock clock(0);
+  store::StoreOptions store_options;
+  store_options.watch_history = kBenchWatchHistory;
+  store_options.seed = 1;
+  std::unique_ptr<store::Store> owned_store = store::NewMemoryStore(store::SchedulerResources(), clock, store_options);
+  store::Store& store = *owned_store;
+  const store::ResourceType& pods = *store.FindResource("", "pods");
+  StoreCounters counters(store);
+  cluster::StoreClient client(store, clock);
+  cluster::StoreInformer informer(store);
+
+  scheduler::SchedulerOptions opts;
+  opts.config = config::DefaultConfiguration(registry);
+  opts.async_binding = false;
+  auto created = scheduler::Scheduler::Create(opts, client, clock, registry);
+  if (!created) return std::unexpected(created.error());
+  scheduler::Scheduler& sched = **created;
+  informer.Subscribe(&sched);
+
+  // The resourceclaim controller (the one `simulate` runs), as scheduler_perf starts it for DRA:
+  // it makes each pod's claims from their templates as the pod is created, and deletes them once
+  // the pod is gone.
+  std::unique_ptr<store::controllers::ControllerManager> controllers;
+  if (w.dra) {
+    controllers = std::make_unique<store::controllers::ControllerManager>(store, clock, 1);
+    controllers->Add(std::make_unique<store::controllers::ResourceClaimController>(controllers->context()));
+    controllers->Start();
+  }
+  if (auto r = PutClusterObjects(store, w); !r) return std::unexpected(r.error());
   PodFactory factory;
   auto add_pod = [&](PodTemplate tmpl, const std::string& ns,
                      const std::string& pod_group = "") -> std::expected<void, std::string> {
@@ -647,6 +855,65 @@ std::expected<Result, std::string> RunWorkload(const Workload& w, const framewor
       if (auto r = add_pod(g.tmpl, g.ns); !r) return std::unexpected(r.error());
     }
     Drain(sched, clock, nullptr);
+  }
+
+  std::vector<double> latencies_ms;
+  latencies_ms.reserve(static_cast<size_t>(w.measure_pods) * 2);
+  auto record_latency = [&latencies_ms](std::chrono::nanoseconds d) {
+    latencies_ms.push_back(std::chrono::duration<double, std::milli>(d).count());
+  };
+  auto finish = [&](size_t attempts, WallClock::time_point start, WallClock::time_point end, int measured) {
+    Result r;
+    r.name = w.name;
+    r.nodes = w.nodes;
+    r.measure_pods = measured;
+    r.scheduled = counters.measured_bound();
+    r.attempts = attempts;
+    r.evictions = counters.evictions();
+    r.seconds = std::chrono::duration<double>(end - start).count();
+    r.pods_per_second = r.seconds > 0 ? static_cast<double>(measured) / r.seconds : 0;
+    std::sort(latencies_ms.begin(), latencies_ms.end());
+    r.p50_ms = util::PercentileOfSorted(latencies_ms, 0.50);
+    r.p90_ms = util::PercentileOfSorted(latencies_ms, 0.90);
+    r.p99_ms = util::PercentileOfSorted(latencies_ms, 0.99);
+    r.peak_rss_mib = PeakRssMiB();
+    r.threshold = w.threshold;
+    return r;
+  };
+
+  // Steady state (createPods with steadyState): a batch of pods is created; once all are
+  // scheduled they are deleted (grace period 0, their claims going with them) and the next batch
+  // is created, until the duration is up. Measured, as upstream measures it, is the whole loop:
+  // creating and deleting pods and claims included; every pod scheduled counts.
+  if (w.dra && w.dra->steady) {
+    const size_t attempts_before = sched.attempts();
+    const auto start = WallClock::now();
+    const auto until = start + std::chrono::milliseconds(w.dra->steady_duration_ms);
+    int created = 0;
+    std::vector<std::string> batch;
+    while (WallClock::now() < until) {
+      const int64_t first = factory.next();
+      counters.Measure(first, first + w.dra->steady_batch);
+      const size_t bound_before = counters.measured_bound();
+      batch.clear();
+      for (int i = 0; i < w.dra->steady_batch; ++i) {
+        batch.push_back("test-dra-" + std::to_string(factory.next()));
+        if (auto r = add_pod(w.measure.tmpl, w.measure.ns); !r) return std::unexpected(r.error());
+      }
+      created += w.dra->steady_batch;
+      Drain(sched, clock, record_latency);
+      if (counters.measured_bound() - bound_before < static_cast<size_t>(w.dra->steady_batch)) break;  // stuck
+      store::DeleteOptions now;
+      now.grace_period_seconds = 0;
+      for (const std::string& name : batch) {
+        if (auto r = store.Delete(pods, w.measure.ns, name, now); !r) return std::unexpected(r.error().message);
+      }
+    }
+    const auto end = WallClock::now();
+    Result r = finish(sched.attempts() - attempts_before, start, end, created);
+    // Throughput counts the pods scheduled (the last batch may be cut short).
+    r.pods_per_second = r.seconds > 0 ? static_cast<double>(r.scheduled) / r.seconds : 0;
+    return r;
   }
 
   // Measured phase: from the measured pods' creation (in the store, before the clock starts, so
@@ -673,14 +940,12 @@ std::expected<Result, std::string> RunWorkload(const Workload& w, const framewor
     const std::string group = w.gang_size > 0 ? fmt::format("gang-{:05d}", i / w.gang_size) : std::string();
     if (auto r = add_pod(w.measure.tmpl, w.measure.ns, group); !r) return std::unexpected(r.error());
   }
-  std::vector<double> latencies_ms;
-  latencies_ms.reserve(static_cast<size_t>(w.measure_pods) * 2);
   const size_t attempts_before = sched.attempts();
   std::string churn_error;
   const auto start = WallClock::now();
   auto last_churn = start;
   Drain(sched, clock, [&](std::chrono::nanoseconds d) {
-    latencies_ms.push_back(std::chrono::duration<double, std::milli>(d).count());
+    record_latency(d);
     if (w.churn) {
       auto now = WallClock::now();
       if (now - last_churn >= std::chrono::milliseconds(w.churn_interval_ms)) {
@@ -692,21 +957,7 @@ std::expected<Result, std::string> RunWorkload(const Workload& w, const framewor
   const auto end = WallClock::now();
   if (!churn_error.empty()) return std::unexpected(churn_error);
 
-  Result r;
-  r.name = w.name;
-  r.nodes = w.nodes;
-  r.measure_pods = w.measure_pods;
-  r.scheduled = counters.measured_bound();
-  r.attempts = sched.attempts() - attempts_before;
-  r.evictions = counters.evictions();
-  r.seconds = std::chrono::duration<double>(end - start).count();
-  r.pods_per_second = r.seconds > 0 ? static_cast<double>(w.measure_pods) / r.seconds : 0;
-  std::sort(latencies_ms.begin(), latencies_ms.end());
-  r.p50_ms = util::PercentileOfSorted(latencies_ms, 0.50);
-  r.p90_ms = util::PercentileOfSorted(latencies_ms, 0.90);
-  r.p99_ms = util::PercentileOfSorted(latencies_ms, 0.99);
-  r.peak_rss_mib = PeakRssMiB();
-  r.threshold = w.threshold;
+  Result r = finish(sched.attempts() - attempts_before, start, end, w.measure_pods);
   if (w.gang_size > 0) {
     if (framework::runtime::Framework* fwk = sched.FrameworkFor("default-scheduler")) {
       const std::any stats = fwk->PluginStatistics(plugins::gang_scheduling::GangScheduling::kName);
@@ -808,8 +1059,11 @@ int BenchCommand(const BenchFlags& args) {
   std::vector<Workload> all = AllWorkloads();
   if (args.list) {
     for (const auto& w : all) {
+      const std::string measure = w.dra && w.dra->steady ? fmt::format("steady({} for {}s)", w.dra->steady_batch,
+                                                                       w.dra->steady_duration_ms / 1000.0)
+                                                         : std::to_string(w.measure_pods);
       std::cout << fmt::format("{:<52} nodes={} initPods={}x{} measurePods={} threshold={}{}\n", w.name, w.nodes,
-                               w.init_pods, w.init_groups.size(), w.measure_pods,
+                               w.init_pods, w.init_groups.size(), measure,
                                w.threshold ? fmt::format("{:.0f}", *w.threshold) : "-",
                                w.in_default_set ? "" : " (not in default set)");
     }

@@ -24,6 +24,7 @@ TEST(InTreeRegistryTest, RegistersEveryImplementedPluginByUpstreamName) {
       names::kVolumeZone,       names::kNodeDeclaredFeatures,
       names::kDynamicResources, "BatchPlacement",
       "CrossNodePreemption",  // kubesched's own
+      "DeviceFragmentation",  // kubesched's own
       "Coscheduling",         // kubernetes-sigs/scheduler-plugins'
   };
   testing::FakeHandle handle;

@@ -9,6 +9,7 @@
 #include "plugins/cross_node_preemption/cross_node_preemption.h"
 #include "plugins/default_binder/default_binder.h"
 #include "plugins/default_preemption/default_preemption.h"
+#include "plugins/device_fragmentation/device_fragmentation.h"
 #include "plugins/dynamic_resources/args.h"
 #include "plugins/dynamic_resources/dynamic_resources.h"
 #include "plugins/gang_scheduling/gang_scheduling.h"
@@ -107,6 +108,9 @@ void RegisterInTreePlugins(framework::Registry& registry) {
   MustRegister(
       registry, batch_placement::BatchPlacement::kName, batch_placement::New,
       ArgsTypeOf(batch_placement::BatchPlacement::kName, batch_placement::DecodeArgs, batch_placement::EncodeArgs));
+  MustRegister(registry, device_fragmentation::DeviceFragmentation::kName, device_fragmentation::New,
+               ArgsTypeOf(device_fragmentation::DeviceFragmentation::kName, device_fragmentation::DecodeArgs,
+                          device_fragmentation::EncodeArgs));
   MustRegister(registry, cross_node_preemption::CrossNodePreemption::kName, cross_node_preemption::New,
                ArgsTypeOf(cross_node_preemption::CrossNodePreemption::kName, cross_node_preemption::DecodeArgs,
                           cross_node_preemption::EncodeArgs));

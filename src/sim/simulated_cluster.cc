@@ -405,6 +405,7 @@ void SimulatedCluster::Load(api::ClusterObjects& objects, uint64_t seed, cluster
   store::controllers::DefaultControllerOptions controller_options;
   controller_options.node_lifecycle.leave_overdue_terminating_pods = true;
   controllers_ = store::controllers::NewDefaultControllerManager(s, clock_, seed, controller_options);
+  last_timeline_event_ns_ = timeline->LastEventNs();
   controllers_->Add(std::move(timeline));
   controllers_->Start();
   informer_ = std::make_unique<cluster::StoreInformer>(s);

@@ -88,6 +88,8 @@ class SimulatedCluster final : private detail::OwnedStore, public cluster::Store
   //! When the next controller or timeline event is due (a terminating pod's removal, a timeline
   //! creation or deletion), on the clock given at construction; nullopt when none is pending.
   std::optional<int64_t> NextEventNs() const;
+  //! When the timeline's last creation or deletion is due, as loaded; nullopt without a timeline.
+  std::optional<int64_t> LastTimelineEventNs() const { return last_timeline_event_ns_; }
   //! Carries out every event due by now (and any they make due at once). Whether any was due.
   bool FireEvents();
 
@@ -122,6 +124,7 @@ class SimulatedCluster final : private detail::OwnedStore, public cluster::Store
   std::unique_ptr<store::controllers::ControllerManager> controllers_;
   std::unique_ptr<cluster::StoreInformer> informer_;
   std::optional<uint64_t> observer_;
+  std::optional<int64_t> last_timeline_event_ns_;
 
   mutable std::mutex mu_;  // guards what follows
   //! The order Pods() and Nodes() list objects in, by pod uid and node name.

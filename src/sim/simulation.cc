@@ -123,7 +123,8 @@ std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects o
     bool FireEvents() override { return cluster.FireEvents(); }
   } events(cluster);
   scheduler::RunLoopOptions loop;
-  loop.deadline_ns = start_ns + options.max_virtual_time_ns;
+  // Counted from the timeline's last event: a pod created late in a long timeline is not lost.
+  loop.deadline_ns = std::max(start_ns, cluster.LastTimelineEventNs().value_or(start_ns)) + options.max_virtual_time_ns;
   scheduler::RunUntilIdle(sched, clock, &events, loop);
 
   result.run_state = state;

@@ -32,8 +32,9 @@ namespace kubesched::sim {
 
 struct SimulationOptions {
   scheduler::SchedulerOptions scheduler;
-  //! Stop after this much virtual time even if pods are still backing off (pods that fail
-  //! with errors forever would otherwise retry forever).
+  //! Stop after this much virtual time past the start, or past the timeline's last creation or
+  //! deletion, even if pods are still backing off (pods that fail with errors forever would
+  //! otherwise retry forever).
   int64_t max_virtual_time_ns = 3600LL * util::kNanosPerSecond;
   //! Unix time (ns) at which the simulation starts; unset: now (see above). Objects loaded
   //! without a creationTimestamp were created at this time.

@@ -194,6 +194,21 @@ TEST(GracefulPreemption, PreemptorBindsOnceTheVictimIsGoneAndKeepsItsCapacity) {
 
 // --- Pod-level resources -----------------------------------------------------------------------
 
+// The run's time limit counts from the timeline's last event: pods a long timeline creates (a
+// trace replayed over days) are created and scheduled, not dropped past the first hour.
+TEST(Timeline, PodsCreatedPastTheTimeLimitAreStillCreatedAndScheduled) {
+  SimulationOptions opts;
+  opts.max_virtual_time_ns = 60 * util::kNanosPerSecond;
+  auto r = Simulate(kNode + Pod("early", "1", "  annotations: {simulate.kubesched.io/create-after: 1s}\n") +
+                        Pod("late", "1", "  annotations: {simulate.kubesched.io/create-after: 48h}\n"),
+                    opts);
+  ASSERT_NE(Find(r, "early"), nullptr);
+  EXPECT_EQ(Find(r, "early")->spec.node_name, "n0");
+  ASSERT_NE(Find(r, "late"), nullptr) << "created 48 h in";
+  EXPECT_EQ(Find(r, "late")->spec.node_name, "n0");
+  EXPECT_GE(r.virtual_time_ns - r.start_time_ns, 48 * 3600 * util::kNanosPerSecond);
+}
+
 TEST(PodLevelResources, PodRequestsReplaceTheContainersSum) {
   // Each pod's containers ask for 100m, the pod as a whole for 1500m: only one fits on 2 cpus.
   const std::string pod_level = "  resources: {requests: {cpu: 1500m}, limits: {cpu: \"2\"}}\n";

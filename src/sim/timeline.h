@@ -32,6 +32,10 @@ class Timeline final : public store::controllers::Controller {
   void Resync() override {}
   std::optional<int64_t> NextEventNs() const override;
   void FireEvents(int64_t now_ns) override;
+  //! When the last scheduled creation or deletion is due; nullopt when none is pending.
+  std::optional<int64_t> LastEventNs() const {
+    return due_.empty() ? std::nullopt : std::optional(due_.rbegin()->first);
+  }
 
  private:
   struct Entry {

@@ -90,6 +90,40 @@ TEST(BenchE2E, TinyClustersGiveExactCounts) {
   }
 }
 
+// Dynamic Resource Allocation: claims made from templates by the resourceclaim controller and
+// allocated by the scheduler. The fast variants' one DRA node has 10 devices of each driver
+// (20 for the four-claim pods: two of each driver a pod), so of 11 measured pods 10 bind; the
+// steady state keeps scheduling batches of ten whose claims go with them.
+TEST(BenchE2E, DraWorkloadsAllocateTheNodesDevices) {
+  struct Case {
+    std::string workload;
+    int pods;
+    int measured_bound;
+  };
+  const std::vector<Case> cases = {
+      {"SchedulingWithResourceClaimTemplate/fast_QueueingHintsEnabled", 11, 10},
+      {"SchedulingWithMultipleResourceClaims/fast", 11, 10},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.workload);
+    RunResult r = RunKubesched({"bench", "-o", "json", "--workload", c.workload, "--pods", std::to_string(c.pods)});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    json out = json::parse(r.out);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0]["measuredPods"], c.pods);
+    EXPECT_EQ(out[0]["measuredPodsBound"], c.measured_bound);
+  }
+  RunResult r = RunKubesched(
+      {"bench", "-o", "json", "--workload", "SteadyStateClusterResourceClaimTemplate/fast_QueueingHintsEnabled"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  json out = json::parse(r.out);
+  ASSERT_EQ(out.size(), 1u);
+  // More than one batch of ten went through the node's ten devices: deleted pods' claims freed them.
+  EXPECT_GT(out[0]["measuredPodsBound"].get<int>(), 10);
+  EXPECT_GE(out[0]["measuredPods"].get<int>(), out[0]["measuredPodsBound"].get<int>());
+  EXPECT_GT(out[0]["podsPerSecond"].get<double>(), 0);
+}
+
 TEST(BenchE2E, UnknownWorkloadAndOutputAreRejected) {
   RunResult r = RunKubesched({"bench", "--workload", "NoSuchWorkload"});
   EXPECT_EQ(r.exit_code, 2);
@@ -105,6 +139,12 @@ TEST(BenchE2E, ListNamesEveryWorkloadWithItsThreshold) {
   for (const auto& w : kSmallWorkloads) EXPECT_NE(r.out.find(w), std::string::npos) << w;
   EXPECT_NE(r.out.find("SchedulingBasic/5000Nodes_10000Pods"), std::string::npos);
   EXPECT_NE(r.out.find("threshold=680"), std::string::npos);
+  EXPECT_NE(r.out.find("SchedulingWithResourceClaimTemplate/5000pods_500nodes_QueueingHintsEnabled"),
+            std::string::npos);
+  EXPECT_NE(r.out.find("SteadyStateClusterResourceClaimTemplate/empty_500nodes_QueueingHintsEnabled"),
+            std::string::npos);
+  EXPECT_NE(r.out.find("threshold=56"), std::string::npos);
+  EXPECT_NE(r.out.find("threshold=64"), std::string::npos);
 }
 
 }  // namespace

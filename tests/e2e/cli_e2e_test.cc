@@ -52,7 +52,7 @@ TEST(CliE2E, PluginsJson) {
   for (const auto& p : j["plugins"]) names.push_back(p["name"]);
   // The default profile's plugins, in upstream's order, then kubesched's own.
   EXPECT_EQ(names.front(), "SchedulingGates");
-  ASSERT_EQ(names.size(), 24u);
+  ASSERT_EQ(names.size(), 25u);
   // The volume plugins at upstream's place, after NodeResourcesFit.
   EXPECT_EQ(std::vector<std::string>(names.begin() + 8, names.begin() + 12),
             (std::vector<std::string>{"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding", "VolumeZone"}));
@@ -66,11 +66,12 @@ TEST(CliE2E, PluginsJson) {
   EXPECT_EQ(names[20], "GangScheduling");
   EXPECT_EQ(names[21], "BatchPlacement");
   EXPECT_EQ(names[22], "Coscheduling");  // scheduler-plugins', not a default
-  EXPECT_EQ(names.back(), "CrossNodePreemption");
+  EXPECT_EQ(names[23], "CrossNodePreemption");
+  EXPECT_EQ(names.back(), "DeviceFragmentation");
   for (const auto& p : j["plugins"]) {
     SCOPED_TRACE(p.dump());
-    EXPECT_EQ(p["defaultProfile"].get<bool>(),
-              p["name"] != "BatchPlacement" && p["name"] != "CrossNodePreemption" && p["name"] != "Coscheduling");
+    EXPECT_EQ(p["defaultProfile"].get<bool>(), p["name"] != "BatchPlacement" && p["name"] != "CrossNodePreemption" &&
+                                                   p["name"] != "Coscheduling" && p["name"] != "DeviceFragmentation");
     EXPECT_FALSE(p["extensionPoints"].empty());
     if (p["name"] != "NodeResourcesFit") continue;
     EXPECT_EQ(p["extensionPoints"], json({"PreFilter", "Filter", "PreScore", "Score", "EnqueueExtensions"}));

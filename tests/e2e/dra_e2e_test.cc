@@ -146,6 +146,37 @@ TEST(DraE2E, SixHundredGpuMilliDoNotFitTwoGpusWithFiveHundredFreeEach) {
       << Messages(alone).at("big-share");
 }
 
+// kubesched's DeviceFragmentation (FGD's fragmentation gradient over the devices' gpuMilli): with a
+// whole-GPU pod in the workload, the second 400 share goes onto the GPU the first one started
+// rather than breaking into another whole GPU, so a later whole-GPU pod still finds one. The
+// default profile spreads the shares (LeastAllocated) and leaves that pod pending.
+TEST(DraE2E, DeviceFragmentationKeepsAWholeGpuForTheWholeGpuPod) {
+  const std::string manifests = DraNode("node-a") + DraNode("node-b") + DraNode("node-c") + GpuClass() +
+                                SharedGpus("node-a", 1, 0) + SharedGpus("node-b", 1, 1) + SharedGpus("node-c", 1, 2) +
+                                GpuTemplate("whole", "", "1000") + GpuTemplate("share", "", "400") +
+                                ClaimPod("whole-1", "whole") + ClaimPod("share-1", "share", "", "10s") +
+                                ClaimPod("share-2", "share", "", "20s") + ClaimPod("whole-2", "whole", "", "30s");
+  const std::string config =
+      "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+      "profiles:\n- schedulerName: default-scheduler\n  plugins:\n    preScore:\n      enabled: [{name: "
+      "DeviceFragmentation}]\n"
+      "    score:\n      disabled: [{name: \"*\"}]\n"
+      "      enabled: [{name: DeviceFragmentation}]\n  pluginConfig:\n  - name: DeviceFragmentation\n"
+      "    args: {capacity: gpu.example.com/gpuMilli}\n";
+  const json j = Simulate(manifests, "fragmentation", config);
+  ASSERT_FALSE(j.is_discarded());
+  auto placement = Placement(j);
+  EXPECT_EQ(placement.at("share-1"), placement.at("share-2")) << j.dump(2);
+  EXPECT_NE(placement.at("whole-2"), "") << Messages(j)["whole-2"];
+  EXPECT_NE(placement.at("whole-2"), placement.at("whole-1"));
+
+  const json spread = Simulate(manifests, "fragmentation-default");
+  ASSERT_FALSE(spread.is_discarded());
+  placement = Placement(spread);
+  EXPECT_NE(placement.at("share-1"), placement.at("share-2"));
+  EXPECT_EQ(placement.at("whole-2"), "");
+}
+
 // Partitionable devices: one GPU offered whole or as two halves, all drawing on one counter set.
 // Two pods take the halves; a third asking the whole GPU then finds the counters spent.
 TEST(DraE2E, PartitionableDevicesRespectTheirCounters) {

@@ -44,25 +44,9 @@ NodeTarget Classify(const std::optional<std::string>& node_name, bool all_nodes,
 
 }  // namespace
 
-bool Allocator::Impl::IsAllocatedExclusively(const DeviceId& id) const {
-  return allocated->allocated_devices.contains(id);
-}
-
-bool Allocator::Impl::IsAllocated(const DeviceId& id) const {
-  if (IsAllocatedExclusively(id)) return true;
-  const auto& shared = allocated->allocated_shared_devices;
-  if (!shared.empty()) {
-    auto it = shared.lower_bound(SharedDeviceId{id, std::string()});
-    if (it != shared.end() && it->device == id) return true;
-  }
-  return allocated->consumed_capacity.contains(id);
-}
-
-const std::map<api::QualifiedName, api::Quantity>* Allocator::Impl::ConsumedCapacity(const DeviceId& id) const {
-  const auto& consumed = allocated->consumed_capacity;
-  if (consumed.empty()) return nullptr;
-  auto it = consumed.find(id);
-  return it != consumed.end() ? &it->second : nullptr;
+int64_t Allocator::Index::KeyOf(const DeviceId& id) const {
+  auto it = key_of.find(internal::DeviceIdView{id.driver, id.pool, id.device});
+  return it == key_of.end() ? -1 : static_cast<int64_t>(it->second);
 }
 
 bool Allocator::Impl::ShareIdTaken(const DeviceId& id, const std::string& share_id) const {
@@ -70,30 +54,26 @@ bool Allocator::Impl::ShareIdTaken(const DeviceId& id, const std::string& share_
   return !shared.empty() && shared.contains(SharedDeviceId{id, share_id});
 }
 
-Allocator::Allocator(const AllocatedState& allocated, std::span<const api::ResourceSlice* const> slices,
-                     DeviceClassLookup classes, cel::Cache& cache) {
-  auto impl = std::make_shared<Impl>();
-  impl->allocated = &allocated;
-  impl->nothing_allocated = allocated.allocated_devices.empty() && allocated.allocated_shared_devices.empty() &&
-                            allocated.consumed_capacity.empty();
-  impl->classes = std::move(classes);
-  impl->cache = &cache;
-  impl->slices.reserve(slices.size());
+std::shared_ptr<const Allocator::Index> Allocator::IndexSlices(std::span<const api::ResourceSlice* const> slices) {
+  auto index = std::make_shared<Index>();
+  Index& ix = *index;
+  ix.slices.reserve(slices.size());
 
   std::unordered_map<PoolKey, uint32_t, PoolKeyHash> pools;
+  uint32_t num_devices = 0;
   for (const api::ResourceSlice* slice : slices) {
     if (slice == nullptr) continue;
-    const auto index = static_cast<uint32_t>(impl->slices.size());
+    const auto index_of_slice = static_cast<uint32_t>(ix.slices.size());
     SliceInfo info;
     info.slice = slice;
     auto [it, added] =
-        pools.try_emplace(PoolKey{slice->driver, slice->pool.name}, static_cast<uint32_t>(impl->pools.size()));
+        pools.try_emplace(PoolKey{slice->driver, slice->pool.name}, static_cast<uint32_t>(ix.pools.size()));
     if (added) {
-      impl->pools.push_back(PoolInfo{slice->driver, slice->pool.name, slice->pool.generation, {}});
+      ix.pools.push_back(PoolInfo{slice->driver, slice->pool.name, slice->pool.generation, {}});
     }
     info.pool = it->second;
-    PoolInfo& pool = impl->pools[info.pool];
-    pool.slices.push_back(index);
+    PoolInfo& pool = ix.pools[info.pool];
+    pool.slices.push_back(index_of_slice);
     pool.max_generation = std::max(pool.max_generation, slice->pool.generation);
 
     info.has_counters = !slice->shared_counters.empty();
@@ -101,36 +81,99 @@ Allocator::Allocator(const AllocatedState& allocated, std::span<const api::Resou
                                               [](const api::Device& d) { return !d.binding_conditions.empty(); });
     info.target = Classify(slice->node_name, slice->all_nodes, slice->node_selector);
     if (info.target == NodeTarget::kSelector) {
-      info.matcher = static_cast<int32_t>(impl->matchers.size());
-      impl->matchers.emplace_back(*slice->node_selector, "", /*collect_errors=*/true);
+      info.matcher = static_cast<int32_t>(ix.matchers.size());
+      ix.matchers.emplace_back(*slice->node_selector, "", /*collect_errors=*/true);
     } else if (info.target == NodeTarget::kUnknown && slice->per_device_node_selection) {
       info.target = NodeTarget::kPerDevice;
-      info.first_device_target = static_cast<uint32_t>(impl->device_targets.size());
+      info.first_device_target = static_cast<uint32_t>(ix.device_targets.size());
       for (const auto& device : slice->devices) {
         DeviceTarget t;
         t.target = Classify(device.node_name, device.all_nodes, device.node_selector);
         if (t.target == NodeTarget::kSelector) {
-          t.matcher = static_cast<int32_t>(impl->matchers.size());
-          impl->matchers.emplace_back(*device.node_selector, "", /*collect_errors=*/true);
+          t.matcher = static_cast<int32_t>(ix.matchers.size());
+          ix.matchers.emplace_back(*device.node_selector, "", /*collect_errors=*/true);
         }
-        impl->device_targets.push_back(t);
+        ix.device_targets.push_back(t);
       }
     }
 
     if (info.target == NodeTarget::kNodeName && !info.has_counters) {
-      impl->by_node_name[*slice->node_name].push_back(index);
+      ix.by_node_name[*slice->node_name].push_back(index_of_slice);
     } else if (info.target != NodeTarget::kUnknown || info.has_counters) {
-      impl->general.push_back(index);
+      ix.general.push_back(index_of_slice);
     }
-    impl->slices.push_back(info);
+    info.first_device = num_devices;
+    num_devices += static_cast<uint32_t>(slice->devices.size());
+    ix.slices.push_back(info);
+  }
+
+  // Every device's identity, as a small integer.
+  ix.device_keys.reserve(num_devices);
+  ix.key_of.reserve(num_devices);
+  for (const SliceInfo& info : ix.slices) {
+    for (const api::Device& device : info.slice->devices) {
+      internal::DeviceIdView id{info.slice->driver, info.slice->pool.name, device.name};
+      auto [it, added] = ix.key_of.try_emplace(id, static_cast<uint32_t>(ix.keys.size()));
+      if (added) ix.keys.push_back(id);
+      ix.device_keys.push_back(it->second);
+    }
+  }
+  internal::BuildLocalPools(ix);
+  return index;
+}
+
+Allocator::Allocator(const AllocatedState& allocated, std::span<const api::ResourceSlice* const> slices,
+                     DeviceClassLookup classes, cel::Cache& cache)
+    : Allocator(allocated, IndexSlices(slices), std::move(classes), cache) {}
+
+Allocator::Allocator(const AllocatedState& allocated, std::shared_ptr<const Index> index, DeviceClassLookup classes,
+                     cel::Cache& cache) {
+  auto impl = std::make_shared<Impl>();
+  impl->index = std::move(index);
+  impl->ix = impl->index.get();
+  impl->allocated = &allocated;
+  impl->nothing_allocated = allocated.allocated_devices.empty() && allocated.allocated_shared_devices.empty() &&
+                            allocated.consumed_capacity.empty();
+  impl->classes = std::move(classes);
+  impl->cache = &cache;
+  if (!impl->nothing_allocated) {
+    // What is allocated, per device key: the search's lookups then compare no strings.
+    const Index& ix = *impl->ix;
+    impl->key_state.assign(ix.keys.size(), 0);
+    auto key_of = [&](const DeviceId& id) { return ix.KeyOf(id); };
+    for (const DeviceId& id : allocated.allocated_devices) {
+      if (const int64_t k = key_of(id); k >= 0) {
+        impl->key_state[static_cast<size_t>(k)] |= Impl::kAllocatedExclusively | Impl::kAllocated;
+      }
+    }
+    const DeviceId* last = nullptr;  // the set is ordered: a device's shares are adjacent
+    for (const SharedDeviceId& shared : allocated.allocated_shared_devices) {
+      if (last != nullptr && *last == shared.device) continue;
+      last = &shared.device;
+      if (const int64_t k = key_of(shared.device); k >= 0) impl->key_state[static_cast<size_t>(k)] |= Impl::kAllocated;
+    }
+    if (!allocated.consumed_capacity.empty()) {
+      impl->key_consumed.assign(ix.keys.size(), nullptr);
+      for (const auto& [id, consumed] : allocated.consumed_capacity) {
+        if (const int64_t k = key_of(id); k >= 0) {
+          impl->key_state[static_cast<size_t>(k)] |= Impl::kAllocated;
+          impl->key_consumed[static_cast<size_t>(k)] = &consumed;
+        }
+      }
+    }
   }
   impl_ = std::move(impl);
 }
 
 AllocateOutcome Allocator::Allocate(const api::Node& node, std::span<const api::ResourceClaim* const> claims) const {
   AllocateOutcome out;
-  internal::NodeView view;
-  if (auto err = internal::GatherPools(*impl_, node, view)) {
+  // The node's view, in buffers the thread reuses from one call to the next.
+  thread_local internal::NodeView scratch_view;
+  internal::NodeView& view = scratch_view;
+  view.pools.clear();
+  view.candidates.clear();
+  view.owned.clear();
+  if (auto err = internal::GatherPools(*impl_->ix, node, view)) {
     out.error = std::move(*err);
     return out;
   }

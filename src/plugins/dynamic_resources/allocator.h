@@ -58,6 +58,15 @@ class Allocator {
   Allocator(const AllocatedState& allocated, std::span<const api::ResourceSlice* const> slices,
             DeviceClassLookup classes, cel::Cache& cache);
 
+  //! What the Allocator prepares from the slices alone (their pools, node selections, the pools
+  //! that only one node uses, device identities): the same for every cycle until a slice changes.
+  struct Index;
+  //! Builds the Index of `slices` (the pointees must outlive it).
+  static std::shared_ptr<const Index> IndexSlices(std::span<const api::ResourceSlice* const> slices);
+  //! As above, with the slices' Index built before (IndexSlices), perhaps for an earlier cycle.
+  Allocator(const AllocatedState& allocated, std::shared_ptr<const Index> index, DeviceClassLookup classes,
+            cel::Cache& cache);
+
   //! Allocates devices for `claims` (none allocated yet) on `node`: all or nothing, trying the
   //! alternatives (firstAvailable subrequests, device choices) with backtracking as upstream's
   //! allocator does. Thread-safe: any number of nodes may be checked at once.

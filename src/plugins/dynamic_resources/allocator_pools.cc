@@ -24,7 +24,7 @@ std::string JoinErrors(const std::vector<std::string>& errors) {
 
 // Upstream's NodeMatches: 1 when the node matches, 0 when not, -1 (and *error) when the
 // selector cannot be parsed (nodeaffinity.NewNodeSelector fails on any invalid term).
-int TargetMatches(const Allocator::Impl& impl, NodeTarget target, const std::string* node_name, int32_t matcher,
+int TargetMatches(const Allocator::Index& impl, NodeTarget target, const std::string* node_name, int32_t matcher,
                   const api::Node& node, std::string* error) {
   switch (target) {
     case NodeTarget::kNodeName:
@@ -47,7 +47,7 @@ int TargetMatches(const Allocator::Impl& impl, NodeTarget target, const std::str
 }
 
 // 1: some device of the perDeviceNodeSelection slice is on the node; 0: none; -1: error.
-int AnyDeviceOnNode(const Allocator::Impl& impl, const SliceInfo& info, const api::Node& node, std::string* error) {
+int AnyDeviceOnNode(const Allocator::Index& impl, const SliceInfo& info, const api::Node& node, std::string* error) {
   const auto& devices = info.slice->devices;
   for (size_t i = 0; i < devices.size(); ++i) {
     std::string err;
@@ -68,7 +68,7 @@ struct Gathered {
   std::vector<uint32_t> slices;
 };
 
-void AddSlice(const Allocator::Impl& impl, uint32_t index, std::vector<Gathered>& gathered) {
+void AddSlice(const Allocator::Index& impl, uint32_t index, std::vector<Gathered>& gathered) {
   const auto& info = impl.slices[index];
   const int64_t generation = info.slice->pool.generation;
   auto it = std::find_if(gathered.begin(), gathered.end(), [&](const Gathered& g) { return g.pool == info.pool; });
@@ -95,7 +95,7 @@ const api::CounterSet* FindCounterSet(const std::vector<const api::CounterSet*>&
 }
 
 // Upstream's validateDeviceCounterConsumption over the devices of `slices`.
-std::optional<std::string> ValidateConsumption(const Allocator::Impl& impl,
+std::optional<std::string> ValidateConsumption(const Allocator::Index& impl,
                                                const std::vector<const api::CounterSet*>& sets,
                                                const std::vector<uint32_t>& slices) {
   for (uint32_t s : slices) {
@@ -116,7 +116,7 @@ std::optional<std::string> ValidateConsumption(const Allocator::Impl& impl,
 
 // Upstream's buildPool checks: unique device names, unique counter set names, and every consumed
 // counter defined. Sets pool.invalid and its reason.
-void ValidatePool(const Allocator::Impl& impl, const std::vector<uint32_t>& gathered, NodePool& pool) {
+void ValidatePool(const Allocator::Index& impl, const std::vector<uint32_t>& gathered, NodePool& pool) {
   std::vector<std::string_view> names;
   for (uint32_t s : pool.targeting) {
     for (const auto& device : impl.slices[s].slice->devices) names.push_back(device.name);
@@ -148,7 +148,7 @@ void ValidatePool(const Allocator::Impl& impl, const std::vector<uint32_t>& gath
 
 // Builds the node's view of one gathered pool (upstream: the completeness checks of GatherPools
 // and buildPool). Returns false when the pool is obsolete and thus ignored.
-bool BuildNodePool(const Allocator::Impl& impl, const api::Node& node, const Gathered& g, NodePool& pool,
+bool BuildNodePool(const Allocator::Index& impl, const api::Node& node, const Gathered& g, NodePool& pool,
                    std::string* error) {
   const PoolInfo& info = impl.pools[g.pool];
   pool.pool = g.pool;
@@ -193,6 +193,24 @@ bool BuildNodePool(const Allocator::Impl& impl, const api::Node& node, const Gat
   return true;
 }
 
+// The devices of a usable pool's slices that target the node, in order.
+void AddCandidates(const Allocator::Index& impl, const api::Node& node, const NodePool& pool, uint32_t node_pool,
+                   std::vector<Candidate>& out) {
+  for (uint32_t s : pool.targeting) {
+    const SliceInfo& info = impl.slices[s];
+    const auto& devices = info.slice->devices;
+    for (size_t d = 0; d < devices.size(); ++d) {
+      Candidate c;
+      c.device = &devices[d];
+      c.slice = s;
+      c.node_pool = node_pool;
+      c.key = impl.device_keys[info.first_device + d];
+      if (info.target == NodeTarget::kPerDevice) c.node_ok = DeviceOnNode(impl, info, d, node, nullptr);
+      out.push_back(c);
+    }
+  }
+}
+
 }  // namespace
 
 std::string ObjectKey(const api::ObjectMeta& meta) {
@@ -200,7 +218,7 @@ std::string ObjectKey(const api::ObjectMeta& meta) {
   return meta.namespace_ + "/" + meta.name;
 }
 
-bool DeviceOnNode(const Allocator::Impl& impl, const SliceInfo& slice, size_t device_index, const api::Node& node,
+bool DeviceOnNode(const Allocator::Index& impl, const SliceInfo& slice, size_t device_index, const api::Node& node,
                   std::string* error) {
   const DeviceTarget& t = impl.device_targets[slice.first_device_target + device_index];
   const auto& device = slice.slice->devices[device_index];
@@ -210,7 +228,7 @@ bool DeviceOnNode(const Allocator::Impl& impl, const SliceInfo& slice, size_t de
   return m == 1;
 }
 
-std::optional<std::string> GatherPools(const Allocator::Impl& impl, const api::Node& node, NodeView& view) {
+std::optional<std::string> GatherPools(const Allocator::Index& impl, const api::Node& node, NodeView& view) {
   // The node's slices: those naming it plus the general ones, in input order.
   static const std::vector<uint32_t> kNone;
   auto named = impl.by_node_name.find(node.metadata.name);
@@ -221,8 +239,14 @@ std::optional<std::string> GatherPools(const Allocator::Impl& impl, const api::N
 
   std::vector<Gathered> gathered;
   std::vector<uint32_t> with_binding_conditions;
+  std::vector<uint32_t> local;  // the node's local pools (built once, in the Index)
   for (uint32_t s : order) {
     const SliceInfo& info = impl.slices[s];
+    if (impl.local_pool[info.pool] >= 0) {
+      // Names this node: it matches.
+      if (std::find(local.begin(), local.end(), info.pool) == local.end()) local.push_back(info.pool);
+      continue;
+    }
     if (info.has_counters) {
       // Counter sets are needed to use a pool regardless of node selection.
       AddSlice(impl, s, gathered);
@@ -250,35 +274,88 @@ std::optional<std::string> GatherPools(const Allocator::Impl& impl, const api::N
 
   // Upstream walks a Go map here (no order); pools in input order keep results reproducible.
   std::sort(gathered.begin(), gathered.end(), [](const Gathered& a, const Gathered& b) { return a.pool < b.pool; });
-  std::vector<NodePool> late;
+  std::sort(local.begin(), local.end());
+  view.owned.reserve(gathered.size());
+  view.pools.reserve(gathered.size() + local.size());
+  std::vector<const NodePool*> late;
+  auto add = [&](const NodePool* pool) { (pool->has_binding_conditions ? late : view.pools).push_back(pool); };
+  size_t next_local = 0;
   for (const Gathered& g : gathered) {
+    for (; next_local < local.size() && local[next_local] < g.pool; ++next_local) {
+      add(&impl.local_pools[static_cast<size_t>(impl.local_pool[local[next_local]])].pool);
+    }
     NodePool pool;
     std::string err;
     if (!BuildNodePool(impl, node, g, pool, &err)) {
       if (!err.empty()) return "gather pool information: " + err;
       continue;
     }
-    (pool.has_binding_conditions ? late : view.pools).push_back(std::move(pool));
+    view.owned.push_back(std::move(pool));
+    add(&view.owned.back());
   }
-  for (auto& p : late) view.pools.push_back(std::move(p));
+  for (; next_local < local.size(); ++next_local) {
+    add(&impl.local_pools[static_cast<size_t>(impl.local_pool[local[next_local]])].pool);
+  }
+  for (const NodePool* p : late) view.pools.push_back(p);
 
+  size_t num_candidates = 0;
+  for (const NodePool* pool : view.pools) {
+    if (pool->incomplete || pool->invalid) continue;
+    if (const int32_t l = impl.local_pool[pool->pool]; l >= 0) {
+      num_candidates += impl.local_pools[static_cast<size_t>(l)].candidates.size();
+      continue;
+    }
+    for (uint32_t s : pool->targeting) num_candidates += impl.slices[s].slice->devices.size();
+  }
+  view.candidates.reserve(num_candidates);
   for (uint32_t p = 0; p < view.pools.size(); ++p) {
-    const NodePool& pool = view.pools[p];
+    const NodePool& pool = *view.pools[p];
     if (pool.incomplete || pool.invalid) continue;
-    for (uint32_t s : pool.targeting) {
-      const SliceInfo& info = impl.slices[s];
-      const auto& devices = info.slice->devices;
-      for (size_t d = 0; d < devices.size(); ++d) {
-        Candidate c;
-        c.device = &devices[d];
-        c.slice = s;
+    if (const int32_t l = impl.local_pool[pool.pool]; l >= 0) {
+      for (Candidate c : impl.local_pools[static_cast<size_t>(l)].candidates) {
         c.node_pool = p;
-        if (info.target == NodeTarget::kPerDevice) c.node_ok = DeviceOnNode(impl, info, d, node, nullptr);
         view.candidates.push_back(c);
       }
+      continue;
     }
+    AddCandidates(impl, node, pool, p, view.candidates);
   }
   return std::nullopt;
+}
+
+void BuildLocalPools(Allocator::Index& impl) {
+  static const api::Node kNoNode;  // not looked at: the slices of a local pool hold no counters
+  impl.local_pool.assign(impl.pools.size(), -1);
+  for (uint32_t p = 0; p < impl.pools.size(); ++p) {
+    const PoolInfo& info = impl.pools[p];
+    const std::string* node_name = nullptr;
+    bool local = !info.slices.empty();
+    for (uint32_t s : info.slices) {
+      const SliceInfo& slice = impl.slices[s];
+      if (slice.target != NodeTarget::kNodeName || slice.has_counters ||
+          (node_name != nullptr && *node_name != *slice.slice->node_name)) {
+        local = false;
+        break;
+      }
+      node_name = &*slice.slice->node_name;
+    }
+    if (!local) continue;
+    // What GatherPools does for the pool on its node: every slice targets that node, those with
+    // binding conditions added last.
+    std::vector<Gathered> gathered;
+    for (uint32_t s : info.slices) {
+      if (!impl.slices[s].has_binding_conditions) AddSlice(impl, s, gathered);
+    }
+    for (uint32_t s : info.slices) {
+      if (impl.slices[s].has_binding_conditions) AddSlice(impl, s, gathered);
+    }
+    LocalPool lp;
+    std::string err;
+    if (!BuildNodePool(impl, kNoNode, gathered.front(), lp.pool, &err)) continue;  // not reached
+    if (!lp.pool.incomplete && !lp.pool.invalid) AddCandidates(impl, kNoNode, lp.pool, 0, lp.candidates);
+    impl.local_pool[p] = static_cast<int32_t>(impl.local_pools.size());
+    impl.local_pools.push_back(std::move(lp));
+  }
 }
 
 }  // namespace kubesched::plugins::dynamic_resources::internal

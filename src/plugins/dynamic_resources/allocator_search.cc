@@ -88,11 +88,55 @@ uint64_t Finalize(uint64_t z) {
 
 }  // namespace
 
+struct Search::Scratch {
+  std::vector<int8_t> selectable;
+  std::vector<CandidateState> candidates;
+  std::vector<CapacityState> capacities;
+  std::vector<ConsumedValue> consumed;
+  std::vector<CounterCell> counter_cells;
+  std::vector<PoolCounters> pool_counters;
+  std::vector<CounterUse> counter_uses;
+  std::vector<ConsumedValue> scratch_consumed;
+  std::vector<std::pair<uint32_t, uint32_t>> pool_candidates;
+};
+
+Search::Scratch& Search::ThreadScratch() {
+  thread_local Scratch scratch;
+  return scratch;
+}
+
+Search::~Search() {
+  Scratch& scratch = ThreadScratch();
+  auto give_back = [](auto& mine, auto& to) {
+    mine.clear();
+    to = std::move(mine);
+  };
+  give_back(candidates_, scratch.candidates);
+  give_back(selectable_, scratch.selectable);
+  give_back(capacities_, scratch.capacities);
+  give_back(consumed_, scratch.consumed);
+  give_back(counter_cells_, scratch.counter_cells);
+  give_back(pool_counters_, scratch.pool_counters);
+  give_back(counter_uses_, scratch.counter_uses);
+  give_back(scratch_consumed_, scratch.scratch_consumed);
+  give_back(pool_candidates_, scratch.pool_candidates);
+}
+
 Search::Search(const Allocator::Impl& impl, const api::Node& node, std::span<const api::ResourceClaim* const> claims,
                const NodeView& view)
     : impl_(impl), node_(node), claims_(claims), view_(view) {
-  candidates_.resize(view.candidates.size());
-  pool_counters_.resize(view.pools.size());
+  Scratch& scratch = ThreadScratch();
+  candidates_ = std::move(scratch.candidates);
+  selectable_ = std::move(scratch.selectable);
+  capacities_ = std::move(scratch.capacities);
+  consumed_ = std::move(scratch.consumed);
+  counter_cells_ = std::move(scratch.counter_cells);
+  pool_counters_ = std::move(scratch.pool_counters);
+  counter_uses_ = std::move(scratch.counter_uses);
+  scratch_consumed_ = std::move(scratch.scratch_consumed);
+  pool_candidates_ = std::move(scratch.pool_candidates);
+  candidates_.assign(view.candidates.size(), CandidateState{});
+  pool_counters_.assign(view.pools.size(), PoolCounters{});
   pool_candidates_.assign(view.pools.size(), {0, 0});
   for (uint32_t c = 0; c < view.candidates.size(); ++c) {
     auto& range = pool_candidates_[view.candidates[c].node_pool];
@@ -193,8 +237,8 @@ std::optional<std::string> Search::PrepareRequest(uint32_t index) {
   // some, so that is an error rather than a smaller "all".
   r.all_mode = true;
   for (uint32_t p = 0; p < view_.pools.size(); ++p) {
-    const NodePool& pool = view_.pools[p];
-    const PoolInfo& info = impl_.pools[pool.pool];
+    const NodePool& pool = *view_.pools[p];
+    const PoolInfo& info = impl_.ix->pools[pool.pool];
     if (pool.incomplete || pool.invalid) {
       return fmt::format("claim {}, request {}: asks for all devices, but resource pool {}/{} is currently {}",
                          ObjectKey(claim.metadata), r.name(), info.driver, info.name,
@@ -236,7 +280,7 @@ std::optional<std::string> Search::PrepareConstraints(uint32_t claim_index) {
 Search::Step Search::Run() { return AllocateOne(0, 0, 0, 0, false); }
 
 bool Search::AnyInvalidPool() const {
-  return std::any_of(view_.pools.begin(), view_.pools.end(), [](const NodePool& p) { return p.invalid; });
+  return std::any_of(view_.pools.begin(), view_.pools.end(), [](const NodePool* p) { return p->invalid; });
 }
 
 // Upstream's allocateOne: the `device`th device of request `request` (subrequest `sub`) of claim
@@ -343,7 +387,7 @@ Search::Try Search::AllocateDevice(uint32_t index, uint32_t c, bool must) {
     if (ConstraintAdd(constraints[i], r, device)) continue;
     if (must) {
       // A claim whose constraint rules out one of "all" devices cannot be satisfied anywhere.
-      const auto& slice = *impl_.slices[candidate.slice].slice;
+      const auto& slice = *impl_.ix->slices[candidate.slice].slice;
       error_ = fmt::format(
           "claim {}, request {}: cannot add device {}/{}/{} because a claim constraint would not be "
           "satisfied",
@@ -367,7 +411,7 @@ Search::Try Search::AllocateDevice(uint32_t index, uint32_t c, bool must) {
     for (const auto& v : scratch_consumed_)
       capacities_[static_cast<size_t>(st.capacity_begin) + v.capacity].allocating += v.nano;
   } else {
-    st.claims.push_back(r.claim);
+    ++st.exclusive;
   }
   Result result;
   result.candidate = c;
@@ -395,8 +439,7 @@ void Search::Deallocate(uint32_t claim) {
       capacities_[static_cast<size_t>(st.capacity_begin) + v.capacity].allocating -= v.nano;
     }
   } else {
-    auto it = std::find(st.claims.begin(), st.claims.end(), claim);
-    if (it != st.claims.end()) st.claims.erase(it);
+    --st.exclusive;
   }
   if (result.counters_consumed) ReleaseCounters(result.candidate);
   consumed_.resize(result.consumed_begin);
@@ -407,9 +450,9 @@ Search::CandidateState& Search::State(uint32_t c) {
   if (!st.looked_up) {
     st.looked_up = true;
     if (!impl_.nothing_allocated) {
-      const DeviceId id = Id(c);
-      st.allocated_exclusively = impl_.IsAllocatedExclusively(id);
-      st.allocated = st.allocated_exclusively || impl_.IsAllocated(id);
+      const uint32_t key = view_.candidates[c].key;
+      st.allocated_exclusively = impl_.IsAllocatedExclusively(key);
+      st.allocated = st.allocated_exclusively || impl_.IsAllocated(key);
     }
   }
   return st;
@@ -417,13 +460,15 @@ Search::CandidateState& Search::State(uint32_t c) {
 
 DeviceId Search::Id(uint32_t c) const {
   const Candidate& candidate = view_.candidates[c];
-  const auto& slice = *impl_.slices[candidate.slice].slice;
+  const auto& slice = *impl_.ix->slices[candidate.slice].slice;
   return DeviceId{slice.driver, slice.pool.name, candidate.device->name};
 }
 
 bool Search::AllocatingForClaim(uint32_t c, uint32_t claim) {
-  const auto& claims = candidates_[c].claims;
-  return std::find(claims.begin(), claims.end(), claim) != claims.end();
+  // The claim's results hold the device (not shared) exactly while it is allocated to the claim.
+  const auto& results = results_[claim];
+  return std::any_of(results.begin(), results.end(),
+                     [c](const Result& result) { return result.candidate == c && !result.multi; });
 }
 
 Search::Try Search::IsSelectable(uint32_t index, uint32_t c) {
@@ -439,9 +484,9 @@ Search::Try Search::IsSelectable(uint32_t index, uint32_t c) {
   }
   const Candidate& candidate = view_.candidates[c];
   if (!candidate.node_ok) {
-    const SliceInfo& slice = impl_.slices[candidate.slice];
+    const SliceInfo& slice = impl_.ix->slices[candidate.slice];
     std::string err;
-    DeviceOnNode(impl_, slice, static_cast<size_t>(candidate.device - slice.slice->devices.data()), node_, &err);
+    DeviceOnNode(*impl_.ix, slice, static_cast<size_t>(candidate.device - slice.slice->devices.data()), node_, &err);
     if (!err.empty()) {
       error_ = std::move(err);
       return Try::kError;
@@ -477,7 +522,7 @@ Search::Try Search::SelectorsMatch(uint32_t index, uint32_t c, bool from_class) 
       programs[k] = std::move(compiled.program);
     }
     cel::DeviceView view;
-    view.driver = impl_.slices[candidate.slice].slice->driver;
+    view.driver = impl_.ix->slices[candidate.slice].slice->driver;
     view.attributes = device.attributes;
     view.capacity = device.capacity;
     view.allow_multiple_allocations = device.allow_multiple_allocations;
@@ -566,7 +611,7 @@ bool ViolatesPolicy(Nano consumed, const std::optional<api::CapacityRequestPolic
 // allocations and for the others alike.
 bool Search::CapacityFits(const Request& request, uint32_t c, std::vector<ConsumedValue>* consumed) {
   const api::Device& device = *view_.candidates[c].device;
-  const std::string_view driver = impl_.slices[view_.candidates[c].slice].slice->driver;
+  const std::string_view driver = impl_.ix->slices[view_.candidates[c].slice].slice->driver;
   for (const auto& cr : request.capacity) {
     const bool found =
         std::any_of(device.capacity.begin(), device.capacity.end(),
@@ -576,7 +621,7 @@ bool Search::CapacityFits(const Request& request, uint32_t c, std::vector<Consum
   CandidateState& st = State(c);
   if (st.capacity_begin < 0) {
     st.capacity_begin = static_cast<int32_t>(capacities_.size());
-    const auto* allocated = impl_.ConsumedCapacity(Id(c));
+    const auto* allocated = impl_.ConsumedCapacity(view_.candidates[c].key);
     for (const auto& capacity : device.capacity) {
       CapacityState cs;
       cs.value = ToNano(capacity.value);
@@ -601,10 +646,10 @@ void Search::BuildPoolCounters(uint32_t node_pool) {
   PoolCounters& pc = pool_counters_[node_pool];
   pc.built = true;
   pc.begin = static_cast<uint32_t>(counter_cells_.size());
-  const NodePool& pool = view_.pools[node_pool];
+  const NodePool& pool = *view_.pools[node_pool];
   for (const auto* list : {&pool.targeting, &pool.others}) {
     for (uint32_t s : *list) {
-      for (const auto& set : impl_.slices[s].slice->shared_counters) {
+      for (const auto& set : impl_.ix->slices[s].slice->shared_counters) {
         for (const auto& counter : set.counters) {
           counter_cells_.push_back({set.name, counter.name, ToNano(counter.value), 0});
         }
@@ -615,10 +660,12 @@ void Search::BuildPoolCounters(uint32_t node_pool) {
   if (pc.count == 0 || impl_.nothing_allocated) return;
   for (const auto* list : {&pool.targeting, &pool.others}) {
     for (uint32_t s : *list) {
-      const auto& slice = *impl_.slices[s].slice;
-      for (const auto& device : slice.devices) {
+      const SliceInfo& info = impl_.ix->slices[s];
+      const auto& slice = *info.slice;
+      for (size_t d = 0; d < slice.devices.size(); ++d) {
+        const api::Device& device = slice.devices[d];
         if (device.consumes_counters.empty()) continue;
-        if (!impl_.IsAllocated(DeviceId{slice.driver, slice.pool.name, device.name})) continue;
+        if (!impl_.IsAllocated(impl_.ix->device_keys[info.first_device + d])) continue;
         for (const auto& consumption : device.consumes_counters) {
           for (const auto& counter : consumption.counters) {
             for (uint32_t i = pc.begin; i < pc.begin + pc.count; ++i) {
@@ -722,7 +769,7 @@ std::optional<std::string> Search::NodeSelectorFor(uint32_t claim, std::optional
   api::NodeSelectorTerm term;
   for (const Result& result : results_[claim]) {
     const Candidate& candidate = view_.candidates[result.candidate];
-    const api::ResourceSlice& slice = *impl_.slices[candidate.slice].slice;
+    const api::ResourceSlice& slice = *impl_.ix->slices[candidate.slice].slice;
     const api::Device& device = *candidate.device;
     const bool per_device = slice.per_device_node_selection;
     const auto& node_name = per_device ? device.node_name : slice.node_name;
@@ -787,7 +834,7 @@ std::optional<std::string> Search::BuildResults(std::vector<api::AllocationResul
       const Result& result = results_[ci][pos];
       const Request& r = requests_[result.request];
       const Candidate& candidate = view_.candidates[result.candidate];
-      const api::ResourceSlice& slice = *impl_.slices[candidate.slice].slice;
+      const api::ResourceSlice& slice = *impl_.ix->slices[candidate.slice].slice;
       const api::Device& device = *candidate.device;
       api::DeviceRequestAllocationResult d;
       d.request = r.result_name;

@@ -26,6 +26,10 @@ class Search {
 
   Search(const Allocator::Impl& impl, const api::Node& node, std::span<const api::ResourceClaim* const> claims,
          const NodeView& view);
+  //! Hands the scratch buffers back to the thread for its next Search.
+  ~Search();
+  Search(const Search&) = delete;
+  Search& operator=(const Search&) = delete;
 
   //! Checks every claim and request before searching (classes, selectors, counts, allocation
   //! mode All, constraints), as upstream does; the error message when one is wrong.
@@ -96,7 +100,9 @@ class Search {
     int32_t capacity_begin = -1;         // into capacities_
     int32_t counters_begin = -1;         // into counter_uses_
     int32_t counters_count = 0;
-    std::vector<uint32_t> claims;  // claims this call allocates the device exclusively to
+    //! Allocations in this call of a device that does not allow several (one per claim it is
+    //! allocated to: the claim's results say which).
+    int32_t exclusive = 0;
   };
   struct CapacityState {
     Nano value = 0;
@@ -136,7 +142,10 @@ class Search {
 
   CandidateState& State(uint32_t c);
   DeviceId Id(uint32_t c) const;
-  bool InUse(uint32_t c) { return State(c).allocated_exclusively || !State(c).claims.empty(); }
+  bool InUse(uint32_t c) {
+    const CandidateState& st = State(c);
+    return st.allocated_exclusively || st.exclusive > 0;
+  }
   bool AllocatingForClaim(uint32_t c, uint32_t claim);
 
   // Upstream's CmpRequestOverCapacity: whether the request's capacity (rounded per the device's
@@ -176,6 +185,9 @@ class Search {
   std::vector<CounterUse> counter_uses_;
   std::vector<ConsumedValue> scratch_consumed_;
   std::vector<std::pair<uint32_t, uint32_t>> pool_candidates_;  // per node pool: [begin, end)
+  //! The buffers above of plain values, kept per thread between Searches (their capacity reused).
+  struct Scratch;
+  static Scratch& ThreadScratch();
   std::string error_;
   int64_t invocations_ = 0;
 };

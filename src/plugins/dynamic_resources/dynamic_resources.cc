@@ -83,7 +83,6 @@ struct StateData final : framework::StateData {
   std::vector<const api::ResourceClaim*> to_allocate_ptrs;
   // What the allocator reads; kept alive here for the cycle.
   std::shared_ptr<const std::vector<std::shared_ptr<const api::ResourceSlice>>> slices;
-  std::vector<const api::ResourceSlice*> slice_ptrs;
   std::shared_ptr<const framework::AllocatedState> allocated;
   std::map<std::string, std::shared_ptr<const api::DeviceClass>, std::less<>> classes;
   std::shared_ptr<const Allocator> allocator;
@@ -188,12 +187,22 @@ std::pair<framework::PreFilterResult, Status> DynamicResources::PreFilter(framew
       data->classes.emplace(class_name, std::move(dc));
     }
     data->slices = dra.Slices();
-    data->slice_ptrs.reserve(data->slices->size());
-    for (const auto& s : *data->slices) data->slice_ptrs.push_back(s.get());
+    std::shared_ptr<const Allocator::Index> index;
+    {
+      std::lock_guard lock(slice_index_mu_);
+      if (indexed_slices_ != data->slices || !slice_index_) {
+        std::vector<const api::ResourceSlice*> slice_ptrs;
+        slice_ptrs.reserve(data->slices->size());
+        for (const auto& s : *data->slices) slice_ptrs.push_back(s.get());
+        slice_index_ = Allocator::IndexSlices(slice_ptrs);
+        indexed_slices_ = data->slices;
+      }
+      index = slice_index_;
+    }
     data->allocated = dra.Allocated();
     const auto* classes = &data->classes;
     data->allocator = std::make_shared<const Allocator>(
-        *data->allocated, data->slice_ptrs,
+        *data->allocated, std::move(index),
         [classes](std::string_view name) -> const api::DeviceClass* {
           auto it = classes->find(name);
           return it == classes->end() ? nullptr : it->second.get();
@@ -233,6 +242,15 @@ Status DynamicResources::Filter(const framework::CycleState& state, const framew
   }
   data->node_allocations->by_node[node.metadata.name] = std::move(outcome.allocations);
   return Status::Success();
+}
+
+const std::vector<api::AllocationResult>* FilteredAllocations(const framework::CycleState& state,
+                                                              std::string_view node_name) {
+  auto* data = state.Get<StateData>(kStateKey);
+  if (data == nullptr) return nullptr;
+  std::lock_guard lock(data->node_allocations->mu);
+  auto it = data->node_allocations->by_node.find(node_name);
+  return it == data->node_allocations->by_node.end() ? nullptr : &it->second;
 }
 
 std::pair<framework::PostFilterResult, Status> DynamicResources::PostFilter(framework::CycleState& state,

@@ -11,6 +11,7 @@
 
 #include <expected>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -21,6 +22,7 @@
 #include "framework/args_view.h"
 #include "framework/handle.h"
 #include "framework/interface.h"
+#include "plugins/dynamic_resources/allocator.h"
 #include "plugins/dynamic_resources/args.h"
 
 namespace kubesched::plugins::dynamic_resources {
@@ -90,6 +92,11 @@ class DynamicResources final : public framework::PreEnqueuePlugin,
   DynamicResourcesArgs args_;
   framework::Handle& handle_;
   cel::Cache cel_cache_;
+  //! The allocator's index of the newest slice snapshot seen, reused until a slice changes (the
+  //! snapshot is immutable and kept alive here, so pointer equality means the same slices).
+  std::mutex slice_index_mu_;
+  std::shared_ptr<const std::vector<std::shared_ptr<const api::ResourceSlice>>> indexed_slices_;
+  std::shared_ptr<const Allocator::Index> slice_index_;
 };
 
 // Upstream's queueing hints (exposed for tests), reading the pod's claims from `dra` as upstream's
@@ -107,6 +114,14 @@ framework::QueueingHint IsSchedulableAfterClaimChange(const api::Pod& pod, const
 //! status.resourceClaimStatuses changed and every claim of the updated pod now exists.
 framework::QueueingHint IsSchedulableAfterPodChange(const api::Pod& pod, const framework::EventObjects& event,
                                                     const framework::DraLister& dra);
+
+//! The allocations Filter made in this cycle for the pod's unallocated claims on `node_name` (what
+//! Reserve would assume there), in the order of the pod's claims; null when it made none there
+//! (no claim to allocate, the node rejected, or DynamicResources not in the profile). For score
+//! plugins that weigh a node's devices as the pod would leave them. Read it after Filter (Score,
+//! PreScore): Filter is its only writer.
+const std::vector<api::AllocationResult>* FilteredAllocations(const framework::CycleState& state,
+                                                              std::string_view node_name);
 
 std::expected<std::unique_ptr<framework::Plugin>, std::string> New(const framework::ArgsView& args,
                                                                    framework::Handle& handle);
