@@ -808,6 +808,29 @@ std::expected<void, std::string> PutClusterObjects(store::Store& store, const Wo
   return {};
 }
 
+// The measured pods' PodGroups (gang workloads): one of gang_size pods (the last one smaller),
+// constrained to a rack when the workload has racks.
+std::expected<void, std::string> PutPodGroups(store::Store& store, const Workload& w) {
+  if (w.gang_size > 0) {
+    const store::ResourceType& pod_groups = *store.FindResource("scheduling.k8s.io", "podgroups");
+    for (int g = 0; g * w.gang_size < w.measure_pods; ++g) {
+      const int size = std::min(w.gang_size, w.measure_pods - g * w.gang_size);
+      std::string constraints;
+      if (w.rack_size > 0)
+        constraints = fmt::format(R"(,"schedulingConstraints":{{"topology":[{{"key":"{}"}}]}})", kRackLabel);
+      api::json::Document doc;
+      (void)api::json::Parse(
+          fmt::format(
+              R"({{"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"PodGroup","metadata":{{"name":"gang-{:05d}",)"
+              R"("namespace":"{}","uid":"pod-group-uid-{}"}},"spec":{{"schedulingPolicy":{{"gang":{{"minCount":{}}}}}{}}}}})",
+              g, w.measure.ns, g, size, constraints),
+          doc);
+      if (auto r = Put(store, pod_groups, w.measure.ns, std::move(doc)); !r) return std::unexpected(r.error());
+    }
+  }
+  return {};
+}
+
 std::expected<Result, std::string> RunWorkload(const Workload& w, const framework::Registry& registry) {
   ResetPeakRss();
   util::VirtualClock clock(0);
@@ -919,23 +942,7 @@ std::expected<Result, std::string> RunWorkload(const Workload& w, const framewor
   // Measured phase: from the measured pods' creation (in the store, before the clock starts, so
   // that building and storing them is set-up) until none is left to attempt.
   counters.Measure(factory.next(), factory.next() + w.measure_pods);
-  if (w.gang_size > 0) {
-    const store::ResourceType& pod_groups = *store.FindResource("scheduling.k8s.io", "podgroups");
-    for (int g = 0; g * w.gang_size < w.measure_pods; ++g) {
-      const int size = std::min(w.gang_size, w.measure_pods - g * w.gang_size);
-      std::string constraints;
-      if (w.rack_size > 0)
-        constraints = fmt::format(R"(,"schedulingConstraints":{{"topology":[{{"key":"{}"}}]}})", kRackLabel);
-      api::json::Document doc;
-      (void)api::json::Parse(
-          fmt::format(
-              R"({{"apiVersion":"scheduling.k8s.io/v1alpha2","kind":"PodGroup","metadata":{{"name":"gang-{:05d}",)"
-              R"("namespace":"{}","uid":"pod-group-uid-{}"}},"spec":{{"schedulingPolicy":{{"gang":{{"minCount":{}}}}}{}}}}})",
-              g, w.measure.ns, g, size, constraints),
-          doc);
-      if (auto r = Put(store, pod_groups, w.measure.ns, std::move(doc)); !r) return std::unexpected(r.error());
-    }
-  }
+  if (auto r = PutPodGroups(store, w); !r) return std::unexpected(r.error());
   for (int i = 0; i < w.measure_pods; ++i) {
     const std::string group = w.gang_size > 0 ? fmt::format("gang-{:05d}", i / w.gang_size) : std::string();
     if (auto r = add_pod(w.measure.tmpl, w.measure.ns, group); !r) return std::unexpected(r.error());
