@@ -11,6 +11,7 @@
 #include "server/http_server.h"
 #include "server/kubeconfig.h"
 #include "server/manifest_objects.h"
+#include "server/ui_handler.h"
 #include "store/controllers/controller.h"
 #include "store/controllers/realtime_runner.h"
 #include "store/resources.h"
@@ -103,6 +104,9 @@ CLI::App* AddApiserverSubcommand(CLI::App& app, ApiserverFlags& args) {
                   "threads that serve requests (connections, open watches and slow clients hold none)")
       ->check(IntegerInRange(1, 1024, "an integer from 1 to 1024"))
       ->capture_default_str();
+  cmd->add_flag("--ui", args.ui,
+                "serve a live web UI at /ui/ on the same port (nodes, pods, events, per-plugin results, pasted "
+                "manifests created or deleted); no authentication: keep --listen on loopback");
   return cmd;
 }
 
@@ -177,7 +181,10 @@ int ApiserverCommand(const ApiserverFlags& args) {
     http.tls = std::make_shared<const server::TlsIdentity>(std::move(*identity));
   }
   server::ApiHandler handler(*store, std::move(handler_options));
-  auto bound = server::HttpServer::Bind(handler, http);
+  // --ui: the page and its manifest endpoints in front of the API (server/ui_handler.h).
+  server::UiHandler ui(handler, *store);
+  server::Handler& front = args.ui ? static_cast<server::Handler&>(ui) : handler;
+  auto bound = server::HttpServer::Bind(front, http);
   if (!bound) {
     std::cerr << "error: " << bound.error() << "\n";
     return kExitFailure;
@@ -199,6 +206,7 @@ int ApiserverCommand(const ApiserverFlags& args) {
   std::stop_callback shutdown(signals.token(), [&srv] { srv.Shutdown(); });
 
   std::cout << "listening on " << srv.Url() << std::endl;
+  if (args.ui) std::cerr << "web UI (no authentication) at " << srv.Url() << "/ui/\n";
   const bool served = srv.Run();
   runner.Stop();
   int code = served ? kExitOk : kExitFailure;

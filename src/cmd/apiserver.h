@@ -20,6 +20,7 @@ struct ApiserverFlags {
   std::string state;                      //!< --state: kept there (snapshot and journal)
   std::string token_auth_file;            //!< --token-auth-file: the tokens TokenReview accepts
   int threads = 8;                        //!< threads that serve requests (watches hold none)
+  bool ui = false;                        //!< --ui: the web UI under /ui/ (server/ui_handler.h)
 };
 
 //! Registers the `apiserver` subcommand on `app`, filling `args` when parsed.

@@ -6,9 +6,11 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "api/manifest.h"
@@ -28,6 +30,7 @@
 #include "report/report.h"
 #include "sim/simulation.h"
 #include "util/atomic_file.h"
+#include "util/duration.h"
 #include "util/log.h"
 
 namespace kubesched::cmd {
@@ -50,6 +53,63 @@ struct SimulateFlags {
   std::vector<std::string> compare;  // two configurations ("default" or a file)
   std::string report;                // --report: the HTML report's path, or empty
   std::vector<std::string> plugins;  // --plugin: plugin libraries to load
+  std::string timeseries;            // --timeseries: where the run over time goes, or empty
+  std::string timeseries_format;     // csv or jsonl; empty: from the file's extension
+  std::string timeseries_interval;   // a Go duration, or empty (see SimulationOptions)
+};
+
+// The time series' format: as given, else JSON Lines for a .jsonl or .ndjson file, else CSV.
+std::string TimeSeriesFormat(const SimulateFlags& args) {
+  if (!args.timeseries_format.empty()) return args.timeseries_format;
+  const std::string ext = std::filesystem::path(args.timeseries).extension().string();
+  return ext == ".jsonl" || ext == ".ndjson" ? "jsonl" : "csv";
+}
+
+int WriteTimeSeries(const SimulateFlags& args, std::span<const sim::NamedTimeSeries> runs) {
+  std::ostringstream out;
+  if (TimeSeriesFormat(args) == "jsonl") {
+    sim::WriteTimeSeriesJsonLines(runs, out);
+  } else {
+    sim::WriteTimeSeriesCsv(runs, out);
+  }
+  if (auto written = util::WriteFileAtomically(args.timeseries, out.str()); !written) {
+    std::cerr << "error: --timeseries: cannot write the time series: " << written.error() << "\n";
+    return kExitFailure;
+  }
+  return kExitOk;
+}
+
+// "3d 04:05:06" (days only when there are some).
+std::string VirtualTime(int64_t ns) {
+  const int64_t s = ns / util::kNanosPerSecond;
+  const int64_t days = s / 86400;
+  const std::string clock = fmt::format("{:02}:{:02}:{:02}", s % 86400 / 3600, s % 3600 / 60, s % 60);
+  return days > 0 ? fmt::format("{}d {}", days, clock) : clock;
+}
+
+// A progress line on standard error while a long run advances, when it is a terminal; the
+// line is cleared when the run ends (Clear).
+struct ProgressLine {
+  bool tty = isatty(STDERR_FILENO) != 0;
+  std::string run;  // the configuration, with --compare
+  bool shown = false;
+  void Show(int64_t elapsed_ns, int64_t timeline_ns, size_t attempts) {
+    if (!tty) return;
+    std::string line =
+        fmt::format("simulating{}: virtual time {}", run.empty() ? "" : " " + run, VirtualTime(elapsed_ns));
+    if (timeline_ns > 0) {
+      line += fmt::format(
+          " of {} ({:.0f}%)", VirtualTime(timeline_ns),
+          100.0 * static_cast<double>(std::min(elapsed_ns, timeline_ns)) / static_cast<double>(timeline_ns));
+    }
+    line += fmt::format(", {} attempts", attempts);
+    std::cerr << "\r\033[K" << line << std::flush;
+    shown = true;
+  }
+  void Clear() {
+    if (shown) std::cerr << "\r\033[K" << std::flush;
+    shown = false;
+  }
 };
 
 // Whether the report can be written where asked, checked before anything runs: the path must
@@ -86,18 +146,58 @@ void KeepUntilExit(std::shared_ptr<void> state) {
   kept->push_back(std::move(state));
 }
 
+// The output files' paths and the sampling interval, checked before anything runs (an error
+// printed, false, when one is wrong).
+bool CheckOutputFlags(const SimulateFlags& args, std::optional<int64_t>& interval_ns) {
+  if (!args.report.empty()) {
+    if (auto problem = ReportPathProblem(args.report)) {
+      std::cerr << "error: --report: cannot write \"" << args.report << "\": " << *problem << "\n";
+      return false;
+    }
+  }
+  if (!args.timeseries.empty()) {
+    if (auto problem = ReportPathProblem(args.timeseries)) {
+      std::cerr << "error: --timeseries: cannot write \"" << args.timeseries << "\": " << *problem << "\n";
+      return false;
+    }
+  }
+  if (!args.timeseries_interval.empty()) {
+    auto parsed = util::ParseDuration(args.timeseries_interval);
+    if (!parsed || *parsed < 0) {
+      std::cerr << "error: --timeseries-interval: invalid duration \"" << args.timeseries_interval << "\""
+                << (parsed ? ": negative" : ": " + parsed.error()) << "\n";
+      return false;
+    }
+    interval_ns = *parsed;
+  }
+  return true;
+}
+
+// What the flags ask of one run under `cfg`.
+sim::SimulationOptions SimulationOptionsOf(const SimulateFlags& args, config::Configuration cfg,
+                                           std::optional<int64_t> interval_ns, ProgressLine& progress) {
+  sim::SimulationOptions sim;
+  sim.scheduler.config = std::move(cfg);
+  sim.scheduler.seed = args.seed;
+  sim.creation_order =
+      args.creation_order == "manifest" ? cluster::CreationOrder::kManifest : cluster::CreationOrder::kControllers;
+  sim.record_timeseries = !args.timeseries.empty() || !args.report.empty();
+  sim.timeseries_interval_ns = interval_ns;
+  sim.on_progress = [&progress](int64_t elapsed, int64_t timeline, size_t attempts) {
+    progress.Show(elapsed, timeline, attempts);
+  };
+  return sim;
+}
+
 int SimulateCommand(const SimulateFlags& args) {
   auto format = ParseOutputFormat(args.output);
   if (!format) {
     std::cerr << "error: -o/--output: unsupported value \"" << args.output << "\" (expected table, wide or json)\n";
     return kExitBadInput;
   }
-  if (!args.report.empty()) {
-    if (auto problem = ReportPathProblem(args.report)) {
-      std::cerr << "error: --report: cannot write \"" << args.report << "\": " << *problem << "\n";
-      return kExitBadInput;
-    }
-  }
+  std::optional<int64_t> interval_ns;
+  if (!CheckOutputFlags(args, interval_ns)) return kExitBadInput;
+  ProgressLine progress;
   auto made = MakeRegistry(args.plugins);
   if (!made) {
     std::cerr << "error: --plugin: " << made.error() << "\n";
@@ -148,12 +248,7 @@ int SimulateCommand(const SimulateFlags& args) {
     return std::move(*objects);
   };
   auto options = [&](config::Configuration cfg) {
-    sim::SimulationOptions sim;
-    sim.scheduler.config = std::move(cfg);
-    sim.scheduler.seed = args.seed;
-    sim.creation_order =
-        args.creation_order == "manifest" ? cluster::CreationOrder::kManifest : cluster::CreationOrder::kControllers;
-    return sim;
+    return SimulationOptionsOf(args, std::move(cfg), interval_ns, progress);
   };
 
   if (!args.compare.empty()) {
@@ -161,7 +256,9 @@ int SimulateCommand(const SimulateFlags& args) {
     for (size_t i = 0; i < configs.size(); ++i) {
       auto objects = load(/*warn=*/i == 0);
       if (!objects) return kExitBadInput;
+      progress.run = names[i];
       auto result = sim::RunSimulation(std::move(*objects), options(std::move(configs[i])), registry);
+      progress.Clear();
       if (!result) {
         std::cerr << "error: " << names[i] << ": " << result.error() << "\n";
         return kExitBadInput;
@@ -170,6 +267,11 @@ int SimulateCommand(const SimulateFlags& args) {
       runs.push_back({names[i], std::move(*result)});
     }
     PrintComparison(runs, *format, std::cout);
+    if (!args.timeseries.empty()) {
+      std::vector<sim::NamedTimeSeries> series;
+      for (const ComparedRun& r : runs) series.push_back({r.name, &*r.result.timeseries});
+      if (const int rc = WriteTimeSeries(args, series); rc != kExitOk) return rc;
+    }
     if (!args.report.empty()) {
       std::vector<report::Run> report_runs;
       for (const ComparedRun& r : runs) report_runs.push_back({r.name, &r.result});
@@ -185,6 +287,7 @@ int SimulateCommand(const SimulateFlags& args) {
     sim.scheduler.explain_pod = args.explain.find('/') == std::string::npos ? "default/" + args.explain : args.explain;
   }
   auto result = sim::RunSimulation(std::move(*objects), sim, registry);
+  progress.Clear();
   if (!result) {
     std::cerr << "error: " << result.error() << "\n";
     return kExitBadInput;
@@ -216,6 +319,12 @@ int SimulateCommand(const SimulateFlags& args) {
     } else {
       std::cout << "No scheduling attempt was made for " << sim.scheduler.explain_pod
                 << " (no such pending pod, or it is bound already or handled by another scheduler).\n";
+    }
+  }
+  if (!args.timeseries.empty()) {
+    const sim::NamedTimeSeries series{names.front(), &*result->timeseries};
+    if (const int rc = WriteTimeSeries(args, std::span<const sim::NamedTimeSeries>(&series, 1)); rc != kExitOk) {
+      return rc;
     }
   }
   if (!args.report.empty()) {
@@ -298,7 +407,16 @@ int Main(int argc, char** argv) {
       ->excludes(compare_opt);
   simulate->add_option("--report", sim.report,
                        "also write a self-contained HTML report of the placement to this file (both "
-                       "configurations side by side with --compare)");
+                       "configurations side by side with --compare), with charts of the run over time");
+  simulate->add_option("--timeseries", sim.timeseries,
+                       "also write the run over time to this file: allocation per resource, pods running and "
+                       "pending, nodes used, evictions and moves, sampled as the virtual clock advances (CSV, or "
+                       "JSON Lines for a .jsonl file; every configuration's with --compare)");
+  simulate->add_option("--timeseries-format", sim.timeseries_format, "csv or jsonl (default: from the file name)")
+      ->check(OneOf({"csv", "jsonl"}));
+  simulate->add_option("--timeseries-interval", sim.timeseries_interval,
+                       "the least virtual time between two samples, a Go duration (default: every time point "
+                       "the run stops at; with a timeline, a 2,000th of its span)");
 
   AddPluginOption(simulate, sim.plugins);
 

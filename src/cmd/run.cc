@@ -1,7 +1,9 @@
 #include "cmd/run.h"
 
 #include <atomic>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <stop_token>
 #include <thread>
 
@@ -18,6 +20,7 @@
 #include "cluster/store_informer.h"
 #include "cmd/cli.h"
 #include "cmd/plugin_registry.h"
+#include "cmd/plugin_results_publisher.h"
 #include "cmd/serving.h"
 #include "cmd/version.h"
 #include "config/load.h"
@@ -179,6 +182,11 @@ CLI::App* AddRunSubcommand(CLI::App& app, RunFlags& args) {
                   "paths of the secure port served without authorization (exact, or a prefix ending in *)")
       ->delimiter(',')
       ->capture_default_str();
+  cmd->add_flag("--record-plugin-results", args.record_plugin_results,
+                "after each scheduling attempt, write the pod's per-node Filter and Score results as its "
+                "scheduler.kubesched.io/plugin-results annotation (JSON), and publish the profiles in ConfigMap "
+                "kube-system/kubesched-scheduler-config; costs an API write per attempt and a full Filter pass "
+                "over all nodes");
   // kube-scheduler's client-certificate and profiling flags, which kubeadm's static pod passes:
   // accepted, so that kubesched can replace kube-scheduler's command, and ignored.
   for (const char* flag : {"--authentication-skip-lookup", "--profiling", "--contention-profiling"}) {
@@ -269,9 +277,15 @@ std::expected<void, Failure> StartSecurePort(const RunFlags& args, const config:
 // (binds wait on the API server).
 std::expected<std::unique_ptr<scheduler::Scheduler>, std::string> CreateScheduler(
     const config::Configuration& cfg, const framework::Registry& registry, framework::ClusterClient& client,
-    const util::Clock& clock, metrics::SchedulerMetrics* scheduler_metrics) {
+    const util::Clock& clock, metrics::SchedulerMetrics* scheduler_metrics, PluginResultsPublisher* publisher) {
   scheduler::SchedulerOptions sopts;
   sopts.config = cfg;
+  if (publisher) {
+    sopts.explain_all = true;
+    sopts.on_explained = [publisher](const api::Pod& pod, const scheduler::AttemptExplanation& e) {
+      publisher->Record(pod, e);
+    };
+  }
   sopts.async_binding = true;
   sopts.binding_threads = 16;  // binds wait on the API server
   sopts.seed = std::random_device{}();
@@ -280,6 +294,32 @@ std::expected<std::unique_ptr<scheduler::Scheduler>, std::string> CreateSchedule
   if (!extenders) return std::unexpected(extenders.error());
   sopts.extenders = std::move(*extenders);
   return scheduler::Scheduler::Create(sopts, client, clock, registry);
+}
+
+// The publisher of --record-plugin-results, or null without the flag; Start()ed with what
+// StartPublishing gives once the scheduler exists.
+std::unique_ptr<PluginResultsPublisher> MakePublisher(const RunFlags& args, store::Store& store) {
+  if (!args.record_plugin_results) return nullptr;
+  return std::make_unique<PluginResultsPublisher>(store);
+}
+
+// Starts `publisher` (if any) with the profiles as `sched` built them and the --config file's text.
+void StartPublishing(PluginResultsPublisher* publisher, const RunFlags& args, const config::Configuration& cfg,
+                     scheduler::Scheduler& sched) {
+  if (!publisher) return;
+  std::vector<profile::ProfileConfig> profiles;
+  for (const config::Profile& p : cfg.profiles) {
+    if (const auto* fwk = sched.FrameworkFor(p.scheduler_name))
+      profiles.push_back(profile::DescribeProfile(*fwk, p, cfg));
+  }
+  std::string text;
+  if (!args.config.empty()) {
+    std::ifstream in(args.config, std::ios::binary);
+    std::ostringstream buffer;
+    buffer << in.rdbuf();
+    text = buffer.str();
+  }
+  publisher->Start(std::move(profiles), std::move(text));
 }
 
 // Runs `start_scheduling` once this replica leads the configuration's lease, until `stop` (then
@@ -369,7 +409,8 @@ int RunCommand(const RunFlags& args) {
   store_client.SetEventRecorder(&recorder);
   // Status patches and deletions on workers: an API round trip never holds up a cycle.
   cluster::AsyncClient cluster_client(store_client);
-  auto created = CreateScheduler(cfg, *registry, cluster_client, clock, scheduler_metrics);
+  const std::unique_ptr<PluginResultsPublisher> publisher = MakePublisher(args, store);
+  auto created = CreateScheduler(cfg, *registry, cluster_client, clock, scheduler_metrics, publisher.get());
   if (!created) {
     std::cerr << "error: " << created.error() << "\n";
     return kExitFailure;
@@ -394,6 +435,7 @@ int RunCommand(const RunFlags& args) {
   auto start_scheduling = [&] {
     std::lock_guard lock(loop_mu);
     if (scheduling.stop_requested()) return;
+    StartPublishing(publisher.get(), args, cfg, sched);  // once leading: one replica writes
     informer = std::make_unique<cluster::StoreInformer>(store);
     informer->Subscribe(&sched);
     loop = std::jthread([&sched, token = scheduling.get_token()] { scheduler::RunOnRealTime(sched, clock, token); });

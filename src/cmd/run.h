@@ -33,6 +33,9 @@ struct RunFlags {
   //! but the always-allowed ones is forbidden, as upstream), and the paths anyone may fetch.
   std::string authentication_kubeconfig, authorization_kubeconfig;
   std::vector<std::string> always_allow_paths{"/healthz", "/readyz", "/livez"};
+  //! --record-plugin-results: every pod's last attempt as its scheduler.kubesched.io/plugin-results
+  //! annotation, and the profiles in ConfigMap kube-system/kubesched-scheduler-config.
+  bool record_plugin_results = false;
   //! kube-scheduler flags accepted for drop-in use and ignored (a warning each).
   std::vector<std::string> ignored;
 };

@@ -1128,6 +1128,38 @@ void BoundIncumbent(BatchRun& run) {
   run.result.stopped_by = run.optimal ? "heuristic" : "no solver";
 }
 
+// A batch of one pod (a replay's arrivals one at a time): every node it fits is tried, which
+// proves the best of them optimal without a solver (whose process would cost more than the rest of
+// the pod's cycle).
+void ExhaustSinglePod(BatchRun& run) {
+  const BatchModel& m = run.m;
+  if (run.optimal || m.num_pods != 1 || m.groups.size() != 1) return;
+  PlacementState s(m);
+  int32_t best_node = -1;
+  double best_objective = run.best.objective, best_tie_break = run.best.tie_break;
+  for (size_t i = 0; i < m.nodes.size(); ++i) {
+    const auto n = static_cast<int32_t>(i);
+    if (!m.Fits(0, n) || !s.Check(0, n).ok()) continue;
+    s.Place(0, n);
+    const double objective = s.Objective();
+    const double tie_break = m.preference[0][n];
+    s.Remove(0, n);
+    if (Better(Candidate{{}, objective, tie_break, ""}, Candidate{{}, best_objective, best_tie_break, ""})) {
+      best_node = n;
+      best_objective = objective;
+      best_tie_break = tie_break;
+    }
+  }
+  if (best_node >= 0) {
+    Counts c(1, std::vector<int32_t>(m.nodes.size(), 0));
+    c[0][best_node] = 1;
+    run.best = Candidate{std::move(c), best_objective, best_tie_break, "every node tried"};
+  }
+  run.optimal = true;
+  run.bound = run.best.objective;
+  run.result.stopped_by = "one pod: every node tried";
+}
+
 // The (group, node) pairs the profile's filters accept: the exact stage's columns at most.
 int64_t FittingPairs(const BatchModel& m) {
   int64_t pairs = 0;
@@ -1278,6 +1310,7 @@ PlacementResult PlaceBatch(const PlacementInput& input, const PlacementOptions& 
   for (const auto& g : m.groups) run.total_weight += g.weight * g.count();
   RunHeuristics(run);
   BoundIncumbent(run);
+  ExhaustSinglePod(run);
   RunExact(run);
   Validate(run);
   result.seconds = SecondsSince(start);

@@ -7,6 +7,7 @@
 #include "framework/args_view.h"
 #include "report/html_writer.h"
 #include "report/report_model.h"
+#include "report/time_charts.h"
 
 namespace kubesched::report {
 namespace {
@@ -81,6 +82,13 @@ th{background:var(--soft);font-weight:600}td.n{text-align:right;font-variant-num
 .sel{background:var(--goodbg)}
 .rej{color:var(--bad)}.ok{color:var(--good)}
 svg text{font:11px system-ui,-apple-system,"DejaVu Sans",sans-serif}
+#timeline .tgrid{display:grid;gap:4px 16px;grid-template-columns:repeat(auto-fill,minmax(520px,1fr))}
+.tfig{margin:0}.tfig figcaption{font-weight:600;color:var(--muted);font-size:12px}
+.tchart{width:100%;height:auto;max-width:640px}.tchart text{font-size:10px;fill:var(--muted)}
+.tchart .yl{text-anchor:end}.tchart .xl{text-anchor:middle}
+.tchart .grid{stroke:var(--soft)}.tchart .axis{stroke:var(--line)}.tchart .frame{fill:none;stroke:var(--line)}
+.tchart .mark{stroke-width:1.2}.tchart .mark.move{stroke-dasharray:2 1}.tchart .mark.batch{stroke-dasharray:1 1}
+.sw{display:inline-block;width:14px;height:4px;margin-right:4px;vertical-align:middle}
 details.cfg pre{background:var(--soft);padding:6px;overflow:auto;max-height:240px}
 .note{color:var(--muted);font-size:12px}
 @media print{
@@ -174,6 +182,7 @@ class Renderer {
     Header();
     if (m_.differences) Differences(*m_.differences);
     Summaries();
+    TimeCharts();
     Nodes();
     Placement();
     Pending();
@@ -192,6 +201,12 @@ class Renderer {
   }
 
  private:
+  void TimeCharts() {
+    std::vector<Run> runs;
+    for (const model::RunData& r : m_.runs) runs.push_back({r.name, r.result});
+    charts::WriteCharts(w_, runs, charts::BuildCharts(runs));
+  }
+
   void Head() {
     w_.Open("head");
     w_.Void("meta", {{"charset", "utf-8"}});

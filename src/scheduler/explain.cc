@@ -1,7 +1,8 @@
-// `simulate --explain`: the detail of one pod's attempt, assembled after the cycle decided, from
-// what the cycle computed (which nodes it filtered, the diagnosis, the scores). Nodes the cycle
-// did not filter (sampling stopped before them, or the nominated node passed first) are filtered
-// here for display only; nothing here feeds back into a decision.
+// `simulate --explain` and `run --record-plugin-results`: the detail of one pod's attempt,
+// assembled after the cycle decided, from what the cycle computed (which nodes it filtered, the
+// diagnosis, the scores). Nodes the cycle did not filter (sampling stopped before them, or the
+// nominated node passed first) are filtered here for display only; nothing here feeds back into
+// a decision.
 
 #include <fmt/format.h>
 
@@ -162,6 +163,7 @@ void Scheduler::Explain(framework::runtime::Framework& fwk, framework::CycleStat
   AttemptExplanation e;
   e.pod_key = pod.pod().Key();
   e.profile = fwk.name();
+  e.time_ns = clock_->NowNs();
   e.selected_node = selected;
   e.message = message;
   e.pre_filter_message = diagnosis.pre_filter_msg;
@@ -207,6 +209,13 @@ void Scheduler::Explain(framework::runtime::Framework& fwk, framework::CycleStat
     e.nodes.push_back(std::move(d));
   }
   explanation_ = std::move(e);
+}
+
+void Scheduler::FinishExplanation(const api::Pod& pod, AttemptExplanation::Result result, std::string_view message) {
+  if (!explanation_) return;
+  explanation_->result = result;
+  if (!message.empty()) explanation_->message = message;
+  if (options_.on_explained) options_.on_explained(pod, *explanation_);
 }
 
 }  // namespace kubesched::scheduler

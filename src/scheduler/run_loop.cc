@@ -43,7 +43,9 @@ void RunUntilIdle(Scheduler& sched, util::VirtualClock& clock, ClusterEvents* ev
       if (sched.NextTimerNs(true)) next = clock.NowNs() + queue::kDefaultPodMaxInUnschedulablePodsNs + 1;
       flushed_unschedulable = true;
     }
-    if (!next || *next > options.deadline_ns) break;
+    const bool last = !next || *next > options.deadline_ns;
+    if (options.on_idle) options.on_idle(last ? std::nullopt : next);
+    if (last) break;
     clock.AdvanceTo(std::max(*next, clock.NowNs()));
     // The cluster's events first: a victim's removal is what a pod in backoff may be waiting for.
     if (events) events->FireEvents();

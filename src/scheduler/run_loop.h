@@ -35,6 +35,11 @@ struct RunLoopOptions {
   bool flush_unschedulable_once = true;
   //! Called after each scheduling cycle with its wall-clock duration (for latency figures).
   std::function<void(std::chrono::nanoseconds)> on_cycle;
+  //! Called whenever everything due at the clock's time is done, before the clock jumps to the
+  //! next thing due (and once more before the loop ends): the cluster's state at that time point
+  //! is final until `next_ns`, the time the clock jumps to (nullopt when the loop ends there):
+  //! simulate's time series and progress.
+  std::function<void(std::optional<int64_t> next_ns)> on_idle;
 };
 
 //! Runs until nothing more can change (see above). `events` may be null.

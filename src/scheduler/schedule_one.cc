@@ -29,6 +29,8 @@ namespace {
 // Upstream's ErrNoNodesAvailable, reported as UnschedulableAndUnresolvable.
 constexpr std::string_view kNoNodesAvailable = "no nodes available to schedule pods";
 
+using Explained = AttemptExplanation::Result;
+
 // Upstream's clearNominatedNode: failures other than a PostFilter verdict drop any nomination.
 const framework::PostFilterResult kClearNomination{framework::NominatingMode::kOverride, ""};
 
@@ -106,7 +108,10 @@ void Scheduler::SchedulePopped(QueuedPodInfo qpi) {
     const Status& status = result.error().status;
     if (!result.error().fit_error) {
       // An error, or no nodes at all: no PostFilter, and any nomination is dropped.
-      if (explaining_) Explain(*fwk, *state, *pod_info, diagnosis, {}, nullptr, "", status.Message());
+      if (explaining_) {
+        Explain(*fwk, *state, *pod_info, diagnosis, {}, nullptr, "", status.Message());
+        FinishExplanation(pod, status.IsError() ? Explained::kError : Explained::kUnschedulable);
+      }
       ObserveFailedAttempt(*fwk, status, start);
       HandleSchedulingFailure(*fwk, std::move(qpi), status, nullptr, kClearNomination, status.Message());
       return;
@@ -125,7 +130,10 @@ void Scheduler::SchedulePopped(QueuedPodInfo qpi) {
     }
     std::vector<FilterReasonCount> reasons = FitErrorReasons(snapshot_->NumNodes(), diagnosis);
     const std::string message = FitErrorMessage(snapshot_->NumNodes(), diagnosis, reasons);
-    if (explaining_) Explain(*fwk, *state, *pod_info, diagnosis, {}, nullptr, "", message);
+    if (explaining_) {
+      Explain(*fwk, *state, *pod_info, diagnosis, {}, nullptr, "", message);
+      FinishExplanation(pod, Explained::kUnschedulable);
+    }
     ObserveFailedAttempt(*fwk, Status(framework::Code::kUnschedulable), start);
     HandleSchedulingFailure(*fwk, std::move(qpi), Status(framework::Code::kUnschedulable, message), &diagnosis,
                             nominating, message, std::move(reasons));
@@ -138,6 +146,7 @@ void Scheduler::SchedulePopped(QueuedPodInfo qpi) {
   assumed_pod->spec.node_name = host;
   PodInfoPtr assumed = pod_info->WithPod(assumed_pod);
   if (Status s = cache_->AssumePod(assumed); !s.IsSuccess()) {
+    if (explaining_) FinishExplanation(pod, Explained::kError, s.Message());
     ObserveFailedAttempt(*fwk, s, start);
     HandleSchedulingFailure(*fwk, std::move(qpi), s, nullptr, kClearNomination, s.Message());
     return;
@@ -148,6 +157,8 @@ void Scheduler::SchedulePopped(QueuedPodInfo qpi) {
   if (Status s = fwk->RunReservePluginsReserve(*state, *assumed, host); !s.IsSuccess()) {
     fwk->RunReservePluginsUnreserve(*state, *assumed, host);
     (void)cache_->ForgetPod(*assumed_pod);
+    if (explaining_)
+      FinishExplanation(pod, s.IsRejected() ? Explained::kUnschedulable : Explained::kError, s.Message());
     ObserveFailedAttempt(*fwk, s, start);
     HandleRejectionOnNode(*fwk, std::move(qpi), s, host);
     return;
@@ -163,7 +174,10 @@ void Scheduler::SchedulePopped(QueuedPodInfo qpi) {
     });
   };
   Status permit = fwk->RunPermitPlugins(*state, assumed, host, on_permit_done);
-  if (permit.IsWait()) return;  // the binding cycle continues when the waiting pod completes
+  if (permit.IsWait()) {
+    if (explaining_) FinishExplanation(pod, Explained::kScheduled);
+    return;  // the binding cycle continues when the waiting pod completes
+  }
   if (!permit.IsSuccess()) {
     {
       std::lock_guard lock(binding_mu_);
@@ -171,10 +185,14 @@ void Scheduler::SchedulePopped(QueuedPodInfo qpi) {
     }
     fwk->RunReservePluginsUnreserve(*state, *assumed, host);
     (void)cache_->ForgetPod(*assumed_pod);
+    if (explaining_) {
+      FinishExplanation(pod, permit.IsRejected() ? Explained::kUnschedulable : Explained::kError, permit.Message());
+    }
     ObserveFailedAttempt(*fwk, permit, start);
     HandleRejectionOnNode(*fwk, std::move(qpi), permit, host);
     return;
   }
+  if (explaining_) FinishExplanation(pod, Explained::kScheduled);
   on_permit_done(Status::Success());
   return;
 }
@@ -183,7 +201,7 @@ std::expected<Scheduler::ScheduleResult, Scheduler::ScheduleFailure> Scheduler::
                                                                                             CycleState& state,
                                                                                             const PodInfo& pod,
                                                                                             Diagnosis& diagnosis) {
-  explaining_ = !options_.explain_pod.empty() && options_.explain_pod == pod.pod().Key();
+  explaining_ = options_.explain_all || (!options_.explain_pod.empty() && options_.explain_pod == pod.pod().Key());
   cycle_class_ = nullptr;
   if (snapshot_->NumNodes() == 0) {
     return std::unexpected(ScheduleFailure{Status::UnschedulableAndUnresolvable(std::string(kNoNodesAvailable))});

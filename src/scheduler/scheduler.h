@@ -95,10 +95,17 @@ std::string TruncateMessage(std::string message);
 //! 50% minus 1% per 125 nodes, at least 5%), never fewer than 100.
 int32_t NumFeasibleNodesToFind(std::optional<int32_t> percentage, int32_t num_all_nodes);
 
-//! Per-node, per-plugin detail of one attempt (simulate --explain).
+//! Per-node, per-plugin detail of one attempt (simulate --explain, run --record-plugin-results).
 struct AttemptExplanation {
+  //! How the scheduling cycle ended. kScheduled: a node was chosen and the pod went on to binding
+  //! (or waits at Permit); a later failure of the binding cycle is another attempt's business.
+  //! kUnschedulable: no node fit, or Reserve or Permit rejected the chosen one. kError: a plugin
+  //! or the cache failed.
+  enum class Result { kScheduled, kUnschedulable, kError };
   std::string pod_key;
   std::string profile;
+  Result result = Result::kScheduled;
+  int64_t time_ns = 0;             // the scheduler's clock when the decision was explained
   std::string pre_filter_message;  // when PreFilter rejected the pod
   struct FilterVerdict {
     std::string plugin;
@@ -146,6 +153,13 @@ struct SchedulerOptions {
   int binding_threads = 4;
   //! "namespace/name" of a pod whose attempts are explained in detail.
   std::string explain_pod;
+  //! Explain every pod's attempts (run --record-plugin-results). Costly: each attempt re-runs
+  //! every Filter plugin on every node for the explanation, and the equivalence cache is not used.
+  bool explain_all = false;
+  //! Called on the scheduling thread at the end of every explained attempt, whatever its outcome,
+  //! with the pod as the cycle saw it; it must return quickly (copy and hand off). Unset: the
+  //! explanation is only kept (explanation()).
+  std::function<void(const api::Pod&, const AttemptExplanation&)> on_explained;
   //! Where upstream's scheduler metrics go (kubesched run); null: none are recorded and no clock
   //! is read for them (simulate, bench). Must outlive the scheduler.
   metrics::Recorder* metrics = nullptr;
@@ -313,6 +327,9 @@ class Scheduler final : public cluster::EventHandler {
                const Diagnosis& diagnosis, const std::vector<const framework::NodeInfo*>& feasible,
                const std::vector<framework::runtime::NodePluginScores>* scores, const std::string& selected,
                const std::string& message);
+  //! Ends an explained attempt: records its result (and `message`, when given, as the reason it
+  //! failed after a node was chosen) in explanation_ and hands it to options_.on_explained.
+  void FinishExplanation(const api::Pod& pod, AttemptExplanation::Result result, std::string_view message = {});
   void SubmitBinding(std::function<void()> task);
   //! Ticks the profiles' TimedPlugins that are due (batch windows).
   void RunTimedPlugins();

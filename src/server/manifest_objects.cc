@@ -34,21 +34,30 @@ std::expected<ManifestObjects, std::string> ManifestObjectsJson(const std::vecto
     if (std::optional<std::string> error = api::ReadFile(file, source.text)) return std::unexpected(*error);
     sources.push_back(std::move(source));
   }
-  api::LoadOptions load;
-  load.expand_workloads = false;
-  load.warn_skipped_kinds = false;
-  auto loaded = api::LoadManifestSources(sources, load);
-  if (!loaded) return std::unexpected(loaded.error().ToString());
+  auto objects = ManifestObjectsFromSources(sources);
+  if (!objects) return std::unexpected(std::move(objects.error().message));
+  return std::move(*objects);
+}
 
+std::expected<ManifestObjects, ManifestProblem> ManifestObjectsFromSources(
+    const std::vector<api::ManifestSource>& sources, bool check) {
   ManifestObjects result;
-  result.warnings = loaded->warnings;
+  if (check) {
+    api::LoadOptions load;
+    load.expand_workloads = false;
+    load.warn_skipped_kinds = false;
+    auto loaded = api::LoadManifestSources(sources, load);
+    if (!loaded) return std::unexpected(ManifestProblem{loaded.error().ToString(), loaded.error().field});
+    result.warnings = loaded->warnings;
+  }
   for (const api::ManifestSource& source : sources) {
     int index = 0;
     for (const api::RawDocument& raw : api::SplitDocuments(source.text)) {
       ++index;
       api::json::Document doc;
       if (auto decoded = DecodeDocument(raw, doc); !decoded) {
-        return std::unexpected(fmt::format("{}: document {}: {}", source.name, index, decoded.error()));
+        return std::unexpected(
+            ManifestProblem{fmt::format("{}: document {}: {}", source.name, index, decoded.error()), ""});
       }
       if (!doc.IsObject()) continue;
       auto add = [&result](api::json::Value& object, std::string where) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "api/json.h"
+#include "api/manifest.h"
 
 namespace kubesched::server {
 
@@ -31,5 +32,17 @@ struct ManifestObjects {
 //! Reads `paths` as `kubectl apply -f` does ("-" is standard input, a directory its *.yaml,
 //! *.yml and *.json files); an error names the problem's place.
 std::expected<ManifestObjects, std::string> ManifestObjectsJson(const std::vector<std::string>& paths);
+//! Why manifests were refused: the message names the place; `field` is the field path of an
+//! object the loader's checks refused ("" when the text itself could not be decoded).
+struct ManifestProblem {
+  std::string message;
+  std::string field;
+};
+
+//! The same from texts already read (the web UI's pasted manifests): each source's name is the
+//! file name its messages give. `check`: the loader's checks first (as `kubectl apply`); without,
+//! the documents are only decoded (as `kubectl delete -f`, which needs kinds and names alone).
+std::expected<ManifestObjects, ManifestProblem> ManifestObjectsFromSources(
+    const std::vector<api::ManifestSource>& sources, bool check = true);
 
 }  // namespace kubesched::server

@@ -515,4 +515,10 @@ std::vector<Eviction> SimulatedCluster::Evictions() const {
   return evictions_;
 }
 
+std::vector<Eviction> SimulatedCluster::EvictionsFrom(size_t first) const {
+  std::lock_guard lock(mu_);
+  if (first >= evictions_.size()) return {};
+  return {evictions_.begin() + static_cast<std::ptrdiff_t>(first), evictions_.end()};
+}
+
 }  // namespace kubesched::sim

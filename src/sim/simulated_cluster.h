@@ -107,6 +107,8 @@ class SimulatedCluster final : private detail::OwnedStore, public cluster::Store
   //! Pods evicted (deleted by preemption), in eviction order, each recorded when its deletion
   //! started; `replacement` is filled in once the controller creates it.
   std::vector<Eviction> Evictions() const;
+  //! The evictions from the `first`-th on (those made since a caller last looked).
+  std::vector<Eviction> EvictionsFrom(size_t first) const;
 
   store::Store& Store() { return *owned_store; }
 

@@ -60,6 +60,34 @@ void AddGangReport(const framework::runtime::Framework& fwk, SimulationResult& r
   }
 }
 
+// Runs the loop to quiescence, recording the run over time and reporting progress as asked.
+void RunRecorded(scheduler::Scheduler& sched, util::VirtualClock& clock, SimulatedCluster& cluster,
+                 scheduler::ClusterEvents& events, const SimulationOptions& options, int64_t start_ns,
+                 SimulationResult& result) {
+  scheduler::RunLoopOptions loop;
+  // Counted from the timeline's last event: a pod created late in a long timeline is not lost.
+  const int64_t timeline_end_ns = std::max(start_ns, cluster.LastTimelineEventNs().value_or(start_ns));
+  loop.deadline_ns = timeline_end_ns + options.max_virtual_time_ns;
+  std::unique_ptr<TimeSeriesRecorder> recorder;
+  if (options.record_timeseries) {
+    std::vector<std::string> profiles;
+    for (const auto& p : options.scheduler.config.profiles) profiles.push_back(p.scheduler_name);
+    recorder = std::make_unique<TimeSeriesRecorder>(
+        start_ns, options.timeseries_interval_ns.value_or((timeline_end_ns - start_ns) / 2000), std::move(profiles));
+  }
+  auto last_progress = std::chrono::steady_clock::now();
+  loop.on_idle = [&](std::optional<int64_t> next_ns) {
+    if (recorder) recorder->Observe(clock.NowNs(), next_ns, sched, cluster);
+    if (!options.on_progress) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_progress < std::chrono::milliseconds(200)) return;
+    last_progress = now;
+    options.on_progress(clock.NowNs() - start_ns, timeline_end_ns - start_ns, sched.attempts());
+  };
+  scheduler::RunUntilIdle(sched, clock, &events, loop);
+  if (recorder) result.timeseries = recorder->Finish(clock.NowNs(), sched, cluster);
+}
+
 }  // namespace
 
 std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects objects,
@@ -122,10 +150,7 @@ std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects o
     std::optional<int64_t> NextEventNs() const override { return cluster.NextEventNs(); }
     bool FireEvents() override { return cluster.FireEvents(); }
   } events(cluster);
-  scheduler::RunLoopOptions loop;
-  // Counted from the timeline's last event: a pod created late in a long timeline is not lost.
-  loop.deadline_ns = std::max(start_ns, cluster.LastTimelineEventNs().value_or(start_ns)) + options.max_virtual_time_ns;
-  scheduler::RunUntilIdle(sched, clock, &events, loop);
+  RunRecorded(sched, clock, cluster, events, options, start_ns, result);
 
   result.run_state = state;
   result.pods = cluster.Pods();
@@ -147,20 +172,7 @@ std::expected<SimulationResult, std::string> RunSimulation(api::ClusterObjects o
   for (const auto& p : options.scheduler.config.profiles) {
     result.profiles.push_back(p.scheduler_name);
     auto* fwk = sched.FrameworkFor(p.scheduler_name);
-    if (fwk) {
-      SimulationResult::ProfileConfig& pc = result.profile_configs.emplace_back();
-      pc.scheduler_name = p.scheduler_name;
-      for (const auto& point : config::kExtensionPoints) {
-        if (point.name == "multiPoint" || point.name == "score") continue;
-        std::vector<std::string> names = fwk->PluginNames(point.name);
-        if (!names.empty()) pc.plugins.emplace_back(std::string(point.name), std::move(names));
-      }
-      pc.score_weights = fwk->ScoreWeights();
-      for (const auto& c : p.plugin_config) pc.plugin_args.emplace_back(c.name, c.args);
-      pc.percentage_of_nodes_to_score = p.percentage_of_nodes_to_score
-                                            ? p.percentage_of_nodes_to_score
-                                            : options.scheduler.config.percentage_of_nodes_to_score;
-    }
+    if (fwk) result.profile_configs.push_back(profile::DescribeProfile(*fwk, p, options.scheduler.config));
     const std::any xnode_statistics =
         fwk ? fwk->PluginStatistics(plugins::cross_node_preemption::CrossNodePreemption::kName) : std::any();
     if (const auto* xnode = std::any_cast<plugins::cross_node_preemption::CrossNodeReport>(&xnode_statistics)) {

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <expected>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -25,8 +26,10 @@
 #include "plugins/batch_placement/batch_placement.h"
 #include "plugins/cross_node_preemption/cross_node_preemption.h"
 #include "plugins/gang_scheduling/gang_scheduling.h"
+#include "profile/profile_config.h"
 #include "scheduler/scheduler.h"
 #include "sim/simulated_cluster.h"
+#include "sim/timeseries.h"
 
 namespace kubesched::sim {
 
@@ -41,6 +44,15 @@ struct SimulationOptions {
   std::optional<int64_t> start_time_ns;
   //! The order in which the pending pods are created (see cluster/creation_order.h).
   cluster::CreationOrder creation_order = cluster::CreationOrder::kControllers;
+  //! Record the run over time (SimulationResult::timeseries).
+  bool record_timeseries = false;
+  //! The least virtual time between two samples; unset: every time point the run stops at, or
+  //! with a timeline, a 2,000th of the time to its last event.
+  std::optional<int64_t> timeseries_interval_ns;
+  //! Called as the virtual clock advances (at most a few times a second of wall time) with the
+  //! virtual time since the start and the timeline's span (0 without a timeline): for a progress
+  //! line on a terminal.
+  std::function<void(int64_t elapsed_ns, int64_t timeline_ns, size_t attempts)> on_progress;
 };
 
 //! SimulationResult::cross_node: CrossNodePreemption's statistics summed over the profiles.
@@ -69,19 +81,9 @@ struct SimulationResult {
   std::unordered_set<std::string> bound_in_input;
   //! Profile names, to tell pods this scheduler is responsible for.
   std::vector<std::string> profiles;
-  //! What each profile ran, as its framework was built (upstream's defaults merged, multiPoint
-  //! expanded): the configuration that produced this placement, for reports.
-  struct ProfileConfig {
-    std::string scheduler_name;
-    //! Extension point (upstream's field name: "preFilter", ...) and its plugins in order; points
-    //! without plugins left out. Score plugins are listed with their weights below.
-    std::vector<std::pair<std::string, std::vector<std::string>>> plugins;
-    std::vector<std::pair<std::string, int64_t>> score_weights;
-    //! The pluginConfig entries as the configuration gives them (plugin name, args).
-    std::vector<std::pair<std::string, framework::ArgsDocument>> plugin_args;
-    //! The profile's percentageOfNodesToScore, else the configuration's; unset: adaptive.
-    std::optional<int32_t> percentage_of_nodes_to_score;
-  };
+  //! What each profile ran, as its framework was built: the configuration that produced this
+  //! placement, for reports.
+  using ProfileConfig = profile::ProfileConfig;
   std::vector<ProfileConfig> profile_configs;
   //! What the batch placements of every profile with BatchPlacement reported; unset when no
   //! profile has it.
@@ -92,6 +94,8 @@ struct SimulationResult {
   //! What CrossNodePreemption decided, over every profile that has it; unset when none has it.
   using CrossNode = SimulationCrossNode;
   std::optional<CrossNode> cross_node;
+  //! The run over time, when SimulationOptions::record_timeseries.
+  std::optional<TimeSeries> timeseries;
   //! The simulated cluster, scheduler and clock the run used, released with the result. A caller
   //! about to exit may keep them instead (cmd's simulate does): taking a large cluster apart costs
   //! a noticeable share of a run.

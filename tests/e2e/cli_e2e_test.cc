@@ -136,7 +136,8 @@ TEST(CliE2E, UsageErrorsAreOneReadableLine) {
        "--compare, "
        "--seed, "
        "-o/--output, --creation-order, "
-       "--explain, --report, --plugin, -v/--v or --version)\n" +
+       "--explain, --report, --timeseries, --timeseries-format, --timeseries-interval, --plugin, -v/--v or "
+       "--version)\n" +
            simulate_hint},
       {{"simulte"},
        "error: simulte: unknown command (expected simulate, bench, apiserver, run, extender, plugins or version)\n"

@@ -410,5 +410,77 @@ TEST(ReportPathE2E, UnwritablePathIsAClearError) {
   EXPECT_FALSE(fs::exists("/proc/kubesched-report.html"));
 }
 
+// A day replayed over its timeline under the default profile and the recommended optimizer
+// configuration: the time series has both runs' samples, and the report charts them, one line per
+// run, each ending at the run's last sample (read from the DOM in Chromium).
+TEST_F(ReportE2E, TimelineChartsOneLinePerConfiguration) {
+  const std::string html = (TempDir() / "day.html").string();
+  const std::string csv = (TempDir() / "day.csv").string();
+  RunResult r = RunKubesched({"simulate", "-f", SourcePath("examples/timeline/day.yaml"), "--compare", "default",
+                              SourcePath("examples/optimizer.yaml"), "--report", html, "--timeseries", csv});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+
+  // The CSV: per configuration, its last pods_running and nodes_used.
+  std::ifstream in(csv);
+  std::string header;
+  ASSERT_TRUE(std::getline(in, header));
+  std::vector<std::string> columns;
+  std::stringstream hs(header);
+  for (std::string c; std::getline(hs, c, ',');) columns.push_back(c);
+  const auto col = [&](const std::string& name) {
+    return std::find(columns.begin(), columns.end(), name) - columns.begin();
+  };
+  ASSERT_LT(col("pods_running"), static_cast<long>(columns.size()));
+  std::map<std::string, std::vector<std::string>> last;
+  std::map<std::string, size_t> rows;
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> cells;
+    std::stringstream ls(line);
+    for (std::string c; std::getline(ls, c, ',');) cells.push_back(c);
+    ASSERT_EQ(cells.size(), columns.size()) << line;
+    last[cells[0]] = cells;
+    ++rows[cells[0]];
+  }
+  const std::string optimizer = SourcePath("examples/optimizer.yaml");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_GT(rows["default"], 20u) << "a sample per time point of the day's timeline";
+  EXPECT_GT(rows[optimizer], 20u);
+  EXPECT_EQ(last[optimizer][col("optimizer_batches")] != "0", true) << "the optimizer ran batches";
+
+  const std::string url = "file://" + html;
+  auto loaded = browser_->Load(url);
+  ASSERT_TRUE(loaded) << loaded.error();
+  auto charts = browser_->Evaluate(R"js((() => {
+    const out = {};
+    document.querySelectorAll('#timeline svg.tchart').forEach(svg => {
+      const lines = {};
+      svg.querySelectorAll('polyline[data-run]').forEach(l => {
+        lines[l.getAttribute('data-run')] = {last: l.getAttribute('data-last'), points: l.getAttribute('points').trim().split(/\s+/).length};
+      });
+      out[svg.getAttribute('data-chart')] = {lines: lines, marks: svg.querySelectorAll('line.mark').length,
+                                             height: svg.getBoundingClientRect().height};
+    });
+    return out;
+  })())js");
+  ASSERT_TRUE(charts) << charts.error();
+  for (const char* key : {"alloc-cpu", "alloc-memory", "alloc-pods", "running", "pending", "nodes", "batches"}) {
+    SCOPED_TRACE(key);
+    ASSERT_TRUE(charts->contains(key)) << charts->dump();
+    const json& c = (*charts)[key];
+    EXPECT_GT(c["height"].get<double>(), 50) << "drawn, not collapsed";
+    ASSERT_TRUE(c["lines"].contains("0") && c["lines"].contains("1")) << c.dump();
+    EXPECT_GT(c["lines"]["0"]["points"].get<int>(), 20);
+  }
+  EXPECT_EQ((*charts)["running"]["lines"]["0"]["last"], last["default"][col("pods_running")]);
+  EXPECT_EQ((*charts)["running"]["lines"]["1"]["last"], last[optimizer][col("pods_running")]);
+  EXPECT_EQ((*charts)["nodes"]["lines"]["0"]["last"], last["default"][col("nodes_used")]);
+  EXPECT_EQ((*charts)["nodes"]["lines"]["1"]["last"], last[optimizer][col("nodes_used")]);
+  EXPECT_GT((*charts)["batches"]["marks"].get<int>(), 0) << "the optimizer's batches marked on the time axis";
+  ExpectCleanLoad(*browser_, url);
+  const std::string png = (ArtifactDir() / "report-timeline.png").string();
+  auto shot = browser_->Screenshot(png, 1400, 2400);
+  ASSERT_TRUE(shot) << shot.error();
+}
+
 }  // namespace
 }  // namespace kubesched::e2e
