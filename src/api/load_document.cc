@@ -13,6 +13,9 @@
 namespace kubesched::api::loader {
 namespace {
 
+constexpr std::string_view kSchedulerConfigurationKind = "KubeSchedulerConfiguration";
+constexpr std::string_view kSchedulerConfigurationGroup = "kubescheduler.config.k8s.io/";
+
 using decode::Failure;
 using decode::MapView;
 
@@ -127,6 +130,15 @@ class DocumentLoader {
     std::string kind;
     const KindInfo* info = decode::CheckKind(obj, kind);
     if (info == nullptr) {
+      if (kind == kSchedulerConfigurationKind &&
+          PeekString(node, ctx_, "apiVersion").starts_with(kSchedulerConfigurationGroup)) {
+        // A scenario's configuration: its own text when it is the whole document (the loader
+        // reports its lines), else the item as JSON.
+        std::string source = file_ + " document " + std::to_string(index_);
+        if (!origin.prefix.empty()) source += " " + origin.prefix;
+        out_.configurations.push_back({std::move(source), origin.prefix.empty() ? source_->text : json::Encode(node)});
+        return;
+      }
       out_.skipped_kinds.push_back(std::move(kind));
       return;
     }

@@ -66,7 +66,8 @@ struct Entry {
 struct ParsedDocument {
   std::vector<Entry> entries;
   std::vector<std::string> skipped_kinds;  // one per object skipped
-  std::vector<LoadError> warnings;         // fields reported under FieldValidation::kWarn
+  std::vector<EmbeddedConfiguration> configurations;
+  std::vector<LoadError> warnings;  // fields reported under FieldValidation::kWarn
   std::optional<LoadError> error;
 };
 
@@ -94,6 +95,7 @@ class State {
   //! "kind/namespace/name" → entry index, for duplicate detection.
   std::unordered_map<std::string, size_t> keys;
   std::vector<std::string> warnings;
+  std::vector<EmbeddedConfiguration> configurations;
   //! Pods created from workloads, with their workload's entry (for their JSON).
   std::vector<std::pair<Pod*, size_t>> expanded;
   //! Kinds skipped, in order of first appearance, with how many objects of each.

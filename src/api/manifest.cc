@@ -31,6 +31,7 @@ namespace {
 void Absorb(State& state, ParsedDocument& doc) {
   for (Entry& e : doc.entries) state.entries.push_back(std::move(e));
   for (LoadError& w : doc.warnings) state.warnings.push_back(w.ToString());
+  for (EmbeddedConfiguration& c : doc.configurations) state.configurations.push_back(std::move(c));
   for (std::string& kind : doc.skipped_kinds) {
     ++state.skipped_total;
     auto it = std::find_if(state.skipped.begin(), state.skipped.end(), [&](const auto& s) { return s.first == kind; });
@@ -129,7 +130,8 @@ std::expected<ClusterObjects, LoadError> LoadManifestSources(const std::vector<M
     loader::AdmitStorageClasses(state);
     ClusterObjects out;
     out.warnings = std::move(state.warnings);
-    out.object_count = state.entries.size() + state.skipped_total;
+    out.object_count = state.entries.size() + state.skipped_total + state.configurations.size();
+    out.scheduler_configurations = std::move(state.configurations);
     if (auto err = loader::ExpandAndCollect(state, out)) return std::unexpected(std::move(*err));
     loader::DefaultAndEncode(state, out);
     return out;

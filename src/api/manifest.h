@@ -36,6 +36,13 @@ inline constexpr int32_t kHighestUserDefinablePriority = 1000000000;
 //! The kubelet's default maxPods, used as a node's "pods" capacity when the manifest gives none.
 inline constexpr int64_t kDefaultMaxPods = 110;
 
+//! A KubeSchedulerConfiguration document found among the manifests (a scenario's configuration):
+//! kept as text for the configuration loader, which lies above the API layer.
+struct EmbeddedConfiguration {
+  std::string source;  //!< "scenario.yaml document 7" (an item of a List: "... items[2]")
+  std::string text;    //!< the document, YAML or JSON
+};
+
 struct ClusterObjects {
   std::vector<std::shared_ptr<Node>> nodes;
   //! Explicit pods and the pods expanded from workloads, in manifest order (a workload's pods sit
@@ -61,6 +68,9 @@ struct ClusterObjects {
   std::vector<std::string> warnings;
   //! Objects in the input, skipped ones included (0: the input had no objects at all).
   size_t object_count = 0;
+  //! KubeSchedulerConfiguration documents (kubescheduler.config.k8s.io), in input order: what a
+  //! scenario file says to schedule with (simulate uses them when no --config is given).
+  std::vector<EmbeddedConfiguration> scheduler_configurations;
 };
 
 //! What to do with unknown fields, duplicate keys and misshapen fields (kubectl's --validate).

@@ -2085,5 +2085,36 @@ TEST(ManifestTest, ManyDocumentsLoadInOrderAndReportTheFirstError) {
   EXPECT_THAT(error, HasSubstr("Node n700"));
 }
 
+// A scenario's KubeSchedulerConfiguration is kept as text for the configuration loader: a whole
+// document as written, an item of a List as JSON; other kinds of that group stay skipped.
+TEST(ManifestTest, SchedulerConfigurationsAreKeptForTheConfigurationLoader) {
+  const ClusterObjects objs = MustLoad(R"(apiVersion: v1
+kind: Node
+metadata: {name: node-a}
+---
+# the scenario's configuration
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+percentageOfNodesToScore: 50
+---
+apiVersion: v1
+kind: List
+items:
+- {apiVersion: v1, kind: Node, metadata: {name: node-b}}
+- {apiVersion: kubescheduler.config.k8s.io/v1, kind: KubeSchedulerConfiguration, profiles: [{schedulerName: x}]}
+---
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: SomethingElse
+)");
+  EXPECT_EQ(objs.nodes.size(), 2u);
+  ASSERT_EQ(objs.scheduler_configurations.size(), 2u);
+  EXPECT_EQ(objs.scheduler_configurations[0].source, "test.yaml document 2");
+  EXPECT_THAT(objs.scheduler_configurations[0].text, HasSubstr("percentageOfNodesToScore: 50"));
+  EXPECT_EQ(objs.scheduler_configurations[1].source, "test.yaml document 3 items[1]");
+  EXPECT_THAT(objs.scheduler_configurations[1].text, HasSubstr(R"("profiles":[{"schedulerName":"x"}])"));
+  EXPECT_EQ(objs.object_count, 5u);  // two nodes, two configurations, the skipped one
+  EXPECT_THAT(objs.warnings, Contains(HasSubstr("skipped 1 SomethingElse object")));
+}
+
 }  // namespace
 }  // namespace kubesched::api

@@ -189,6 +189,51 @@ sim::SimulationOptions SimulationOptionsOf(const SimulateFlags& args, config::Co
   return sim;
 }
 
+// The configurations to run: --compare's two, else --config's, else those the input holds (a
+// scenario's: one, or two to compare), else upstream's defaults. Each is named as the output
+// shows it; an error is printed and false returned when one cannot be loaded.
+bool LoadConfigurations(const SimulateFlags& args, const std::vector<api::EmbeddedConfiguration>& embedded,
+                        const framework::Registry& registry, std::vector<std::string>& names,
+                        std::vector<config::Configuration>& configs) {
+  if (args.compare.empty() && args.config.empty() && !embedded.empty()) {
+    if (embedded.size() > 2) {
+      std::cerr << "error: the input holds " << embedded.size()
+                << " KubeSchedulerConfiguration documents; a scenario gives one, or two to compare\n";
+      return false;
+    }
+    for (const api::EmbeddedConfiguration& e : embedded) {
+      auto loaded = config::LoadConfigFromString(e.text, e.source, registry);
+      if (!loaded) {
+        std::cerr << "error: " << loaded.error() << "\n";
+        return false;
+      }
+      names.push_back(e.source);
+      configs.push_back(std::move(*loaded));
+    }
+    return true;
+  }
+  for (const api::EmbeddedConfiguration& e : embedded) {
+    std::cerr << "warning: " << e.source
+              << ": KubeSchedulerConfiguration not used: " << (args.compare.empty() ? "--config" : "--compare")
+              << " given\n";
+  }
+  names = args.compare;
+  if (names.empty()) names.push_back(args.config.empty() ? "default" : args.config);
+  for (const std::string& name : names) {
+    if (name == "default" && (!args.compare.empty() || args.config.empty())) {
+      configs.push_back(config::DefaultConfiguration(registry));
+      continue;
+    }
+    auto loaded = config::LoadConfigFile(name, registry);
+    if (!loaded) {
+      std::cerr << "error: " << loaded.error() << "\n";
+      return false;
+    }
+    configs.push_back(std::move(*loaded));
+  }
+  return true;
+}
+
 int SimulateCommand(const SimulateFlags& args) {
   auto format = ParseOutputFormat(args.output);
   if (!format) {
@@ -204,23 +249,6 @@ int SimulateCommand(const SimulateFlags& args) {
     return kExitBadInput;
   }
   const framework::Registry& registry = *made;
-
-  // Every configuration is loaded (and rejected) before anything runs.
-  std::vector<std::string> names = args.compare;
-  if (names.empty()) names.push_back(args.config.empty() ? "default" : args.config);
-  std::vector<config::Configuration> configs;
-  for (const std::string& name : names) {
-    if (name == "default" && (!args.compare.empty() || args.config.empty())) {
-      configs.push_back(config::DefaultConfiguration(registry));
-      continue;
-    }
-    auto loaded = config::LoadConfigFile(name, registry);
-    if (!loaded) {
-      std::cerr << "error: " << loaded.error() << "\n";
-      return kExitBadInput;
-    }
-    configs.push_back(std::move(*loaded));
-  }
 
   api::LoadOptions load_options;
   load_options.seed = args.seed;
@@ -247,14 +275,20 @@ int SimulateCommand(const SimulateFlags& args) {
     }
     return std::move(*objects);
   };
+  auto first = load(/*warn=*/true);
+  if (!first) return kExitBadInput;
+  // Every configuration is loaded (and rejected) before anything runs.
+  std::vector<std::string> names;
+  std::vector<config::Configuration> configs;
+  if (!LoadConfigurations(args, first->scheduler_configurations, registry, names, configs)) return kExitBadInput;
   auto options = [&](config::Configuration cfg) {
     return SimulationOptionsOf(args, std::move(cfg), interval_ns, progress);
   };
 
-  if (!args.compare.empty()) {
+  if (configs.size() > 1) {
     std::vector<ComparedRun> runs;
     for (size_t i = 0; i < configs.size(); ++i) {
-      auto objects = load(/*warn=*/i == 0);
+      auto objects = i == 0 ? std::move(first) : load(/*warn=*/false);
       if (!objects) return kExitBadInput;
       progress.run = names[i];
       auto result = sim::RunSimulation(std::move(*objects), options(std::move(configs[i])), registry);
@@ -280,8 +314,7 @@ int SimulateCommand(const SimulateFlags& args) {
     return kExitOk;
   }
 
-  auto objects = load(/*warn=*/true);
-  if (!objects) return kExitBadInput;
+  auto& objects = first;
   sim::SimulationOptions sim = options(std::move(configs.front()));
   if (!args.explain.empty()) {
     sim.scheduler.explain_pod = args.explain.find('/') == std::string::npos ? "default/" + args.explain : args.explain;

@@ -128,7 +128,7 @@ std::vector<Chart> BuildCharts(std::span<const Run> runs) {
   Frame frame;
   bool spans = false;
   std::vector<std::string> resources;  // over every run, in first-seen order
-  bool evictions = false, batches = false;
+  bool evictions = false, batches = false, fragmentation = false;
   for (const Run& run : runs) {
     if (!run.result->timeseries || run.result->timeseries->samples.empty()) continue;
     const sim::TimeSeries& ts = *run.result->timeseries;
@@ -139,6 +139,7 @@ std::vector<Chart> BuildCharts(std::span<const Run> runs) {
     }
     evictions = evictions || !ts.eviction_ns.empty();
     batches = batches || ts.samples.back().optimizer_batches > 0;
+    fragmentation = fragmentation || ts.samples.back().device_fragmentation >= 0;
   }
   if (!spans) return {};
 
@@ -165,6 +166,14 @@ std::vector<Chart> BuildCharts(std::span<const Run> runs) {
       return static_cast<double>(s.*field);
     };
   };
+  if (fragmentation) {
+    specs.push_back({"fragmentation", "device fragmentation (%, FGD's measure)",
+                     [](const sim::TimeSeries&, const sim::TimeSample& s) -> std::optional<double> {
+                       if (s.device_fragmentation < 0) return std::nullopt;
+                       return 100 * s.device_fragmentation;
+                     },
+                     false});  // scaled to its values: a few percent would be a flat line on 0-100
+  }
   specs.push_back({"running", "pods running", count(&sim::TimeSample::pods_running)});
   specs.push_back(
       {"pending", "pods pending", [](const sim::TimeSeries&, const sim::TimeSample& s) -> std::optional<double> {

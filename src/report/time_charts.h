@@ -1,8 +1,8 @@
 #pragma once
-// The report's charts of the runs over time (sim/timeseries.h): allocation per resource, pods
-// running, pods pending, nodes used, and evictions and the optimizer's batches when there were
-// any; one line per run (`--compare`), evictions, moves and batches marked on the time axis.
-// Inline SVG, drawn only when some run spans more than one time point.
+// The report's charts of the runs over time (sim/timeseries.h): allocation per resource, device
+// fragmentation (with DRA devices), pods running, pods pending, nodes used, and evictions and the optimizer's batches
+// when there were any; one line per run (`--compare`), evictions, moves and batches marked on the time axis. Inline
+// SVG, drawn only when some run spans more than one time point.
 //
 // DOM contract (the end-to-end test reads it): `#timeline` holds one `svg.tchart[data-chart]`
 // per chart, with a `polyline[data-run]` per run (its `data-last` the run's last value) and

@@ -1,6 +1,7 @@
 #include "server/ui_handler.h"
 
 #include <algorithm>
+#include <iterator>
 #include <optional>
 #include <set>
 #include <vector>
@@ -9,6 +10,7 @@
 
 #include "server/json_writer.h"
 #include "server/manifest_objects.h"
+#include "server/scenario.h"
 #include "server/ui_assets.h"
 
 namespace kubesched::server {
@@ -149,6 +151,11 @@ void WriteDone(JsonWriter& w, const UiObject& o, const HttpResponse& answer) {
   w.EndObject();
 }
 
+constexpr std::string_view kConfigurationNotApplied =
+    "not applied: the running scheduler (kubesched run) keeps the configuration it was started with; "
+    "kubesched simulate -f uses this one";
+constexpr std::string_view kConfigurationNotDeleted = "not an object of the API: nothing to delete";
+
 std::optional<HttpResponse> ServeAsset(const HttpRequest& request) {
   std::string_view name = std::string_view(request.path).substr(std::string_view("/ui/").size());
   if (name.empty()) name = "index.html";
@@ -187,8 +194,19 @@ HttpResponse UiHandler::Handle(const HttpRequest& request) {
     r.headers.emplace_back("Allow", "GET, HEAD");
     return r;
   }
+  if (path == "/ui/scenario") return Scenario();
   if (std::optional<HttpResponse> asset = ServeAsset(request)) return std::move(*asset);
   return UiError(404, fmt::format("{} is not a file of the UI", path));
+}
+
+HttpResponse UiHandler::Scenario() const {
+  HttpResponse r;
+  r.status = 200;
+  r.content_type = "application/yaml";
+  r.body = BuildScenario(store_);
+  r.headers.emplace_back("Content-Disposition", fmt::format("attachment; filename=\"{}\"", kScenarioFileName));
+  AddUiHeaders(r);
+  return r;
 }
 
 HttpResponse UiHandler::ApplyManifests(const HttpRequest& request, bool remove) {
@@ -203,7 +221,16 @@ HttpResponse UiHandler::ApplyManifests(const HttpRequest& request, bool remove) 
                    : code == 409 ? "AlreadyExists"
                                  : "Invalid");
   }
-  if (manifests->objects.empty()) return UiError(400, "the manifests hold no object");
+  // A scenario's configuration is not the running scheduler's business: `kubesched run` keeps the
+  // one it was started with. Left out, and said so.
+  auto configurations =
+      std::stable_partition(manifests->objects.begin(), manifests->objects.end(), [](const ManifestObject& o) {
+        return o.kind != "KubeSchedulerConfiguration" || !o.api_version.starts_with("kubescheduler.config.k8s.io/");
+      });
+  std::vector<ManifestObject> skipped(std::make_move_iterator(configurations),
+                                      std::make_move_iterator(manifests->objects.end()));
+  manifests->objects.erase(configurations, manifests->objects.end());
+  if (manifests->objects.empty() && skipped.empty()) return UiError(400, "the manifests hold no object");
   // Namespaces first on create (their objects need them), last on delete.
   std::stable_partition(manifests->objects.begin(), manifests->objects.end(), [remove](const ManifestObject& o) {
     return (o.kind == "Namespace" && o.api_version == "v1") != remove;
@@ -242,6 +269,19 @@ HttpResponse UiHandler::ApplyManifests(const HttpRequest& request, bool remove) 
     WriteDone(w, o, answer);
   }
   w.EndArray();
+  if (!skipped.empty()) {
+    w.Key("skipped");
+    w.StartArray();
+    for (const ManifestObject& o : skipped) {
+      w.StartObject();
+      w.Member("kind", o.kind);
+      w.Member("apiVersion", o.api_version);
+      w.Member("source", o.source);
+      w.Member("reason", remove ? kConfigurationNotDeleted : kConfigurationNotApplied);
+      w.EndObject();
+    }
+    w.EndArray();
+  }
   w.EndObject();
   return UiJson(200, w.Take());
 }

@@ -1,7 +1,8 @@
 #pragma once
 // The web UI of `kubesched apiserver --ui`: a Handler in front of the API handler that serves
 // /ui/ (the page, its script and style, embedded from src/ui/assets/) and /ui/apply and
-// /ui/delete (pasted manifests created or deleted), and hands every other request to the API.
+// /ui/delete (pasted manifests created or deleted) and /ui/scenario (the test bed saved as a
+// `kubesched simulate` scenario, server/scenario.h), and hands every other request to the API.
 // The page itself reads the cluster through the ordinary REST API (list and watch).
 //
 // /ui/apply and /ui/delete decode the manifests with the server's manifest decoding
@@ -33,7 +34,11 @@ class UiHandler final : public Handler {
   //! POST /ui/apply (`remove` false) or /ui/delete (`remove` true): the body is the manifests'
   //! text (YAML or JSON, several documents). 200 with {"created"|"deleted": [...]}, or 400
   //! (undecodable), 404/409/422 (an object the API refuses) with {"error": {...}}.
+  //! KubeSchedulerConfiguration documents (a scenario's) are left out and listed under
+  //! "skipped" ({kind, apiVersion, source, reason}); the running scheduler keeps its own.
   HttpResponse ApplyManifests(const HttpRequest& request, bool remove);
+  //! GET /ui/scenario: BuildScenario's YAML, as an attachment named scenario.yaml.
+  HttpResponse Scenario() const;
 
   Handler& api_;
   const store::Store& store_;

@@ -4,29 +4,17 @@
 
 #include "api/json.h"
 #include "server/api_handler.h"
+#include "server/ui_test_requests.h"
 #include "store/resources.h"
 #include "util/clock.h"
 
 namespace kubesched::server {
 namespace {
 
-std::string Header(const HttpResponse& r, std::string_view name) {
-  for (const auto& [k, v] : r.headers) {
-    if (k == name) return v;
-  }
-  return "";
-}
-
 class UiHandlerTest : public ::testing::Test {
  protected:
   HttpResponse Call(std::string method, std::string path, std::string body = "") {
-    HttpRequest r;
-    r.method = std::move(method);
-    r.path = std::move(path);
-    r.body = std::move(body);
-    r.content_type = "text/plain";
-    r.accept = "application/json";
-    return ui_.Handle(r);
+    return UiRequest(ui_, std::move(method), std::move(path), std::move(body));
   }
   bool PodExists(std::string_view ns, std::string_view name) {
     return Call("GET", "/api/v1/namespaces/" + std::string(ns) + "/pods/" + std::string(name)).status == 200;
@@ -65,11 +53,11 @@ TEST_F(UiHandlerTest, ServesTheEmbeddedFilesWithAContentSecurityPolicy) {
     EXPECT_EQ(r.status, 200);
     EXPECT_TRUE(r.content_type.starts_with(c.type)) << r.content_type;
     EXPECT_FALSE(r.body.empty());
-    EXPECT_EQ(Header(r, "Content-Security-Policy").substr(0, 19), "default-src 'self';");
+    EXPECT_EQ(ResponseHeader(r, "Content-Security-Policy").substr(0, 19), "default-src 'self';");
   }
   HttpResponse redirect = Call("GET", "/ui");
   EXPECT_EQ(redirect.status, 301);
-  EXPECT_EQ(Header(redirect, "Location"), "/ui/");
+  EXPECT_EQ(ResponseHeader(redirect, "Location"), "/ui/");
   EXPECT_EQ(Call("GET", "/ui/missing.js").status, 404);
   EXPECT_EQ(Call("POST", "/ui/app.js").status, 405);
   EXPECT_EQ(Call("GET", "/ui/apply").status, 405);

@@ -49,6 +49,9 @@ struct TimeSample {
   int64_t moves = 0;      //!< of them, moved by cross-node preemption
   int64_t optimizer_batches = 0;
   double optimizer_gap = 0;  //!< the largest batch gap so far
+  //! With DRA devices: FGD's fragmentation rate, the share of the devices' capacity that a pod
+  //! drawn from the workload so far could not use where it is free (timeseries.cc); -1 without.
+  double device_fragmentation = -1;
 
   int64_t Pending() const { return pending_active + pending_backoff + pending_unschedulable + pending_gated; }
 };

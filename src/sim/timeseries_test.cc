@@ -198,5 +198,70 @@ TEST(TimeSeries, JsonLinesParseAndCarryThePendingByPlugin) {
   EXPECT_TRUE(saw_unschedulable);
 }
 
+// With devices: allocated devices and consumed capacity per sample, and FGD's fragmentation rate
+// over the workload so far. Two GPUs of 1000 gpuMilli; a pod taking 600 at 0s, another at 10s.
+// At 0s: free 400 and 1000, the workload (one 600 share) fits the 1000 one and cannot use the
+// 400: 400 of 2000 fragmented (0.2). At 10s: free 400 and 400, a 600 share fits neither: all 800
+// free is fragmented (0.4).
+TEST(TimeSeries, DevicesAndTheirFragmentation) {
+  std::string yaml = Node("gpu-node", "8") + R"(apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu.example.com}
+spec:
+  selectors:
+  - cel: {expression: 'device.driver == "gpu.example.com"'}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: gpu-node-gpus}
+spec:
+  driver: gpu.example.com
+  nodeName: gpu-node
+  pool: {name: gpu-node, generation: 1, resourceSliceCount: 1}
+  devices:
+  - {name: gpu-0, allowMultipleAllocations: true, capacity: {gpuMilli: {value: "1000"}}}
+  - {name: gpu-1, allowMultipleAllocations: true, capacity: {gpuMilli: {value: "1000"}}}
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: share-600, namespace: default}
+spec:
+  spec:
+    devices:
+      requests:
+      - name: gpu
+        exactly:
+          deviceClassName: gpu.example.com
+          capacity: {requests: {gpu.example.com/gpuMilli: "600"}}
+---
+)";
+  for (const auto& [name, after] : {std::pair{"first", "0s"}, std::pair{"second", "10s"}}) {
+    yaml +=
+        std::string("apiVersion: v1\nkind: Pod\nmetadata:\n  name: ") + name +
+        "\n  namespace: default\n  annotations: {simulate.kubesched.io/create-after: " + after +
+        "}\nspec:\n  containers:\n  - name: main\n    image: busybox\n    resources:\n      requests: {cpu: 100m}\n"
+        "      claims: [{name: gpu}]\n  resourceClaims:\n  - {name: gpu, resourceClaimTemplateName: share-600}\n---\n";
+  }
+  const SimulationResult r = Simulate(yaml, 0);
+  ASSERT_TRUE(r.timeseries);
+  const TimeSeries& ts = *r.timeseries;
+  const size_t devices = Column(ts, "devices"), milli = Column(ts, "devices/gpuMilli");
+  ASSERT_LT(milli, ts.resources.size()) << "the consumable capacity has a column";
+  const TimeSample* t0 = At(ts, 0);
+  const TimeSample* t10 = At(ts, 10);
+  ASSERT_NE(t0, nullptr);
+  ASSERT_NE(t10, nullptr);
+  EXPECT_EQ(t0->allocatable[devices], 2);
+  EXPECT_EQ(t0->requested[devices], 1);
+  EXPECT_EQ(t0->requested[milli], 600);
+  EXPECT_EQ(t0->allocatable[milli], 2000);
+  EXPECT_DOUBLE_EQ(t0->device_fragmentation, 0.2);
+  EXPECT_EQ(t10->requested[devices], 2);
+  EXPECT_EQ(t10->requested[milli], 1200);
+  EXPECT_DOUBLE_EQ(t10->device_fragmentation, 0.4);
+  // Without devices there is no rate.
+  EXPECT_EQ(Simulate(Timeline(), 0).timeseries->samples.back().device_fragmentation, -1);
+}
+
 }  // namespace
 }  // namespace kubesched::sim

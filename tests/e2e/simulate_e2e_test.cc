@@ -689,5 +689,66 @@ TEST(SimulateE2E, ADumpsRunningPodsAreNotCreatedAgain) {
   EXPECT_FALSE(by_name[fresh].empty());
 }
 
+// A scenario: the manifests and the KubeSchedulerConfiguration in one file. simulate runs with
+// the file's configuration (two: compared), --config wins over it with a warning, more than two
+// or an invalid one is an error naming the document.
+TEST(SimulateE2E, ScenarioFileCarriesItsConfiguration) {
+  const std::string objects =
+      ReadSource("examples/boreas/cluster.yaml") + "\n---\n" + ReadSource("examples/boreas/test-d.yaml") + "\n---\n";
+  const std::string optimizer = ReadSource("examples/optimizer.yaml");
+  const std::string scenario = WriteTempFile("scenario.yaml", objects + optimizer);
+  auto nodes_used = [](const RunResult& r) {
+    const json d = json::parse(r.out);
+    return d.at("summary").at("nodesUsed").get<int>();
+  };
+  RunResult with_file = RunKubesched({"simulate", "-f", scenario, "-o", "json"});
+  ASSERT_EQ(with_file.exit_code, 0) << with_file.err;
+  EXPECT_EQ(with_file.err, "") << "the configuration is read, not skipped";
+  RunResult with_flag = RunKubesched({"simulate", "-f", WriteTempFile("objects.yaml", objects), "--config",
+                                      SourcePath("examples/optimizer.yaml"), "-o", "json"});
+  ASSERT_EQ(with_flag.exit_code, 0) << with_flag.err;
+  RunResult defaults = RunKubesched({"simulate", "-f", WriteTempFile("objects.yaml", objects), "-o", "json"});
+  ASSERT_EQ(defaults.exit_code, 0) << defaults.err;
+  EXPECT_EQ(json::parse(with_file.out).at("pods"), json::parse(with_flag.out).at("pods"));
+  EXPECT_EQ(nodes_used(with_file), 5);
+  EXPECT_EQ(nodes_used(defaults), 6) << "Boreas test D: the default profile uses one node more";
+
+  // --config wins, with a warning naming the document.
+  RunResult overridden = RunKubesched(
+      {"simulate", "-f", scenario, "--config",
+       WriteTempFile("empty.yaml", "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"),
+       "-o", "json"});
+  ASSERT_EQ(overridden.exit_code, 0) << overridden.err;
+  EXPECT_NE(
+      overridden.err.find("warning: " + scenario + " document 13: KubeSchedulerConfiguration not used: --config given"),
+      std::string::npos)
+      << overridden.err;
+  EXPECT_EQ(nodes_used(overridden), 6);
+
+  // Two: compared, each named by its document.
+  const std::string two = WriteTempFile(
+      "two.yaml",
+      objects + optimizer + "\n---\napiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n");
+  RunResult compared = RunKubesched({"simulate", "-f", two});
+  ASSERT_EQ(compared.exit_code, 0) << compared.err;
+  EXPECT_NE(compared.out.find(two + " document 13 "), std::string::npos) << compared.out;
+  EXPECT_NE(compared.out.find(two + " document 14 "), std::string::npos) << compared.out;
+
+  // Three: an error; an invalid one: the loader's error, naming the document and field.
+  RunResult three = RunKubesched(
+      {"simulate", "-f", two, "-f",
+       WriteTempFile("third.yaml", "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n")});
+  EXPECT_EQ(three.exit_code, 2);
+  EXPECT_NE(three.err.find("holds 3 KubeSchedulerConfiguration documents"), std::string::npos) << three.err;
+  std::string bad_optimizer = optimizer;
+  bad_optimizer.replace(bad_optimizer.find("maxBatchSize: 2000"), 18, "maxBatchSize: -1");
+  RunResult bad = RunKubesched({"simulate", "-f", WriteTempFile("bad.yaml", objects + bad_optimizer)});
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("document 13: profiles[0].pluginConfig[0].args.maxBatchSize: Invalid value: -1"),
+            std::string::npos)
+      << bad.err;
+  EXPECT_EQ(bad.out, "") << "nothing ran";
+}
+
 }  // namespace
 }  // namespace kubesched::e2e

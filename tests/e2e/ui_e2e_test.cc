@@ -2,15 +2,20 @@
 // scheduling against the same server: the page lists the test bed's nodes and pods and follows
 // them live (a pod created with kubectl appears without a reload; a pod created from the page's
 // textarea is scheduled and its card moves onto a node), shows a pod's details and per-plugin
-// results, inserts every value as text, and loads nothing from another origin. Every wait is a
+// results, inserts every value as text, and loads nothing from another origin. A scenario saved
+// from the page replays in `kubesched simulate` with the test bed's placements and loads back
+// into another test bed's page. Every wait is a
 // poll of the DOM with a deadline. A screenshot is saved in build/<preset>/test-artifacts/.
 
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
+#include <map>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -19,6 +24,7 @@
 #include "e2e/apiserver_process.h"
 #include "e2e/chromium.h"
 #include "e2e/run_kubesched.h"
+#include "e2e/simulate_json.h"
 
 namespace kubesched::e2e {
 namespace {
@@ -137,8 +143,9 @@ class UiE2E : public ::testing::Test {
     ASSERT_TRUE(Eventually("document.getElementById('pod-details').getAttribute('data-pod') === '" + pod + "'"));
   }
 
-  // No console errors or warnings, no exceptions, and no request to another origin than `origin`.
-  void ExpectCleanPage(const std::string& origin) {
+  // No console errors or warnings, no exceptions, and no request to another origin than `origin`
+  // (or `also`: a second test bed the same page was loaded from).
+  void ExpectCleanPage(const std::string& origin, const std::string& also = "") {
     size_t requests = 0;
     for (const json& e : browser_->events()) {
       const std::string method = e.value("method", "");
@@ -160,7 +167,8 @@ class UiE2E : public ::testing::Test {
       } else if (method == "Network.requestWillBeSent") {
         ++requests;
         const std::string url = params["request"].value("url", "");
-        EXPECT_TRUE(url.starts_with(origin + "/")) << "a request to another origin: " << url;
+        EXPECT_TRUE(url.starts_with(origin + "/") || (!also.empty() && url.starts_with(also + "/")))
+            << "a request to another origin: " << url;
       }
     }
     EXPECT_GT(requests, 3u) << "the page, its script and style, and the API";
@@ -313,6 +321,140 @@ TEST_F(UiE2E, ShowsThePluginResultsKubeschedRunRecorded) {
       " r.querySelectorAll('tr.sel').length === 1 && r.querySelectorAll('th[data-plugin]').length > 0; })()"))
       << scheduler.Log();
   ExpectCleanPage(server.Url());
+}
+
+// A scheduler configuration whose placements differ from the default profile's: MostAllocated
+// packs (BalancedAllocation off, so that NodeResourcesFit alone decides between nodes).
+constexpr const char* kMostAllocated = R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: default-scheduler
+  plugins:
+    score:
+      disabled:
+      - name: NodeResourcesBalancedAllocation
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: MostAllocated
+)";
+
+// Three sizes of node and six sizes of pod: no two nodes score the same for any pod under either
+// configuration (checked with simulate --explain when the sizes were chosen), so each placement
+// is determined. MostAllocated gives small,small,medium,small,small,medium; the default profile
+// large,medium,large,small,medium,large.
+std::string SizedNodes() {
+  std::string out;
+  for (auto [name, cpu, memory] :
+       {std::tuple{"small", 4, 8}, std::tuple{"medium", 8, 16}, std::tuple{"large", 16, 32}}) {
+    const std::string room =
+        "{cpu: \"" + std::to_string(cpu) + "\", memory: " + std::to_string(memory) + "Gi, pods: \"110\"}";
+    out += std::string("---\napiVersion: v1\nkind: Node\nmetadata: {name: ") + name +
+           "}\nstatus:\n  capacity: " + room + "\n  allocatable: " + room + "\n";
+  }
+  return out;
+}
+
+std::string SizedPod(const std::string& name, const std::string& cpu) {
+  return "apiVersion: v1\nkind: Pod\nmetadata: {name: " + name +
+         "}\nspec:\n  containers:\n  - name: c\n    image: busybox\n    resources: {requests: {cpu: " + cpu +
+         ", memory: 256Mi}}\n";
+}
+
+// Saved from the page (GET /ui/scenario), the test bed replays in `kubesched simulate` with the
+// placements it had, under the configuration `kubesched run --config` scheduled with; loaded into
+// another test bed's page, its objects are created and its configuration is left out.
+TEST_F(UiE2E, SavesAScenarioThatSimulateReplaysAndLoadsItBack) {
+  if (!RunRecordsPluginResults()) GTEST_SKIP() << "kubesched run has no --record-plugin-results yet";
+  ApiServer server({"--ui"});
+  ASSERT_FALSE(server.Url().empty()) << server.ServerLog();
+  ASSERT_EQ(server.Kubectl({"create", "-f", server.WriteFile("nodes.yaml", SizedNodes())}).exit_code, 0);
+  Scheduler scheduler(server, {"--record-plugin-results", "--config", server.WriteFile("config.yaml", kMostAllocated)});
+
+  // One pod after another, each bound before the next is created, a second apart (creation
+  // timestamps have whole seconds: the scenario's arrivals keep the order).
+  const std::vector<std::pair<std::string, std::string>> pods = {{"p1", "1500m"}, {"p2", "700m"},  {"p3", "2300m"},
+                                                                 {"p4", "300m"},  {"p5", "1100m"}, {"p6", "1900m"}};
+  std::map<std::string, std::string> bed;
+  for (const auto& [name, cpu] : pods) {
+    ASSERT_EQ(server.Kubectl({"create", "-f", "-"}, SizedPod(name, cpu)).exit_code, 0);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (bed[name].empty() && std::chrono::steady_clock::now() < deadline) {
+      RunResult r = server.Kubectl({"get", "pod", name, "-o", "jsonpath={.spec.nodeName}"});
+      if (r.exit_code == 0 && !r.out.empty()) bed[name] = r.out;
+      if (bed[name].empty()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_FALSE(bed[name].empty()) << name << " was not bound: " << scheduler.Log();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  }
+  EXPECT_EQ(
+      bed, (std::map<std::string, std::string>{
+               {"p1", "small"}, {"p2", "small"}, {"p3", "medium"}, {"p4", "small"}, {"p5", "small"}, {"p6", "medium"}}))
+      << "MostAllocated's placements";
+
+  auto loaded = browser_->Load(server.Url() + "/ui/");
+  ASSERT_TRUE(loaded) << loaded.error();
+  EXPECT_EQ(Eval("document.getElementById('save-scenario').getAttribute('href')"), "/ui/scenario");
+  // Saved as the link saves it, once the configuration is published and every Scheduled event is in.
+  std::string scenario;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (;;) {
+    scenario = Eval("fetch('/ui/scenario').then(r => r.text())").get<std::string>();
+    if ((scenario.find("kind: KubeSchedulerConfiguration") != std::string::npos &&
+         scenario.find("nodeName:") == std::string::npos) ||
+        std::chrono::steady_clock::now() > deadline) {
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  SCOPED_TRACE(scenario);
+  ASSERT_NE(scenario.find("MostAllocated"), std::string::npos);
+  EXPECT_EQ(scenario.find("nodeName:"), std::string::npos) << "the scheduler placed every pod";
+  EXPECT_NE(scenario.find("simulate.kubesched.io/create-after: "), std::string::npos);
+  const std::string file = WriteTempFile("scenario.yaml", scenario);
+  std::ofstream(ArtifactDir() / "ui_scenario.yaml") << scenario;
+
+  // Replayed: the same node for every pod, and the configuration is the file's (the default
+  // profile, with the configuration document cut off, places them otherwise).
+  RunResult replay = RunKubesched({"simulate", "-f", file, "-o", "json", "--validate=strict"});
+  ASSERT_EQ(replay.exit_code, 0) << replay.err;
+  EXPECT_EQ(replay.err.find("KubeSchedulerConfiguration"), std::string::npos)
+      << "simulate skipped the scenario's configuration: " << replay.err;
+  EXPECT_EQ(PodPlacement(json::parse(replay.out)), bed);
+  const size_t config_at = scenario.rfind("\n---\n", scenario.find("kind: KubeSchedulerConfiguration"));
+  ASSERT_NE(config_at, std::string::npos);
+  RunResult defaults = RunKubesched(
+      {"simulate", "-f", WriteTempFile("no-config.yaml", scenario.substr(0, config_at + 1)), "-o", "json"});
+  ASSERT_EQ(defaults.exit_code, 0) << defaults.err;
+  EXPECT_NE(PodPlacement(json::parse(defaults.out)), bed);
+
+  // Loaded into another test bed's page (its file input, as a user picks the file) and created:
+  // the objects are, the configuration is not (and the page says so).
+  ApiServer other({"--ui"});
+  ASSERT_FALSE(other.Url().empty()) << other.ServerLog();
+  loaded = browser_->Load(other.Url() + "/ui/");
+  ASSERT_TRUE(loaded) << loaded.error();
+  auto doc = browser_->Call("DOM.getDocument");
+  ASSERT_TRUE(doc) << doc.error();
+  auto input =
+      browser_->Call("DOM.querySelector", {{"nodeId", (*doc)["root"]["nodeId"]}, {"selector", "#load-scenario"}});
+  ASSERT_TRUE(input) << input.error();
+  auto set = browser_->Call("DOM.setFileInputFiles", {{"nodeId", (*input)["nodeId"]}, {"files", {file}}});
+  ASSERT_TRUE(set) << set.error();
+  ASSERT_TRUE(Eventually("document.getElementById('manifest').value === " + JsString(scenario)));
+  EXPECT_TRUE(Eventually("document.getElementById('load-note').textContent.includes('scenario.yaml')"));
+  Eval("document.getElementById('create').click(); true");
+  ASSERT_TRUE(Eventually("document.getElementById('apply-result').getAttribute('data-ok') === 'true'"))
+      << Eval("document.getElementById('apply-result').textContent").dump();
+  EXPECT_TRUE(Eventually("!!document.querySelector('#apply-result [data-skipped=KubeSchedulerConfiguration]')"));
+  RunResult got = other.Kubectl({"get", "pods", "-o", "jsonpath={.items[*].metadata.name}"});
+  EXPECT_EQ(got.out, "p1 p2 p3 p4 p5 p6");
+  RunResult after = other.Kubectl(
+      {"get", "pod", "p6", "-o", "jsonpath={.metadata.annotations.simulate\\.kubesched\\.io/create-after}"});
+  EXPECT_FALSE(after.out.empty()) << "the timeline annotation is kept";
+  EXPECT_TRUE(Eventually("document.querySelectorAll('#nodes [data-node]').length === 3"));
+  ExpectCleanPage(server.Url(), other.Url());
 }
 
 TEST_F(UiE2E, WithoutTheFlagThereIsNoUi) {

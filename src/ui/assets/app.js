@@ -433,14 +433,35 @@
           (o.namespace ? o.namespace + '/' : '') + o.name}));
       });
       out.appendChild(ul);
+      // A scenario's KubeSchedulerConfiguration: not applied (the running scheduler keeps its own).
+      (answer.skipped || []).forEach(function (o) {
+        out.appendChild(el('p', {className: 'note', 'data-skipped': o.kind, text: 'skipped ' + o.kind +
+          (o.source ? ' (' + o.source + ')' : '') + ': ' + (o.reason || '')}));
+      });
     } catch (err) {
       out.setAttribute('data-ok', 'false');
       out.textContent = String(err.message || err);
     }
   }
 
+  // ---- scenarios: saved by the link to /ui/scenario, loaded into the text area ----
+  function loadScenario(input) {
+    var file = input.files && input.files[0];
+    if (!file) return;
+    var note = $('load-note');
+    var reader = new FileReader();
+    reader.onload = function () {
+      $('manifest').value = String(reader.result);
+      note.textContent = 'loaded ' + file.name + ': press Create to create its objects';
+      input.value = '';
+    };
+    reader.onerror = function () { note.textContent = 'could not read ' + file.name + ': ' + reader.error; };
+    reader.readAsText(file);
+  }
+
   document.addEventListener('DOMContentLoaded', function () {
     $('create').addEventListener('click', function () { submit('apply'); });
+    $('load-scenario').addEventListener('change', function (e) { loadScenario(e.target); });
     $('delete').addEventListener('click', function () { submit('delete'); });
     render();
     // Events are not watched: the selected pod's are read again every few seconds.
