@@ -7,6 +7,7 @@
 // Each benchmark runs one placement (Iterations(1)) and reports the placement's figures as
 // counters, next to the spreading greedy's (what one-by-one scheduling does). `violations`
 // counts broken constraints found by an independent check of the final placement (expected 0).
+// BM_SmallBatch: a replay's small batches, by enumeration against the solver.
 
 #include <algorithm>
 #include <cmath>
@@ -261,7 +262,73 @@ void BM_PlaceBatch(benchmark::State& state, const std::string& solver, int num_n
   state.SetLabel(r.stopped_by);
 }
 
+// A GPU cluster like openb's: cpu-only and GPU nodes of a few sizes, half of them running a pod
+// that takes part of their cpu and GPUs (so that free room, stranding and new nodes differ).
+Cluster MakeGpuCluster(int num_nodes, std::mt19937_64& rng) {
+  Cluster c;
+  for (int i = 0; i < num_nodes; ++i) {
+    const int cpu = std::vector<int>{32, 64, 96}[rng() % 3];
+    const int gpus = std::vector<int>{0, 0, 2, 8}[rng() % 4];
+    const std::string name = "node-" + std::to_string(i);
+    std::vector<std::pair<std::string, std::string>> capacity = {
+        {"cpu", std::to_string(cpu)}, {"memory", "256Gi"}, {"pods", "110"}};
+    if (gpus > 0) capacity.emplace_back("example.com/gpu", std::to_string(gpus));
+    std::vector<std::shared_ptr<api::Pod>> running;
+    if (rng() % 2 == 0) {
+      std::vector<std::pair<std::string, std::string>> req = {{"cpu", std::to_string(4 * (1 + rng() % 6))}};
+      if (gpus > 0) req.emplace_back("example.com/gpu", std::to_string(1 + rng() % gpus));
+      running.push_back(MakePod().Name("run-" + name).UID("run-" + name).Node(name).Req(req).Obj());
+    }
+    c.owned.push_back(testing::MakeNodeInfo(MakeNode().Name(name).Capacity(capacity).Obj(), running));
+    c.list.push_back(c.owned.back().get());
+  }
+  return c;
+}
+
+// A replay's arrivals: a batch of one to four pods, GPU and cpu-only (the heuristics' bound cannot
+// prove their stranding), on a 2,000-node GPU cluster, proved optimal by enumeration
+// (optimizer/enumerate.h) or, with it off, by the solver. An iteration places the whole batch
+// (grouping, heuristics, bound, proof).
+void BM_SmallBatch(benchmark::State& state, int num_pods, bool enumerate) {
+  std::mt19937_64 rng(20240601);
+  Cluster cluster = MakeGpuCluster(2000, rng);
+  const char* shapes[][3] = {{"8", "32Gi", "1"}, {"16", "64Gi", ""}, {"12", "48Gi", "2"}, {"24", "16Gi", ""}};
+  std::vector<framework::PodInfoPtr> pods;
+  for (int i = 0; i < num_pods; ++i) {
+    const std::string name = "job-" + std::to_string(i);
+    std::vector<std::pair<std::string, std::string>> req = {{"cpu", shapes[i][0]}, {"memory", shapes[i][1]}};
+    if (*shapes[i][2] != 0) req.emplace_back("example.com/gpu", shapes[i][2]);
+    pods.push_back(MakePod().Name(name).UID(name).Req(req).Info());
+  }
+  optimizer::PlacementInput input;
+  input.pods = pods;
+  input.nodes = cluster.list;
+  input.static_fit = StaticFit;
+  optimizer::PlacementOptions options;
+  options.enumerate = enumerate;
+  optimizer::PlacementResult r;
+  for (auto _ : state) {
+    r = optimizer::PlaceBatch(input, options);
+    benchmark::DoNotOptimize(r.placed);
+  }
+  state.counters["placed"] = r.placed;
+  state.counters["stranded"] = r.stranded;
+  state.counters["new_nodes"] = r.new_nodes_used;
+  state.counters["optimal"] = r.optimal ? 1 : 0;
+  state.counters["node_classes"] = r.node_classes;
+  state.SetLabel(r.stopped_by);
+}
+
 void RegisterAll() {
+  for (int pods : {1, 2, 3, 4}) {
+    for (bool enumerate : {true, false}) {
+      benchmark::RegisterBenchmark(
+          (std::string("BM_SmallBatch/") + (enumerate ? "enumerated" : "solver") + "/" + std::to_string(pods)).c_str(),
+          [pods, enumerate](benchmark::State& s) { BM_SmallBatch(s, pods, enumerate); })
+          ->UseRealTime()
+          ->Unit(benchmark::kMillisecond);
+    }
+  }
   for (const char* solver : {"cbc", "glpk"}) {
     for (int nodes : {100, 500, 2000}) {
       benchmark::RegisterBenchmark((std::string("BM_PlaceBatch/") + solver + "/" + std::to_string(nodes)).c_str(),

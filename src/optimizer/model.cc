@@ -1,6 +1,7 @@
 #include "optimizer/model.h"
 
 #include <algorithm>
+#include <charconv>
 #include <map>
 #include <unordered_map>
 
@@ -268,10 +269,19 @@ void FindAccelerators(ModelBuilder& b) {
 
 // --- Nodes and classes ----------------------------------------------------------------------
 
-// The class key: everything a Filter plugin or a constraint may look at, except the node's
-// name and hostname label when no pod of the batch names nodes.
-std::string NodeClassKey(const framework::NodeInfo& ni, const ModelNode& mn, bool names_nodes) {
-  std::string key;
+void AppendNumber(std::string& to, int64_t v) {
+  char buf[24];
+  const auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  to.append(buf, r.ptr);
+}
+
+// The class key, written into `key`: everything a Filter plugin or a constraint may look at,
+// except the node's name and hostname label when no pod of the batch names nodes. Built for every
+// node of every batch (a replay's one-pod batches build it 1,500 times each): appended in place,
+// `pods` a scratch vector kept between calls.
+void NodeClassKey(const framework::NodeInfo& ni, const ModelNode& mn, bool names_nodes, std::string& key,
+                  std::vector<std::string>& pods) {
+  key.clear();
   const api::Node* node = ni.node();
   if (names_nodes) key += ni.name();
   key += '\x01';
@@ -283,21 +293,41 @@ std::string NodeClassKey(const framework::NodeInfo& ni, const ModelNode& mn, boo
     key += '\x02';
   }
   key += '\x01';
-  for (const auto& t : node->spec.taints)
-    key += t.key + "=" + t.value + ":" + std::string(api::ToString(t.effect)) + '\x02';
-  key += node->spec.unschedulable ? "U" : "S";
-  for (size_t d = 0; d < mn.free.size(); ++d) key += fmt::format("|{}", mn.free[d]);
-  key += fmt::format("|{}|{}|{}", ni.allocatable().milli_cpu, ni.allocatable().memory, mn.in_use ? 1 : 0);
-  std::vector<std::string> pods;
-  for (const auto& p : ni.pods()) {
-    std::string s = fmt::format("{}/{}", p->label_set_id, p->pod().metadata.deletion_timestamp_ns.has_value());
-    for (const auto& t : p->required_anti_affinity_terms) s += fmt::format(",a{}", t.id);
-    for (const auto& hp : HostPortsOf(p->pod())) s += fmt::format(",p{}/{}/{}", hp.ip, hp.protocol, hp.port);
-    pods.push_back(std::move(s));
+  for (const auto& t : node->spec.taints) {
+    key += t.key;
+    key += '=';
+    key += t.value;
+    key += ':';
+    key += api::ToString(t.effect);
+    key += '\x02';
   }
-  std::sort(pods.begin(), pods.end());
-  for (const auto& s : pods) key += "#" + s;
-  return key;
+  key += node->spec.unschedulable ? "U" : "S";
+  for (int64_t f : mn.free) {
+    key += '|';
+    AppendNumber(key, f);
+  }
+  for (int64_t v : {ni.allocatable().milli_cpu, ni.allocatable().memory, int64_t{mn.in_use ? 1 : 0}}) {
+    key += '|';
+    AppendNumber(key, v);
+  }
+  size_t used = 0;
+  for (const auto& p : ni.pods()) {
+    if (used == pods.size()) pods.emplace_back();
+    std::string& s = pods[used++];
+    s.clear();
+    AppendNumber(s, static_cast<int64_t>(p->label_set_id));
+    s += p->pod().metadata.deletion_timestamp_ns.has_value() ? "/1" : "/0";
+    for (const auto& t : p->required_anti_affinity_terms) {
+      s += ",a";
+      AppendNumber(s, static_cast<int64_t>(t.id));
+    }
+    for (const auto& hp : HostPortsOf(p->pod())) s += fmt::format(",p{}/{}/{}", hp.ip, hp.protocol, hp.port);
+  }
+  std::sort(pods.begin(), pods.begin() + static_cast<std::ptrdiff_t>(used));
+  for (size_t i = 0; i < used; ++i) {
+    key += '#';
+    key += pods[i];
+  }
 }
 
 void DescribeNodes(ModelBuilder& b) {
@@ -306,6 +336,8 @@ void DescribeNodes(ModelBuilder& b) {
   const size_t R = m.resources.size();
   m.nodes.resize(N);
   std::unordered_map<std::string, int32_t> classes;
+  std::string key;
+  std::vector<std::string> pod_keys;
   for (int32_t n = 0; n < N; ++n) {
     const framework::NodeInfo& ni = *b.input.nodes[n];
     ModelNode& mn = m.nodes[n];
@@ -327,7 +359,9 @@ void DescribeNodes(ModelBuilder& b) {
         break;
       }
     }
-    auto [it, inserted] = classes.emplace(NodeClassKey(ni, mn, b.names_nodes), static_cast<int32_t>(classes.size()));
+    NodeClassKey(ni, mn, b.names_nodes, key, pod_keys);
+    auto it = classes.find(key);
+    if (it == classes.end()) it = classes.emplace(key, static_cast<int32_t>(classes.size())).first;
     mn.node_class = it->second;
   }
   m.num_classes = static_cast<int32_t>(classes.size());

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "optimizer/enumerate.h"
 #include "optimizer/mip.h"
 #include "optimizer/pattern_bound.h"
 #include "optimizer/placement_state.h"
@@ -1128,36 +1129,24 @@ void BoundIncumbent(BatchRun& run) {
   run.result.stopped_by = run.optimal ? "heuristic" : "no solver";
 }
 
-// A batch of one pod (a replay's arrivals one at a time): every node it fits is tried, which
-// proves the best of them optimal without a solver (whose process would cost more than the rest of
-// the pod's cycle).
-void ExhaustSinglePod(BatchRun& run) {
+// A small batch (a replay's arrivals one or a few at a time): every placement is tried up to
+// symmetry (enumerate.h), which proves the best optimal without a solver, whose process would cost
+// more than the rest of the pods' cycles. One that takes more than max_enumeration_steps is left to
+// the solver, with what the search found as a candidate.
+void ExhaustSmallBatch(BatchRun& run) {
   const BatchModel& m = run.m;
-  if (run.optimal || m.num_pods != 1 || m.groups.size() != 1) return;
-  PlacementState s(m);
-  int32_t best_node = -1;
-  double best_objective = run.best.objective, best_tie_break = run.best.tie_break;
-  for (size_t i = 0; i < m.nodes.size(); ++i) {
-    const auto n = static_cast<int32_t>(i);
-    if (!m.Fits(0, n) || !s.Check(0, n).ok()) continue;
-    s.Place(0, n);
-    const double objective = s.Objective();
-    const double tie_break = m.preference[0][n];
-    s.Remove(0, n);
-    if (Better(Candidate{{}, objective, tie_break, ""}, Candidate{{}, best_objective, best_tie_break, ""})) {
-      best_node = n;
-      best_objective = objective;
-      best_tie_break = tie_break;
-    }
-  }
-  if (best_node >= 0) {
-    Counts c(1, std::vector<int32_t>(m.nodes.size(), 0));
-    c[0][best_node] = 1;
-    run.best = Candidate{std::move(c), best_objective, best_tie_break, "every node tried"};
-  }
+  if (run.optimal || !run.options.enumerate || m.groups.empty() || !Enumerable(m)) return;
+  Enumerated e = EnumeratePlacements(m, run.order, TieBreakWeight(m), run.options.max_enumeration_steps, run.deadline);
+  if (!e.found) return;
+  // Complete, the search's answer is the optimum of the solver's formulation, the incumbent's
+  // placement among those it tried; else a candidate like the heuristics' (the solver starts from
+  // the better).
+  Candidate found{std::move(e.counts), e.objective, e.tie_break, "every placement tried"};
+  if (e.complete || Better(found, run.best)) run.best = std::move(found);
+  if (!e.complete) return;
   run.optimal = true;
   run.bound = run.best.objective;
-  run.result.stopped_by = "one pod: every node tried";
+  run.result.stopped_by = fmt::format("every placement tried ({} steps)", e.steps);
 }
 
 // The (group, node) pairs the profile's filters accept: the exact stage's columns at most.
@@ -1310,7 +1299,7 @@ PlacementResult PlaceBatch(const PlacementInput& input, const PlacementOptions& 
   for (const auto& g : m.groups) run.total_weight += g.weight * g.count();
   RunHeuristics(run);
   BoundIncumbent(run);
-  ExhaustSinglePod(run);
+  ExhaustSmallBatch(run);
   RunExact(run);
   Validate(run);
   result.seconds = SecondsSince(start);

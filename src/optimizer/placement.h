@@ -27,6 +27,10 @@ struct PlacementOptions {
   bool heuristic = true;  // greedy + local search incumbent
   bool exact = true;      // the solver
   bool bound = true;      // the pattern LP's bound on the pods placed (pattern_bound.h)
+  //! Small batches are solved by trying every placement up to symmetry (enumerate.h); one whose
+  //! search takes more steps than this (pods placed or left out) goes on to the solver.
+  bool enumerate = true;
+  int64_t max_enumeration_steps = 1 << 18;
   //! The exact stage is skipped for models with more (group, node) pairs than this: a solver
   //! cannot be stopped inside its root relaxation, and on larger models that alone outlasts any
   //! deadline worth having (openb's 94 groups x 1,523 nodes took CBC over 3 minutes).

@@ -14,14 +14,7 @@ namespace {
 using testing::MakeNode;
 using testing::MakePod;
 
-struct Cluster {
-  std::vector<std::unique_ptr<framework::NodeInfo>> owned;
-  std::vector<const framework::NodeInfo*> list;
-  void Add(std::shared_ptr<const api::Node> node, const std::vector<std::shared_ptr<api::Pod>>& pods = {}) {
-    owned.push_back(testing::MakeNodeInfo(std::move(node), pods));
-    list.push_back(owned.back().get());
-  }
-};
+using Cluster = testing::NodeInfoList;
 
 Cluster Nodes(int n, const std::string& cpu = "1", const std::string& pods = "110") {
   Cluster c;
@@ -297,6 +290,7 @@ TEST(PlaceBatch, SwitchedOffStagesStillGiveAValidPlacement) {
   PlacementOptions o;
   o.exact = false;
   o.heuristic = false;
+  o.enumerate = false;
   auto r = Place(Nodes(4), Replicas(6, "web", "300m"), o);
   EXPECT_EQ(r.placed, 6);
   EXPECT_EQ(r.new_nodes_used, r.greedy_new_nodes);

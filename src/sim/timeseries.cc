@@ -244,11 +244,13 @@ void TimeSeriesRecorder::Sample(int64_t at_ns, scheduler::Scheduler& sched, Simu
   for (const std::string& profile : profiles_) {
     framework::runtime::Framework* fwk = sched.FrameworkFor(profile);
     if (fwk == nullptr) continue;
-    const std::any statistics = fwk->PluginStatistics(plugins::batch_placement::BatchPlacement::kName);
-    if (const auto* batch = std::any_cast<plugins::batch_placement::BatchStats>(&statistics)) {
-      s.optimizer_batches += batch->batches;
-      s.optimizer_gap = std::max(s.optimizer_gap, batch->max_gap);
-    }
+    // Read without the run's bound (stats' with_run_bound): only the batches and their gaps.
+    const auto* batch = dynamic_cast<const plugins::batch_placement::BatchPlacement*>(
+        fwk->GetPlugin(plugins::batch_placement::BatchPlacement::kName));
+    if (batch == nullptr) continue;
+    const plugins::batch_placement::BatchStats stats = batch->stats(/*with_run_bound=*/false);
+    s.optimizer_batches += stats.batches;
+    s.optimizer_gap = std::max(s.optimizer_gap, stats.max_gap);
   }
   series_.samples.push_back(std::move(s));
   sampled_ = true;

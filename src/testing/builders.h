@@ -107,6 +107,17 @@ inline NodeBuilder MakeNode() { return NodeBuilder(); }
 std::unique_ptr<framework::NodeInfo> MakeNodeInfo(std::shared_ptr<const api::Node> node,
                                                   const std::vector<std::shared_ptr<api::Pod>>& pods = {});
 
+//! NodeInfos built with MakeNodeInfo, owned, and listed in the order added (a snapshot's node
+//! list, as the optimizer's PlacementInput takes it).
+struct NodeInfoList {
+  std::vector<std::unique_ptr<framework::NodeInfo>> owned;
+  std::vector<const framework::NodeInfo*> list;
+  void Add(std::shared_ptr<const api::Node> node, const std::vector<std::shared_ptr<api::Pod>>& pods = {}) {
+    owned.push_back(MakeNodeInfo(std::move(node), pods));
+    list.push_back(owned.back().get());
+  }
+};
+
 //! The pod named `name` among `pods`, or nullptr.
 const api::Pod* FindPod(const std::vector<std::shared_ptr<const api::Pod>>& pods, const std::string& name);
 

@@ -305,9 +305,10 @@ std::string BatchPlacement::ExplainPod(const api::Pod& pod) const {
       batch, pr.node, pr.fitting_nodes, r.source, compared, level, verdict);
 }
 
-BatchStats BatchPlacement::stats() const {
+BatchStats BatchPlacement::stats(bool with_run_bound) const {
   std::lock_guard lock(mu_);
   BatchStats out = stats_;
+  if (!with_run_bound) return out;
   if (!run_bound_) run_bound_ = RunBoundLocked();
   out.run_bound = *run_bound_;
   return out;

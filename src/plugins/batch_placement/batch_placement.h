@@ -93,7 +93,9 @@ class BatchPlacement final : public framework::PreEnqueuePlugin,
   //! with what the profile does one by one (the objective level that decided).
   std::string ExplainPod(const api::Pod& pod) const override;
 
-  BatchStats stats() const;
+  //! The statistics so far. `with_run_bound` false leaves run_bound 0: it is the pattern LP over
+  //! every pod batched, which a time series sampled hundreds of times over a replay cannot afford.
+  BatchStats stats(bool with_run_bound = true) const;
   //! stats(), a BatchStats.
   std::any Statistics() const override { return stats(); }
   const BatchPlacementArgs& args() const { return args_; }
