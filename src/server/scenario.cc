@@ -8,12 +8,15 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "api/manifest.h"
+#include "api/resource_types.h"
+#include "api/storage_types.h"
 #include "api/time_format.h"
 #include "api/types.h"
 #include "api/yaml.h"
@@ -168,7 +171,17 @@ std::map<std::string, int64_t, std::less<>> ScheduledPods(const store::Store& st
 // Annotations the server, the controllers or the scheduler wrote, not the user.
 bool ServerAnnotation(std::string_view key) {
   return key == "kubectl.kubernetes.io/last-applied-configuration" || key.starts_with("scheduler.kubesched.io/") ||
-         key.starts_with("deployment.kubernetes.io/") || key == "deprecated.daemonset.template.generation";
+         key.starts_with("deployment.kubernetes.io/") || key == "deprecated.daemonset.template.generation" ||
+         // The volume binding the PV controller and the scheduler did: simulate does it again.
+         key == api::kAnnotationBindCompleted || key == api::kAnnotationBoundByController ||
+         key == api::kAnnotationSelectedNode || key == api::kAnnotationStorageProvisioner ||
+         key == api::kAnnotationBetaStorageProvisioner;
+}
+
+bool BoundByController(const json::Value& obj) {
+  const json::Value* meta = json::Find(obj, "metadata");
+  const json::Value* annotations = meta != nullptr ? json::Find(*meta, "annotations") : nullptr;
+  return annotations != nullptr && json::GetString(*annotations, api::kAnnotationBoundByController) == "yes";
 }
 
 // The object with only name, namespace, labels and annotations in its metadata (labels in
@@ -248,6 +261,26 @@ json::Document CleanedNode(const json::Value& obj) {
     }
   }
   if (status.MemberCount() > 0) json::Set(out, "status", std::move(status), a);
+  return out;
+}
+
+// A PersistentVolume or PersistentVolumeClaim without the binding the PV controller made (a
+// user's pre-binding, without the bound-by-controller annotation, stays), so that simulate binds
+// them again as the test bed did. Nullopt for a volume a provisioner made: simulate provisions it
+// again.
+std::optional<json::Document> CleanedVolumeObject(const json::Value& obj) {
+  const bool volume = json::GetString(obj, "kind") == "PersistentVolume";
+  if (volume) {
+    const json::Value* meta = json::Find(obj, "metadata");
+    const json::Value* annotations = meta != nullptr ? json::Find(*meta, "annotations") : nullptr;
+    if (annotations != nullptr && json::Find(*annotations, api::kAnnotationProvisionedBy) != nullptr) {
+      return std::nullopt;
+    }
+  }
+  json::Document out = Cleaned(obj);
+  if (json::Value* spec = json::Find(out, "spec"); spec != nullptr && BoundByController(obj)) {
+    json::Remove(*spec, volume ? "claimRef" : "volumeName");
+  }
   return out;
 }
 
@@ -341,7 +374,34 @@ std::string BuildScenario(const store::Store& store) {
     if (MetaString(pc, "name").starts_with("system-")) continue;
     out += YamlDocument(Cleaned(pc));
   }
+  // Classes before the objects that name them, nodes before what is published for them.
+  for (auto [group, resource] :
+       {std::pair{"storage.k8s.io", "storageclasses"}, std::pair{"storage.k8s.io", "csidrivers"},
+        std::pair{api::kResourceApiGroup.data(), "deviceclasses"}}) {
+    for (const json::Document& o : ListObjects(store, group, resource)) out += YamlDocument(Cleaned(o));
+  }
   for (const json::Document& n : ListObjects(store, "", "nodes")) out += YamlDocument(CleanedNode(n));
+  for (auto [group, resource] :
+       {std::pair{"storage.k8s.io", "csinodes"}, std::pair{"storage.k8s.io", "csistoragecapacities"},
+        std::pair{api::kResourceApiGroup.data(), "resourceslices"}}) {
+    for (const json::Document& o : ListObjects(store, group, resource)) out += YamlDocument(Cleaned(o));
+  }
+  for (const char* resource : {"persistentvolumes", "persistentvolumeclaims"}) {
+    for (const json::Document& o : ListObjects(store, "", resource)) {
+      if (ControllerOwned(o)) continue;  // a pod's ephemeral volume: made again with the pod
+      if (std::optional<json::Document> cleaned = CleanedVolumeObject(o)) out += YamlDocument(*cleaned);
+    }
+  }
+  // Claims made from a template are owned by their pod and made again with it.
+  for (auto [group, resource] :
+       {std::pair{api::kResourceApiGroup.data(), "resourceclaimtemplates"},
+        std::pair{api::kResourceApiGroup.data(), "resourceclaims"}, std::pair{"policy", "poddisruptionbudgets"},
+        std::pair{"scheduling.k8s.io", "workloads"}, std::pair{"scheduling.k8s.io", "podgroups"},
+        std::pair{"scheduling.x-k8s.io", "podgroups"}}) {
+    for (const json::Document& o : ListObjects(store, group, resource)) {
+      if (!ControllerOwned(o)) out += YamlDocument(Cleaned(o));
+    }
+  }
   for (auto [group, resource] :
        {std::pair{"apps", "deployments"}, std::pair{"apps", "replicasets"}, std::pair{"apps", "statefulsets"},
         std::pair{"apps", "daemonsets"}, std::pair{"batch", "jobs"}}) {

@@ -3,9 +3,14 @@
 // multi-document YAML file that `kubesched simulate -f scenario.yaml` replays.
 //
 // What it holds, in order: a comment saying how to run it; the Namespaces and PriorityClasses the
-// user made (not the built-in ones); the Nodes (labels, annotations, taints, unschedulable,
-// capacity and allocatable); the workloads (Deployments, ReplicaSets no Deployment owns,
-// StatefulSets, DaemonSets, Jobs); the Pods no controller owns, in creation order, each annotated
+// user made (not the built-in ones); StorageClasses, CSIDrivers and DeviceClasses; the Nodes
+// (labels, annotations, taints, unschedulable, capacity and allocatable); CSINodes,
+// CSIStorageCapacities and ResourceSlices; PersistentVolumes (not those a provisioner made) and
+// PersistentVolumeClaims (not a pod's ephemeral ones) without the binding the PV controller made
+// (claimRef, volumeName and the binding annotations, unless a user pre-bound them);
+// ResourceClaimTemplates and the ResourceClaims no pod owns (not allocated: status is left out);
+// PodDisruptionBudgets, Workloads and PodGroups; the workloads (Deployments, ReplicaSets no
+// Deployment owns, StatefulSets, DaemonSets, Jobs); the Pods no controller owns, in creation order, each annotated
 // simulate.kubesched.io/create-after with its arrival after the first pod's; and last the
 // scheduler's configuration, when `kubesched run --record-plugin-results` published a --config
 // file in ConfigMap kube-system/kubesched-scheduler-config. Every object is cleaned of what the

@@ -196,6 +196,107 @@ TEST_F(ScenarioTest, WithoutAPublishedConfigurationDefaultSchedulerPlacedThePods
   EXPECT_TRUE(loaded->scheduler_configurations.empty());
 }
 
+// Volumes and device claims travel with the scenario without the binding the controllers made
+// (simulate binds and allocates again); what a provisioner or a pod's template made is left out
+// (simulate makes it again).
+constexpr std::string_view kVolumesAndDevices = R"(apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: static
+  annotations: {pv.kubernetes.io/bound-by-controller: "yes"}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: local
+  claimRef: {namespace: default, name: data, uid: "0f00", resourceVersion: "7"}
+  local: {path: /mnt/a}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [n1]}]}]
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata:
+  name: pvc-made
+  annotations: {pv.kubernetes.io/provisioned-by: csi.example.com}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  csi: {driver: csi.example.com, volumeHandle: h1}
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata:
+  name: data
+  annotations:
+    pv.kubernetes.io/bind-completed: "yes"
+    pv.kubernetes.io/bound-by-controller: "yes"
+    volume.kubernetes.io/selected-node: n1
+    team: storage
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: local
+  volumeName: static
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu}
+spec:
+  selectors: [{cel: {expression: "device.driver == 'gpu.example.com'"}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n1-gpus}
+spec:
+  driver: gpu.example.com
+  nodeName: n1
+  pool: {name: n1, generation: 1, resourceSliceCount: 1}
+  devices: [{name: gpu-0}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata: {name: shared}
+spec:
+  devices:
+    requests: [{name: g, exactly: {deviceClassName: gpu}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaim
+metadata:
+  name: trainer-g
+  ownerReferences: [{apiVersion: v1, kind: Pod, name: trainer, uid: "0e00", controller: true}]
+spec:
+  devices:
+    requests: [{name: g, exactly: {deviceClassName: gpu}}]
+)";
+
+TEST_F(ScenarioTest, VolumesAndClaimsTravelUnbound) {
+  Apply(kCluster);
+  Apply(kVolumesAndDevices);
+  const std::string text = BuildScenario(*store_);
+  SCOPED_TRACE(text);
+  for (std::string_view s : {"kind: StorageClass", "name: static", "kind: PersistentVolumeClaim", "team: storage",
+                             "kind: DeviceClass", "kind: ResourceSlice", "name: shared"}) {
+    EXPECT_NE(text.find(s), std::string::npos) << s;
+  }
+  for (std::string_view s : {"claimRef", "volumeName", "bind-completed", "bound-by-controller", "selected-node",
+                             "name: pvc-made", "name: trainer-g"}) {
+    EXPECT_EQ(text.find(s), std::string::npos) << s;
+  }
+  // Classes and nodes before what names them.
+  EXPECT_LT(text.find("kind: StorageClass"), text.find("kind: PersistentVolume\n"));
+  EXPECT_LT(text.find("kind: Node\n"), text.find("kind: ResourceSlice"));
+  auto loaded = api::LoadManifestsFromString(text, "scenario.yaml", api::LoadOptions{});  // strict by default
+  ASSERT_TRUE(loaded) << loaded.error().ToString();
+}
+
 TEST_F(ScenarioTest, ApplyingAScenarioSkipsItsConfiguration) {
   HttpResponse r =
       Call("POST", "/ui/apply",

@@ -457,6 +457,120 @@ TEST_F(UiE2E, SavesAScenarioThatSimulateReplaysAndLoadsItBack) {
   ExpectCleanPage(server.Url(), other.Url());
 }
 
+// A test bed with a WaitForFirstConsumer local volume on one node and a GPU published by a
+// ResourceSlice on the other: the pods that use them can each go to one node only.
+constexpr const char* kVolumesAndDevices = R"(apiVersion: v1
+kind: Node
+metadata: {name: n1, labels: {kubernetes.io/hostname: n1}}
+status:
+  capacity: {cpu: "4", memory: 8Gi, pods: "110"}
+  allocatable: {cpu: "4", memory: 8Gi, pods: "110"}
+---
+apiVersion: v1
+kind: Node
+metadata: {name: n2, labels: {kubernetes.io/hostname: n2}}
+status:
+  capacity: {cpu: "8", memory: 16Gi, pods: "110"}
+  allocatable: {cpu: "8", memory: 16Gi, pods: "110"}
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata: {name: local}
+provisioner: kubernetes.io/no-provisioner
+volumeBindingMode: WaitForFirstConsumer
+---
+apiVersion: v1
+kind: PersistentVolume
+metadata: {name: local-n1}
+spec:
+  capacity: {storage: 1Gi}
+  accessModes: [ReadWriteOnce]
+  storageClassName: local
+  local: {path: /mnt/a}
+  nodeAffinity:
+    required:
+      nodeSelectorTerms: [{matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [n1]}]}]
+---
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec:
+  accessModes: [ReadWriteOnce]
+  storageClassName: local
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: gpu}
+spec:
+  selectors: [{cel: {expression: "device.driver == 'gpu.example.com'"}}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceSlice
+metadata: {name: n2-gpus}
+spec:
+  driver: gpu.example.com
+  nodeName: n2
+  pool: {name: n2, generation: 1, resourceSliceCount: 1}
+  devices: [{name: gpu-0}]
+---
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata: {name: one-gpu}
+spec:
+  spec:
+    devices:
+      requests: [{name: g, exactly: {deviceClassName: gpu}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: db}
+spec:
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}}}]
+  volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: trainer}
+spec:
+  containers: [{name: c, image: busybox, resources: {requests: {cpu: "1"}, claims: [{name: g}]}}]
+  resourceClaims: [{name: g, resourceClaimTemplateName: one-gpu}]
+)";
+
+// Saved after the scheduler bound the volume and allocated the device, the scenario carries the
+// volume, the claim's class, slice and template without that binding: simulate binds and
+// allocates again and places both pods where the test bed did (the default profile would spread
+// db onto the larger node without its volume).
+TEST(UiScenarioE2E, VolumesAndDeviceClaimsReplayWithTheTestBedsPlacements) {
+  if (!HaveKubectl()) GTEST_SKIP() << "kubectl is not installed";
+  ApiServer server({"--ui"});
+  ASSERT_FALSE(server.Url().empty()) << server.ServerLog();
+  Scheduler scheduler(server, {});
+  ASSERT_EQ(server.Kubectl({"create", "-f", server.WriteFile("bed.yaml", kVolumesAndDevices)}).exit_code, 0);
+  std::map<std::string, std::string> bed;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while ((bed["db"].empty() || bed["trainer"].empty()) && std::chrono::steady_clock::now() < deadline) {
+    for (const char* pod : {"db", "trainer"}) {
+      RunResult r = server.Kubectl({"get", "pod", pod, "-o", "jsonpath={.spec.nodeName}"});
+      if (r.exit_code == 0) bed[pod] = r.out;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_EQ(bed, (std::map<std::string, std::string>{{"db", "n1"}, {"trainer", "n2"}})) << scheduler.Log();
+
+  RunResult saved = server.Kubectl({"get", "--raw", "/ui/scenario"});
+  ASSERT_EQ(saved.exit_code, 0) << saved.err;
+  const std::string& scenario = saved.out;
+  SCOPED_TRACE(scenario);
+  EXPECT_EQ(scenario.find("claimRef"), std::string::npos);
+  EXPECT_EQ(scenario.find("volumeName"), std::string::npos);
+  EXPECT_EQ(scenario.find("kind: ResourceClaim\n"), std::string::npos) << "the pod's claim is made again";
+  RunResult replay =
+      RunKubesched({"simulate", "-f", WriteTempFile("scenario.yaml", scenario), "-o", "json", "--validate=strict"});
+  ASSERT_EQ(replay.exit_code, 0) << replay.err;
+  EXPECT_EQ(PodPlacement(json::parse(replay.out)), bed);
+}
+
 TEST_F(UiE2E, WithoutTheFlagThereIsNoUi) {
   ApiServer server;
   ASSERT_FALSE(server.Url().empty()) << server.ServerLog();
